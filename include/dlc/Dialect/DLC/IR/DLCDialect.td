@@ -1,0 +1,46 @@
+//===- DLCDialect.td - the dlc dialect definition ----------*- tablegen -*-===//
+//
+// The dlc dialect: tensor-level ops of dlc's Gluon-style frontend, the gradient ops of
+// its training step, device placement and data-parallel collectives.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DIALECT_DLC_IR_DLCDIALECT_TD
+#define DLC_DIALECT_DLC_IR_DLCDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def DLC_Dialect : Dialect {
+  let name = "dlc";
+  let cppNamespace = "::mlir::dlc";
+  let summary = "Tensor ops, gradients, devices and collectives of dlc models";
+  let description = [{
+    The `dlc` dialect is what a hybridized dlc block is traced into. Its ops work on
+    builtin, statically shaped, ranked tensors of `f32`, `f16`, `bf16`, `i32`, `i64`,
+    `i1` and `ui8`, follow MXNet's layouts (NCHW activations, OIHW convolution weights,
+    `x·Wᵀ + b` dense layers) and numpy broadcasting.
+
+    Every op can carry a `dlc.device` attribute (`#dlc.device<gpu:1>`) saying where it
+    runs, and function arguments can carry one saying where they live. An op without it
+    runs where its operands are. Ops never move data between devices by themselves: an
+    op whose operands are on different devices is rejected by the verifier, and an
+    explicit `dlc.copy` is needed, exactly as in MXNet's eager API.
+
+    Result types are inferred from operands and attributes; when written out in the
+    textual form they are checked against the inferred ones.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Name of the discardable attribute that places an op or a function argument
+    /// on a device.
+    static constexpr ::llvm::StringLiteral getDeviceAttrName() {
+      return ::llvm::StringLiteral("dlc.device");
+    }
+  }];
+}
+
+#endif // DLC_DIALECT_DLC_IR_DLCDIALECT_TD

@@ -1,0 +1,679 @@
+//===- DLCOps.td - dlc dialect operations ------------------*- tablegen -*-===//
+//
+// Operation definitions of the dlc dialect. Element-wise ops broadcast as numpy does;
+// layouts follow MXNet (NCHW, OIHW, dense weights as (units, in_units)).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DIALECT_DLC_IR_DLCOPS_TD
+#define DLC_DIALECT_DLC_IR_DLCOPS_TD
+
+include "dlc/Dialect/DLC/IR/DLCDialect.td"
+include "dlc/Dialect/DLC/IR/DLCAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Types and traits
+//===----------------------------------------------------------------------===//
+
+defvar DLC_AllElementTypes = [F32, F16, BF16, I1, I32, I64, UI8];
+def DLC_Tensor : StaticShapeTensorOf<DLC_AllElementTypes>;
+def DLC_FloatTensor : StaticShapeTensorOf<[F32, F16, BF16]>;
+def DLC_NumericTensor : StaticShapeTensorOf<[F32, F16, BF16, I32, I64, UI8]>;
+def DLC_LabelTensor : StaticShapeTensorOf<[I32, I64]>;
+def DLC_BoolTensor : StaticShapeTensorOf<[I1]>;
+
+// Operands that are known to live on a device (through the producer's `dlc.device`,
+// a `dlc.copy`, or a function argument attribute) must all live on the same one, and
+// on the op's own `dlc.device` when it has one.
+def DLC_SameOperandsDevice : NativeOpTrait<"SameOperandsDevice"> {
+  let cppNamespace = "::mlir::dlc::OpTrait";
+}
+
+class DLC_Op<string mnemonic, list<Trait> traits = []>
+    : Op<DLC_Dialect, mnemonic, !listconcat([DLC_SameOperandsDevice], traits)>;
+
+//===----------------------------------------------------------------------===//
+// Constants, random numbers, device transfer
+//===----------------------------------------------------------------------===//
+
+def DLC_ConstantOp : DLC_Op<"constant",
+    [ConstantLike, Pure, InferTypeOpAdaptor]> {
+  let summary = "A constant tensor";
+  let description = [{
+    A constant has no device: every device that uses it gets the value (the lowering
+    materializes one copy per device), so canonicalization may merge equal constants
+    used on different devices.
+
+    ```mlir
+    %one = dlc.constant dense<1.0> : tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs DLC_Tensor:$output);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+class DLC_RandomOp<string mnemonic> : DLC_Op<mnemonic, [Pure]> {
+  let results = (outs DLC_FloatTensor:$output);
+  let assemblyFormat = "attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
+def DLC_RandomUniformOp : DLC_RandomOp<"random_uniform"> {
+  let summary = "Seeded uniform random tensor in [low, high)";
+  let description = [{
+    The same seed always yields the same tensor, so the op is pure.
+
+    ```mlir
+    %r = dlc.random_uniform {high = 1.0 : f64, low = 0.0 : f64, seed = 7 : i64} : tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins DefaultValuedAttr<F64Attr, "0.0">:$low,
+                       DefaultValuedAttr<F64Attr, "1.0">:$high,
+                       I64Attr:$seed);
+}
+
+def DLC_RandomNormalOp : DLC_RandomOp<"random_normal"> {
+  let summary = "Seeded normal random tensor";
+  let description = [{
+    ```mlir
+    %r = dlc.random_normal {mean = 0.0 : f64, stddev = 0.01 : f64, seed = 3 : i64} : tensor<16x3x2x2xf32>
+    ```
+  }];
+  let arguments = (ins DefaultValuedAttr<F64Attr, "0.0">:$mean,
+                       DefaultValuedAttr<F64Attr, "1.0">:$stddev,
+                       I64Attr:$seed);
+}
+
+// Not DLC_Op: a copy is the one op whose operand and result live on different devices.
+def DLC_CopyOp : Op<DLC_Dialect, "copy", [Pure, SameOperandsAndResultType]> {
+  let summary = "Explicit transfer of a tensor to a device";
+  let description = [{
+    The result lives on `device`; the operand stays where it is. Copying to the device
+    the operand already lives on folds away.
+
+    ```mlir
+    %on_gpu = dlc.copy %x : tensor<3x4xf32> to #dlc.device<gpu:1>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input, DLC_DeviceAttr:$device);
+  let results = (outs DLC_Tensor:$output);
+  // The device comes last: a dialect attribute followed by `:` would read the type as
+  // the attribute's own.
+  let assemblyFormat = "$input `:` type($input) `to` qualified($device) attr-dict";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise ops
+//===----------------------------------------------------------------------===//
+
+class DLC_UnaryOp<string mnemonic, Type tensorType, list<Trait> traits = []>
+    : DLC_Op<mnemonic, !listconcat([Pure, Elementwise, SameOperandsAndResultType],
+                                   traits)> {
+  let arguments = (ins tensorType:$input);
+  let results = (outs tensorType:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let description = [{
+    Applied to each element; the result has the operand's type.
+
+    ```mlir
+    %y = dlc.}] # mnemonic # [{ %x : tensor<4x3xf32>
+    ```
+  }];
+}
+
+def DLC_NegOp : DLC_UnaryOp<"neg", DLC_NumericTensor> { let summary = "Negation, -x"; }
+def DLC_ExpOp : DLC_UnaryOp<"exp", DLC_FloatTensor> { let summary = "Exponential, e^x"; }
+def DLC_LogOp : DLC_UnaryOp<"log", DLC_FloatTensor> { let summary = "Natural logarithm"; }
+def DLC_SqrtOp : DLC_UnaryOp<"sqrt", DLC_FloatTensor> { let summary = "Square root"; }
+def DLC_RsqrtOp : DLC_UnaryOp<"rsqrt", DLC_FloatTensor> { let summary = "Reciprocal square root, 1 / sqrt(x)"; }
+def DLC_ReluOp : DLC_UnaryOp<"relu", DLC_NumericTensor> { let summary = "Rectifier, max(x, 0)"; }
+def DLC_SigmoidOp : DLC_UnaryOp<"sigmoid", DLC_FloatTensor> {
+  let summary = "Logistic sigmoid, 1 / (1 + e^-x)";
+}
+def DLC_TanhOp : DLC_UnaryOp<"tanh", DLC_FloatTensor> { let summary = "Hyperbolic tangent"; }
+
+class DLC_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : DLC_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultElementType,
+                                    InferTypeOpAdaptor], traits)> {
+  let arguments = (ins DLC_NumericTensor:$lhs, DLC_NumericTensor:$rhs);
+  let results = (outs DLC_NumericTensor:$output);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let description = [{
+    Element-wise, with numpy broadcasting of the two shapes (trailing dimensions
+    aligned; a dimension of 1 stretches). Both operands have the same element type;
+    use `dlc.cast` to convert.
+
+    ```mlir
+    %z = dlc.}] # mnemonic # [{ %x, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+}
+
+def DLC_AddOp : DLC_BinaryOp<"add", [Commutative]> {
+  let summary = "Sum, x + y";
+  let hasFolder = 1;
+}
+def DLC_SubOp : DLC_BinaryOp<"sub"> {
+  let summary = "Difference, x - y";
+  let hasFolder = 1;
+}
+def DLC_MulOp : DLC_BinaryOp<"mul", [Commutative]> {
+  let summary = "Product, x * y";
+  let hasFolder = 1;
+}
+def DLC_DivOp : DLC_BinaryOp<"div"> {
+  let summary = "Quotient, x / y";
+  let hasFolder = 1;
+}
+def DLC_PowOp : DLC_BinaryOp<"pow"> { let summary = "Power, x ^ y"; }
+def DLC_MaxOp : DLC_BinaryOp<"max", [Commutative]> { let summary = "Element-wise maximum"; }
+def DLC_MinOp : DLC_BinaryOp<"min", [Commutative]> { let summary = "Element-wise minimum"; }
+
+def DLC_CompareOp : DLC_Op<"compare", [Pure, SameOperandsElementType, InferTypeOpAdaptor]> {
+  let summary = "Element-wise comparison with broadcasting, giving i1";
+  let description = [{
+    ```mlir
+    %positive = dlc.compare gt, %x, %zero : (tensor<4x3xf32>, tensor<1xf32>) -> tensor<4x3xi1>
+    ```
+  }];
+  let arguments = (ins DLC_ComparePredicate:$predicate, DLC_NumericTensor:$lhs,
+                       DLC_NumericTensor:$rhs);
+  let results = (outs DLC_BoolTensor:$output);
+  let assemblyFormat =
+      "$predicate `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def DLC_SelectOp : DLC_Op<"select", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Element-wise choice: condition ? on_true : on_false (numpy `where`)";
+  let description = [{
+    The three shapes broadcast together.
+
+    ```mlir
+    %y = dlc.select %mask, %x, %zero : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<1xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins DLC_BoolTensor:$condition, DLC_Tensor:$on_true, DLC_Tensor:$on_false);
+  let results = (outs DLC_Tensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def DLC_CastOp : DLC_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "Element type conversion (`astype`)";
+  let description = [{
+    ```mlir
+    %h = dlc.cast %x : tensor<4x3xf32> to tensor<4x3xf16>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input);
+  let results = (outs DLC_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and neural-network layers
+//===----------------------------------------------------------------------===//
+
+def DLC_MatmulOp : DLC_Op<"matmul", [Pure, SameOperandsAndResultElementType,
+                                     InferTypeOpAdaptor]> {
+  let summary = "Batched matrix product with optional transposed operands";
+  let description = [{
+    Operands have rank 2 or more; leading (batch) dimensions broadcast. With
+    `transpose_a` / `transpose_b` the last two dimensions of that operand are swapped
+    first, which is how gradients of dense layers are written without a transpose op.
+
+    ```mlir
+    %c = dlc.matmul %a, %b : (tensor<4x5xf32>, tensor<5x6xf32>) -> tensor<4x6xf32>
+    %g = dlc.matmul %dy, %x {transpose_a} : (tensor<4x6xf32>, tensor<4x5xf32>) -> tensor<6x5xf32>
+    ```
+  }];
+  let arguments = (ins DLC_NumericTensor:$lhs, DLC_NumericTensor:$rhs,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs DLC_NumericTensor:$output);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def DLC_DenseOp : DLC_Op<"dense", [Pure, SameOperandsAndResultElementType,
+                                   InferTypeOpAdaptor]> {
+  let summary = "Fully connected layer: x·Wᵀ + b, weights as (units, in_units)";
+  let description = [{
+    `input` is (..., in_units), `weight` is (units, in_units) as in MXNet's Dense,
+    the optional `bias` is (units); the result is (..., units).
+
+    ```mlir
+    %y = dlc.dense %x, %w, %b : (tensor<4x21632xf32>, tensor<100x21632xf32>, tensor<100xf32>) -> tensor<4x100xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$input, DLC_FloatTensor:$weight,
+                       Optional<DLC_FloatTensor>:$bias);
+  let results = (outs DLC_FloatTensor:$output);
+  let assemblyFormat =
+      "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+}
+
+// Window attributes shared by convolution and its gradients.
+defvar DLC_ConvAttrs = (ins
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+    DefaultValuedAttr<I64Attr, "1">:$groups);
+
+def DLC_Conv2DOp : DLC_Op<"conv2d", [Pure, SameOperandsAndResultElementType,
+                                     InferTypeOpAdaptor]> {
+  let summary = "2-D convolution, NCHW input, OIHW weight";
+  let description = [{
+    `input` is (N, C, H, W), `weight` is (O, C / groups, KH, KW), the optional `bias`
+    is (O). `stride`, `padding` (symmetric, per spatial dimension) and `dilation` have
+    two entries (H, W). The result is (N, O, OH, OW) with
+    `OH = (H + 2·pad - dilation·(KH - 1) - 1) / stride + 1`, rounded down.
+
+    ```mlir
+    %y = dlc.conv2d %x, %w, %b {padding = array<i64: 1, 1>} : (tensor<4x3x128x128xf32>, tensor<32x3x3x3xf32>, tensor<32xf32>) -> tensor<4x32x128x128xf32>
+    ```
+  }];
+  let arguments = !con((ins DLC_FloatTensor:$input, DLC_FloatTensor:$weight,
+                            Optional<DLC_FloatTensor>:$bias), DLC_ConvAttrs);
+  let results = (outs DLC_FloatTensor:$output);
+  let assemblyFormat =
+      "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+}
+
+def DLC_Conv2DBackwardDataOp : DLC_Op<"conv2d_backward_data",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Gradient of conv2d with respect to its input";
+  let description = [{
+    Given the gradient of a `dlc.conv2d` result and its weight, computes the gradient of
+    its input. The input shape is the result type (strides make it ambiguous otherwise);
+    the verifier checks that a convolution of that shape gives `grad_output`'s shape.
+
+    ```mlir
+    %dx = dlc.conv2d_backward_data %dy, %w {stride = array<i64: 2, 2>} : (tensor<4x8x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<4x3x8x8xf32>
+    ```
+  }];
+  let arguments = !con((ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$weight),
+                       DLC_ConvAttrs);
+  let results = (outs DLC_FloatTensor:$grad_input);
+  let assemblyFormat =
+      "$grad_output `,` $weight attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DLC_Conv2DBackwardFilterOp : DLC_Op<"conv2d_backward_filter",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Gradient of conv2d with respect to its weight";
+  let description = [{
+    Given the gradient of a `dlc.conv2d` result and its input, computes the gradient of
+    its weight; the weight shape is the result type and is checked by the verifier.
+    The bias gradient is a `dlc.reduce sum` over axes 0, 2, 3 of `grad_output`.
+
+    ```mlir
+    %dw = dlc.conv2d_backward_filter %dy, %x : (tensor<4x32x127x127xf32>, tensor<4x3x128x128xf32>) -> tensor<32x3x2x2xf32>
+    ```
+  }];
+  let arguments = !con((ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$input),
+                       DLC_ConvAttrs);
+  let results = (outs DLC_FloatTensor:$grad_weight);
+  let assemblyFormat =
+      "$grad_output `,` $input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+// Window attributes shared by the pooling ops and their gradients. `ceil_mode` is
+// MXNet's pooling_convention='full'.
+defvar DLC_PoolAttrs = (ins
+    DenseI64ArrayAttr:$kernel,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
+    UnitAttr:$ceil_mode);
+
+class DLC_PoolOp<string mnemonic, dag extraAttrs, string example>
+    : DLC_Op<mnemonic, [Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
+  let arguments = !con((ins DLC_FloatTensor:$input), DLC_PoolAttrs, extraAttrs);
+  let results = (outs DLC_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let description = [{
+    `input` is (N, C, H, W); `kernel`, `stride` and `padding` have two entries (H, W).
+    `OH = (H + 2·pad - kernel) / stride + 1`, rounded down, or up with `ceil_mode`.
+
+    ```mlir
+    }] # example # [{
+    ```
+  }];
+}
+
+def DLC_MaxPool2DOp : DLC_PoolOp<"max_pool2d", (ins),
+    "%y = dlc.max_pool2d %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>} : (tensor<4x32x127x127xf32>) -> tensor<4x32x62x62xf32>"> {
+  let summary = "2-D max pooling, NCHW";
+}
+
+def DLC_AvgPool2DOp : DLC_PoolOp<"avg_pool2d",
+    (ins DefaultValuedAttr<BoolAttr, "true">:$count_include_pad),
+    "%y = dlc.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<1x8x6x6xf32>) -> tensor<1x8x3x3xf32>"> {
+  let summary = "2-D average pooling, NCHW";
+}
+
+def DLC_MaxPool2DBackwardOp : DLC_Op<"max_pool2d_backward",
+    [Pure, SameOperandsElementType, AllTypesMatch<["input", "grad_input"]>]> {
+  let summary = "Gradient of max_pool2d: routes each gradient to its window's maximum";
+  let description = [{
+    ```mlir
+    %dx = dlc.max_pool2d_backward %dy, %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>} : (tensor<4x32x62x62xf32>, tensor<4x32x127x127xf32>) -> tensor<4x32x127x127xf32>
+    ```
+  }];
+  let arguments = !con((ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$input),
+                       DLC_PoolAttrs);
+  let results = (outs DLC_FloatTensor:$grad_input);
+  let assemblyFormat =
+      "$grad_output `,` $input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DLC_AvgPool2DBackwardOp : DLC_Op<"avg_pool2d_backward",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Gradient of avg_pool2d; the input shape is the result type";
+  let description = [{
+    ```mlir
+    %dx = dlc.avg_pool2d_backward %dy {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<1x8x3x3xf32>) -> tensor<1x8x6x6xf32>
+    ```
+  }];
+  let arguments = !con((ins DLC_FloatTensor:$grad_output), DLC_PoolAttrs,
+                       (ins DefaultValuedAttr<BoolAttr, "true">:$count_include_pad));
+  let results = (outs DLC_FloatTensor:$grad_input);
+  let assemblyFormat = "$grad_output attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DLC_BatchNormOp : DLC_Op<"batch_norm", [Pure, SameOperandsElementType,
+                                            InferTypeOpAdaptor]> {
+  let summary = "Batch normalization over `axis` (channels), training or inference";
+  let description = [{
+    `gamma`, `beta`, `running_mean` and `running_var` are vectors of the size of the
+    `axis` dimension of `input`. In inference mode the running statistics normalize and
+    the op has one result. With `training` the batch statistics normalize, and the op
+    also returns the batch mean and (biased) variance, which the caller folds into the
+    running statistics with `momentum` and which `dlc.batch_norm_backward` takes.
+
+    ```mlir
+    %y, %mean, %var = dlc.batch_norm %x, %g, %b, %rm, %rv {training} : (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>)
+    %z = dlc.batch_norm %x, %g, %b, %rm, %rv : (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<4x32x62x62xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$input, DLC_FloatTensor:$gamma,
+                       DLC_FloatTensor:$beta, DLC_FloatTensor:$running_mean,
+                       DLC_FloatTensor:$running_var,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon,
+                       DefaultValuedAttr<F64Attr, "0.9">:$momentum,
+                       DefaultValuedAttr<I64Attr, "1">:$axis,
+                       UnitAttr:$training);
+  let results = (outs DLC_FloatTensor:$output, Variadic<DLC_FloatTensor>:$batch_stats);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DLC_BatchNormBackwardOp : DLC_Op<"batch_norm_backward", [Pure, SameOperandsElementType,
+                                                             InferTypeOpAdaptor]> {
+  let summary = "Gradients of training-mode batch_norm: input, gamma and beta";
+  let description = [{
+    `batch_mean` and `batch_var` are the statistics the forward op returned.
+
+    ```mlir
+    %dx, %dg, %db = dlc.batch_norm_backward %dy, %x, %g, %mean, %var : (tensor<4x32x62x62xf32>, tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>)
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$input,
+                       DLC_FloatTensor:$gamma, DLC_FloatTensor:$batch_mean,
+                       DLC_FloatTensor:$batch_var,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon,
+                       DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs DLC_FloatTensor:$grad_input, DLC_FloatTensor:$grad_gamma,
+                      DLC_FloatTensor:$grad_beta);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def DLC_DropoutOp : DLC_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Seeded dropout returning the kept-element mask";
+  let description = [{
+    Zeroes each element with probability `ratio` and scales the kept ones by
+    `1 / (1 - ratio)`. The mask (true = kept) is what the gradient needs. Only emitted
+    in training mode; in inference, dropout is the identity and is not traced.
+
+    ```mlir
+    %y, %mask = dlc.dropout %x {ratio = 2.000000e-01 : f64, seed = 11 : i64} : (tensor<4x100xf32>) -> (tensor<4x100xf32>, tensor<4x100xi1>)
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$input, F64Attr:$ratio, I64Attr:$seed);
+  let results = (outs DLC_FloatTensor:$output, DLC_BoolTensor:$mask);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+def DLC_ReshapeOp : DLC_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Same elements, new static shape";
+  let description = [{
+    The result type gives the shape; the element count must not change.
+
+    ```mlir
+    %y = dlc.reshape %x : tensor<4x6xf32> to tensor<2x12xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input);
+  let results = (outs DLC_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def DLC_FlattenOp : DLC_Op<"flatten", [Pure, SameOperandsAndResultElementType,
+                                       InferTypeOpAdaptor]> {
+  let summary = "(N, d1, d2, ...) to (N, d1·d2·...), as Gluon's Flatten";
+  let description = [{
+    ```mlir
+    %y = dlc.flatten %x : (tensor<4x128x13x13xf32>) -> tensor<4x21632xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input);
+  let results = (outs DLC_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def DLC_TransposeOp : DLC_Op<"transpose", [Pure, SameOperandsAndResultElementType,
+                                           InferTypeOpAdaptor]> {
+  let summary = "Permutes dimensions: result dim i is input dim permutation[i]";
+  let description = [{
+    ```mlir
+    %y = dlc.transpose %x {permutation = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs DLC_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def DLC_BroadcastToOp : DLC_Op<"broadcast_to", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Numpy broadcast to the result type's shape";
+  let description = [{
+    ```mlir
+    %y = dlc.broadcast_to %b : tensor<3xf32> to tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input);
+  let results = (outs DLC_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def DLC_ReduceOp : DLC_Op<"reduce", [Pure, SameOperandsAndResultElementType,
+                                     InferTypeOpAdaptor]> {
+  let summary = "Reduction (sum, mean, max, min) over axes, optionally kept as 1";
+  let description = [{
+    `axes` are distinct, non-empty, and may count from the end (-1 is the last).
+
+    ```mlir
+    %s = dlc.reduce sum %x {axes = array<i64: 0, 2, 3>} : (tensor<4x32x8x8xf32>) -> tensor<32xf32>
+    %m = dlc.reduce mean %x {axes = array<i64: -1>, keepdims} : (tensor<4x10xf32>) -> tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins DLC_ReduceKind:$kind, DLC_NumericTensor:$input,
+                       DenseI64ArrayAttr:$axes, UnitAttr:$keepdims);
+  let results = (outs DLC_NumericTensor:$output);
+  let assemblyFormat = "$kind $input attr-dict `:` functional-type(operands, results)";
+}
+
+def DLC_SplitOp : DLC_Op<"split", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Cuts a tensor along an axis into consecutive parts";
+  let description = [{
+    The result types give the part sizes, which may differ (as `split_and_load` does for
+    a batch that does not divide evenly); they add up to the axis size.
+
+    ```mlir
+    %a, %b = dlc.split %x {axis = 0 : i64} : tensor<5x3xf32> -> tensor<3x3xf32>, tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input, DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Variadic<DLC_Tensor>:$outputs);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($outputs)";
+  let hasVerifier = 1;
+}
+
+def DLC_ConcatOp : DLC_Op<"concat", [Pure, SameOperandsAndResultElementType,
+                                     InferTypeOpAdaptor]> {
+  let summary = "Joins tensors along an axis";
+  let description = [{
+    ```mlir
+    %x = dlc.concat %a, %b {axis = 0 : i64} : (tensor<3x3xf32>, tensor<2x3xf32>) -> tensor<5x3xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DLC_Tensor>:$inputs, DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs DLC_Tensor:$output);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and loss
+//===----------------------------------------------------------------------===//
+
+class DLC_SoftmaxLikeOp<string mnemonic>
+    : DLC_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let arguments = (ins DLC_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs DLC_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let description = [{
+    Normalizes along `axis` (default: the last).
+
+    ```mlir
+    %p = dlc.}] # mnemonic # [{ %logits {axis = 1 : i64} : tensor<4x10xf32>
+    ```
+  }];
+}
+
+def DLC_SoftmaxOp : DLC_SoftmaxLikeOp<"softmax"> { let summary = "Softmax"; }
+def DLC_LogSoftmaxOp : DLC_SoftmaxLikeOp<"log_softmax"> { let summary = "Logarithm of softmax"; }
+
+def DLC_SoftmaxCrossEntropyOp : DLC_Op<"softmax_cross_entropy",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Per-sample softmax cross entropy with sparse (class index) labels";
+  let description = [{
+    `logits` is (N, C), `labels` is (N) of class indices; the result is the loss of
+    each sample, (N), as Gluon's SoftmaxCrossEntropyLoss returns.
+
+    ```mlir
+    %loss = dlc.softmax_cross_entropy %logits, %labels : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$logits, DLC_LabelTensor:$labels);
+  let results = (outs DLC_FloatTensor:$loss);
+  let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+}
+
+def DLC_SoftmaxCrossEntropyBackwardOp : DLC_Op<"softmax_cross_entropy_backward",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of softmax_cross_entropy with respect to the logits";
+  let description = [{
+    `(softmax(logits) - one_hot(labels)) · grad_loss[:, None]`.
+
+    ```mlir
+    %dlogits = dlc.softmax_cross_entropy_backward %dloss, %logits, %labels : (tensor<4xf32>, tensor<4x2xf32>, tensor<4xi32>) -> tensor<4x2xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$grad_loss, DLC_FloatTensor:$logits,
+                       DLC_LabelTensor:$labels);
+  let results = (outs DLC_FloatTensor:$grad_logits);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives and fusion
+//===----------------------------------------------------------------------===//
+
+// Not DLC_Op: its operands live on different devices by design.
+def DLC_AllReduceOp : Op<DLC_Dialect, "all_reduce", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Reduces one tensor per device and gives every device the result";
+  let description = [{
+    Operand and result `i` live on `devices[i]`. This is how data-parallel training
+    sums gradients (KVStore 'device' in MXNet; NCCL all-reduce on GPUs).
+
+    ```mlir
+    %g0, %g1 = dlc.all_reduce sum %a, %b {devices = [#dlc.device<gpu:0>, #dlc.device<gpu:1>]} : tensor<100xf32>, tensor<100xf32>
+    ```
+  }];
+  let arguments = (ins DLC_ReduceKind:$kind, Variadic<DLC_NumericTensor>:$inputs,
+                       DLC_DeviceArrayAttr:$devices);
+  let results = (outs Variadic<DLC_NumericTensor>:$outputs);
+  let assemblyFormat = "$kind $inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
+}
+
+def DLC_FusedOp : DLC_Op<"fused", [IsolatedFromAbove, SingleBlock,
+                                   RecursiveMemoryEffects]> {
+  let summary = "A fused subgraph, compiled and launched as one kernel";
+  let description = [{
+    The body's block arguments are the operands, in order and of the same types; the
+    body ends with `dlc.yield` of values whose types are the results'. `kind` names
+    the fusion for kernel selection and debugging.
+
+    ```mlir
+    %y = dlc.fused "bias_relu" (%x, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+      %s = dlc.add %a, %c : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+      %r = dlc.relu %s : tensor<4x8xf32>
+      dlc.yield %r : tensor<4x8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins OptionalAttr<StrAttr>:$kind, Variadic<DLC_Tensor>:$inputs);
+  let results = (outs Variadic<DLC_Tensor>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    ($kind^)? `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def DLC_YieldOp : DLC_Op<"yield", [Pure, Terminator, HasParent<"::mlir::dlc::FusedOp">]> {
+  let summary = "Returns the results of a dlc.fused body";
+  let description = [{
+    ```mlir
+    dlc.yield %r : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DLC_Tensor>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+#endif // DLC_DIALECT_DLC_IR_DLCOPS_TD

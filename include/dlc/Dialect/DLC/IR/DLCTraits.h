@@ -1,0 +1,32 @@
+//===- DLCTraits.h - op traits of the dlc dialect ----------------------------===//
+#ifndef DLC_DIALECT_DLC_IR_DLCTRAITS_H
+#define DLC_DIALECT_DLC_IR_DLCTRAITS_H
+
+#include "dlc/Dialect/DLC/IR/DLCDialect.h"
+#include "mlir/IR/OpDefinition.h"
+
+#include <optional>
+
+namespace mlir::dlc {
+
+/// The device `value` is known to live on: the `dlc.device` of its producer, the
+/// target of a `dlc.copy`, the matching entry of a `dlc.all_reduce`, the `dlc.device`
+/// argument attribute of a function, or the device of the matching `dlc.fused`
+/// operand. None when nothing says (the placement pass makes every device explicit).
+std::optional<DeviceAttr> getKnownDevice(Value value);
+
+/// Verifies that the operands known to live on a device share one, and that it is the
+/// op's own `dlc.device` when the op has one.
+LogicalResult verifySameOperandsDevice(Operation *op);
+
+namespace OpTrait {
+template <typename ConcreteType>
+class SameOperandsDevice
+    : public ::mlir::OpTrait::TraitBase<ConcreteType, SameOperandsDevice> {
+public:
+  static LogicalResult verifyTrait(Operation *op) { return verifySameOperandsDevice(op); }
+};
+} // namespace OpTrait
+} // namespace mlir::dlc
+
+#endif // DLC_DIALECT_DLC_IR_DLCTRAITS_H

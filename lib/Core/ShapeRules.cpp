@@ -1,0 +1,268 @@
+//===- ShapeRules.cpp - result shapes of dlc ops ------------------------------===//
+#include "dlc/Core/ShapeRules.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace dlc::shape_rules {
+
+std::string str(const Shape &shape) {
+  if (shape.empty())
+    return "scalar";
+  std::ostringstream os;
+  for (size_t i = 0; i < shape.size(); ++i)
+    os << (i ? "x" : "") << shape[i];
+  return os.str();
+}
+
+int64_t numElements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return -1;
+  return axis < 0 ? axis + rank : axis;
+}
+
+namespace {
+std::string pair(const std::array<int64_t, 2> &v) {
+  return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + "]";
+}
+
+// Checks that a window parameter has positive (or, for padding, non-negative) entries.
+std::string checkWindowParam(const char *name, const std::array<int64_t, 2> &v,
+                             int64_t minimum) {
+  if (v[0] < minimum || v[1] < minimum)
+    return std::string(name) + " " + pair(v) + " must be >= " + std::to_string(minimum);
+  return {};
+}
+} // namespace
+
+Inferred broadcast(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return Inferred::fail("shapes " + str(a) + " and " + str(b) +
+                            " do not broadcast (dimension " + std::to_string(i) +
+                            " of the result: " + std::to_string(da) + " vs " +
+                            std::to_string(db) + ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return {out, {}};
+}
+
+bool broadcastsTo(const Shape &from, const Shape &to) {
+  if (from.size() > to.size())
+    return false;
+  size_t offset = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[offset + i])
+      return false;
+  return true;
+}
+
+Inferred matmul(const Shape &a, const Shape &b, bool transposeA, bool transposeB) {
+  if (a.size() < 2 || b.size() < 2)
+    return Inferred::fail("operands must have rank >= 2, got " + str(a) + " and " +
+                          str(b));
+  int64_t m = a[a.size() - (transposeA ? 1 : 2)];
+  int64_t ka = a[a.size() - (transposeA ? 2 : 1)];
+  int64_t kb = b[b.size() - (transposeB ? 1 : 2)];
+  int64_t n = b[b.size() - (transposeB ? 2 : 1)];
+  if (ka != kb)
+    return Inferred::fail("contraction sizes differ: " + str(a) +
+                          (transposeA ? " (transposed)" : "") + " has " +
+                          std::to_string(ka) + ", " + str(b) +
+                          (transposeB ? " (transposed)" : "") + " has " +
+                          std::to_string(kb));
+  Shape batchA(a.begin(), a.end() - 2), batchB(b.begin(), b.end() - 2);
+  Inferred batch = broadcast(batchA, batchB);
+  if (!batch.ok())
+    return Inferred::fail("batch dimensions: " + batch.error);
+  batch.shape.push_back(m);
+  batch.shape.push_back(n);
+  return batch;
+}
+
+Inferred dense(const Shape &input, const Shape &weight, const Shape *bias) {
+  if (input.empty())
+    return Inferred::fail("input must have rank >= 1, got a scalar");
+  if (weight.size() != 2)
+    return Inferred::fail("weight must be (units, in_units), got " + str(weight));
+  if (input.back() != weight[1])
+    return Inferred::fail("input " + str(input) + " has " + std::to_string(input.back()) +
+                          " features but weight " + str(weight) + " expects " +
+                          std::to_string(weight[1]));
+  if (bias && (bias->size() != 1 || (*bias)[0] != weight[0]))
+    return Inferred::fail("bias must be (" + std::to_string(weight[0]) + "), got " +
+                          str(*bias));
+  Shape out(input.begin(), input.end() - 1);
+  out.push_back(weight[0]);
+  return {out, {}};
+}
+
+Inferred conv2d(const Shape &input, const Shape &weight, const Shape *bias,
+                const Conv2DParams &p) {
+  if (input.size() != 4)
+    return Inferred::fail("input must be NCHW (rank 4), got " + str(input));
+  if (weight.size() != 4)
+    return Inferred::fail("weight must be OIHW (rank 4), got " + str(weight));
+  for (auto check : {checkWindowParam("stride", p.stride, 1),
+                     checkWindowParam("dilation", p.dilation, 1),
+                     checkWindowParam("padding", p.padding, 0)})
+    if (!check.empty())
+      return Inferred::fail(check);
+  if (p.groups < 1)
+    return Inferred::fail("groups must be >= 1, got " + std::to_string(p.groups));
+  if (weight[0] % p.groups != 0)
+    return Inferred::fail("weight " + str(weight) + " has " + std::to_string(weight[0]) +
+                          " output channels, not divisible by groups=" +
+                          std::to_string(p.groups));
+  if (input[1] != weight[1] * p.groups)
+    return Inferred::fail("input " + str(input) + " has " + std::to_string(input[1]) +
+                          " channels but weight " + str(weight) + " with groups=" +
+                          std::to_string(p.groups) + " expects " +
+                          std::to_string(weight[1] * p.groups));
+  if (bias && (bias->size() != 1 || (*bias)[0] != weight[0]))
+    return Inferred::fail("bias must be (" + std::to_string(weight[0]) + "), got " +
+                          str(*bias));
+  Shape out{input[0], weight[0], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    int64_t extent = input[2 + i] + 2 * p.padding[i];
+    int64_t window = p.dilation[i] * (weight[2 + i] - 1) + 1;
+    if (window > extent)
+      return Inferred::fail("kernel " + std::to_string(weight[2]) + "x" +
+                            std::to_string(weight[3]) + " (dilation " + pair(p.dilation) +
+                            ") does not fit input " + str(input) + " padded by " +
+                            pair(p.padding));
+    out[2 + i] = (extent - window) / p.stride[i] + 1;
+  }
+  return {out, {}};
+}
+
+Inferred pool2d(const Shape &input, const Pool2DParams &p) {
+  if (input.size() != 4)
+    return Inferred::fail("input must be NCHW (rank 4), got " + str(input));
+  for (auto check : {checkWindowParam("kernel", p.kernel, 1),
+                     checkWindowParam("stride", p.stride, 1),
+                     checkWindowParam("padding", p.padding, 0)})
+    if (!check.empty())
+      return Inferred::fail(check);
+  Shape out{input[0], input[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (p.padding[i] >= p.kernel[i])
+      return Inferred::fail("padding " + pair(p.padding) +
+                            " must be smaller than the window " + pair(p.kernel));
+    int64_t extent = input[2 + i] + 2 * p.padding[i];
+    if (p.kernel[i] > extent)
+      return Inferred::fail("window " + pair(p.kernel) + " does not fit input " +
+                            str(input) + " padded by " + pair(p.padding));
+    int64_t span = extent - p.kernel[i];
+    out[2 + i] = (p.ceilMode ? (span + p.stride[i] - 1) / p.stride[i]
+                             : span / p.stride[i]) + 1;
+  }
+  return {out, {}};
+}
+
+Inferred batchNormStats(const Shape &input, int64_t axis, const Shape &param,
+                        const char *paramName) {
+  int64_t a = normalizeAxis(axis, static_cast<int64_t>(input.size()));
+  if (input.size() < 2 || a < 0)
+    return Inferred::fail("axis " + std::to_string(axis) + " is not a dimension of input " +
+                          str(input) + " (rank >= 2 expected)");
+  if (param.size() != 1 || param[0] != input[a])
+    return Inferred::fail(std::string(paramName) + " must be (" + std::to_string(input[a]) +
+                          ") for input " + str(input) + " normalized over axis " +
+                          std::to_string(axis) + ", got " + str(param));
+  return {param, {}};
+}
+
+Inferred flatten(const Shape &input) {
+  if (input.empty())
+    return Inferred::fail("input must have rank >= 1, got a scalar");
+  Shape rest(input.begin() + 1, input.end());
+  return {{input[0], numElements(rest)}, {}};
+}
+
+Inferred transpose(const Shape &input, const std::vector<int64_t> &perm) {
+  if (perm.size() != input.size())
+    return Inferred::fail("permutation has " + std::to_string(perm.size()) +
+                          " entries but input " + str(input) + " has rank " +
+                          std::to_string(input.size()));
+  std::vector<bool> seen(input.size(), false);
+  Shape out(input.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(input.size()) || seen[perm[i]])
+      return Inferred::fail("permutation is not a permutation of 0.." +
+                            std::to_string(input.size() - 1) + " (entry " +
+                            std::to_string(i) + " is " + std::to_string(perm[i]) + ")");
+    seen[perm[i]] = true;
+    out[i] = input[perm[i]];
+  }
+  return {out, {}};
+}
+
+Inferred reduce(const Shape &input, const std::vector<int64_t> &axes, bool keepdims) {
+  int64_t rank = static_cast<int64_t>(input.size());
+  if (axes.empty())
+    return Inferred::fail("axes must not be empty");
+  std::vector<bool> reduced(input.size(), false);
+  for (int64_t axis : axes) {
+    int64_t a = normalizeAxis(axis, rank);
+    if (a < 0)
+      return Inferred::fail("axis " + std::to_string(axis) + " is out of range for input " +
+                            str(input));
+    if (reduced[a])
+      return Inferred::fail("axis " + std::to_string(axis) + " is listed twice");
+    reduced[a] = true;
+  }
+  Shape out;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!reduced[i])
+      out.push_back(input[i]);
+    else if (keepdims)
+      out.push_back(1);
+  }
+  return {out, {}};
+}
+
+Inferred concat(const std::vector<Shape> &inputs, int64_t axis) {
+  if (inputs.empty())
+    return Inferred::fail("needs at least one input");
+  const Shape &first = inputs.front();
+  int64_t a = normalizeAxis(axis, static_cast<int64_t>(first.size()));
+  if (a < 0)
+    return Inferred::fail("axis " + std::to_string(axis) + " is out of range for input " +
+                          str(first));
+  Shape out = first;
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    const Shape &s = inputs[i];
+    bool compatible = s.size() == first.size();
+    for (size_t d = 0; compatible && d < s.size(); ++d)
+      compatible = static_cast<int64_t>(d) == a || s[d] == first[d];
+    if (!compatible)
+      return Inferred::fail("input #" + std::to_string(i) + " " + str(s) +
+                            " does not match input #0 " + str(first) +
+                            " outside axis " + std::to_string(axis));
+    out[a] += s[a];
+  }
+  return {out, {}};
+}
+
+Inferred softmaxCrossEntropy(const Shape &logits, const Shape &labels) {
+  if (logits.size() != 2)
+    return Inferred::fail("logits must be (N, classes), got " + str(logits));
+  if (labels.size() != 1 || labels[0] != logits[0])
+    return Inferred::fail("labels must be (" + std::to_string(logits[0]) +
+                          ") for logits " + str(logits) + ", got " + str(labels));
+  return {{logits[0]}, {}};
+}
+
+} // namespace dlc::shape_rules

@@ -1,0 +1,102 @@
+//===- DLCDialect.cpp - dialect registration, attributes, attribute checks ===//
+#include "dlc/Dialect/DLC/IR/DLCDialect.h"
+#include "dlc/Dialect/DLC/IR/DLCOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+#include "dlc/Dialect/DLC/IR/DLCOpsDialect.cpp.inc"
+#include "dlc/Dialect/DLC/IR/DLCEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dlc/Dialect/DLC/IR/DLCAttrs.cpp.inc"
+
+void DLCDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dlc/Dialect/DLC/IR/DLCOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dlc/Dialect/DLC/IR/DLCAttrs.cpp.inc"
+      >();
+}
+
+Operation *DLCDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
+                                           Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return builder.create<ConstantOp>(loc, type, elements);
+}
+
+//===----------------------------------------------------------------------===//
+// #dlc.device
+//===----------------------------------------------------------------------===//
+
+LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 DeviceKind kind, int64_t ordinal) {
+  if (ordinal < 0)
+    return emitError() << "device ordinal must be >= 0, got " << ordinal;
+  return success();
+}
+
+// #dlc.device<gpu:1>
+Attribute DeviceAttr::parse(AsmParser &parser, Type) {
+  StringRef kindName;
+  int64_t ordinal = 0;
+  llvm::SMLoc kindLoc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeyword(&kindName))
+    return {};
+  std::optional<DeviceKind> kind = symbolizeDeviceKind(kindName);
+  if (!kind) {
+    parser.emitError(kindLoc) << "unknown device kind '" << kindName
+                              << "'; expected cpu, gpu, cpu_pinned or cpu_shared";
+    return {};
+  }
+  if (parser.parseColon() || parser.parseInteger(ordinal) || parser.parseGreater())
+    return {};
+  return parser.getChecked<DeviceAttr>(parser.getContext(), *kind, ordinal);
+}
+
+void DeviceAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyDeviceKind(getKind()) << ":" << getOrdinal() << ">";
+}
+
+std::string DeviceAttr::str() const {
+  return (stringifyDeviceKind(getKind()) + "(" + llvm::Twine(getOrdinal()) + ")").str();
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes: dlc.device on ops, function arguments and results
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyDeviceNamedAttr(Operation *op, NamedAttribute attr,
+                                           StringRef where) {
+  if (attr.getName() != DLCDialect::getDeviceAttrName())
+    return op->emitError() << "unknown dlc attribute '" << attr.getName().getValue()
+                           << "' on " << where;
+  if (!isa<DeviceAttr>(attr.getValue()))
+    return op->emitError() << "'" << DLCDialect::getDeviceAttrName() << "' on " << where
+                           << " must be a #dlc.device, got " << attr.getValue();
+  return success();
+}
+
+LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  return verifyDeviceNamedAttr(op, attr, "an op");
+}
+
+LogicalResult DLCDialect::verifyRegionArgAttribute(Operation *op, unsigned region,
+                                                   unsigned arg, NamedAttribute attr) {
+  return verifyDeviceNamedAttr(op, attr, "argument #" + std::to_string(arg));
+}
+
+LogicalResult DLCDialect::verifyRegionResultAttribute(Operation *op, unsigned region,
+                                                      unsigned result,
+                                                      NamedAttribute attr) {
+  return verifyDeviceNamedAttr(op, attr, "result #" + std::to_string(result));
+}

@@ -1,0 +1,532 @@
+// Every verifier message of the dlc dialect, one case per split.
+// RUN: dlc-opt %s -split-input-file -verify-diagnostics
+
+// conv2d: the weight's input channels (times groups) must match the input's channels.
+func.func @conv_wrong_channels(%x: tensor<4x3x8x8xf32>, %w: tensor<16x2x2x2xf32>) {
+  // expected-error @+2 {{'dlc.conv2d' op input 4x3x8x8 has 3 channels but weight 16x2x2x2 with groups=1 expects 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.conv2d %x, %w : (tensor<4x3x8x8xf32>, tensor<16x2x2x2xf32>) -> tensor<4x16x7x7xf32>
+  return
+}
+
+// -----
+
+// conv2d: output channels must divide into the groups.
+func.func @conv_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<5x2x3x3xf32>) {
+  // expected-error @+2 {{not divisible by groups=2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.conv2d %x, %w {groups = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<5x2x3x3xf32>) -> tensor<1x5x3x3xf32>
+  return
+}
+
+// -----
+
+// conv2d: window attributes have exactly two entries.
+func.func @conv_stride_entries(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+2 {{stride must have 2 entries (H, W), got 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.conv2d %x, %w {stride = array<i64: 1, 1, 1>} : (tensor<1x4x5x5xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  return
+}
+
+// -----
+
+// conv2d: the written result type must be the inferred one.
+func.func @conv_wrong_result(%x: tensor<4x3x8x8xf32>, %w: tensor<16x3x2x2xf32>) {
+  // expected-error @+2 {{inferred type(s) 'tensor<4x16x7x7xf32>' are incompatible with return type(s) of operation 'tensor<4x16x8x8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.conv2d %x, %w : (tensor<4x3x8x8xf32>, tensor<16x3x2x2xf32>) -> tensor<4x16x8x8xf32>
+  return
+}
+
+// -----
+
+// add: shapes must broadcast.
+func.func @bad_broadcast(%x: tensor<4x3xf32>, %y: tensor<5xf32>) {
+  // expected-error @+2 {{'dlc.add' op shapes 4x3 and 5 do not broadcast (dimension 1 of the result: 3 vs 5)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.add %x, %y : (tensor<4x3xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+// add: one element type; dlc.cast converts.
+func.func @mixed_element_types(%x: tensor<4xf32>, %y: tensor<4xi32>) {
+  // expected-error @+1 {{requires the same element type for all operands and results}}
+  %0 = dlc.add %x, %y : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tensors must be statically shaped.
+func.func @dynamic_shape(%x: tensor<?x3xf32>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor}}
+  %0 = dlc.relu %x : tensor<?x3xf32>
+  return
+}
+
+// -----
+
+// Element types outside f32, f16, bf16, i1, i32, i64, ui8 are refused.
+func.func @f64_tensor(%x: tensor<3xf64>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of}}
+  %0 = dlc.exp %x : tensor<3xf64>
+  return
+}
+
+// -----
+
+// Operands of one op must live on one device.
+func.func @mismatched_devices(%x: tensor<3x4xf32> {dlc.device = #dlc.device<gpu:0>},
+                              %y: tensor<3x4xf32> {dlc.device = #dlc.device<gpu:1>}) {
+  // expected-error @+1 {{'dlc.add' op operands live on different devices: operand #0 on gpu(0), operand #1 on gpu(1); move one with dlc.copy first}}
+  %0 = dlc.add %x, %y : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// A device learned from a dlc.copy counts as well.
+func.func @copied_elsewhere(%x: tensor<3x4xf32> {dlc.device = #dlc.device<cpu:0>}) {
+  %y = dlc.copy %x : tensor<3x4xf32> to #dlc.device<cpu:1>
+  // expected-error @+1 {{operand #0 on cpu(0), operand #1 on cpu(1)}}
+  %0 = dlc.mul %x, %y : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// An op placed on a device must find its operands there.
+func.func @op_device_vs_operand(%x: tensor<3x4xf32> {dlc.device = #dlc.device<cpu:0>}) {
+  // expected-error @+1 {{'dlc.relu' op runs on gpu(0) but operand #0 lives on cpu(0); move it with dlc.copy first}}
+  %0 = dlc.relu %x {dlc.device = #dlc.device<gpu:0>} : tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// Constants have no device: canonicalization would not keep it.
+func.func @constant_device() {
+  // expected-error @+1 {{'dlc.constant' op has no device: a constant is available on every device that uses it; drop 'dlc.device'}}
+  %0 = dlc.constant dense<1.0> : tensor<2xf32> {dlc.device = #dlc.device<gpu:0>}
+  return
+}
+
+// -----
+
+// Device ordinals are not negative.
+func.func @negative_ordinal() {
+  // expected-error @+1 {{device ordinal must be >= 0, got -1}}
+  %0 = dlc.random_uniform {seed = 1 : i64, dlc.device = #dlc.device<gpu:-1>} : tensor<2xf32>
+  return
+}
+
+// -----
+
+// Device kinds are MXNet's.
+func.func @unknown_device_kind() {
+  // expected-error @+1 {{unknown device kind 'tpu'; expected cpu, gpu, cpu_pinned or cpu_shared}}
+  %0 = dlc.random_uniform {seed = 1 : i64, dlc.device = #dlc.device<tpu:0>} : tensor<2xf32>
+  return
+}
+
+// -----
+
+// dlc.device holds a #dlc.device.
+func.func @device_not_a_device() {
+  // expected-error @+1 {{'dlc.device' on an op must be a #dlc.device, got 3 : i64}}
+  %0 = dlc.random_uniform {seed = 1 : i64, dlc.device = 3} : tensor<2xf32>
+  return
+}
+
+// -----
+
+// Only known dlc attributes may be attached.
+func.func @unknown_dlc_attribute() {
+  // expected-error @+1 {{unknown dlc attribute 'dlc.place' on an op}}
+  %0 = dlc.random_uniform {seed = 1 : i64, dlc.place = 1} : tensor<2xf32>
+  return
+}
+
+// -----
+
+// Function arguments carry devices only as #dlc.device.
+// expected-error @+1 {{'dlc.device' on argument #0 must be a #dlc.device, got "gpu"}}
+func.func @arg_device_string(%x: tensor<2xf32> {dlc.device = "gpu"}) {
+  return
+}
+
+// -----
+
+// max_pool2d: the window must fit the (padded) input.
+func.func @pool_window_too_big(%x: tensor<1x8x3x3xf32>) {
+  // expected-error @+2 {{'dlc.max_pool2d' op window [4, 4] does not fit input 1x8x3x3 padded by [0, 0]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.max_pool2d %x {kernel = array<i64: 4, 4>} : (tensor<1x8x3x3xf32>) -> tensor<1x8x1x1xf32>
+  return
+}
+
+// -----
+
+// avg_pool2d: strides are positive.
+func.func @pool_zero_stride(%x: tensor<1x8x8x8xf32>) {
+  // expected-error @+2 {{stride [0, 2] must be >= 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 0, 2>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
+  return
+}
+
+// -----
+
+// max_pool2d: padding smaller than the window.
+func.func @pool_padding(%x: tensor<1x8x8x8xf32>) {
+  // expected-error @+2 {{padding [2, 2] must be smaller than the window [2, 2]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.max_pool2d %x {kernel = array<i64: 2, 2>, padding = array<i64: 2, 2>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x11x11xf32>
+  return
+}
+
+// -----
+
+// all_reduce: a collective over one device is a mistake.
+func.func @all_reduce_one_device(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dlc.all_reduce' op needs at least two devices, got 1}}
+  %0 = dlc.all_reduce sum %x {devices = [#dlc.device<gpu:0>]} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// all_reduce: one operand per device.
+func.func @all_reduce_count(%x: tensor<4xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{has 2 operands for 3 devices; expected one per device}}
+  %0:2 = dlc.all_reduce sum %x, %y {devices = [#dlc.device<gpu:0>, #dlc.device<gpu:1>, #dlc.device<gpu:2>]} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// all_reduce: devices are distinct.
+func.func @all_reduce_twice(%x: tensor<4xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{lists gpu(0) twice}}
+  %0:2 = dlc.all_reduce sum %x, %y {devices = [#dlc.device<gpu:0>, #dlc.device<gpu:0>]} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// all_reduce: every operand has one type.
+func.func @all_reduce_types(%x: tensor<4xf32>, %y: tensor<5xf32>) {
+  // expected-error @+1 {{operand #1 has type 'tensor<5xf32>' but operand #0 has 'tensor<4xf32>'}}
+  %0:2 = dlc.all_reduce sum %x, %y {devices = [#dlc.device<gpu:0>, #dlc.device<gpu:1>]} : tensor<4xf32>, tensor<5xf32>
+  return
+}
+
+// -----
+
+// all_reduce: operand i lives on devices[i].
+func.func @all_reduce_placement(%x: tensor<4xf32> {dlc.device = #dlc.device<gpu:1>}, %y: tensor<4xf32>) {
+  // expected-error @+1 {{operand #0 lives on gpu(1) but devices[0] is gpu(0)}}
+  %0:2 = dlc.all_reduce sum %x, %y {devices = [#dlc.device<gpu:0>, #dlc.device<gpu:1>]} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// fused: the body yields the op's result types.
+func.func @fused_yields_wrong_type(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'dlc.fused' op body yields ('tensor<4x8xf16>') but the op returns ('tensor<4x8xf32>')}}
+  %y = dlc.fused (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %h = dlc.cast %a : tensor<4x8xf32> to tensor<4x8xf16>
+    dlc.yield %h : tensor<4x8xf16>
+  }
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// fused: the body's arguments are the operands.
+func.func @fused_argument_types(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{body argument #0 has type 'tensor<8xf32>' but operand #0 has 'tensor<4x8xf32>'}}
+  dlc.fused (%x) : (tensor<4x8xf32>) -> () {
+  ^bb0(%a: tensor<8xf32>):
+    dlc.yield
+  }
+  return
+}
+
+// -----
+
+// fused: one body argument per operand.
+func.func @fused_argument_count(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{body has 0 arguments for 1 operands}}
+  dlc.fused (%x) : (tensor<4x8xf32>) -> () {
+    dlc.yield
+  }
+  return
+}
+
+// -----
+
+// yield belongs in a fused body.
+func.func @yield_outside(%x: tensor<4xf32>) {
+  // expected-error @+1 {{expects parent op 'dlc.fused'}}
+  dlc.yield %x : tensor<4xf32>
+}
+
+// -----
+
+// reshape: the element count stays.
+func.func @reshape_count(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'dlc.reshape' op cannot reshape 4x6 (24 elements) to 5x5 (25 elements)}}
+  %0 = dlc.reshape %x : tensor<4x6xf32> to tensor<5x5xf32>
+  return
+}
+
+// -----
+
+// broadcast_to: numpy rules.
+func.func @broadcast_to_bad(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'dlc.broadcast_to' op cannot broadcast 2x3 to 4x3}}
+  %0 = dlc.broadcast_to %x : tensor<2x3xf32> to tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// cast: changes the element type, not the shape.
+func.func @cast_shape(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same shape for all operands and results}}
+  %0 = dlc.cast %x : tensor<4xf32> to tensor<5xf16>
+  return
+}
+
+// -----
+
+// dense: in_units must match.
+func.func @dense_features(%x: tensor<4x7xf32>, %w: tensor<100x8xf32>) {
+  // expected-error @+2 {{'dlc.dense' op input 4x7 has 7 features but weight 100x8 expects 8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.dense %x, %w : (tensor<4x7xf32>, tensor<100x8xf32>) -> tensor<4x100xf32>
+  return
+}
+
+// -----
+
+// dense: bias has one entry per unit.
+func.func @dense_bias(%x: tensor<4x8xf32>, %w: tensor<100x8xf32>, %b: tensor<10xf32>) {
+  // expected-error @+2 {{bias must be (100), got 10}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.dense %x, %w, %b : (tensor<4x8xf32>, tensor<100x8xf32>, tensor<10xf32>) -> tensor<4x100xf32>
+  return
+}
+
+// -----
+
+// matmul: contraction sizes agree.
+func.func @matmul_contraction(%a: tensor<4x5xf32>, %b: tensor<6x5xf32>) {
+  // expected-error @+2 {{contraction sizes differ: 4x5 has 5, 6x5 has 6}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.matmul %a, %b : (tensor<4x5xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+// batch_norm: per-channel vectors match the channel count.
+func.func @batch_norm_gamma(%x: tensor<4x8x5x5xf32>, %g: tensor<7xf32>, %v: tensor<8xf32>) {
+  // expected-error @+2 {{gamma must be (8) for input 4x8x5x5 normalized over axis 1, got 7}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.batch_norm %x, %g, %v, %v, %v : (tensor<4x8x5x5xf32>, tensor<7xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8x5x5xf32>
+  return
+}
+
+// -----
+
+// batch_norm: training mode also returns the batch mean and variance.
+func.func @batch_norm_training_results(%x: tensor<4x8x5x5xf32>, %v: tensor<8xf32>) {
+  // expected-error @+2 {{inferred type(s) 'tensor<4x8x5x5xf32>', 'tensor<8xf32>', 'tensor<8xf32>' are incompatible with return type(s) of operation 'tensor<4x8x5x5xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.batch_norm %x, %v, %v, %v, %v {training} : (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8x5x5xf32>
+  return
+}
+
+// -----
+
+// batch_norm: momentum is a fraction.
+func.func @batch_norm_momentum(%x: tensor<4x8x5x5xf32>, %v: tensor<8xf32>) {
+  // expected-error @+1 {{needs momentum in [0, 1], got 1.5}}
+  %0 = dlc.batch_norm %x, %v, %v, %v, %v {momentum = 1.5 : f64} : (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8x5x5xf32>
+  return
+}
+
+// -----
+
+// batch_norm: epsilon keeps the division safe.
+func.func @batch_norm_epsilon(%x: tensor<4x8x5x5xf32>, %v: tensor<8xf32>) {
+  // expected-error @+1 {{needs epsilon > 0, got 0}}
+  %0 = dlc.batch_norm %x, %v, %v, %v, %v {epsilon = 0.0 : f64} : (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8x5x5xf32>
+  return
+}
+
+// -----
+
+// batch_norm_backward: grad_output has the input's shape.
+func.func @batch_norm_backward_shape(%dy: tensor<4x8x5x4xf32>, %x: tensor<4x8x5x5xf32>, %v: tensor<8xf32>) {
+  // expected-error @+2 {{grad_output 4x8x5x4 must have the input's shape 4x8x5x5}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = dlc.batch_norm_backward %dy, %x, %v, %v, %v : (tensor<4x8x5x4xf32>, tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+// dropout: ratio in [0, 1).
+func.func @dropout_ratio(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'dlc.dropout' op needs ratio in [0, 1), got 1}}
+  %0:2 = dlc.dropout %x {ratio = 1.0 : f64, seed = 1 : i64} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi1>)
+  return
+}
+
+// -----
+
+// random_uniform: a non-empty interval.
+func.func @uniform_interval() {
+  // expected-error @+1 {{needs low < high, got low = 1, high = 1}}
+  %0 = dlc.random_uniform {low = 1.0 : f64, high = 1.0 : f64, seed = 1 : i64} : tensor<2xf32>
+  return
+}
+
+// -----
+
+// random_normal: a positive spread.
+func.func @normal_stddev() {
+  // expected-error @+1 {{needs stddev > 0, got -1}}
+  %0 = dlc.random_normal {stddev = -1.0 : f64, seed = 1 : i64} : tensor<2xf32>
+  return
+}
+
+// -----
+
+// conv2d_backward_data: the result is an input shape the convolution maps to grad_output.
+func.func @conv_backward_data(%dy: tensor<4x8x3x3xf32>, %w: tensor<8x3x3x3xf32>) {
+  // expected-error @+1 {{'dlc.conv2d_backward_data' op grad_output is 4x8x3x3 but the forward op gives 4x8x6x6}}
+  %0 = dlc.conv2d_backward_data %dy, %w : (tensor<4x8x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<4x3x8x8xf32>
+  return
+}
+
+// -----
+
+// conv2d_backward_filter: the result is the weight shape.
+func.func @conv_backward_filter(%dy: tensor<4x8x6x6xf32>, %x: tensor<4x3x8x8xf32>) {
+  // expected-error @+1 {{input 4x3x8x8 has 3 channels but weight 8x2x3x3 with groups=1 expects 2}}
+  %0 = dlc.conv2d_backward_filter %dy, %x : (tensor<4x8x6x6xf32>, tensor<4x3x8x8xf32>) -> tensor<8x2x3x3xf32>
+  return
+}
+
+// -----
+
+// max_pool2d_backward: grad_output is the pooled shape of the input.
+func.func @max_pool_backward(%dy: tensor<1x8x3x3xf32>, %x: tensor<1x8x8x8xf32>) {
+  // expected-error @+1 {{grad_output is 1x8x3x3 but the forward op gives 1x8x4x4}}
+  %0 = dlc.max_pool2d_backward %dy, %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<1x8x3x3xf32>, tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+// avg_pool2d_backward: the result is an input shape the pooling maps to grad_output.
+func.func @avg_pool_backward(%dy: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{grad_output is 1x8x4x4 but the forward op gives 1x8x5x5}}
+  %0 = dlc.avg_pool2d_backward %dy {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x10x10xf32>
+  return
+}
+
+// -----
+
+// split: the parts cover the input along the axis.
+func.func @split_cover(%x: tensor<5x3xf32>) {
+  // expected-error @+1 {{'dlc.split' op results do not cover input 5x3 along axis 0: they join to 4x3}}
+  %0:2 = dlc.split %x : tensor<5x3xf32> -> tensor<2x3xf32>, tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// split: the axis exists.
+func.func @split_axis(%x: tensor<5x3xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for input 5x3}}
+  %0:2 = dlc.split %x {axis = 2 : i64} : tensor<5x3xf32> -> tensor<2x3xf32>, tensor<3x3xf32>
+  return
+}
+
+// -----
+
+// concat: shapes agree outside the axis.
+func.func @concat_shapes(%a: tensor<3x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+2 {{input #1 2x4 does not match input #0 3x3 outside axis 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.concat %a, %b : (tensor<3x3xf32>, tensor<2x4xf32>) -> tensor<5x3xf32>
+  return
+}
+
+// -----
+
+// softmax: the axis exists.
+func.func @softmax_axis(%x: tensor<4x10xf32>) {
+  // expected-error @+1 {{'dlc.softmax' op axis 2 is out of range for input 4x10}}
+  %0 = dlc.softmax %x {axis = 2 : i64} : tensor<4x10xf32>
+  return
+}
+
+// -----
+
+// softmax_cross_entropy: one label per sample.
+func.func @loss_labels(%logits: tensor<4x2xf32>, %labels: tensor<3xi32>) {
+  // expected-error @+2 {{labels must be (4) for logits 4x2, got 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.softmax_cross_entropy %logits, %labels : (tensor<4x2xf32>, tensor<3xi32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// softmax_cross_entropy_backward: the incoming gradient has the loss shape.
+func.func @loss_backward(%d: tensor<3xf32>, %logits: tensor<4x2xf32>, %labels: tensor<4xi32>) {
+  // expected-error @+2 {{grad_loss 3 must have the loss shape 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.softmax_cross_entropy_backward %d, %logits, %labels : (tensor<3xf32>, tensor<4x2xf32>, tensor<4xi32>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+// reduce: each axis once.
+func.func @reduce_axis_twice(%x: tensor<4x10xf32>) {
+  // expected-error @+2 {{axis -1 is listed twice}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.reduce sum %x {axes = array<i64: 1, -1>} : (tensor<4x10xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// transpose: a permutation of the dimensions.
+func.func @transpose_permutation(%x: tensor<2x3x4xf32>) {
+  // expected-error @+2 {{permutation is not a permutation of 0..2 (entry 1 is 0)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.transpose %x {permutation = array<i64: 0, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<2x2x3xf32>
+  return
+}
+
+// -----
+
+// compare gives i1.
+func.func @compare_result(%x: tensor<4xf32>) {
+  // expected-error @+1 {{result #0 must be statically shaped tensor of 1-bit signless integer values}}
+  %0 = dlc.compare lt, %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}

@@ -1,0 +1,25 @@
+# lit configuration of the dlc test suite.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "DLC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dlc_obj_root, "test")
+
+config.substitutions.append(("%dlc_src_root", config.dlc_src_root))
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+if config.dlc_have_cuda:
+    config.available_features.add("cuda")
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+tool_dirs = [config.dlc_tools_dir, config.llvm_tools_dir]
+tools = ["dlc-opt", "dlc-info", ToolSubst("FileCheck", unresolved="fatal"), "not", "count"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

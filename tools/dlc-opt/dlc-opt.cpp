@@ -1,0 +1,46 @@
+//===- dlc-opt.cpp - the dlc optimizer driver --------------------------------===//
+//
+// mlir-opt with the dlc dialect, the upstream dialects dlc lowers through, the upstream
+// transforms and conversions, and (as they appear) every dlc pass.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Config.h"
+#include "dlc/Dialect/DLC/IR/DLCDialect.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+int main(int argc, char **argv) {
+  mlir::registerTransformsPasses();
+  mlir::registerConversionPasses();
+  mlir::registerLinalgPasses();
+  mlir::bufferization::registerBufferizationPasses();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::dlc::DLCDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                  mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect,
+                  mlir::scf::SCFDialect, mlir::memref::MemRefDialect,
+                  mlir::bufferization::BufferizationDialect, mlir::math::MathDialect,
+                  mlir::cf::ControlFlowDialect>();
+
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "dlc " << DLC_VERSION << " on MLIR " << DLC_MLIR_VERSION
+       << "\n  CUDA backend: " << DLC_CUDA_SUMMARY << "\n";
+  });
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "dlc optimizer driver\n", registry));
+}
