@@ -530,3 +530,81 @@ func.func @compare_result(%x: tensor<4xf32>) {
   %0 = dlc.compare lt, %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+// select: both branches have one element type.
+func.func @select_element_types(%c: tensor<4xi1>, %x: tensor<4xf32>, %y: tensor<4xf16>) {
+  // expected-error @+2 {{'dlc.select' op on_true and on_false must have one element type}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.select %c, %x, %y : (tensor<4xi1>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// matmul: matrices, not vectors (reshape a vector first).
+func.func @matmul_vector(%a: tensor<5xf32>, %b: tensor<5x6xf32>) {
+  // expected-error @+2 {{operands must have rank >= 2, got 5 and 5x6}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.matmul %a, %b : (tensor<5xf32>, tensor<5x6xf32>) -> tensor<6xf32>
+  return
+}
+
+// -----
+
+// conv2d: the (dilated) kernel fits the padded input.
+func.func @conv_kernel_too_big(%x: tensor<1x3x2x2xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{kernel 3x3 (dilation [1, 1]) does not fit input 1x3x2x2 padded by [0, 0]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.conv2d %x, %w : (tensor<1x3x2x2xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x1x1xf32>
+  return
+}
+
+// -----
+
+// conv2d: NCHW input.
+func.func @conv_rank(%x: tensor<3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{input must be NCHW (rank 4), got 3x8x8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.conv2d %x, %w : (tensor<3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+// reduce: at least one axis.
+func.func @reduce_no_axes(%x: tensor<4x10xf32>) {
+  // expected-error @+2 {{axes must not be empty}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.reduce sum %x {axes = array<i64>} : (tensor<4x10xf32>) -> tensor<4x10xf32>
+  return
+}
+
+// -----
+
+// reduce: axes exist.
+func.func @reduce_axis_range(%x: tensor<4x10xf32>) {
+  // expected-error @+2 {{axis 2 is out of range for input 4x10}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.reduce max %x {axes = array<i64: 2>} : (tensor<4x10xf32>) -> tensor<4x10xf32>
+  return
+}
+
+// -----
+
+// softmax_cross_entropy_backward: the gradient and the logits share an element type.
+func.func @loss_backward_types(%d: tensor<4xf16>, %logits: tensor<4x2xf32>, %labels: tensor<4xi32>) {
+  // expected-error @+2 {{grad_loss and logits must have one element type}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.softmax_cross_entropy_backward %d, %logits, %labels : (tensor<4xf16>, tensor<4x2xf32>, tensor<4xi32>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+// Function results carry devices only as #dlc.device.
+// expected-error @+1 {{'dlc.device' on result #0 must be a #dlc.device, got 1 : i64}}
+func.func @result_device(%x: tensor<2xf32>) -> (tensor<2xf32> {dlc.device = 1}) {
+  return %x : tensor<2xf32>
+}
