@@ -510,40 +510,40 @@ LogicalResult RandomNormalOp::verify() {
   return success();
 }
 
-LogicalResult Conv2DBackwardDataOp::verify() {
-  auto params = convParams(getLoc(), getOperationName(), *this);
+/// A convolution gradient is consistent when convolving `input` with `weight` gives
+/// the shape of `grad_output`.
+template <typename OpT>
+static LogicalResult verifyConvGradient(OpT op, Value input, Value weight) {
+  auto params = convParams(op.getLoc(), OpT::getOperationName(), op);
   if (failed(params))
     return failure();
-  return checkForwardShape(*this,
-                           rules::conv2d(shapeOf(getGradInput()), shapeOf(getWeight()),
-                                         nullptr, *params),
-                           getGradOutput().getType().getShape(), "grad_output");
+  return checkForwardShape(op, rules::conv2d(shapeOf(input), shapeOf(weight), nullptr, *params),
+                           op.getGradOutput().getType().getShape(), "grad_output");
+}
+
+LogicalResult Conv2DBackwardDataOp::verify() {
+  return verifyConvGradient(*this, getGradInput(), getWeight());
 }
 
 LogicalResult Conv2DBackwardFilterOp::verify() {
-  auto params = convParams(getLoc(), getOperationName(), *this);
-  if (failed(params))
-    return failure();
-  return checkForwardShape(*this,
-                           rules::conv2d(shapeOf(getInput()), shapeOf(getGradWeight()),
-                                         nullptr, *params),
-                           getGradOutput().getType().getShape(), "grad_output");
+  return verifyConvGradient(*this, getInput(), getGradWeight());
 }
 
-LogicalResult MaxPool2DBackwardOp::verify() {
-  auto params = poolParams(getLoc(), getOperationName(), *this);
+/// A pooling gradient is consistent when pooling `input` gives the shape of
+/// `grad_output`.
+template <typename OpT>
+static LogicalResult verifyPoolGradient(OpT op, Value input) {
+  auto params = poolParams(op.getLoc(), OpT::getOperationName(), op);
   if (failed(params))
     return failure();
-  return checkForwardShape(*this, rules::pool2d(shapeOf(getInput()), *params),
-                           getGradOutput().getType().getShape(), "grad_output");
+  return checkForwardShape(op, rules::pool2d(shapeOf(input), *params),
+                           op.getGradOutput().getType().getShape(), "grad_output");
 }
+
+LogicalResult MaxPool2DBackwardOp::verify() { return verifyPoolGradient(*this, getInput()); }
 
 LogicalResult AvgPool2DBackwardOp::verify() {
-  auto params = poolParams(getLoc(), getOperationName(), *this);
-  if (failed(params))
-    return failure();
-  return checkForwardShape(*this, rules::pool2d(shapeOf(getGradInput()), *params),
-                           getGradOutput().getType().getShape(), "grad_output");
+  return verifyPoolGradient(*this, getGradInput());
 }
 
 LogicalResult BatchNormOp::verify() {
