@@ -17,7 +17,7 @@ packages=(
   g++ cmake ninja-build ccache python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   zlib1g-dev libzstd-dev
-  libgtest-dev
+  libgtest-dev libdnnl-dev
 )
 
 say() { printf '\033[1m[dlc]\033[0m %s\n' "$*"; }

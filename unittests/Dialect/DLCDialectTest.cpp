@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
+#include "dlc/Frontend/OpRegistry.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -155,6 +156,17 @@ TEST_F(DLCDialectTest, DeviceAttributeRoundTripsThroughText) {
   llvm::raw_string_ostream os(printed);
   Attribute(device).print(os);
   EXPECT_EQ(os.str(), "#dlc.device<cpu_pinned:0>");
+}
+
+// The eager registry and the dialect must not drift apart: every eager op that claims a
+// dialect op names one that exists ("eager." ops are eager-only by design).
+TEST_F(DLCDialectTest, EveryEagerOpNamesARegisteredDialectOp) {
+  for (const ::dlc::OpDef *op : ::dlc::all_ops()) {
+    if (llvm::StringRef(op->dialect_op).starts_with("eager."))
+      continue;
+    EXPECT_TRUE(RegisteredOperationName::lookup(op->dialect_op, &context).has_value())
+        << op->name << " maps to " << op->dialect_op << ", which the dialect lacks";
+  }
 }
 
 } // namespace

@@ -608,3 +608,13 @@ func.func @loss_backward_types(%d: tensor<4xf16>, %logits: tensor<4x2xf32>, %lab
 func.func @result_device(%x: tensor<2xf32>) -> (tensor<2xf32> {dlc.device = 1}) {
   return %x : tensor<2xf32>
 }
+
+// -----
+
+// argmax: the axis exists.
+func.func @argmax_axis(%x: tensor<4x10xf32>) {
+  // expected-error @+2 {{'dlc.argmax' op axis 2 is out of range for input 4x10}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.argmax %x {axis = 2 : i64} : (tensor<4x10xf32>) -> tensor<4xi64>
+  return
+}

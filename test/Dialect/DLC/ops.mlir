@@ -129,6 +129,10 @@ func.func @layers(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor
   %rmax = dlc.reduce max %logits {axes = array<i64: -1>, keepdims} : (tensor<4x5xf32>) -> tensor<4x1xf32>
   // CHECK: dlc.reduce min
   %rmin = dlc.reduce min %logits {axes = array<i64: 0, 1>} : (tensor<4x5xf32>) -> tensor<f32>
+  // CHECK: dlc.argmax %{{.*}} {axis = 1 : i64} : (tensor<4x5xf32>) -> tensor<4xi64>
+  %am = dlc.argmax %logits {axis = 1 : i64} : (tensor<4x5xf32>) -> tensor<4xi64>
+  // CHECK: dlc.argmax %{{.*}} {axis = -1 : i64, keepdims} : (tensor<4x5xf32>) -> tensor<4x1xi64>
+  %amk = dlc.argmax %logits {axis = -1 : i64, keepdims} : (tensor<4x5xf32>) -> tensor<4x1xi64>
   // CHECK: dlc.reduce sum
   %rsum = dlc.reduce sum %c {axes = array<i64: 0, 2, 3>} : (tensor<4x8x8x8xf32>) -> tensor<8xf32>
   return

@@ -424,6 +424,17 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                 elementTypeOf(adaptor.getInput()), results);
 }
 
+LogicalResult ArgmaxOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  auto input = shapeOf(loc, getOperationName(), adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  return accept(loc, getOperationName(),
+                rules::reduce(*input, {static_cast<int64_t>(adaptor.getAxis())},
+                              adaptor.getKeepdims()),
+                IntegerType::get(context, 64), results);
+}
+
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                          Adaptor adaptor, SmallVectorImpl<Type> &results) {
   std::vector<rules::Shape> shapes;

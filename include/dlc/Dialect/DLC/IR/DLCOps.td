@@ -534,6 +534,18 @@ def DLC_ReduceOp : DLC_Op<"reduce", [Pure, SameOperandsAndResultElementType,
   let assemblyFormat = "$kind $input attr-dict `:` functional-type(operands, results)";
 }
 
+def DLC_ArgmaxOp : DLC_Op<"argmax", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Index of the maximum along an axis (the first one on ties), as i64";
+  let description = [{
+    ```mlir
+    %labels = dlc.argmax %logits {axis = 1 : i64} : (tensor<4x10xf32>) -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins DLC_NumericTensor:$input, I64Attr:$axis, UnitAttr:$keepdims);
+  let results = (outs StaticShapeTensorOf<[I64]>:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 def DLC_SplitOp : DLC_Op<"split", [Pure, SameOperandsAndResultElementType]> {
   let summary = "Cuts a tensor along an axis into consecutive parts";
   let description = [{

@@ -1,0 +1,134 @@
+//===- NumPy.h - numpy-style tensor creation and ops (MXNet's np / npx) -------===//
+#ifndef DLC_FRONTEND_NUMPY_H
+#define DLC_FRONTEND_NUMPY_H
+
+#include "dlc/Frontend/Tensor.h"
+
+#include <optional>
+#include <vector>
+
+namespace dlc {
+
+namespace np {
+
+// Creation. `device` defaults to the current DeviceScope (cpu(0) outside any scope).
+Tensor zeros(const Shape &shape, DType dtype = DType::f32, std::optional<Device> device = {});
+Tensor zeros(const Shape &shape, Device device);
+Tensor ones(const Shape &shape, DType dtype = DType::f32, std::optional<Device> device = {});
+Tensor ones(const Shape &shape, Device device);
+Tensor full(const Shape &shape, double value, DType dtype = DType::f32,
+            std::optional<Device> device = {});
+/// start, start + step, ... below stop.
+Tensor arange(double start, double stop, double step = 1, DType dtype = DType::f32,
+              std::optional<Device> device = {});
+/// A tensor holding `values` (converted to `dtype`), shaped `shape` (default: 1-D).
+Tensor array(const std::vector<double> &values, std::optional<Shape> shape = {},
+             DType dtype = DType::f32, std::optional<Device> device = {});
+Tensor array(const std::vector<float> &values, std::optional<Shape> shape = {},
+             std::optional<Device> device = {});
+Tensor array(const std::vector<int64_t> &values, std::optional<Shape> shape = {},
+             std::optional<Device> device = {});
+
+namespace random {
+/// Seeds the generator of `device` (default: every device, now and later), as
+/// `mx.random.seed` does. Each device draws its own sequence, so results do not depend
+/// on what other devices do.
+void seed(uint64_t seed, std::optional<Device> device = {});
+Tensor uniform(double low, double high, const Shape &shape, std::optional<Device> device = {},
+               DType dtype = DType::f32);
+Tensor normal(double mean, double stddev, const Shape &shape, std::optional<Device> device = {},
+              DType dtype = DType::f32);
+/// Integers in [low, high).
+Tensor randint(int64_t low, int64_t high, const Shape &shape, std::optional<Device> device = {},
+               DType dtype = DType::i64);
+} // namespace random
+
+// Element-wise, with numpy broadcasting.
+Tensor add(const Tensor &a, const Tensor &b);
+Tensor subtract(const Tensor &a, const Tensor &b);
+Tensor multiply(const Tensor &a, const Tensor &b);
+Tensor divide(const Tensor &a, const Tensor &b);
+Tensor power(const Tensor &a, const Tensor &b);
+Tensor maximum(const Tensor &a, const Tensor &b);
+Tensor minimum(const Tensor &a, const Tensor &b);
+Tensor negative(const Tensor &x);
+Tensor exp(const Tensor &x);
+Tensor log(const Tensor &x);
+Tensor sqrt(const Tensor &x);
+Tensor rsqrt(const Tensor &x);
+Tensor tanh(const Tensor &x);
+Tensor equal(const Tensor &a, const Tensor &b);
+Tensor not_equal(const Tensor &a, const Tensor &b);
+Tensor less(const Tensor &a, const Tensor &b);
+Tensor less_equal(const Tensor &a, const Tensor &b);
+Tensor greater(const Tensor &a, const Tensor &b);
+Tensor greater_equal(const Tensor &a, const Tensor &b);
+/// condition ? x : y, element-wise with broadcasting; condition is bool.
+Tensor where(const Tensor &condition, const Tensor &x, const Tensor &y);
+
+// Linear algebra.
+/// Batched matrix product (rank >= 2; batch dimensions broadcast).
+Tensor matmul(const Tensor &a, const Tensor &b, bool transpose_a = false,
+              bool transpose_b = false);
+/// numpy.dot for 1-D and 2-D operands (vector·vector is a 0-d tensor).
+Tensor dot(const Tensor &a, const Tensor &b);
+
+// Reductions over `axes` (empty: all axes).
+Tensor sum(const Tensor &x, const std::vector<int64_t> &axes = {}, bool keepdims = false);
+Tensor mean(const Tensor &x, const std::vector<int64_t> &axes = {}, bool keepdims = false);
+Tensor max(const Tensor &x, const std::vector<int64_t> &axes = {}, bool keepdims = false);
+Tensor min(const Tensor &x, const std::vector<int64_t> &axes = {}, bool keepdims = false);
+/// Index of the maximum along `axis` (first one on ties), int64.
+Tensor argmax(const Tensor &x, int64_t axis, bool keepdims = false);
+
+// Shapes.
+Tensor reshape(const Tensor &x, const Shape &shape);
+/// Permutes dimensions (default: reverses them, as numpy does).
+Tensor transpose(const Tensor &x, const std::vector<int64_t> &axes = {});
+Tensor concatenate(const std::vector<Tensor> &tensors, int64_t axis = 0);
+/// `sections` equal parts along `axis`.
+std::vector<Tensor> split(const Tensor &x, int64_t sections, int64_t axis = 0);
+/// Parts of the given sizes along `axis`.
+std::vector<Tensor> split_sizes(const Tensor &x, const std::vector<int64_t> &sizes,
+                                int64_t axis = 0);
+
+} // namespace np
+
+namespace npx {
+int num_gpus();
+Device gpu(int id = 0);
+Device cpu(int id = 0);
+Device cpu_pinned(int id = 0);
+Tensor relu(const Tensor &x);
+Tensor sigmoid(const Tensor &x);
+Tensor softmax(const Tensor &x, int64_t axis = -1);
+Tensor log_softmax(const Tensor &x, int64_t axis = -1);
+/// (N, d1, d2, ...) to (N, d1*d2*...).
+Tensor batch_flatten(const Tensor &x);
+/// Waits for every queued op on every device; rethrows the first error since last time.
+void waitall();
+} // namespace npx
+
+Tensor operator+(const Tensor &a, const Tensor &b);
+Tensor operator-(const Tensor &a, const Tensor &b);
+Tensor operator*(const Tensor &a, const Tensor &b);
+Tensor operator/(const Tensor &a, const Tensor &b);
+Tensor operator-(const Tensor &x);
+Tensor operator+(const Tensor &a, double b);
+Tensor operator-(const Tensor &a, double b);
+Tensor operator*(const Tensor &a, double b);
+Tensor operator/(const Tensor &a, double b);
+Tensor operator+(double a, const Tensor &b);
+Tensor operator-(double a, const Tensor &b);
+Tensor operator*(double a, const Tensor &b);
+Tensor operator/(double a, const Tensor &b);
+Tensor operator==(const Tensor &a, const Tensor &b);
+Tensor operator!=(const Tensor &a, const Tensor &b);
+Tensor operator<(const Tensor &a, const Tensor &b);
+Tensor operator<=(const Tensor &a, const Tensor &b);
+Tensor operator>(const Tensor &a, const Tensor &b);
+Tensor operator>=(const Tensor &a, const Tensor &b);
+
+} // namespace dlc
+
+#endif // DLC_FRONTEND_NUMPY_H

@@ -1,0 +1,130 @@
+//===- NNKernels.h - CPU kernels of the neural-network ops, reference and oneDNN ===//
+//
+// Plain-pointer kernels over contiguous f32 buffers, one pair per op: `ref::` is the
+// plain-loop oracle (slow, obviously right), `onednn::` the fast one. The runtime's op
+// registry calls them from a device's worker thread; tests compare the two on random
+// inputs and check the reference gradients against finite differences.
+//
+// Layouts follow MXNet: activations NCHW, convolution weights OIHW, dense weights
+// (units, in_units). Output buffers are written entirely (never accumulated into).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_CPU_NNKERNELS_H
+#define DLC_RUNTIME_CPU_NNKERNELS_H
+
+#include <cstdint>
+
+namespace dlc::cpu_kernels {
+
+/// Sizes of one 2-D convolution. OH/OW follow the dialect's rule
+/// `(H + 2*pad - dilation*(KH-1) - 1) / stride + 1`.
+struct Conv2DGeometry {
+  int64_t N, C, H, W;       // input
+  int64_t O, KH, KW;        // weight is (O, C/groups, KH, KW)
+  int64_t OH, OW;           // output is (N, O, OH, OW)
+  int64_t strideH = 1, strideW = 1;
+  int64_t padH = 0, padW = 0;
+  int64_t dilationH = 1, dilationW = 1;
+  int64_t groups = 1;
+};
+
+/// Sizes of one 2-D pooling; OH/OW as the dialect computes them (floor, or ceil_mode).
+struct Pool2DGeometry {
+  int64_t N, C, H, W;
+  int64_t OH, OW;
+  int64_t kernelH, kernelW;
+  int64_t strideH = 1, strideW = 1;
+  int64_t padH = 0, padW = 0;
+};
+
+/// Batch norm over axis 1 of (N, C, S...) with S the product of the trailing dims.
+struct BatchNormGeometry {
+  int64_t N, C, S;
+};
+
+namespace ref {
+// x is (N,C,H,W), w is (O,C/groups,KH,KW), b is (O) or nullptr, y is (N,O,OH,OW)
+void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
+                    float *y);
+// dy is (N,O,OH,OW), w as above; dx is (N,C,H,W)
+void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx);
+// dy is (N,O,OH,OW), x is (N,C,H,W); dw is (O,C/groups,KH,KW); db is (O) or nullptr
+void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
+                            float *db);
+
+// x is (N,C,H,W), y is (N,C,OH,OW); padding never wins a max
+void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y);
+// the gradient goes to the first maximum of each window (row-major order)
+void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx);
+// count_include_pad: divide by the full window (MXNet default) or by its in-bounds part
+void avg_pool2d_forward(const Pool2DGeometry &g, bool countIncludePad, const float *x, float *y);
+void avg_pool2d_backward(const Pool2DGeometry &g, bool countIncludePad, const float *dy,
+                         float *dx);
+
+// Training: normalizes with the batch statistics and returns them; var is biased (/ N*S).
+// x, y are (N,C,S); gamma, beta, mean, var are (C)
+void batch_norm_forward_training(const BatchNormGeometry &g, const float *x, const float *gamma,
+                                 const float *beta, double epsilon, float *y, float *mean,
+                                 float *var);
+// Inference: normalizes with the given running statistics.
+void batch_norm_forward_inference(const BatchNormGeometry &g, const float *x,
+                                  const float *gamma, const float *beta,
+                                  const float *runningMean, const float *runningVar,
+                                  double epsilon, float *y);
+// Gradients of the training-mode forward, given the batch mean/var it returned.
+void batch_norm_backward(const BatchNormGeometry &g, const float *dy, const float *x,
+                         const float *gamma, const float *mean, const float *var,
+                         double epsilon, float *dx, float *dgamma, float *dbeta);
+
+// x is (M,K), w is (units,K), b is (units) or nullptr, y is (M,units)
+void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
+                   const float *b, float *y);
+// dx = dy·w (M,K); dw = dyᵀ·x (units,K); db = Σ_rows dy (units) or nullptr
+void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const float *x,
+                    const float *w, float *dx, float *dw, float *db);
+
+// logits is (N,C), labels (N) class indices, loss (N); throws std::out_of_range on a
+// label outside [0, C)
+void softmax_cross_entropy_forward(int64_t N, int64_t C, const float *logits,
+                                   const int64_t *labels, float *loss);
+// dlogits = (softmax(logits) - onehot(labels)) * dloss[:, None]
+void softmax_cross_entropy_backward(int64_t N, int64_t C, const float *dloss,
+                                    const float *logits, const int64_t *labels,
+                                    float *dlogits);
+} // namespace ref
+
+namespace onednn {
+// Same contracts as ref::, computed with oneDNN primitives cached by shape (one cache per
+// thread, so each device's worker thread keeps its own).
+void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
+                    float *y);
+void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx);
+void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
+                            float *db);
+void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y);
+void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx);
+void avg_pool2d_forward(const Pool2DGeometry &g, bool countIncludePad, const float *x, float *y);
+void avg_pool2d_backward(const Pool2DGeometry &g, bool countIncludePad, const float *dy,
+                         float *dx);
+void batch_norm_forward_training(const BatchNormGeometry &g, const float *x, const float *gamma,
+                                 const float *beta, double epsilon, float *y, float *mean,
+                                 float *var);
+void batch_norm_forward_inference(const BatchNormGeometry &g, const float *x,
+                                  const float *gamma, const float *beta,
+                                  const float *runningMean, const float *runningVar,
+                                  double epsilon, float *y);
+void batch_norm_backward(const BatchNormGeometry &g, const float *dy, const float *x,
+                         const float *gamma, const float *mean, const float *var,
+                         double epsilon, float *dx, float *dgamma, float *dbeta);
+void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
+                   const float *b, float *y);
+void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const float *x,
+                    const float *w, float *dx, float *dw, float *db);
+
+/// Number of primitives in the calling thread's cache (for tests of the cache).
+int64_t cached_primitive_count();
+} // namespace onednn
+
+} // namespace dlc::cpu_kernels
+
+#endif // DLC_RUNTIME_CPU_NNKERNELS_H

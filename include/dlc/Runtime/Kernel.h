@@ -1,0 +1,62 @@
+//===- Kernel.h - the kernel interface and the kernel table -------------------===//
+//
+// Kernels are registered under the `dlc` dialect op they implement ("dlc.conv2d") and a
+// device kind, with a fast version and a reference (plain loops) one, so that eager
+// calls and compiled programs find the same code, and tests find the oracle.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_KERNEL_H
+#define DLC_RUNTIME_KERNEL_H
+
+#include "dlc/Core/DType.h"
+#include "dlc/Core/Device.h"
+#include "dlc/Core/ShapeRules.h"
+#include "dlc/Runtime/Attrs.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+using Shape = shape_rules::Shape;
+
+/// A contiguous tensor as a kernel sees it.
+struct TensorRef {
+  void *data = nullptr;
+  Shape shape;
+  DType dtype = DType::f32;
+
+  int64_t numel() const { return shape_rules::numElements(shape); }
+  template <typename T> T *as() const { return static_cast<T *>(data); }
+};
+
+/// What a kernel gets: its inputs and (already allocated) outputs, the op's attributes,
+/// and the device whose worker thread runs it.
+struct KernelArgs {
+  std::vector<TensorRef> inputs;
+  std::vector<TensorRef> outputs;
+  const Attrs *attrs = nullptr;
+  Device device;
+};
+
+using KernelFn = void (*)(const KernelArgs &);
+
+/// The kernels of one op on one kind of device.
+struct KernelEntry {
+  KernelFn fast = nullptr;      ///< what runs (may equal reference when there is no other)
+  KernelFn reference = nullptr; ///< plain loops: the oracle of tests
+};
+
+/// Registers `entry` for `dialectOp` on `kind` (host kinds share cpu's kernels).
+void register_kernel(const std::string &dialectOp, DeviceKind kind, KernelEntry entry);
+/// The kernels of `dialectOp` for `device`, or null.
+const KernelEntry *find_kernel(const std::string &dialectOp, Device device);
+
+/// When true, every op runs its reference kernel (for debugging and tests).
+void use_reference_kernels(bool enabled);
+bool reference_kernels_enabled();
+
+} // namespace dlc
+
+#endif // DLC_RUNTIME_KERNEL_H

@@ -1,0 +1,13 @@
+//===- dlc.h - the one header an application includes -------------------------===//
+#ifndef DLC_DLC_H
+#define DLC_DLC_H
+
+#include "dlc/Core/DType.h"
+#include "dlc/Core/Device.h"
+#include "dlc/Core/Error.h"
+#include "dlc/Frontend/NumPy.h"
+#include "dlc/Frontend/Tensor.h"
+#include "dlc/Runtime/Allocator.h"
+#include "dlc/Runtime/Engine.h"
+
+#endif // DLC_DLC_H

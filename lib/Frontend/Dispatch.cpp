@@ -1,0 +1,154 @@
+//===- Dispatch.cpp - the op registry and eager dispatch ----------------------===//
+#include "dlc/Frontend/OpRegistry.h"
+
+#include "dlc/Runtime/Kernel.h"
+#include "OpDefinitions.h"
+
+#include <map>
+#include <mutex>
+
+namespace dlc {
+
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<OpDef>> ops;
+};
+
+Registry &registry() {
+  static Registry *instance = new Registry;
+  return *instance;
+}
+
+void registerEveryOp() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    detail::register_elementwise_ops();
+    detail::register_linalg_ops();
+    detail::register_reduce_ops();
+    detail::register_layout_ops();
+    detail::register_creation_ops();
+  });
+}
+
+/// "float32 4x3 on cpu(0), int64 4 on cpu(1)"
+std::string describe(const std::vector<Tensor> &inputs) {
+  std::string text;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor &t = inputs[i];
+    text += (i ? ", " : "") + std::string(dtype_name(t.dtype())) + " " +
+            shape_rules::str(t.shape()) + " on " + t.device().str();
+  }
+  return text.empty() ? "none" : text;
+}
+
+template <typename ErrorT>
+[[noreturn]] void rethrowWithContext(const OpDef &op, const std::vector<Tensor> &inputs,
+                                     const Attrs &attrs, const char *what) {
+  throw ErrorT(op.name + ": " + what + " (inputs: " + describe(inputs) +
+               (attrs.str() == "{}" ? "" : "; attributes " + attrs.str()) + ")");
+}
+
+} // namespace
+
+void register_op(OpDef op) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::string name = op.name;
+  if (r.ops.count(name))
+    throw Error("op '" + name + "' is registered twice");
+  r.ops[name] = std::make_unique<OpDef>(std::move(op));
+}
+
+const OpDef &find_op(const std::string &name) {
+  registerEveryOp();
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.ops.find(name);
+  if (it == r.ops.end())
+    throw Error("no op named '" + name + "'");
+  return *it->second;
+}
+
+std::vector<const OpDef *> all_ops() {
+  registerEveryOp();
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<const OpDef *> ops;
+  for (auto &entry : r.ops)
+    ops.push_back(entry.second.get());
+  return ops;
+}
+
+std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
+                           const Attrs &attrs, std::optional<Device> device) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].defined())
+      throw Error(op.name + ": input #" + std::to_string(i) + " is an undefined tensor");
+
+  Device where = device ? *device : inputs.empty() ? current_device() : inputs[0].device();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].device() != where)
+      throw DeviceMismatchError(
+          op.name + ": inputs live on different devices: " +
+          (device ? "the op runs on " + where.str() : "input #0 is on " + where.str()) +
+          ", input #" + std::to_string(i) + " is on " + inputs[i].device().str() +
+          "; move one with copyto() or to() first");
+
+  std::vector<TensorMeta> metas;
+  metas.reserve(inputs.size());
+  for (const Tensor &input : inputs)
+    metas.push_back({input.shape(), input.dtype()});
+  std::vector<TensorMeta> outputs;
+  try {
+    outputs = op.infer(metas, attrs);
+  } catch (const ShapeError &e) {
+    rethrowWithContext<ShapeError>(op, inputs, attrs, e.what());
+  } catch (const DTypeError &e) {
+    rethrowWithContext<DTypeError>(op, inputs, attrs, e.what());
+  } catch (const Error &e) {
+    rethrowWithContext<Error>(op, inputs, attrs, e.what());
+  }
+
+  const KernelEntry *kernels = find_kernel(op.dialect_op, where);
+  if (!kernels)
+    throw UnsupportedError(op.name + ": no kernel for " + where.str() + " (inputs: " +
+                           describe(inputs) + ")");
+  KernelFn kernel = reference_kernels_enabled() ? kernels->reference : kernels->fast;
+
+  std::vector<Tensor> results;
+  results.reserve(outputs.size());
+  for (const TensorMeta &meta : outputs)
+    results.push_back(Tensor::empty(meta.shape, meta.dtype, where));
+
+  std::vector<std::shared_ptr<Buffer>> reads, writes;
+  for (const Tensor &input : inputs)
+    reads.push_back(input.buffer());
+  for (const Tensor &result : results)
+    writes.push_back(result.buffer());
+
+  auto sharedAttrs = std::make_shared<Attrs>(attrs);
+  enqueue(where, reads, writes, [inputs, results, sharedAttrs, kernel, where] {
+    KernelArgs args;
+    args.attrs = sharedAttrs.get();
+    args.device = where;
+    for (const Tensor &t : inputs)
+      args.inputs.push_back({t.data(), t.shape(), t.dtype()});
+    for (const Tensor &t : results)
+      args.outputs.push_back({t.data(), t.shape(), t.dtype()});
+    kernel(args);
+  });
+  return results;
+}
+
+Tensor invoke1(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
+               std::optional<Device> device) {
+  std::vector<Tensor> results = invoke(op, inputs, attrs, device);
+  if (results.size() != 1)
+    throw Error(op.name + ": expected one result, the op gives " +
+                std::to_string(results.size()));
+  return results[0];
+}
+
+} // namespace dlc

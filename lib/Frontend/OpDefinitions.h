@@ -1,0 +1,32 @@
+//===- OpDefinitions.h - registration of the op families (internal) ----------===//
+#ifndef DLC_LIB_FRONTEND_OPDEFINITIONS_H
+#define DLC_LIB_FRONTEND_OPDEFINITIONS_H
+
+#include "dlc/Frontend/OpRegistry.h"
+
+namespace dlc::detail {
+
+void register_elementwise_ops();
+void register_linalg_ops();
+void register_reduce_ops();
+void register_layout_ops();
+void register_creation_ops();
+
+/// Throws ShapeError with the rule's message when `inferred` failed, else returns it.
+inline Shape checked(const shape_rules::Inferred &inferred) {
+  if (!inferred.ok())
+    throw ShapeError(inferred.error);
+  return inferred.shape;
+}
+
+/// The one output of an op whose result has its first input's dtype.
+inline std::vector<TensorMeta> sameDType(const std::vector<TensorMeta> &inputs, Shape shape) {
+  return {{std::move(shape), inputs[0].dtype}};
+}
+
+/// Throws DTypeError unless every input has the first one's dtype.
+void require_same_dtype(const std::vector<TensorMeta> &inputs, size_t first = 0);
+
+} // namespace dlc::detail
+
+#endif // DLC_LIB_FRONTEND_OPDEFINITIONS_H

@@ -1,0 +1,233 @@
+//===- Tensor.cpp - tensor views, copies between devices, reading values back -===//
+#include "dlc/Frontend/Tensor.h"
+
+#include "dlc/Frontend/NumPy.h"
+#include "dlc/Frontend/OpRegistry.h"
+
+#include <iomanip>
+#include <sstream>
+
+namespace dlc {
+
+namespace {
+/// Reads element `i` of a host buffer of `dtype` as a double.
+double readElement(const void *data, DType dtype, int64_t i) {
+  switch (dtype) {
+  case DType::f32:
+    return static_cast<const float *>(data)[i];
+  case DType::f16:
+    return to_float(static_cast<const float16 *>(data)[i]);
+  case DType::bf16:
+    return to_float(static_cast<const bfloat16 *>(data)[i]);
+  case DType::i32:
+    return static_cast<const int32_t *>(data)[i];
+  case DType::i64:
+    return double(static_cast<const int64_t *>(data)[i]);
+  case DType::u8:
+    return static_cast<const uint8_t *>(data)[i];
+  case DType::boolean:
+    return static_cast<const bool *>(data)[i] ? 1.0 : 0.0;
+  }
+  return 0;
+}
+} // namespace
+
+void Tensor::requireDefined(const char *what) const {
+  if (!impl_)
+    throw Error(std::string(what) + ": the tensor is undefined (default-constructed)");
+}
+
+const Shape &Tensor::shape() const {
+  requireDefined("shape()");
+  return impl_->shape;
+}
+
+DType Tensor::dtype() const {
+  requireDefined("dtype()");
+  return impl_->dtype;
+}
+
+Device Tensor::device() const {
+  requireDefined("device()");
+  return impl_->buffer->device();
+}
+
+const std::shared_ptr<Buffer> &Tensor::buffer() const {
+  requireDefined("buffer()");
+  return impl_->buffer;
+}
+
+void *Tensor::data() const {
+  requireDefined("data()");
+  return static_cast<char *>(impl_->buffer->data()) + impl_->offset;
+}
+
+Tensor Tensor::empty(const Shape &shape, DType dtype, Device device) {
+  for (int64_t d : shape)
+    if (d < 0)
+      throw ShapeError("cannot create a tensor of shape " + shape_rules::str(shape) +
+                       ": dimensions must be >= 0");
+  auto impl = std::make_shared<Impl>();
+  impl->shape = shape;
+  impl->dtype = dtype;
+  size_t bytes = size_t(shape_rules::numElements(shape)) * dtype_size(dtype);
+  impl->buffer = std::make_shared<Buffer>(allocate(device, bytes));
+  return Tensor(std::move(impl));
+}
+
+void Tensor::wait_to_read() const {
+  requireDefined("wait_to_read()");
+  impl_->buffer->wait_to_read();
+}
+
+Tensor Tensor::copyto(Device target) const {
+  requireDefined("copyto()");
+  Tensor copy = empty(shape(), dtype(), target);
+  copyto(copy);
+  return copy;
+}
+
+void Tensor::copyto(Tensor &target) const {
+  requireDefined("copyto()");
+  if (!target.defined())
+    throw Error("copyto(): the target tensor is undefined");
+  if (target.shape() != shape() || target.dtype() != dtype())
+    throw ShapeError("copyto(): cannot copy " + std::string(dtype_name(dtype())) + " " +
+                     shape_rules::str(shape()) + " on " + device().str() + " into " +
+                     dtype_name(target.dtype()) + " " + shape_rules::str(target.shape()) +
+                     " on " + target.device().str() + ": shapes and dtypes must match");
+  if (target.impl_->buffer == impl_->buffer && target.impl_->offset == impl_->offset)
+    return;
+  if (!device().is_host() || !target.device().is_host())
+    throw UnsupportedError("copyto(): copies to or from " +
+                           (device().is_host() ? target.device() : device()).str() +
+                           " need the CUDA backend");
+  // Runs on the target's queue, after the source's producer (maybe on another queue).
+  Tensor source = *this;
+  size_t bytes = nbytes();
+  enqueue(target.device(), {impl_->buffer}, {target.impl_->buffer},
+          [source, target, bytes] { std::memcpy(target.data(), source.data(), bytes); });
+}
+
+Tensor Tensor::to(Device target) const {
+  return device() == target ? *this : copyto(target);
+}
+
+Tensor Tensor::reshape(Shape newShape) const {
+  requireDefined("reshape()");
+  int64_t known = 1, inferred = -1;
+  for (size_t i = 0; i < newShape.size(); ++i) {
+    if (newShape[i] == -1) {
+      if (inferred >= 0)
+        throw ShapeError("reshape(" + shape_rules::str(newShape) +
+                         "): at most one dimension may be -1");
+      inferred = int64_t(i);
+    } else if (newShape[i] < 0) {
+      throw ShapeError("reshape(" + shape_rules::str(newShape) +
+                       "): dimensions must be >= 0 or -1");
+    } else {
+      known *= newShape[i];
+    }
+  }
+  if (inferred >= 0 && known > 0 && size() % known == 0)
+    newShape[inferred] = size() / known;
+  if (shape_rules::numElements(newShape) != size() || (inferred >= 0 && known == 0))
+    throw ShapeError("reshape: cannot view " + shape_rules::str(shape()) + " (" +
+                     std::to_string(size()) + " elements) as " + shape_rules::str(newShape));
+  auto impl = std::make_shared<Impl>(*impl_);
+  impl->shape = std::move(newShape);
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::astype(DType target) const {
+  static const OpDef &cast = find_op("astype");
+  return invoke1(cast, {*this}, Attrs{{"dtype", int64_t(target)}});
+}
+
+Tensor Tensor::slice(int64_t begin, int64_t end) const {
+  requireDefined("slice()");
+  if (shape().empty())
+    throw ShapeError("slice(): a 0-d tensor has no axis 0 to slice");
+  int64_t rows = shape()[0];
+  if (begin < 0 || end > rows || begin > end)
+    throw ShapeError("slice(" + std::to_string(begin) + ", " + std::to_string(end) +
+                     "): out of range for axis 0 of " + shape_rules::str(shape()));
+  auto impl = std::make_shared<Impl>(*impl_);
+  impl->shape[0] = end - begin;
+  int64_t rowElements = rows ? size() / rows : 0;
+  impl->offset += size_t(begin * rowElements) * dtype_size(dtype());
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::operator[](int64_t index) const {
+  requireDefined("operator[]");
+  if (shape().empty())
+    throw ShapeError("operator[]: a 0-d tensor cannot be indexed");
+  int64_t rows = shape()[0];
+  int64_t row = index < 0 ? index + rows : index;
+  if (row < 0 || row >= rows)
+    throw ShapeError("index " + std::to_string(index) + " is out of range for axis 0 of " +
+                     shape_rules::str(shape()));
+  Tensor one = slice(row, row + 1);
+  one.impl_->shape.erase(one.impl_->shape.begin());
+  return one;
+}
+
+std::vector<double> Tensor::valuesAsDouble() const {
+  requireDefined("reading values");
+  Tensor host = device().is_host() ? *this : copyto(cpu(0));
+  host.wait_to_read();
+  std::vector<double> values(static_cast<size_t>(size()));
+  for (int64_t i = 0; i < size(); ++i)
+    values[size_t(i)] = readElement(host.data(), dtype(), i);
+  return values;
+}
+
+template <> std::vector<int64_t> Tensor::to_vector<int64_t>() const {
+  if (dtype() != DType::i64) {
+    std::vector<double> values = valuesAsDouble();
+    return std::vector<int64_t>(values.begin(), values.end());
+  }
+  Tensor host = device().is_host() ? *this : copyto(cpu(0));
+  host.wait_to_read();
+  const int64_t *begin = static_cast<const int64_t *>(host.data());
+  return std::vector<int64_t>(begin, begin + size());
+}
+
+std::string Tensor::str() const {
+  std::vector<double> values = valuesAsDouble();
+  std::ostringstream os;
+  os << std::setprecision(6);
+  const Shape &dims = shape();
+  // Nested brackets as numpy prints them; one line per innermost row.
+  std::vector<int64_t> index(dims.size(), 0);
+  if (dims.empty()) {
+    os << values[0];
+  } else {
+    for (size_t i = 0; i < values.size(); ++i) {
+      size_t opened = 0;
+      for (size_t d = dims.size(); d-- > 0 && index[d] == 0;)
+        ++opened;
+      if (i > 0)
+        os << (opened ? std::string(",\n") + std::string(dims.size() - opened, ' ') : ", ");
+      os << std::string(opened, '[') << values[i];
+      size_t closed = 0;
+      for (size_t d = dims.size(); d-- > 0;) {
+        if (++index[d] < dims[d])
+          break;
+        index[d] = 0;
+        ++closed;
+      }
+      os << std::string(closed, ']');
+    }
+    if (values.empty())
+      os << std::string(dims.size(), '[') << std::string(dims.size(), ']');
+  }
+  os << " <" << dtype_name(dtype()) << " " << shape_rules::str(dims) << " on " << device()
+     << ">";
+  return os.str();
+}
+
+std::ostream &operator<<(std::ostream &os, const Tensor &tensor) { return os << tensor.str(); }
+
+} // namespace dlc

@@ -1,0 +1,157 @@
+//===- Allocator.cpp - caching host allocator, one per device -----------------===//
+//
+// Size classes: multiples of 512 B up to 1 MiB, multiples of 1 MiB above, so a block
+// freed by one step of a training loop fits the same request in the next step.
+// GPU memory arrives with the CUDA backend; host kinds (cpu, cpu_pinned, cpu_shared)
+// use 64-byte aligned host memory.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Runtime/Allocator.h"
+
+#include "dlc/Core/Error.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+namespace dlc {
+
+namespace {
+
+size_t roundUp(size_t bytes) {
+  constexpr size_t small = 512, large = size_t(1) << 20;
+  if (bytes == 0)
+    bytes = 1;
+  size_t quantum = bytes <= large ? small : large;
+  return (bytes + quantum - 1) / quantum * quantum;
+}
+
+std::string humanBytes(int64_t bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = double(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit ? "%.1f %s" : "%.0f %s", value, units[unit]);
+  return text;
+}
+
+class DeviceAllocator {
+public:
+  explicit DeviceAllocator(Device device) : device_(device) {}
+
+  std::shared_ptr<Storage> allocate(size_t requested) {
+    if (!device_.is_host())
+      throw UnsupportedError("cannot allocate on " + device_.str() +
+                             ": this build has no GPU memory support yet");
+    size_t bytes = roundUp(requested);
+    void *data = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.allocations;
+      auto cached = free_.find(bytes);
+      if (cached != free_.end()) {
+        data = cached->second;
+        free_.erase(cached);
+        stats_.bytes_cached -= int64_t(bytes);
+        ++stats_.cache_hits;
+      } else {
+        data = fresh(bytes, requested);
+      }
+      stats_.bytes_in_use += int64_t(bytes);
+      stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+    }
+    return std::make_shared<Storage>(data, bytes, device_);
+  }
+
+  void release(void *data, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.bytes_in_use -= int64_t(bytes);
+    free_.emplace(bytes, data);
+    stats_.bytes_cached += int64_t(bytes);
+  }
+
+  MemoryStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
+  void setLimit(int64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.limit = bytes;
+  }
+
+  void emptyCache() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    emptyCacheLocked();
+  }
+
+private:
+  // Called with mutex_ held.
+  void *fresh(size_t bytes, size_t requested) {
+    auto fits = [&] {
+      return stats_.limit == 0 ||
+             stats_.bytes_in_use + stats_.bytes_cached + int64_t(bytes) <= stats_.limit;
+    };
+    if (!fits())
+      emptyCacheLocked();
+    void *data = fits() ? std::aligned_alloc(64, bytes) : nullptr;
+    if (!data && stats_.bytes_cached > 0) {
+      emptyCacheLocked();
+      data = fits() ? std::aligned_alloc(64, bytes) : nullptr;
+    }
+    if (!data) {
+      --stats_.allocations;
+      throw OutOfMemoryError(
+          device_.str() + ": out of memory allocating " + humanBytes(int64_t(requested)) +
+          " (" + std::to_string(requested) + " bytes); " + humanBytes(stats_.bytes_in_use) +
+          " in use" +
+          (stats_.limit ? " of a " + humanBytes(stats_.limit) + " limit" : std::string()));
+    }
+    return data;
+  }
+
+  void emptyCacheLocked() {
+    for (auto &[bytes, data] : free_)
+      std::free(data);
+    free_.clear();
+    stats_.bytes_cached = 0;
+  }
+
+  Device device_;
+  std::mutex mutex_;
+  std::multimap<size_t, void *> free_;
+  MemoryStats stats_;
+};
+
+// Allocators live for the whole process (never destroyed): storages may be released by
+// worker threads or static objects after main returns.
+DeviceAllocator &allocatorFor(Device device) {
+  static std::mutex *mutex = new std::mutex;
+  static auto *allocators = new std::unordered_map<Device, std::unique_ptr<DeviceAllocator>>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  auto &slot = (*allocators)[device];
+  if (!slot)
+    slot = std::make_unique<DeviceAllocator>(device);
+  return *slot;
+}
+
+} // namespace
+
+Storage::~Storage() { allocatorFor(device_).release(data_, bytes_); }
+
+std::shared_ptr<Storage> allocate(Device device, size_t bytes) {
+  return allocatorFor(device).allocate(bytes);
+}
+
+MemoryStats memory_stats(Device device) { return allocatorFor(device).stats(); }
+
+void set_memory_limit(Device device, int64_t bytes) { allocatorFor(device).setLimit(bytes); }
+
+void empty_cache(Device device) { allocatorFor(device).emptyCache(); }
+
+} // namespace dlc

@@ -1,0 +1,106 @@
+//===- CpuKernels.h - helpers shared by the CPU tensor kernels (internal) ----===//
+#ifndef DLC_LIB_RUNTIME_CPU_CPUKERNELS_H
+#define DLC_LIB_RUNTIME_CPU_CPUKERNELS_H
+
+#include "dlc/Core/Error.h"
+#include "dlc/Runtime/Kernel.h"
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace dlc::cpu_kernels {
+
+/// Registers every CPU kernel in the kernel table.
+void register_cpu_kernels();
+void register_elementwise_kernels();
+void register_matmul_kernels();
+void register_reduce_kernels();
+void register_layout_kernels();
+void register_creation_kernels();
+
+/// Registers `fn` as both the fast and the reference CPU kernel of `op`: for ops whose
+/// single loop is already what the plain-loop oracle would be.
+inline void register_host_kernel(const char *op, KernelFn fn) {
+  register_kernel(op, DeviceKind::cpu, {fn, fn});
+}
+
+/// What arithmetic on T computes in: float for the 16-bit floats, T otherwise.
+template <typename T> struct ComputeType {
+  using type = T;
+};
+template <> struct ComputeType<float16> {
+  using type = float;
+};
+template <> struct ComputeType<bfloat16> {
+  using type = float;
+};
+template <typename T> using compute_t = typename ComputeType<T>::type;
+
+template <typename T> inline compute_t<T> load(T value) { return value; }
+inline float load(float16 value) { return to_float(value); }
+inline float load(bfloat16 value) { return to_float(value); }
+
+template <typename T, typename C> inline T store(C value) { return static_cast<T>(value); }
+template <> inline float16 store<float16, float>(float value) { return to_float16(value); }
+template <> inline bfloat16 store<bfloat16, float>(float value) { return to_bfloat16(value); }
+
+/// Calls `f(T{})` with the C++ type of `dtype`.
+template <typename F> void dispatch_dtype(DType dtype, F &&f) {
+  switch (dtype) {
+  case DType::f32:
+    return f(float{});
+  case DType::f16:
+    return f(float16{});
+  case DType::bf16:
+    return f(bfloat16{});
+  case DType::i32:
+    return f(int32_t{});
+  case DType::i64:
+    return f(int64_t{});
+  case DType::u8:
+    return f(uint8_t{});
+  case DType::boolean:
+    return f(bool{});
+  }
+}
+
+/// Row-major strides of `shape`, aligned to the last `rank` dimensions of an output,
+/// with 0 where `shape` broadcasts (a missing or size-1 dimension).
+std::vector<int64_t> broadcast_strides(const Shape &shape, const Shape &out);
+
+/// Calls `f(outIndex, offsets)` for every element of `out`, where offsets[k] is the
+/// element of input k (strides from broadcast_strides) that numpy broadcasting pairs
+/// with it.
+template <size_t K, typename F>
+void for_each_broadcast(const Shape &out, const std::array<std::vector<int64_t>, K> &strides,
+                        F &&f) {
+  int64_t total = shape_rules::numElements(out);
+  size_t rank = out.size();
+  std::vector<int64_t> counter(rank, 0);
+  std::array<int64_t, K> offsets{};
+  for (int64_t i = 0; i < total; ++i) {
+    f(i, offsets);
+    for (size_t d = rank; d-- > 0;) {
+      for (size_t k = 0; k < K; ++k)
+        offsets[k] += strides[k][d];
+      if (++counter[d] < out[d])
+        break;
+      for (size_t k = 0; k < K; ++k)
+        offsets[k] -= strides[k][d] * out[d];
+      counter[d] = 0;
+    }
+  }
+}
+
+/// Splits `shape` around `axis` into (outer, size of axis, inner) element counts.
+struct AxisSplit {
+  int64_t outer = 1, axis = 1, inner = 1;
+};
+AxisSplit split_at_axis(const Shape &shape, int64_t axis);
+
+} // namespace dlc::cpu_kernels
+
+#endif // DLC_LIB_RUNTIME_CPU_CPUKERNELS_H

@@ -1,0 +1,226 @@
+//===- ElementwiseKernels.cpp - CPU kernels of element-wise ops ---------------===//
+//
+// One loop serves as both the fast and the reference kernel: with contiguous operands
+// of equal shape it is a plain loop the compiler vectorizes, and the broadcasting path
+// walks numpy's index mapping directly. Fused and generated kernels replace these on
+// the compiled path.
+//
+//===----------------------------------------------------------------------===//
+#include "CpuKernels.h"
+
+#include <algorithm>
+
+namespace dlc::cpu_kernels {
+
+std::vector<int64_t> broadcast_strides(const Shape &shape, const Shape &out) {
+  std::vector<int64_t> strides(out.size(), 0);
+  int64_t stride = 1;
+  size_t offset = out.size() - shape.size();
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[offset + i] = shape[i] == 1 ? 0 : stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+AxisSplit split_at_axis(const Shape &shape, int64_t axis) {
+  AxisSplit split;
+  for (int64_t d = 0; d < int64_t(shape.size()); ++d) {
+    if (d < axis)
+      split.outer *= shape[d];
+    else if (d == axis)
+      split.axis = shape[d];
+    else
+      split.inner *= shape[d];
+  }
+  return split;
+}
+
+namespace {
+
+enum class Binary { add, sub, mul, div, pow, max, min };
+
+template <Binary B, typename C> C apply(C a, C b) {
+  if constexpr (B == Binary::add)
+    return a + b;
+  else if constexpr (B == Binary::sub)
+    return a - b;
+  else if constexpr (B == Binary::mul)
+    return a * b;
+  else if constexpr (B == Binary::div) {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0)
+        throw Error("divide: integer division by zero");
+    }
+    return a / b;
+  } else if constexpr (B == Binary::pow)
+    return static_cast<C>(std::pow(a, b));
+  else if constexpr (B == Binary::max)
+    return std::max(a, b);
+  else
+    return std::min(a, b);
+}
+
+// z = a (op) b with numpy broadcasting; inputs and output share a dtype.
+template <Binary B> void binaryKernel(const KernelArgs &args) {
+  const TensorRef &a = args.inputs[0], &b = args.inputs[1], &z = args.outputs[0];
+  dispatch_dtype(z.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      throw DTypeError("element-wise arithmetic on bool tensors is not supported");
+    } else {
+      const T *pa = a.as<T>(), *pb = b.as<T>();
+      T *pz = z.as<T>();
+      int64_t n = z.numel();
+      if (a.shape == z.shape && b.shape == z.shape) {
+        for (int64_t i = 0; i < n; ++i)
+          pz[i] = store<T>(apply<B>(load(pa[i]), load(pb[i])));
+      } else if (a.shape == z.shape && b.numel() == 1) {
+        auto scalar = load(pb[0]);
+        for (int64_t i = 0; i < n; ++i)
+          pz[i] = store<T>(apply<B>(load(pa[i]), scalar));
+      } else {
+        std::array<std::vector<int64_t>, 2> strides{broadcast_strides(a.shape, z.shape),
+                                                    broadcast_strides(b.shape, z.shape)};
+        for_each_broadcast<2>(z.shape, strides, [&](int64_t i, const auto &at) {
+          pz[i] = store<T>(apply<B>(load(pa[at[0]]), load(pb[at[1]])));
+        });
+      }
+    }
+  });
+}
+
+enum class Unary { neg, exp, log, sqrt, rsqrt, relu, sigmoid, tanh };
+
+template <Unary U, typename C> C apply(C x) {
+  if constexpr (U == Unary::neg)
+    return -x;
+  else if constexpr (U == Unary::relu)
+    return x > C(0) ? x : C(0);
+  else if constexpr (U == Unary::exp)
+    return std::exp(x);
+  else if constexpr (U == Unary::log)
+    return std::log(x);
+  else if constexpr (U == Unary::sqrt)
+    return std::sqrt(x);
+  else if constexpr (U == Unary::rsqrt)
+    return C(1) / std::sqrt(x);
+  else if constexpr (U == Unary::sigmoid)
+    return C(1) / (C(1) + std::exp(-x));
+  else
+    return std::tanh(x);
+}
+
+// y = f(x), same shape and dtype.
+template <Unary U> void unaryKernel(const KernelArgs &args) {
+  const TensorRef &x = args.inputs[0], &y = args.outputs[0];
+  dispatch_dtype(y.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    constexpr bool integral = std::is_integral_v<compute_t<T>>;
+    if constexpr (std::is_same_v<T, bool> ||
+                  (integral && U != Unary::neg && U != Unary::relu)) {
+      throw DTypeError(std::string("this op needs a floating-point tensor, got ") +
+                       dtype_name(y.dtype));
+    } else {
+      const T *px = x.as<T>();
+      T *py = y.as<T>();
+      for (int64_t i = 0, n = y.numel(); i < n; ++i)
+        py[i] = store<T>(apply<U>(load(px[i])));
+    }
+  });
+}
+
+// z = a (cmp) b with broadcasting; z is bool. The predicate numbers are the dialect's.
+void compareKernel(const KernelArgs &args) {
+  const TensorRef &a = args.inputs[0], &b = args.inputs[1], &z = args.outputs[0];
+  int64_t predicate = args.attrs->get_int("predicate", 0);
+  bool *pz = z.as<bool>();
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T *pa = a.as<T>(), *pb = b.as<T>();
+    std::array<std::vector<int64_t>, 2> strides{broadcast_strides(a.shape, z.shape),
+                                                broadcast_strides(b.shape, z.shape)};
+    for_each_broadcast<2>(z.shape, strides, [&](int64_t i, const auto &at) {
+      auto x = load(pa[at[0]]), y = load(pb[at[1]]);
+      switch (predicate) {
+      case 0: pz[i] = x == y; break;
+      case 1: pz[i] = x != y; break;
+      case 2: pz[i] = x < y; break;
+      case 3: pz[i] = x <= y; break;
+      case 4: pz[i] = x > y; break;
+      default: pz[i] = x >= y; break;
+      }
+    });
+  });
+}
+
+// z = condition ? x : y with three-way broadcasting.
+void selectKernel(const KernelArgs &args) {
+  const TensorRef &c = args.inputs[0], &x = args.inputs[1], &y = args.inputs[2];
+  const TensorRef &z = args.outputs[0];
+  const bool *pc = c.as<bool>();
+  size_t width = dtype_size(z.dtype);
+  const char *px = static_cast<const char *>(x.data), *py = static_cast<const char *>(y.data);
+  char *pz = static_cast<char *>(z.data);
+  std::array<std::vector<int64_t>, 3> strides{broadcast_strides(c.shape, z.shape),
+                                              broadcast_strides(x.shape, z.shape),
+                                              broadcast_strides(y.shape, z.shape)};
+  for_each_broadcast<3>(z.shape, strides, [&](int64_t i, const auto &at) {
+    const char *from = pc[at[0]] ? px + at[1] * width : py + at[2] * width;
+    std::copy(from, from + width, pz + i * width);
+  });
+}
+
+// y = x converted to y's dtype, element by element (float to int truncates, as numpy).
+void castKernel(const KernelArgs &args) {
+  const TensorRef &x = args.inputs[0], &y = args.outputs[0];
+  int64_t n = y.numel();
+  dispatch_dtype(x.dtype, [&](auto fromTag) {
+    using From = decltype(fromTag);
+    dispatch_dtype(y.dtype, [&](auto toTag) {
+      using To = decltype(toTag);
+      const From *px = x.as<From>();
+      To *py = y.as<To>();
+      for (int64_t i = 0; i < n; ++i) {
+        auto value = load(px[i]);
+        if constexpr (std::is_same_v<To, float16> || std::is_same_v<To, bfloat16>)
+          py[i] = store<To>(static_cast<float>(value));
+        else
+          py[i] = static_cast<To>(value);
+      }
+    });
+  });
+}
+
+} // namespace
+
+void register_elementwise_kernels() {
+  register_host_kernel("dlc.add", binaryKernel<Binary::add>);
+  register_host_kernel("dlc.sub", binaryKernel<Binary::sub>);
+  register_host_kernel("dlc.mul", binaryKernel<Binary::mul>);
+  register_host_kernel("dlc.div", binaryKernel<Binary::div>);
+  register_host_kernel("dlc.pow", binaryKernel<Binary::pow>);
+  register_host_kernel("dlc.max", binaryKernel<Binary::max>);
+  register_host_kernel("dlc.min", binaryKernel<Binary::min>);
+  register_host_kernel("dlc.neg", unaryKernel<Unary::neg>);
+  register_host_kernel("dlc.exp", unaryKernel<Unary::exp>);
+  register_host_kernel("dlc.log", unaryKernel<Unary::log>);
+  register_host_kernel("dlc.sqrt", unaryKernel<Unary::sqrt>);
+  register_host_kernel("dlc.rsqrt", unaryKernel<Unary::rsqrt>);
+  register_host_kernel("dlc.relu", unaryKernel<Unary::relu>);
+  register_host_kernel("dlc.sigmoid", unaryKernel<Unary::sigmoid>);
+  register_host_kernel("dlc.tanh", unaryKernel<Unary::tanh>);
+  register_host_kernel("dlc.compare", compareKernel);
+  register_host_kernel("dlc.select", selectKernel);
+  register_host_kernel("dlc.cast", castKernel);
+}
+
+void register_cpu_kernels() {
+  register_elementwise_kernels();
+  register_matmul_kernels();
+  register_reduce_kernels();
+  register_layout_kernels();
+  register_creation_kernels();
+}
+
+} // namespace dlc::cpu_kernels

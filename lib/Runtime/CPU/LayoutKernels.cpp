@@ -1,0 +1,77 @@
+//===- LayoutKernels.cpp - transpose, concat and split on the CPU -------------===//
+#include "CpuKernels.h"
+
+#include <cstring>
+
+namespace dlc::cpu_kernels {
+
+namespace {
+
+// y = x with dimensions permuted: y dim i is x dim permutation[i]. Copies elements of
+// any dtype by their bytes.
+void transposeKernel(const KernelArgs &args) {
+  const TensorRef &x = args.inputs[0], &y = args.outputs[0];
+  std::vector<int64_t> permutation = args.attrs->get_ints("permutation", {});
+  size_t rank = x.shape.size(), width = dtype_size(x.dtype);
+  std::vector<int64_t> inStrides(rank, 0), strides(rank, 0);
+  for (int64_t d = int64_t(rank) - 1, stride = 1; d >= 0; --d) {
+    inStrides[size_t(d)] = stride;
+    stride *= x.shape[size_t(d)];
+  }
+  for (size_t i = 0; i < rank; ++i)
+    strides[i] = inStrides[size_t(permutation[i])];
+  const char *px = static_cast<const char *>(x.data);
+  char *py = static_cast<char *>(y.data);
+  std::array<std::vector<int64_t>, 1> walk{strides};
+  for_each_broadcast<1>(y.shape, walk, [&](int64_t i, const auto &at) {
+    std::memcpy(py + i * width, px + at[0] * width, width);
+  });
+}
+
+// y = the inputs joined along axis; each input is (outer, axis_k, inner).
+void concatKernel(const KernelArgs &args) {
+  const TensorRef &y = args.outputs[0];
+  int64_t axis = shape_rules::normalizeAxis(args.attrs->get_int("axis", 0),
+                                            int64_t(y.shape.size()));
+  size_t width = dtype_size(y.dtype);
+  AxisSplit out = split_at_axis(y.shape, axis);
+  char *py = static_cast<char *>(y.data);
+  int64_t start = 0;
+  for (const TensorRef &x : args.inputs) {
+    AxisSplit in = split_at_axis(x.shape, axis);
+    size_t block = size_t(in.axis * in.inner) * width;
+    for (int64_t o = 0; o < out.outer; ++o)
+      std::memcpy(py + size_t((o * out.axis + start) * out.inner) * width,
+                  static_cast<const char *>(x.data) + size_t(o) * block, block);
+    start += in.axis;
+  }
+}
+
+// The outputs are consecutive parts of x along axis, of the sizes their shapes give.
+void splitKernel(const KernelArgs &args) {
+  const TensorRef &x = args.inputs[0];
+  int64_t axis = shape_rules::normalizeAxis(args.attrs->get_int("axis", 0),
+                                            int64_t(x.shape.size()));
+  size_t width = dtype_size(x.dtype);
+  AxisSplit in = split_at_axis(x.shape, axis);
+  const char *px = static_cast<const char *>(x.data);
+  int64_t start = 0;
+  for (const TensorRef &y : args.outputs) {
+    AxisSplit part = split_at_axis(y.shape, axis);
+    size_t block = size_t(part.axis * part.inner) * width;
+    for (int64_t o = 0; o < in.outer; ++o)
+      std::memcpy(static_cast<char *>(y.data) + size_t(o) * block,
+                  px + size_t((o * in.axis + start) * in.inner) * width, block);
+    start += part.axis;
+  }
+}
+
+} // namespace
+
+void register_layout_kernels() {
+  register_host_kernel("dlc.transpose", transposeKernel);
+  register_host_kernel("dlc.concat", concatKernel);
+  register_host_kernel("dlc.split", splitKernel);
+}
+
+} // namespace dlc::cpu_kernels

@@ -1,0 +1,129 @@
+//===- OneDNNConv.cpp - 2-D convolution forward and backward with oneDNN ===//
+//
+// Primitives work directly on the plain NCHW/OIHW user buffers: no reorders, at the
+// price of oneDNN's slower plain-layout implementations (a blocked layout chosen with
+// format_tag::any is the obvious next step once the runtime keeps tensors blocked).
+//
+//===----------------------------------------------------------------------===//
+#include "OneDNNPrimitiveCache.h"
+
+#include "dlc/Runtime/CPU/NNKernels.h"
+
+namespace dlc::cpu_kernels::onednn {
+
+using namespace detail;
+using dnnl::algorithm;
+using dnnl::memory;
+using dnnl::prop_kind;
+using tag = memory::format_tag;
+
+namespace {
+
+// The memory layouts and window parameters of one convolution, as oneDNN wants them.
+struct ConvDescs {
+  memory::desc src, weights, bias, dst;
+  memory::dims strides, dilates, paddingL, paddingR;
+};
+
+ConvDescs convDescs(const Conv2DGeometry &g, bool withBias) {
+  ConvDescs d;
+  d.src = f32Desc({g.N, g.C, g.H, g.W}, tag::nchw);
+  d.dst = f32Desc({g.N, g.O, g.OH, g.OW}, tag::nchw);
+  // Grouped weights (O, C/groups, KH, KW) are, byte for byte, goihw with the output
+  // channels split as (groups, O/groups).
+  d.weights = g.groups == 1
+                  ? f32Desc({g.O, g.C, g.KH, g.KW}, tag::oihw)
+                  : f32Desc({g.groups, g.O / g.groups, g.C / g.groups, g.KH, g.KW}, tag::goihw);
+  // A zero descriptor tells oneDNN there is no bias.
+  d.bias = withBias ? f32Desc({g.O}, tag::x) : memory::desc();
+  d.strides = {g.strideH, g.strideW};
+  // oneDNN counts dilation from 0 (dense window), the dialect from 1.
+  d.dilates = {g.dilationH - 1, g.dilationW - 1};
+  d.paddingL = {g.padH, g.padW};
+  d.paddingR = {
+      paddingRightFor(g.H, g.OH, (g.KH - 1) * g.dilationH + 1, g.strideH, g.padH),
+      paddingRightFor(g.W, g.OW, (g.KW - 1) * g.dilationW + 1, g.strideW, g.padW)};
+  return d;
+}
+
+dnnl::convolution_forward::primitive_desc forwardPd(const ConvDescs &d, prop_kind kind) {
+  dnnl::convolution_forward::desc desc(kind, algorithm::convolution_direct, d.src, d.weights,
+                                       d.bias, d.dst, d.strides, d.dilates, d.paddingL,
+                                       d.paddingR);
+  return {desc, threadEngine()};
+}
+
+std::string convKey(const char *op, const Conv2DGeometry &g, bool withBias) {
+  return geometryKey(op, {g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW, g.strideH,
+                          g.strideW, g.padH, g.padW, g.dilationH, g.dilationW, g.groups,
+                          withBias});
+}
+
+} // namespace
+
+void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
+                    float *y) {
+  const bool withBias = b != nullptr;
+  CachedKernel &kernel =
+      cachedKernel(convKey("conv2d_forward", g, withBias), [&](CachedKernel &k) {
+        ConvDescs d = convDescs(g, withBias);
+        CachedKernel::Args args;
+        args[DNNL_ARG_SRC] = k.bindUserBuffer(d.src);
+        args[DNNL_ARG_WEIGHTS] = k.bindUserBuffer(d.weights);
+        if (withBias)
+          args[DNNL_ARG_BIAS] = k.bindUserBuffer(d.bias);
+        args[DNNL_ARG_DST] = k.bindUserBuffer(d.dst);
+        k.addStep(dnnl::convolution_forward(forwardPd(d, prop_kind::forward_inference)),
+                  std::move(args));
+      });
+  if (withBias)
+    kernel.run({x, w, b, y});
+  else
+    kernel.run({x, w, y});
+}
+
+void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w,
+                          float *dx) {
+  CachedKernel &kernel =
+      cachedKernel(convKey("conv2d_backward_data", g, false), [&](CachedKernel &k) {
+        ConvDescs d = convDescs(g, false);
+        dnnl::convolution_backward_data::desc desc(algorithm::convolution_direct, d.src,
+                                                   d.weights, d.dst, d.strides, d.dilates,
+                                                   d.paddingL, d.paddingR);
+        dnnl::convolution_backward_data::primitive_desc pd(
+            desc, threadEngine(), forwardPd(d, prop_kind::forward_training));
+        CachedKernel::Args args;
+        args[DNNL_ARG_DIFF_DST] = k.bindUserBuffer(d.dst);
+        args[DNNL_ARG_WEIGHTS] = k.bindUserBuffer(d.weights);
+        args[DNNL_ARG_DIFF_SRC] = k.bindUserBuffer(d.src);
+        k.addStep(dnnl::convolution_backward_data(pd), std::move(args));
+      });
+  kernel.run({dy, w, dx});
+}
+
+void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
+                            float *db) {
+  const bool withBias = db != nullptr;
+  CachedKernel &kernel =
+      cachedKernel(convKey("conv2d_backward_filter", g, withBias), [&](CachedKernel &k) {
+        ConvDescs d = convDescs(g, withBias);
+        dnnl::convolution_backward_weights::desc desc(
+            algorithm::convolution_direct, d.src, d.weights, d.bias, d.dst, d.strides,
+            d.dilates, d.paddingL, d.paddingR);
+        dnnl::convolution_backward_weights::primitive_desc pd(
+            desc, threadEngine(), forwardPd(d, prop_kind::forward_training));
+        CachedKernel::Args args;
+        args[DNNL_ARG_DIFF_DST] = k.bindUserBuffer(d.dst);
+        args[DNNL_ARG_SRC] = k.bindUserBuffer(d.src);
+        args[DNNL_ARG_DIFF_WEIGHTS] = k.bindUserBuffer(d.weights);
+        if (withBias)
+          args[DNNL_ARG_DIFF_BIAS] = k.bindUserBuffer(d.bias);
+        k.addStep(dnnl::convolution_backward_weights(pd), std::move(args));
+      });
+  if (withBias)
+    kernel.run({dy, x, dw, db});
+  else
+    kernel.run({dy, x, dw});
+}
+
+} // namespace dlc::cpu_kernels::onednn

@@ -1,0 +1,98 @@
+//===- OneDNNDense.cpp - dense (fully connected) forward and backward with oneDNN ===//
+//
+// MXNet's dense weight (units, in_units) is exactly oneDNN's inner-product weight in
+// `oi` layout, so y = x·wᵀ + b maps onto inner_product with no transposition.
+//
+//===----------------------------------------------------------------------===//
+#include "OneDNNPrimitiveCache.h"
+
+#include "dlc/Runtime/CPU/NNKernels.h"
+
+namespace dlc::cpu_kernels::onednn {
+
+using namespace detail;
+using dnnl::memory;
+using dnnl::prop_kind;
+using tag = memory::format_tag;
+
+namespace {
+
+// The memory layouts of one dense layer, as oneDNN wants them.
+struct DenseDescs {
+  memory::desc src, weights, bias, dst;
+};
+
+DenseDescs denseDescs(int64_t M, int64_t K, int64_t units, bool withBias) {
+  return {f32Desc({M, K}, tag::nc), f32Desc({units, K}, tag::oi),
+          // A zero descriptor tells oneDNN there is no bias.
+          withBias ? f32Desc({units}, tag::x) : memory::desc(), f32Desc({M, units}, tag::nc)};
+}
+
+dnnl::inner_product_forward::primitive_desc forwardPd(const DenseDescs &d, prop_kind kind) {
+  dnnl::inner_product_forward::desc desc(kind, d.src, d.weights, d.bias, d.dst);
+  return {desc, threadEngine()};
+}
+
+} // namespace
+
+void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
+                   const float *b, float *y) {
+  const bool withBias = b != nullptr;
+  CachedKernel &kernel = cachedKernel(
+      geometryKey("dense_forward", {M, K, units, withBias}), [&](CachedKernel &k) {
+        DenseDescs d = denseDescs(M, K, units, withBias);
+        CachedKernel::Args args;
+        args[DNNL_ARG_SRC] = k.bindUserBuffer(d.src);
+        args[DNNL_ARG_WEIGHTS] = k.bindUserBuffer(d.weights);
+        if (withBias)
+          args[DNNL_ARG_BIAS] = k.bindUserBuffer(d.bias);
+        args[DNNL_ARG_DST] = k.bindUserBuffer(d.dst);
+        k.addStep(dnnl::inner_product_forward(forwardPd(d, prop_kind::forward_inference)),
+                  std::move(args));
+      });
+  if (withBias)
+    kernel.run({x, w, b, y});
+  else
+    kernel.run({x, w, y});
+}
+
+void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const float *x,
+                    const float *w, float *dx, float *dw, float *db) {
+  const bool withBias = db != nullptr;
+  CachedKernel &kernel = cachedKernel(
+      geometryKey("dense_backward", {M, K, units, withBias}), [&](CachedKernel &k) {
+        DenseDescs d = denseDescs(M, K, units, withBias);
+        auto hint = forwardPd(d, prop_kind::forward_training);
+        // Both primitives read dy, so one user memory serves the two steps.
+        dnnl::memory diffDst = k.bindUserBuffer(d.dst);
+
+        dnnl::inner_product_backward_data::desc dataDesc(d.src, d.weights, d.dst);
+        dnnl::inner_product_backward_data::primitive_desc dataPd(dataDesc, threadEngine(),
+                                                                 hint);
+        CachedKernel::Args dataArgs;
+        dataArgs[DNNL_ARG_DIFF_DST] = diffDst;
+        dataArgs[DNNL_ARG_WEIGHTS] = k.bindUserBuffer(d.weights);
+        dataArgs[DNNL_ARG_DIFF_SRC] = k.bindUserBuffer(d.src);
+        k.addStep(dnnl::inner_product_backward_data(dataPd), std::move(dataArgs));
+
+        dnnl::inner_product_backward_weights::desc weightsDesc(d.src, d.weights, d.bias,
+                                                               d.dst);
+        dnnl::inner_product_backward_weights::primitive_desc weightsPd(weightsDesc,
+                                                                       threadEngine(), hint);
+        CachedKernel::Args weightsArgs;
+        weightsArgs[DNNL_ARG_DIFF_DST] = diffDst;
+        weightsArgs[DNNL_ARG_SRC] = k.bindUserBuffer(d.src);
+        weightsArgs[DNNL_ARG_DIFF_WEIGHTS] = k.bindUserBuffer(d.weights);
+        if (withBias)
+          // oneDNN reduces dy over the rows (the minibatch) for the bias gradient.
+          weightsArgs[DNNL_ARG_DIFF_BIAS] = k.bindUserBuffer(d.bias);
+        k.addStep(dnnl::inner_product_backward_weights(weightsPd), std::move(weightsArgs));
+      });
+  // Buffers in the order the build bound them: dy, w, dx, then x, dw and db.
+  if (withBias)
+    kernel.run({dy, w, dx, x, dw, db});
+  else
+    kernel.run({dy, w, dx, x, dw});
+}
+
+} // namespace dlc::cpu_kernels::onednn

@@ -1,0 +1,174 @@
+//===- OneDNNPool.cpp - 2-D max and average pooling forward and backward with oneDNN ===//
+//
+// Ceil mode reaches oneDNN as a larger right padding (see paddingRightFor). That extra
+// padding is harmless for max pooling (padding never wins) and for average pooling that
+// excludes padding. For count_include_pad, oneDNN's pooling_avg_include_padding divides
+// by kernelH*kernelW, overhang included, which is the rule the reference implements;
+// MXNet itself clips the divisor of a ceil-mode window at H+pad, so the two differ on
+// the last row/column of ceil-mode average pooling with count_include_pad only.
+//
+// The dialect's ceil rule can also add a last output row (column) whose window starts
+// past the input, inside padding and overhang only (H=5, kernel 2, stride 2, pad 1).
+// oneDNN fills such a max window with the lowest float and rejects such an average, so
+// the primitives run on the windows that do touch the input, writing through a strided
+// view of the caller's buffer, and the empty row/column is zeroed here: the reference
+// defines an empty window as 0 with no gradient.
+//
+//===----------------------------------------------------------------------===//
+#include "OneDNNPrimitiveCache.h"
+
+#include "dlc/Runtime/CPU/NNKernels.h"
+
+namespace dlc::cpu_kernels::onednn {
+
+using namespace detail;
+using dnnl::algorithm;
+using dnnl::memory;
+using dnnl::prop_kind;
+using tag = memory::format_tag;
+
+namespace {
+
+// Output rows (or columns) whose window touches the input. Only the last one can miss
+// it: the one before starts below in + pad - kernel, which is < in because the dialect
+// keeps pad < kernel.
+int64_t nonEmptyWindows(int64_t in, int64_t out, int64_t stride, int64_t pad) {
+  return (out - 1) * stride - pad >= in ? out - 1 : out;
+}
+
+// The memory layouts and window parameters of one pooling, as oneDNN wants them.
+struct PoolDescs {
+  int64_t rows, cols; // output rows and columns given to oneDNN (non-empty windows)
+  memory::desc src;
+  // The caller's (N, C, OH, OW) buffer seen as (N, C, rows, cols); strided when an
+  // empty last row or column is left out.
+  memory::desc dst;
+  memory::dims strides, kernel, paddingL, paddingR;
+};
+
+PoolDescs poolDescs(const Pool2DGeometry &g) {
+  PoolDescs d;
+  d.rows = nonEmptyWindows(g.H, g.OH, g.strideH, g.padH);
+  d.cols = nonEmptyWindows(g.W, g.OW, g.strideW, g.padW);
+  d.src = f32Desc({g.N, g.C, g.H, g.W}, tag::nchw);
+  d.dst = d.rows == g.OH && d.cols == g.OW
+              ? f32Desc({g.N, g.C, g.OH, g.OW}, tag::nchw)
+              : memory::desc({g.N, g.C, d.rows, d.cols}, memory::data_type::f32,
+                             {g.C * g.OH * g.OW, g.OH * g.OW, g.OW, 1});
+  d.strides = {g.strideH, g.strideW};
+  d.kernel = {g.kernelH, g.kernelW};
+  d.paddingL = {g.padH, g.padW};
+  d.paddingR = {paddingRightFor(g.H, d.rows, g.kernelH, g.strideH, g.padH),
+                paddingRightFor(g.W, d.cols, g.kernelW, g.strideW, g.padW)};
+  return d;
+}
+
+// Writes 0 to the outputs of empty windows (the last row or column when its window
+// misses the input); oneDNN never sees them.
+void zeroEmptyWindows(const Pool2DGeometry &g, float *y) {
+  const bool emptyRow = nonEmptyWindows(g.H, g.OH, g.strideH, g.padH) < g.OH;
+  const bool emptyCol = nonEmptyWindows(g.W, g.OW, g.strideW, g.padW) < g.OW;
+  if (!emptyRow && !emptyCol)
+    return;
+  for (int64_t plane = 0; plane < g.N * g.C; ++plane) {
+    float *out = y + plane * g.OH * g.OW;
+    if (emptyRow)
+      std::fill(out + (g.OH - 1) * g.OW, out + g.OH * g.OW, 0.0f);
+    if (emptyCol)
+      for (int64_t oh = 0; oh < g.OH; ++oh)
+        out[oh * g.OW + g.OW - 1] = 0.0f;
+  }
+}
+
+dnnl::pooling_forward::primitive_desc forwardPd(const PoolDescs &d, prop_kind kind,
+                                                algorithm alg) {
+  dnnl::pooling_forward::desc desc(kind, alg, d.src, d.dst, d.strides, d.kernel, d.paddingL,
+                                   d.paddingR);
+  return {desc, threadEngine()};
+}
+
+algorithm avgAlgorithm(bool countIncludePad) {
+  return countIncludePad ? algorithm::pooling_avg_include_padding
+                         : algorithm::pooling_avg_exclude_padding;
+}
+
+std::string poolKey(const char *op, const Pool2DGeometry &g, algorithm alg) {
+  return geometryKey(op, {g.N, g.C, g.H, g.W, g.OH, g.OW, g.kernelH, g.kernelW, g.strideH,
+                          g.strideW, g.padH, g.padW, int64_t(alg)});
+}
+
+// Forward pooling of any algorithm, x -> y.
+void poolForward(const Pool2DGeometry &g, algorithm alg, const float *x, float *y) {
+  CachedKernel &kernel = cachedKernel(poolKey("pool2d_forward", g, alg), [&](CachedKernel &k) {
+    PoolDescs d = poolDescs(g);
+    CachedKernel::Args args;
+    args[DNNL_ARG_SRC] = k.bindUserBuffer(d.src);
+    args[DNNL_ARG_DST] = k.bindUserBuffer(d.dst);
+    // Inference: no workspace to fill; the backward regenerates its own.
+    k.addStep(dnnl::pooling_forward(forwardPd(d, prop_kind::forward_inference, alg)),
+              std::move(args));
+  });
+  kernel.run({x, y});
+  zeroEmptyWindows(g, y);
+}
+
+} // namespace
+
+void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y) {
+  poolForward(g, algorithm::pooling_max, x, y);
+}
+
+void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx) {
+  const algorithm alg = algorithm::pooling_max;
+  CachedKernel &kernel =
+      cachedKernel(poolKey("max_pool2d_backward", g, alg), [&](CachedKernel &k) {
+        PoolDescs d = poolDescs(g);
+        // oneDNN's max-pool backward reads the argmax positions from the workspace of a
+        // training forward; the contract hands us x instead, so the kernel reruns the
+        // forward into buffers of its own first.
+        auto fwdPd = forwardPd(d, prop_kind::forward_training, alg);
+        dnnl::memory workspace = k.ownBuffer(fwdPd.workspace_desc());
+        CachedKernel::Args fwdArgs;
+        fwdArgs[DNNL_ARG_SRC] = k.bindUserBuffer(d.src);
+        // Same layout as dy (strided when a window is empty): oneDNN finds no backward
+        // whose diff_dst layout differs from its hint's dst.
+        fwdArgs[DNNL_ARG_DST] = k.ownBuffer(d.dst);
+        fwdArgs[DNNL_ARG_WORKSPACE] = workspace;
+        k.addStep(dnnl::pooling_forward(fwdPd), std::move(fwdArgs));
+
+        dnnl::pooling_backward::desc desc(alg, d.src, d.dst, d.strides, d.kernel,
+                                          d.paddingL, d.paddingR);
+        dnnl::pooling_backward::primitive_desc pd(desc, threadEngine(), fwdPd);
+        CachedKernel::Args args;
+        args[DNNL_ARG_DIFF_DST] = k.bindUserBuffer(d.dst);
+        args[DNNL_ARG_DIFF_SRC] = k.bindUserBuffer(d.src);
+        args[DNNL_ARG_WORKSPACE] = workspace;
+        k.addStep(dnnl::pooling_backward(pd), std::move(args));
+      });
+  kernel.run({x, dy, dx});
+}
+
+void avg_pool2d_forward(const Pool2DGeometry &g, bool countIncludePad, const float *x,
+                        float *y) {
+  poolForward(g, avgAlgorithm(countIncludePad), x, y);
+}
+
+void avg_pool2d_backward(const Pool2DGeometry &g, bool countIncludePad, const float *dy,
+                         float *dx) {
+  const algorithm alg = avgAlgorithm(countIncludePad);
+  CachedKernel &kernel =
+      cachedKernel(poolKey("avg_pool2d_backward", g, alg), [&](CachedKernel &k) {
+        PoolDescs d = poolDescs(g);
+        dnnl::pooling_backward::desc desc(alg, d.src, d.dst, d.strides, d.kernel,
+                                          d.paddingL, d.paddingR);
+        dnnl::pooling_backward::primitive_desc pd(
+            desc, threadEngine(), forwardPd(d, prop_kind::forward_training, alg));
+        CachedKernel::Args args;
+        args[DNNL_ARG_DIFF_DST] = k.bindUserBuffer(d.dst);
+        args[DNNL_ARG_DIFF_SRC] = k.bindUserBuffer(d.src);
+        k.addStep(dnnl::pooling_backward(pd), std::move(args));
+      });
+  kernel.run({dy, dx});
+}
+
+} // namespace dlc::cpu_kernels::onednn

@@ -1,0 +1,87 @@
+//===- OneDNNPrimitiveCache.h - per-thread oneDNN engine, stream and primitive cache ===//
+//
+// Internal to the oneDNN kernels. Creating a oneDNN primitive costs far more than
+// running it on the small tensors of a training step, so each kernel is built once per
+// shape and kept in a cache owned by the calling thread: the runtime gives every device
+// its own worker thread, and a per-thread cache needs no lock.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_LIB_RUNTIME_CPU_ONEDNNPRIMITIVECACHE_H
+#define DLC_LIB_RUNTIME_CPU_ONEDNNPRIMITIVECACHE_H
+
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace dlc::cpu_kernels::onednn::detail {
+
+/// The CPU engine of the calling thread.
+const dnnl::engine &threadEngine();
+
+/// One kernel: a sequence of primitives and the memory objects they read and write.
+/// Memories bound with `bindUserBuffer` own no storage; every `run` points them at the
+/// caller's buffers, so a cached kernel serves any buffers of its shape.
+class CachedKernel {
+public:
+  using Args = std::unordered_map<int, dnnl::memory>;
+
+  /// A memory of layout `md` that `run` rebinds to its next buffer argument (in the
+  /// order of the `bindUserBuffer` calls).
+  dnnl::memory bindUserBuffer(const dnnl::memory::desc &md);
+  /// A memory of layout `md` with storage owned by the kernel, for intermediate data the
+  /// caller never sees (the max-pooling workspace).
+  dnnl::memory ownBuffer(const dnnl::memory::desc &md);
+  /// Appends a primitive to run with `args`.
+  void addStep(const dnnl::primitive &primitive, Args args);
+
+  /// Points the user memories at `buffers` (same order as they were bound) and runs
+  /// every step on the calling thread's stream, waiting for completion.
+  void run(std::initializer_list<const void *> buffers);
+
+  size_t primitiveCount() const { return steps.size(); }
+
+private:
+  std::vector<dnnl::memory> userBuffers;
+  std::vector<dnnl::memory> ownedBuffers;
+  std::vector<std::pair<dnnl::primitive, Args>> steps;
+};
+
+/// The calling thread's kernel for `key`; `build` fills a new one the first time the key
+/// is seen. A build that throws leaves nothing behind, and its oneDNN error is rethrown
+/// as std::runtime_error naming the key.
+CachedKernel &cachedKernel(const std::string &key,
+                           const std::function<void(CachedKernel &)> &build);
+
+/// Number of primitives in the calling thread's cache.
+int64_t threadPrimitiveCount();
+
+/// A cache key: the op's name followed by every field that shapes its primitives.
+std::string geometryKey(const char *op, std::initializer_list<int64_t> fields);
+
+/// Plain f32 memory descriptor.
+inline dnnl::memory::desc f32Desc(const dnnl::memory::dims &dims,
+                                  dnnl::memory::format_tag tag) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
+}
+
+/// The right padding that makes oneDNN's output-size rule,
+/// (in + padLeft + padRight - window) / stride + 1 with floor, give exactly `out`.
+/// Under the floor rule this is at most padLeft (the trimmed rows are never read);
+/// under ceil-mode pooling it may exceed padLeft. `window` is the dilated extent.
+inline int64_t paddingRightFor(int64_t in, int64_t out, int64_t window, int64_t stride,
+                               int64_t padLeft) {
+  // Clamped at 0: oneDNN rejects negative padding, and when the exact value is negative
+  // the floor rule already yields `out` with 0 (the gap is smaller than one stride).
+  return std::max<int64_t>(0, (out - 1) * stride + window - in - padLeft);
+}
+
+} // namespace dlc::cpu_kernels::onednn::detail
+
+#endif // DLC_LIB_RUNTIME_CPU_ONEDNNPRIMITIVECACHE_H

@@ -1,0 +1,133 @@
+//===- ReduceKernels.cpp - reductions, argmax and softmax on the CPU ----------===//
+#include "CpuKernels.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace dlc::cpu_kernels {
+
+namespace {
+
+/// Output strides for walking the input: the output offset of each input element, with
+/// 0 on reduced axes. Works for keepdims or not, since only non-reduced axes count.
+std::vector<int64_t> reducedStrides(const Shape &input, const std::vector<bool> &reduced) {
+  std::vector<int64_t> strides(input.size(), 0);
+  int64_t stride = 1;
+  for (size_t d = input.size(); d-- > 0;) {
+    if (reduced[d])
+      continue;
+    strides[d] = stride;
+    stride *= input[d];
+  }
+  return strides;
+}
+
+// y = reduce_{axes} x with kind sum (0), mean (1), max (2), min (3) — the dialect's
+// ReduceKind numbers. Accumulates in double.
+void reduceKernel(const KernelArgs &args) {
+  const TensorRef &x = args.inputs[0], &y = args.outputs[0];
+  int64_t kind = args.attrs->get_int("kind", 0);
+  std::vector<bool> reduced(x.shape.size(), false);
+  for (int64_t axis : args.attrs->get_ints("axes", {}))
+    reduced[size_t(shape_rules::normalizeAxis(axis, int64_t(x.shape.size())))] = true;
+  int64_t outCount = y.numel(), inCount = x.numel();
+  if (inCount == 0 && kind >= 2)
+    throw ShapeError("max/min of an empty tensor has no value");
+  double init = kind == 2   ? -std::numeric_limits<double>::infinity()
+                : kind == 3 ? std::numeric_limits<double>::infinity()
+                            : 0.0;
+  std::vector<double> acc(size_t(outCount), init);
+  std::array<std::vector<int64_t>, 1> strides{reducedStrides(x.shape, reduced)};
+  dispatch_dtype(x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T *px = x.as<T>();
+    for_each_broadcast<1>(x.shape, strides, [&](int64_t i, const auto &at) {
+      double v = double(load(px[i]));
+      double &slot = acc[size_t(at[0])];
+      if (kind == 2)
+        slot = std::max(slot, v);
+      else if (kind == 3)
+        slot = std::min(slot, v);
+      else
+        slot += v;
+    });
+    double count = outCount ? double(inCount) / double(outCount) : 1.0;
+    T *py = y.as<T>();
+    for (int64_t i = 0; i < outCount; ++i) {
+      double v = kind == 1 ? acc[size_t(i)] / count : acc[size_t(i)];
+      py[i] = store<T>(static_cast<compute_t<T>>(v));
+    }
+  });
+}
+
+// y (outer, inner) int64 = index of the first maximum of x (outer, axis, inner) along axis.
+void argmaxKernel(const KernelArgs &args) {
+  const TensorRef &x = args.inputs[0], &y = args.outputs[0];
+  int64_t axis = shape_rules::normalizeAxis(args.attrs->get_int("axis", 0),
+                                            int64_t(x.shape.size()));
+  AxisSplit s = split_at_axis(x.shape, axis);
+  if (s.axis == 0)
+    throw ShapeError("argmax over an empty axis has no value");
+  int64_t *py = y.as<int64_t>();
+  dispatch_dtype(x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T *px = x.as<T>();
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t i = 0; i < s.inner; ++i) {
+        const T *row = px + o * s.axis * s.inner + i;
+        int64_t best = 0;
+        auto bestValue = load(row[0]);
+        for (int64_t a = 1; a < s.axis; ++a)
+          if (load(row[a * s.inner]) > bestValue) {
+            bestValue = load(row[a * s.inner]);
+            best = a;
+          }
+        py[o * s.inner + i] = best;
+      }
+  });
+}
+
+// y = softmax(x) or log_softmax(x) along axis, subtracting the maximum for stability.
+template <bool Log> void softmaxKernel(const KernelArgs &args) {
+  const TensorRef &x = args.inputs[0], &y = args.outputs[0];
+  int64_t axis = shape_rules::normalizeAxis(args.attrs->get_int("axis", -1),
+                                            int64_t(x.shape.size()));
+  AxisSplit s = split_at_axis(x.shape, axis);
+  dispatch_dtype(x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_floating_point_v<compute_t<T>>) {
+      throw DTypeError(std::string("softmax needs a floating-point tensor, got ") +
+                       dtype_name(x.dtype));
+    } else {
+      const T *px = x.as<T>();
+      T *py = y.as<T>();
+      for (int64_t o = 0; o < s.outer; ++o)
+        for (int64_t i = 0; i < s.inner; ++i) {
+          int64_t base = o * s.axis * s.inner + i;
+          double peak = -std::numeric_limits<double>::infinity();
+          for (int64_t a = 0; a < s.axis; ++a)
+            peak = std::max(peak, double(load(px[base + a * s.inner])));
+          double total = 0;
+          for (int64_t a = 0; a < s.axis; ++a)
+            total += std::exp(double(load(px[base + a * s.inner])) - peak);
+          double logTotal = std::log(total);
+          for (int64_t a = 0; a < s.axis; ++a) {
+            double shifted = double(load(px[base + a * s.inner])) - peak;
+            double v = Log ? shifted - logTotal : std::exp(shifted) / total;
+            py[base + a * s.inner] = store<T>(static_cast<compute_t<T>>(v));
+          }
+        }
+    }
+  });
+}
+
+} // namespace
+
+void register_reduce_kernels() {
+  register_host_kernel("dlc.reduce", reduceKernel);
+  register_host_kernel("dlc.argmax", argmaxKernel);
+  register_host_kernel("dlc.softmax", softmaxKernel<false>);
+  register_host_kernel("dlc.log_softmax", softmaxKernel<true>);
+}
+
+} // namespace dlc::cpu_kernels

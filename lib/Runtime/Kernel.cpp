@@ -1,0 +1,58 @@
+//===- Kernel.cpp - the kernel table ------------------------------------------===//
+#include "dlc/Runtime/Kernel.h"
+
+#include "CPU/CpuKernels.h"
+
+#include <atomic>
+#include <map>
+#include <mutex>
+
+namespace dlc {
+
+namespace {
+
+struct KernelTable {
+  std::mutex mutex;
+  std::map<std::pair<std::string, DeviceKind>, KernelEntry> entries;
+};
+
+KernelTable &table() {
+  static KernelTable *instance = new KernelTable;
+  return *instance;
+}
+
+// Registration is explicit (not static initializers), so that linking the runtime as a
+// static library cannot drop a kernel file.
+void registerBuiltinKernels() {
+  static std::once_flag once;
+  std::call_once(once, [] { cpu_kernels::register_cpu_kernels(); });
+}
+
+std::atomic<bool> referenceOnly{false};
+
+} // namespace
+
+void register_kernel(const std::string &dialectOp, DeviceKind kind, KernelEntry entry) {
+  if (!entry.reference)
+    entry.reference = entry.fast;
+  if (!entry.fast)
+    entry.fast = entry.reference;
+  KernelTable &t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.entries[{dialectOp, kind}] = entry;
+}
+
+const KernelEntry *find_kernel(const std::string &dialectOp, Device device) {
+  registerBuiltinKernels();
+  // Pinned and shared host memory is computed on by the CPU kernels.
+  DeviceKind kind = device.is_host() ? DeviceKind::cpu : device.kind;
+  KernelTable &t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto it = t.entries.find({dialectOp, kind});
+  return it == t.entries.end() ? nullptr : &it->second;
+}
+
+void use_reference_kernels(bool enabled) { referenceOnly = enabled; }
+bool reference_kernels_enabled() { return referenceOnly; }
+
+} // namespace dlc

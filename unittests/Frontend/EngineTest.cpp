@@ -1,0 +1,82 @@
+//===- EngineTest.cpp - queues, errors surfacing, allocator ------------------===//
+#include "dlc/dlc.h"
+
+#include <gtest/gtest.h>
+
+using namespace dlc;
+
+TEST(Engine, KernelErrorSurfacesAtTheNextRead) {
+  Tensor a = np::ones({4}, DType::i32);
+  Tensor zero = np::zeros({4}, DType::i32);
+  Tensor broken = a / zero; // returns at once; the kernel fails on the worker
+  Tensor downstream = broken + a;
+  try {
+    downstream.wait_to_read();
+    FAIL() << "expected the kernel's error";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("integer division by zero"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(broken.to_vector<int>(), Error);
+  EXPECT_THROW(waitall(), Error);
+  EXPECT_NO_THROW(waitall()) << "waitall reports an error once";
+  // The queue keeps working after a failure.
+  EXPECT_EQ((a + a).to_vector<int>(), std::vector<int>(4, 2));
+  // Overwriting a failed tensor replaces the error.
+  np::ones({4}, DType::i32).copyto(broken);
+  EXPECT_EQ(broken.to_vector<int>(), std::vector<int>(4, 1));
+}
+
+TEST(Engine, CopiesOrderThemselvesAcrossQueues) {
+  // A long chain on cpu(0), copied to cpu(1) while it may still be running.
+  Tensor x = np::zeros({1 << 16}, cpu(0));
+  for (int i = 0; i < 50; ++i)
+    x = x + 1.0;
+  Tensor y = x.copyto(cpu(1));
+  Tensor z = y * 2.0;
+  std::vector<float> values = z.to_vector<float>();
+  EXPECT_EQ(values.front(), 100.f);
+  EXPECT_EQ(values.back(), 100.f);
+  // A later write to the source must not overtake the pending copy's read.
+  Tensor source = np::full({1 << 16}, 5.0, DType::f32, cpu(2));
+  Tensor copied = source.copyto(cpu(3));
+  np::full({1 << 16}, 9.0, DType::f32, cpu(2)).copyto(source);
+  EXPECT_EQ(copied.to_vector<float>().back(), 5.f);
+  EXPECT_EQ(source.to_vector<float>().back(), 9.f);
+}
+
+TEST(Allocator, StatisticsAndReuse) {
+  Device device = cpu(7);
+  MemoryStats before = memory_stats(device);
+  {
+    Tensor t = np::zeros({1000}, device);
+    t.wait_to_read();
+    MemoryStats during = memory_stats(device);
+    EXPECT_GE(during.bytes_in_use - before.bytes_in_use, 4000);
+    EXPECT_GE(during.peak_bytes_in_use, during.bytes_in_use);
+  }
+  wait_for_device(device);
+  MemoryStats after = memory_stats(device);
+  EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);
+  EXPECT_GE(after.bytes_cached, 4000);
+  Tensor again = np::zeros({1000}, device);
+  again.wait_to_read();
+  EXPECT_GT(memory_stats(device).cache_hits, after.cache_hits) << "same size reuses the block";
+}
+
+TEST(Allocator, OutOfMemoryNamesDeviceAndRequest) {
+  Device device = cpu(8);
+  set_memory_limit(device, 1 << 20);
+  try {
+    np::zeros({1 << 20}, device); // 4 MiB
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError &e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("cpu(8)"), std::string::npos) << message;
+    EXPECT_NE(message.find("4194304 bytes"), std::string::npos) << message;
+    EXPECT_NE(message.find("limit"), std::string::npos) << message;
+  }
+  EXPECT_NO_THROW(np::zeros({1000}, device).wait_to_read());
+  set_memory_limit(device, 0);
+  EXPECT_NO_THROW(np::zeros({1 << 20}, device).wait_to_read());
+}

@@ -1,0 +1,242 @@
+//===- OpsTest.cpp - numpy-style ops against independent oracles -------------===//
+#include "dlc/Frontend/OpRegistry.h"
+#include "dlc/Runtime/Kernel.h"
+#include "dlc/dlc.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace dlc;
+
+namespace {
+
+std::vector<float> randomValues(size_t n, uint32_t seed) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> draw(-2.f, 2.f);
+  std::vector<float> values(n);
+  for (float &v : values)
+    v = draw(generator) + 0.01f; // never exactly zero
+  return values;
+}
+
+Tensor randomTensor(const Shape &shape, uint32_t seed) {
+  return np::array(randomValues(size_t(shape_rules::numElements(shape)), seed), shape);
+}
+
+/// Element of `values` (shaped `shape`) that numpy pairs with output index `index` of
+/// `out`: an independent restatement of the broadcasting rule.
+float broadcastElement(const std::vector<float> &values, const Shape &shape, const Shape &out,
+                       int64_t index) {
+  std::vector<int64_t> coordinate(out.size());
+  for (size_t d = out.size(); d-- > 0;) {
+    coordinate[d] = index % out[d];
+    index /= out[d];
+  }
+  int64_t offset = 0;
+  size_t lead = out.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    offset = offset * shape[d] + (shape[d] == 1 ? 0 : coordinate[lead + d]);
+  return values[size_t(offset)];
+}
+
+} // namespace
+
+TEST(Ops, BroadcastingFollowsNumpy) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{4, 3}, {3}},       {{4, 1}, {1, 5}},    {{2, 1, 3}, {4, 1}},
+      {{}, {2, 3}},        {{1}, {7}},          {{3, 1, 1, 2}, {5, 1}},
+      {{2, 3, 4}, {2, 3, 4}}};
+  uint32_t seed = 1;
+  for (auto [sa, sb] : cases) {
+    std::vector<float> va = randomValues(size_t(shape_rules::numElements(sa)), seed++);
+    std::vector<float> vb = randomValues(size_t(shape_rules::numElements(sb)), seed++);
+    Tensor a = np::array(va, sa), b = np::array(vb, sb);
+    Shape out = shape_rules::broadcast(sa, sb).shape;
+    std::vector<float> sum = (a + b).to_vector<float>(), product = (a * b).to_vector<float>();
+    std::vector<float> quotient = (a / b).to_vector<float>();
+    std::vector<float> maxima = np::maximum(a, b).to_vector<float>();
+    ASSERT_EQ(sum.size(), size_t(shape_rules::numElements(out)));
+    for (int64_t i = 0; i < shape_rules::numElements(out); ++i) {
+      float x = broadcastElement(va, sa, out, i), y = broadcastElement(vb, sb, out, i);
+      EXPECT_FLOAT_EQ(sum[size_t(i)], x + y);
+      EXPECT_FLOAT_EQ(product[size_t(i)], x * y);
+      EXPECT_FLOAT_EQ(quotient[size_t(i)], x / y);
+      EXPECT_FLOAT_EQ(maxima[size_t(i)], std::max(x, y));
+    }
+    EXPECT_EQ((a - b).shape(), out);
+  }
+}
+
+TEST(Ops, BadBroadcastNamesOpAndShapes) {
+  try {
+    np::add(np::zeros({4, 3}), np::zeros({5}));
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError &e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("add: shapes 4x3 and 5 do not broadcast"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("float32 4x3 on cpu(0)"), std::string::npos) << message;
+  }
+  EXPECT_THROW(np::add(np::zeros({2}), np::zeros({2}, DType::i32)), DTypeError);
+  EXPECT_THROW(np::exp(np::zeros({2}, DType::i32)), DTypeError);
+}
+
+TEST(Ops, DeviceMismatchNamesOpAndDevices) {
+  Tensor x = np::ones({3, 4}, cpu(0));
+  Tensor w = x.copyto(cpu(1));
+  try {
+    (void)(x + w);
+    FAIL() << "expected DeviceMismatchError";
+  } catch (const DeviceMismatchError &e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("add"), std::string::npos) << message;
+    EXPECT_NE(message.find("cpu(0)"), std::string::npos) << message;
+    EXPECT_NE(message.find("cpu(1)"), std::string::npos) << message;
+  }
+  EXPECT_THROW(np::matmul(x, w.reshape({4, 3})), DeviceMismatchError);
+  EXPECT_EQ((x + w.to(cpu(0))).device(), cpu(0));
+}
+
+TEST(Ops, UnaryComparisonWhereCast) {
+  std::vector<float> v = randomValues(10, 7);
+  Tensor x = np::array(v);
+  std::vector<float> relu = npx::relu(x).to_vector<float>();
+  std::vector<float> sigmoid = npx::sigmoid(x).to_vector<float>();
+  std::vector<float> tanh = np::tanh(x).to_vector<float>();
+  std::vector<float> e = np::exp(x).to_vector<float>();
+  std::vector<bool> positive = (x > np::zeros({1})).to_vector<bool>();
+  std::vector<float> clipped = np::where(x > np::zeros({1}), x, np::zeros({})).to_vector<float>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    EXPECT_FLOAT_EQ(relu[i], std::max(v[i], 0.f));
+    EXPECT_NEAR(sigmoid[i], 1 / (1 + std::exp(-v[i])), 1e-6);
+    EXPECT_NEAR(tanh[i], std::tanh(v[i]), 1e-6);
+    EXPECT_NEAR(e[i], std::exp(v[i]), 1e-5 * std::exp(v[i]));
+    EXPECT_EQ(positive[i], v[i] > 0);
+    EXPECT_FLOAT_EQ(clipped[i], v[i] > 0 ? v[i] : 0.f);
+  }
+  EXPECT_EQ((x == x).astype(DType::i32).to_vector<int>(), std::vector<int>(10, 1));
+  EXPECT_FLOAT_EQ((2.0 * x - 1.0).to_vector<float>()[3], 2 * v[3] - 1);
+}
+
+TEST(Ops, ReductionsAndArgmax) {
+  std::vector<float> v = randomValues(24, 11);
+  Tensor x = np::array(v, Shape{2, 3, 4});
+  Tensor s = np::sum(x, {0, 2});
+  ASSERT_EQ(s.shape(), (Shape{3}));
+  for (int j = 0; j < 3; ++j) {
+    double expected = 0;
+    for (int i = 0; i < 2; ++i)
+      for (int k = 0; k < 4; ++k)
+        expected += v[size_t(i * 12 + j * 4 + k)];
+    EXPECT_NEAR(s.to_vector<float>()[size_t(j)], expected, 1e-5);
+  }
+  EXPECT_EQ(np::mean(x, {-1}, true).shape(), (Shape{2, 3, 1}));
+  EXPECT_NEAR(np::mean(x).item<double>(),
+              std::accumulate(v.begin(), v.end(), 0.0) / 24.0, 1e-6);
+  EXPECT_FLOAT_EQ(np::max(x).item<float>(), *std::max_element(v.begin(), v.end()));
+  EXPECT_FLOAT_EQ(np::min(x).item<float>(), *std::min_element(v.begin(), v.end()));
+  Tensor arg = np::argmax(x, 2);
+  EXPECT_EQ(arg.dtype(), DType::i64);
+  std::vector<int64_t> idx = arg.to_vector<int64_t>();
+  for (int row = 0; row < 6; ++row) {
+    auto begin = v.begin() + row * 4;
+    EXPECT_EQ(idx[size_t(row)], std::max_element(begin, begin + 4) - begin);
+  }
+  EXPECT_THROW(np::sum(x, {3}), ShapeError);
+  EXPECT_THROW(np::argmax(x, -4), ShapeError);
+}
+
+TEST(Ops, SoftmaxIsStableAndNormalized) {
+  Tensor x = np::array(std::vector<float>{1000, 1001, 1002, -5, 0, 5}, Shape{2, 3});
+  std::vector<float> p = npx::softmax(x).to_vector<float>();
+  std::vector<float> lp = npx::log_softmax(x).to_vector<float>();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NEAR(p[size_t(r * 3)] + p[size_t(r * 3 + 1)] + p[size_t(r * 3 + 2)], 1.0, 1e-6);
+    for (int c = 0; c < 3; ++c)
+      EXPECT_NEAR(std::exp(lp[size_t(r * 3 + c)]), p[size_t(r * 3 + c)], 1e-6);
+  }
+  EXPECT_NEAR(p[2], 1 / (1 + std::exp(-1.f) + std::exp(-2.f)), 1e-6);
+  EXPECT_EQ(npx::softmax(x, 0).shape(), (Shape{2, 3}));
+  EXPECT_THROW(npx::softmax(x, 2), ShapeError);
+}
+
+TEST(Ops, MatmulFastMatchesReference) {
+  struct Case {
+    Shape a, b;
+    bool ta, tb;
+  };
+  const std::vector<Case> cases = {{{5, 7}, {7, 3}, false, false},
+                                   {{7, 5}, {7, 3}, true, false},
+                                   {{5, 7}, {3, 7}, false, true},
+                                   {{7, 5}, {3, 7}, true, true},
+                                   {{2, 1, 4, 6}, {3, 6, 5}, false, false},
+                                   {{1, 33}, {33, 17}, false, false}};
+  uint32_t seed = 100;
+  for (const Case &c : cases) {
+    Tensor a = randomTensor(c.a, seed++), b = randomTensor(c.b, seed++);
+    std::vector<float> fast = np::matmul(a, b, c.ta, c.tb).to_vector<float>();
+    use_reference_kernels(true);
+    std::vector<float> reference = np::matmul(a, b, c.ta, c.tb).to_vector<float>();
+    use_reference_kernels(false);
+    ASSERT_EQ(fast.size(), reference.size());
+    for (size_t i = 0; i < fast.size(); ++i)
+      EXPECT_NEAR(fast[i], reference[i], 1e-5 * std::max(1.f, std::abs(reference[i]))) << i;
+  }
+  EXPECT_THROW(np::matmul(np::zeros({2, 3}), np::zeros({2, 3})), ShapeError);
+  Tensor v = np::array(std::vector<float>{1, 2, 3});
+  EXPECT_FLOAT_EQ(np::dot(v, v).item<float>(), 14.f);
+  EXPECT_EQ(np::dot(np::ones({2, 3}), v).to_vector<float>(), (std::vector<float>{6, 6}));
+}
+
+TEST(Ops, TransposeConcatSplit) {
+  Tensor x = np::arange(0, 24).reshape({2, 3, 4});
+  Tensor t = np::transpose(x, {2, 0, 1});
+  ASSERT_EQ(t.shape(), (Shape{4, 2, 3}));
+  std::vector<float> tv = t.to_vector<float>();
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int k = 0; k < 3; ++k)
+        EXPECT_EQ(tv[size_t(i * 6 + j * 3 + k)], float(j * 12 + k * 4 + i));
+  EXPECT_EQ(np::transpose(np::zeros({2, 5})).shape(), (Shape{5, 2}));
+  EXPECT_THROW(np::transpose(x, {0, 0, 1}), ShapeError);
+
+  std::vector<Tensor> parts = np::split(x, 2, 1 - 1);
+  ASSERT_EQ(parts.size(), 2u);
+  std::vector<Tensor> uneven = np::split_sizes(x, {1, 3}, 2);
+  EXPECT_EQ(uneven[1].shape(), (Shape{2, 3, 3}));
+  EXPECT_EQ(np::concatenate(uneven, 2).to_vector<float>(), x.to_vector<float>());
+  EXPECT_EQ(np::concatenate(parts, 0).to_vector<float>(), x.to_vector<float>());
+  EXPECT_THROW(np::split(x, 5, 2), ShapeError);
+  EXPECT_THROW(np::concatenate({np::zeros({2, 3}), np::zeros({2, 4})}, 0), ShapeError);
+  EXPECT_EQ(npx::batch_flatten(x).shape(), (Shape{2, 12}));
+}
+
+TEST(Ops, RandomIsSeededPerDevice) {
+  np::random::seed(42);
+  std::vector<float> first = np::random::uniform(-1, 1, {1000}).to_vector<float>();
+  std::vector<float> otherDevice = np::random::uniform(-1, 1, {1000}, cpu(1)).to_vector<float>();
+  np::random::seed(42);
+  EXPECT_EQ(np::random::uniform(-1, 1, {1000}).to_vector<float>(), first);
+  EXPECT_NE(otherDevice, first) << "devices draw their own sequences";
+  for (float v : first)
+    ASSERT_TRUE(v >= -1 && v < 1);
+  std::vector<float> n = np::random::normal(3, 2, {20000}).to_vector<float>();
+  double mean = std::accumulate(n.begin(), n.end(), 0.0) / double(n.size()), var = 0;
+  for (float v : n)
+    var += (v - mean) * (v - mean);
+  EXPECT_NEAR(mean, 3, 0.05);
+  EXPECT_NEAR(std::sqrt(var / double(n.size())), 2, 0.05);
+  std::vector<int64_t> dice = np::random::randint(1, 7, {600}).to_vector<int64_t>();
+  EXPECT_EQ(*std::min_element(dice.begin(), dice.end()), 1);
+  EXPECT_EQ(*std::max_element(dice.begin(), dice.end()), 6);
+  EXPECT_THROW(np::random::uniform(1, 1, {2}), std::invalid_argument);
+}
+
+TEST(Ops, EveryOpMapsToAKernel) {
+  for (const OpDef *op : all_ops()) {
+    EXPECT_NE(find_kernel(op->dialect_op, cpu(0)), nullptr) << op->name;
+    EXPECT_NE(op->infer, nullptr) << op->name;
+  }
+}

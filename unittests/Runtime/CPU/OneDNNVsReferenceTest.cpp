@@ -1,0 +1,323 @@
+//===- OneDNNVsReferenceTest.cpp - every oneDNN kernel against its reference twin ===//
+//
+// Random inputs, odd sizes, every window option the dialect allows, and a few layers of
+// the seed's LeafNetwork. Tolerance: max|onednn - ref| <= 1e-5 * max(1, max|ref|). The
+// references sum in double, so the gap measured is oneDNN's own float rounding.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelTestSupport.h"
+
+#include <string>
+
+using namespace dlc::cpu_kernels;
+using namespace dlc::cpu_kernels::test;
+
+namespace {
+
+constexpr double kTolerance = 1e-5;
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+struct ConvCase {
+  std::string name;
+  Conv2DGeometry g;
+};
+
+void PrintTo(const ConvCase &c, std::ostream *os) { *os << c.name; }
+
+std::vector<ConvCase> convCases() {
+  return {
+      {"Odd1x3x7x5", convGeometry(1, 3, 7, 5, 4, 3, 3, 1, 1)},
+      {"Odd2x5x9x11Stride2Pad2", convGeometry(2, 5, 9, 11, 6, 3, 2, 2, 2)},
+      {"Stride3Pad1", convGeometry(2, 4, 10, 8, 5, 3, 3, 3, 1)},
+      // The floor rule leaves the last padded row unread: oneDNN gets padding_r 0.
+      {"FloorTrimsRightPadding", convGeometry(1, 3, 8, 8, 4, 3, 3, 2, 1)},
+      // 1x1 window, stride 2 on an even size: exact padding_r would be -1.
+      {"Pointwise1x1Stride2", convGeometry(2, 6, 8, 6, 5, 1, 1, 2, 0)},
+      {"Dilation2Pad2", convGeometry(1, 3, 9, 11, 4, 3, 3, 1, 2, 2)},
+      {"Groups2Stride2", convGeometry(2, 4, 7, 9, 6, 3, 3, 2, 1, 1, 2)},
+      {"Groups3Dilation2", convGeometry(1, 6, 11, 10, 9, 3, 2, 1, 1, 2, 3)},
+      {"Depthwise", convGeometry(2, 4, 6, 7, 4, 3, 3, 1, 1, 1, 4)},
+      // The seed network's first layer (3->32, k2) on a 32x32 image instead of 128x128.
+      {"SeedConv1Small", convGeometry(2, 3, 32, 32, 32, 2, 2)},
+      // The LeafNetwork's second conv at batch 1: a 128-term reduction per output and
+      // 3721 per weight gradient.
+      {"LeafConv2Batch1", convGeometry(1, 32, 62, 62, 64, 2, 2)},
+  };
+}
+
+class ConvVsReference : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvVsReference, Forward) {
+  const Conv2DGeometry &g = GetParam().g;
+  auto x = randomTensor(inputSize(g), 1), w = randomTensor(weightSize(g), 2),
+       b = randomTensor(g.O, 3);
+  std::vector<float> want(outputSize(g)), got(outputSize(g), -7.0f);
+  ref::conv2d_forward(g, x.data(), w.data(), b.data(), want.data());
+  onednn::conv2d_forward(g, x.data(), w.data(), b.data(), got.data());
+  EXPECT_TRUE(allClose(got, want, kTolerance)) << "with bias";
+  ref::conv2d_forward(g, x.data(), w.data(), nullptr, want.data());
+  onednn::conv2d_forward(g, x.data(), w.data(), nullptr, got.data());
+  EXPECT_TRUE(allClose(got, want, kTolerance)) << "without bias";
+}
+
+TEST_P(ConvVsReference, BackwardData) {
+  const Conv2DGeometry &g = GetParam().g;
+  auto dy = randomTensor(outputSize(g), 4), w = randomTensor(weightSize(g), 5);
+  std::vector<float> want(inputSize(g)), got(inputSize(g), -7.0f);
+  ref::conv2d_backward_data(g, dy.data(), w.data(), want.data());
+  onednn::conv2d_backward_data(g, dy.data(), w.data(), got.data());
+  EXPECT_TRUE(allClose(got, want, kTolerance));
+}
+
+TEST_P(ConvVsReference, BackwardFilter) {
+  const Conv2DGeometry &g = GetParam().g;
+  auto dy = randomTensor(outputSize(g), 6), x = randomTensor(inputSize(g), 7);
+  std::vector<float> wantW(weightSize(g)), gotW(weightSize(g), -7.0f);
+  std::vector<float> wantB(g.O), gotB(g.O, -7.0f);
+  ref::conv2d_backward_filter(g, dy.data(), x.data(), wantW.data(), wantB.data());
+  onednn::conv2d_backward_filter(g, dy.data(), x.data(), gotW.data(), gotB.data());
+  EXPECT_TRUE(allClose(gotW, wantW, kTolerance)) << "dw";
+  EXPECT_TRUE(allClose(gotB, wantB, kTolerance)) << "db";
+  std::fill(gotW.begin(), gotW.end(), -7.0f);
+  onednn::conv2d_backward_filter(g, dy.data(), x.data(), gotW.data(), nullptr);
+  EXPECT_TRUE(allClose(gotW, wantW, kTolerance)) << "dw without db";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvVsReference, ::testing::ValuesIn(convCases()),
+                         [](const auto &info) { return info.param.name; });
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+struct PoolCase {
+  std::string name;
+  Pool2DGeometry g;
+};
+
+void PrintTo(const PoolCase &c, std::ostream *os) { *os << c.name; }
+
+std::vector<PoolCase> poolCases() {
+  return {
+      {"Odd1x3x7x5K3S2P1", poolGeometry(1, 3, 7, 5, 3, 2, 1, false)},
+      {"Odd1x3x7x5K3S2P1Ceil", poolGeometry(1, 3, 7, 5, 3, 2, 1, true)},
+      {"Odd2x5x9x11K2S2P1", poolGeometry(2, 5, 9, 11, 2, 2, 1, false)},
+      // Ceil mode: the last window overhangs the right padding (padding_r > padH).
+      {"Odd2x5x9x11K3S3Ceil", poolGeometry(2, 5, 9, 11, 3, 3, 0, true)},
+      // Ceil mode with a last window past the input (rows only, then rows and columns):
+      // the empty outputs are 0 and oneDNN runs on a strided view of the rest.
+      {"CeilEmptyLastRow", poolGeometry(1, 2, 5, 6, 2, 2, 1, true)},
+      {"K4S3P2CeilEmptyRowAndColumn", poolGeometry(2, 3, 10, 13, 4, 3, 2, true)},
+      {"K5S1P2", poolGeometry(1, 2, 6, 9, 5, 1, 2, false)},
+      // The LeafNetwork's first pooling at batch 1.
+      {"LeafPool1Batch1", poolGeometry(1, 32, 127, 127, 4, 2, 0, false)},
+  };
+}
+
+class PoolVsReference : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(PoolVsReference, MaxForward) {
+  const Pool2DGeometry &g = GetParam().g;
+  auto x = randomTensor(inputSize(g), 11);
+  std::vector<float> want(outputSize(g)), got(outputSize(g), -7.0f);
+  ref::max_pool2d_forward(g, x.data(), want.data());
+  onednn::max_pool2d_forward(g, x.data(), got.data());
+  EXPECT_TRUE(allClose(got, want, kTolerance));
+}
+
+TEST_P(PoolVsReference, MaxBackward) {
+  const Pool2DGeometry &g = GetParam().g;
+  auto x = randomTensor(inputSize(g), 12), dy = randomTensor(outputSize(g), 13);
+  std::vector<float> want(inputSize(g)), got(inputSize(g), -7.0f);
+  ref::max_pool2d_backward(g, x.data(), dy.data(), want.data());
+  onednn::max_pool2d_backward(g, x.data(), dy.data(), got.data());
+  EXPECT_TRUE(allClose(got, want, kTolerance));
+}
+
+TEST_P(PoolVsReference, AvgForward) {
+  const Pool2DGeometry &g = GetParam().g;
+  auto x = randomTensor(inputSize(g), 14);
+  for (bool countIncludePad : {true, false}) {
+    std::vector<float> want(outputSize(g)), got(outputSize(g), -7.0f);
+    ref::avg_pool2d_forward(g, countIncludePad, x.data(), want.data());
+    onednn::avg_pool2d_forward(g, countIncludePad, x.data(), got.data());
+    EXPECT_TRUE(allClose(got, want, kTolerance)) << "count_include_pad=" << countIncludePad;
+  }
+}
+
+TEST_P(PoolVsReference, AvgBackward) {
+  const Pool2DGeometry &g = GetParam().g;
+  auto dy = randomTensor(outputSize(g), 15);
+  for (bool countIncludePad : {true, false}) {
+    std::vector<float> want(inputSize(g)), got(inputSize(g), -7.0f);
+    ref::avg_pool2d_backward(g, countIncludePad, dy.data(), want.data());
+    onednn::avg_pool2d_backward(g, countIncludePad, dy.data(), got.data());
+    EXPECT_TRUE(allClose(got, want, kTolerance)) << "count_include_pad=" << countIncludePad;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, PoolVsReference, ::testing::ValuesIn(poolCases()),
+                         [](const auto &info) { return info.param.name; });
+
+// Ties are the norm after a ReLU (many exact zeros), so the two kernels must also agree
+// on which tied element receives the gradient: the first in row-major window order.
+TEST(PoolVsReferenceTies, MaxBackwardWithTiesPicksFirstMaximum) {
+  const Pool2DGeometry g = poolGeometry(2, 3, 9, 8, 3, 2, 1, true);
+  auto x = randomTensor(inputSize(g), 16);
+  for (float &v : x)
+    v = std::max(0.0f, std::round(v * 2.0f)); // values in {0, 1, 2}: many ties
+  auto dy = randomTensor(outputSize(g), 17);
+  std::vector<float> want(inputSize(g)), got(inputSize(g), -7.0f);
+  ref::max_pool2d_backward(g, x.data(), dy.data(), want.data());
+  onednn::max_pool2d_backward(g, x.data(), dy.data(), got.data());
+  EXPECT_TRUE(allClose(got, want, kTolerance));
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalization
+//===----------------------------------------------------------------------===//
+
+struct BatchNormCase {
+  std::string name;
+  BatchNormGeometry g;
+  double epsilon;
+  float offset; // added to x: batch statistics must not assume a centred input
+};
+
+void PrintTo(const BatchNormCase &c, std::ostream *os) { *os << c.name; }
+
+std::vector<BatchNormCase> batchNormCases() {
+  return {
+      {"N2C3S35", {2, 3, 35}, 1e-5, 0.0f},
+      {"N3C4S99Offset", {3, 4, 99}, 1e-3, 3.0f},
+      {"DenseLikeN7C5S1", {7, 5, 1}, 1e-5, -0.5f},
+      // The LeafNetwork's first batch norm at batch 1 (32 channels of 62x62).
+      {"LeafBatchNorm1Batch1", {1, 32, 62 * 62}, 1e-5, 0.5f},
+  };
+}
+
+class BatchNormVsReference : public ::testing::TestWithParam<BatchNormCase> {
+protected:
+  int64_t dataSize() const {
+    const BatchNormGeometry &g = GetParam().g;
+    return g.N * g.C * g.S;
+  }
+  std::vector<float> input(uint32_t seed) const {
+    auto x = randomTensor(dataSize(), seed);
+    for (float &v : x)
+      v += GetParam().offset;
+    return x;
+  }
+};
+
+TEST_P(BatchNormVsReference, ForwardTraining) {
+  const auto &[name, g, epsilon, offset] = GetParam();
+  auto x = input(21), gamma = randomTensor(g.C, 22), beta = randomTensor(g.C, 23);
+  std::vector<float> wantY(dataSize()), wantMean(g.C), wantVar(g.C);
+  std::vector<float> gotY(dataSize(), -7.0f), gotMean(g.C, -7.0f), gotVar(g.C, -7.0f);
+  ref::batch_norm_forward_training(g, x.data(), gamma.data(), beta.data(), epsilon,
+                                   wantY.data(), wantMean.data(), wantVar.data());
+  onednn::batch_norm_forward_training(g, x.data(), gamma.data(), beta.data(), epsilon,
+                                      gotY.data(), gotMean.data(), gotVar.data());
+  EXPECT_TRUE(allClose(gotY, wantY, kTolerance)) << "y";
+  EXPECT_TRUE(allClose(gotMean, wantMean, kTolerance)) << "mean";
+  EXPECT_TRUE(allClose(gotVar, wantVar, kTolerance)) << "var";
+}
+
+TEST_P(BatchNormVsReference, ForwardInference) {
+  const auto &[name, g, epsilon, offset] = GetParam();
+  auto x = input(24), gamma = randomTensor(g.C, 25), beta = randomTensor(g.C, 26);
+  auto runningMean = randomTensor(g.C, 27), runningVar = randomTensor(g.C, 28, 0.5f, 1.5f);
+  std::vector<float> want(dataSize()), got(dataSize(), -7.0f);
+  ref::batch_norm_forward_inference(g, x.data(), gamma.data(), beta.data(), runningMean.data(),
+                                    runningVar.data(), epsilon, want.data());
+  onednn::batch_norm_forward_inference(g, x.data(), gamma.data(), beta.data(),
+                                       runningMean.data(), runningVar.data(), epsilon,
+                                       got.data());
+  EXPECT_TRUE(allClose(got, want, kTolerance));
+}
+
+TEST_P(BatchNormVsReference, Backward) {
+  const auto &[name, g, epsilon, offset] = GetParam();
+  auto x = input(29), gamma = randomTensor(g.C, 30), beta = randomTensor(g.C, 31);
+  auto dy = randomTensor(dataSize(), 32);
+  std::vector<float> y(dataSize()), mean(g.C), var(g.C);
+  ref::batch_norm_forward_training(g, x.data(), gamma.data(), beta.data(), epsilon, y.data(),
+                                   mean.data(), var.data());
+  std::vector<float> wantDx(dataSize()), wantDgamma(g.C), wantDbeta(g.C);
+  std::vector<float> gotDx(dataSize(), -7.0f), gotDgamma(g.C, -7.0f), gotDbeta(g.C, -7.0f);
+  ref::batch_norm_backward(g, dy.data(), x.data(), gamma.data(), mean.data(), var.data(),
+                           epsilon, wantDx.data(), wantDgamma.data(), wantDbeta.data());
+  onednn::batch_norm_backward(g, dy.data(), x.data(), gamma.data(), mean.data(), var.data(),
+                              epsilon, gotDx.data(), gotDgamma.data(), gotDbeta.data());
+  EXPECT_TRUE(allClose(gotDx, wantDx, kTolerance)) << "dx";
+  EXPECT_TRUE(allClose(gotDgamma, wantDgamma, kTolerance)) << "dgamma";
+  EXPECT_TRUE(allClose(gotDbeta, wantDbeta, kTolerance)) << "dbeta";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, BatchNormVsReference, ::testing::ValuesIn(batchNormCases()),
+                         [](const auto &info) { return info.param.name; });
+
+//===----------------------------------------------------------------------===//
+// Dense
+//===----------------------------------------------------------------------===//
+
+struct DenseCase {
+  std::string name;
+  int64_t M, K, units;
+};
+
+void PrintTo(const DenseCase &c, std::ostream *os) { *os << c.name; }
+
+std::vector<DenseCase> denseCases() {
+  return {
+      {"M1K7U3", 1, 7, 3},
+      {"M5K13U11", 5, 13, 11},
+      {"M4K33U17", 4, 33, 17},
+      // The LeafNetwork's first dense layer (flattened 128x13x13 -> 100) at batch 1.
+      {"LeafDense1Batch1", 1, 128 * 13 * 13, 100},
+  };
+}
+
+class DenseVsReference : public ::testing::TestWithParam<DenseCase> {};
+
+TEST_P(DenseVsReference, Forward) {
+  const auto &[name, M, K, units] = GetParam();
+  auto x = randomTensor(M * K, 41), w = randomTensor(units * K, 42), b = randomTensor(units, 43);
+  std::vector<float> want(M * units), got(M * units, -7.0f);
+  ref::dense_forward(M, K, units, x.data(), w.data(), b.data(), want.data());
+  onednn::dense_forward(M, K, units, x.data(), w.data(), b.data(), got.data());
+  EXPECT_TRUE(allClose(got, want, kTolerance)) << "with bias";
+  ref::dense_forward(M, K, units, x.data(), w.data(), nullptr, want.data());
+  onednn::dense_forward(M, K, units, x.data(), w.data(), nullptr, got.data());
+  EXPECT_TRUE(allClose(got, want, kTolerance)) << "without bias";
+}
+
+TEST_P(DenseVsReference, Backward) {
+  const auto &[name, M, K, units] = GetParam();
+  auto dy = randomTensor(M * units, 44), x = randomTensor(M * K, 45),
+       w = randomTensor(units * K, 46);
+  std::vector<float> wantDx(M * K), wantDw(units * K), wantDb(units);
+  std::vector<float> gotDx(M * K, -7.0f), gotDw(units * K, -7.0f), gotDb(units, -7.0f);
+  ref::dense_backward(M, K, units, dy.data(), x.data(), w.data(), wantDx.data(), wantDw.data(),
+                      wantDb.data());
+  onednn::dense_backward(M, K, units, dy.data(), x.data(), w.data(), gotDx.data(),
+                         gotDw.data(), gotDb.data());
+  EXPECT_TRUE(allClose(gotDx, wantDx, kTolerance)) << "dx";
+  EXPECT_TRUE(allClose(gotDw, wantDw, kTolerance)) << "dw";
+  EXPECT_TRUE(allClose(gotDb, wantDb, kTolerance)) << "db";
+  std::fill(gotDx.begin(), gotDx.end(), -7.0f);
+  std::fill(gotDw.begin(), gotDw.end(), -7.0f);
+  onednn::dense_backward(M, K, units, dy.data(), x.data(), w.data(), gotDx.data(),
+                         gotDw.data(), nullptr);
+  EXPECT_TRUE(allClose(gotDx, wantDx, kTolerance)) << "dx without db";
+  EXPECT_TRUE(allClose(gotDw, wantDw, kTolerance)) << "dw without db";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, DenseVsReference, ::testing::ValuesIn(denseCases()),
+                         [](const auto &info) { return info.param.name; });
+
+} // namespace
