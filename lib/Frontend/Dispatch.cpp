@@ -29,6 +29,7 @@ void registerEveryOp() {
     detail::register_reduce_ops();
     detail::register_layout_ops();
     detail::register_creation_ops();
+    detail::register_nn_ops();
   });
 }
 

@@ -11,6 +11,10 @@ void register_linalg_ops();
 void register_reduce_ops();
 void register_layout_ops();
 void register_creation_ops();
+void register_nn_ops();
+
+/// A fresh kernel seed from `device`'s random generator (np::random::seed sets it).
+int64_t next_kernel_seed(Device device);
 
 /// Throws ShapeError with the rule's message when `inferred` failed, else returns it.
 inline Shape checked(const shape_rules::Inferred &inferred) {

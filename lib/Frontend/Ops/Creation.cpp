@@ -51,7 +51,11 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-int64_t nextKernelSeed(Device device) {
+Device orCurrent(std::optional<Device> device) { return device ? *device : current_device(); }
+
+} // namespace
+
+int64_t detail::next_kernel_seed(Device device) {
   RandomStates &states = randomStates();
   std::lock_guard<std::mutex> lock(states.mutex);
   auto [it, inserted] = states.devices.try_emplace(device);
@@ -63,10 +67,6 @@ int64_t nextKernelSeed(Device device) {
                               (uint64_t(device.kind) << 48) ^ uint64_t(device.id));
   return int64_t(mixed >> 1);
 }
-
-Device orCurrent(std::optional<Device> device) { return device ? *device : current_device(); }
-
-} // namespace
 
 void detail::register_creation_ops() {
   register_op({"full", "dlc.constant", inferCreation});
@@ -177,7 +177,7 @@ Tensor np::random::uniform(double low, double high, const Shape &shape,
                                 std::to_string(low) + ", high = " + std::to_string(high));
   Device where = orCurrent(device);
   return create("random_uniform", shape, dtype, where,
-                Attrs{{"low", low}, {"high", high}, {"seed", nextKernelSeed(where)}});
+                Attrs{{"low", low}, {"high", high}, {"seed", detail::next_kernel_seed(where)}});
 }
 
 Tensor np::random::normal(double mean, double stddev, const Shape &shape,
@@ -187,7 +187,7 @@ Tensor np::random::normal(double mean, double stddev, const Shape &shape,
                                 std::to_string(stddev));
   Device where = orCurrent(device);
   return create("random_normal", shape, dtype, where,
-                Attrs{{"mean", mean}, {"stddev", stddev}, {"seed", nextKernelSeed(where)}});
+                Attrs{{"mean", mean}, {"stddev", stddev}, {"seed", detail::next_kernel_seed(where)}});
 }
 
 Tensor np::random::randint(int64_t low, int64_t high, const Shape &shape,
@@ -197,7 +197,7 @@ Tensor np::random::randint(int64_t low, int64_t high, const Shape &shape,
                                 std::to_string(low) + ", high = " + std::to_string(high));
   Device where = orCurrent(device);
   return create("random_randint", shape, dtype, where,
-                Attrs{{"low", low}, {"high", high}, {"seed", nextKernelSeed(where)}});
+                Attrs{{"low", low}, {"high", high}, {"seed", detail::next_kernel_seed(where)}});
 }
 
 int npx::num_gpus() { return dlc::num_gpus(); }

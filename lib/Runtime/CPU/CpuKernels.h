@@ -20,6 +20,7 @@ void register_matmul_kernels();
 void register_reduce_kernels();
 void register_layout_kernels();
 void register_creation_kernels();
+void register_nn_kernels();
 
 /// Registers `fn` as both the fast and the reference CPU kernel of `op`: for ops whose
 /// single loop is already what the plain-loop oracle would be.

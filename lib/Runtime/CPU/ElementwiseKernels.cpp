@@ -221,6 +221,7 @@ void register_cpu_kernels() {
   register_reduce_kernels();
   register_layout_kernels();
   register_creation_kernels();
+  register_nn_kernels();
 }
 
 } // namespace dlc::cpu_kernels

@@ -1,0 +1,83 @@
+//===- NN.h - neural-network ops and their gradients (MXNet's npx) -----------===//
+//
+// Forward ops as MXNet's npx exposes them, and the backward ops autograd composes
+// gradients from. Layouts: NCHW activations, OIHW convolution weights, dense weights
+// (units, in_units). float32 on the CPU (oneDNN, with plain-loop references).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_FRONTEND_NN_H
+#define DLC_FRONTEND_NN_H
+
+#include "dlc/Frontend/Tensor.h"
+
+#include <array>
+#include <optional>
+
+namespace dlc::npx {
+
+struct ConvOptions {
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};
+  int64_t groups = 1;
+};
+
+/// x (N,C,H,W) * weight (O,C/groups,KH,KW) + bias (O); `bias` may be undefined.
+Tensor convolution(const Tensor &x, const Tensor &weight, const Tensor &bias,
+                   const ConvOptions &options = {});
+/// Gradient of convolution with respect to x, whose shape is `input_shape`.
+Tensor convolution_backward_data(const Tensor &dy, const Tensor &weight,
+                                 const Shape &input_shape, const ConvOptions &options = {});
+/// Gradient with respect to the weight, whose shape is `weight_shape`.
+Tensor convolution_backward_filter(const Tensor &dy, const Tensor &x, const Shape &weight_shape,
+                                   const ConvOptions &options = {});
+
+struct PoolOptions {
+  std::array<int64_t, 2> kernel{2, 2};
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  bool ceil_mode = false;         ///< MXNet's pooling_convention='full'
+  bool count_include_pad = true;  ///< average pooling only
+};
+
+Tensor max_pool2d(const Tensor &x, const PoolOptions &options);
+Tensor max_pool2d_backward(const Tensor &dy, const Tensor &x, const PoolOptions &options);
+Tensor avg_pool2d(const Tensor &x, const PoolOptions &options);
+Tensor avg_pool2d_backward(const Tensor &dy, const Shape &input_shape,
+                           const PoolOptions &options);
+
+struct BatchNormResult {
+  Tensor output, mean, var; ///< the batch statistics (var is biased)
+};
+/// Normalizes over axis 1 with the batch statistics, and returns them.
+BatchNormResult batch_norm_training(const Tensor &x, const Tensor &gamma, const Tensor &beta,
+                                    double epsilon = 1e-5);
+/// Normalizes over axis 1 with the running statistics.
+Tensor batch_norm_inference(const Tensor &x, const Tensor &gamma, const Tensor &beta,
+                            const Tensor &running_mean, const Tensor &running_var,
+                            double epsilon = 1e-5);
+struct BatchNormGrads {
+  Tensor input, gamma, beta;
+};
+BatchNormGrads batch_norm_backward(const Tensor &dy, const Tensor &x, const Tensor &gamma,
+                                   const Tensor &mean, const Tensor &var, double epsilon = 1e-5);
+
+/// x (..., in_units) · weightᵀ (units, in_units) + bias (units); `bias` may be undefined.
+Tensor fully_connected(const Tensor &x, const Tensor &weight, const Tensor &bias);
+
+struct DropoutResult {
+  Tensor output, mask; ///< mask: bool, true where kept
+};
+/// Zeroes each element with probability `ratio`, scales the rest by 1/(1-ratio). The
+/// seed defaults to a fresh draw from the device's generator (np::random::seed).
+DropoutResult dropout(const Tensor &x, double ratio, std::optional<uint64_t> seed = {});
+
+/// Per-sample loss of logits (N, C) against class indices (N) (int32 or int64).
+Tensor softmax_cross_entropy(const Tensor &logits, const Tensor &labels);
+/// (softmax(logits) - onehot(labels)) * dloss[:, None]
+Tensor softmax_cross_entropy_backward(const Tensor &dloss, const Tensor &logits,
+                                      const Tensor &labels);
+
+} // namespace dlc::npx
+
+#endif // DLC_FRONTEND_NN_H

@@ -1,0 +1,287 @@
+//===- NN.cpp - convolution, pooling, batch norm, dense, dropout, loss --------===//
+#include "../OpDefinitions.h"
+
+#include "dlc/Frontend/NN.h"
+
+namespace dlc {
+
+namespace {
+
+using detail::checked;
+
+void requireFloat32(const std::vector<TensorMeta> &in) {
+  for (const TensorMeta &meta : in)
+    if (meta.dtype != DType::f32)
+      throw DTypeError(std::string("needs float32 tensors, got ") + dtype_name(meta.dtype));
+}
+
+std::array<int64_t, 2> pairAttr(const Attrs &attrs, const char *name, int64_t fallback) {
+  std::vector<int64_t> values = attrs.get_ints(name, {fallback, fallback});
+  if (values.size() != 2)
+    throw ShapeError(std::string(name) + " must have 2 entries (H, W), got " +
+                     std::to_string(values.size()));
+  return {values[0], values[1]};
+}
+
+shape_rules::Conv2DParams convParams(const Attrs &a) {
+  return {pairAttr(a, "stride", 1), pairAttr(a, "padding", 0), pairAttr(a, "dilation", 1),
+          a.get_int("groups", 1)};
+}
+
+shape_rules::Pool2DParams poolParams(const Attrs &a) {
+  return {pairAttr(a, "kernel", 1), pairAttr(a, "stride", 1), pairAttr(a, "padding", 0),
+          a.get_bool("ceil_mode", false)};
+}
+
+/// Checks that the forward op maps `forwardInput` to `gradOutput`'s shape.
+void requireForwardShape(const shape_rules::Inferred &forward, const Shape &gradOutput) {
+  Shape expected = checked(forward);
+  if (expected != gradOutput)
+    throw ShapeError("the output gradient is " + shape_rules::str(gradOutput) +
+                     " but the forward op gives " + shape_rules::str(expected));
+}
+
+std::vector<TensorMeta> inferConv(const std::vector<TensorMeta> &in, const Attrs &a) {
+  requireFloat32(in);
+  const Shape *bias = in.size() > 2 ? &in[2].shape : nullptr;
+  return {{checked(shape_rules::conv2d(in[0].shape, in[1].shape, bias, convParams(a))),
+           DType::f32}};
+}
+
+// (dy, w) -> dx of shape attr input_shape
+std::vector<TensorMeta> inferConvBackwardData(const std::vector<TensorMeta> &in,
+                                              const Attrs &a) {
+  requireFloat32(in);
+  Shape input = a.get_ints("input_shape", {});
+  requireForwardShape(shape_rules::conv2d(input, in[1].shape, nullptr, convParams(a)),
+                      in[0].shape);
+  return {{input, DType::f32}};
+}
+
+// (dy, x) -> dw of shape attr weight_shape
+std::vector<TensorMeta> inferConvBackwardFilter(const std::vector<TensorMeta> &in,
+                                                const Attrs &a) {
+  requireFloat32(in);
+  Shape weight = a.get_ints("weight_shape", {});
+  requireForwardShape(shape_rules::conv2d(in[1].shape, weight, nullptr, convParams(a)),
+                      in[0].shape);
+  return {{weight, DType::f32}};
+}
+
+std::vector<TensorMeta> inferPool(const std::vector<TensorMeta> &in, const Attrs &a) {
+  requireFloat32(in);
+  return {{checked(shape_rules::pool2d(in[0].shape, poolParams(a))), DType::f32}};
+}
+
+// (dy, x) -> dx like x
+std::vector<TensorMeta> inferMaxPoolBackward(const std::vector<TensorMeta> &in,
+                                             const Attrs &a) {
+  requireFloat32(in);
+  requireForwardShape(shape_rules::pool2d(in[1].shape, poolParams(a)), in[0].shape);
+  return {in[1]};
+}
+
+// dy -> dx of shape attr input_shape
+std::vector<TensorMeta> inferAvgPoolBackward(const std::vector<TensorMeta> &in,
+                                             const Attrs &a) {
+  requireFloat32(in);
+  Shape input = a.get_ints("input_shape", {});
+  requireForwardShape(shape_rules::pool2d(input, poolParams(a)), in[0].shape);
+  return {{input, DType::f32}};
+}
+
+void requireChannelVectors(const std::vector<TensorMeta> &in, size_t first,
+                           std::initializer_list<const char *> names) {
+  size_t i = first;
+  for (const char *name : names)
+    checked(shape_rules::batchNormStats(in[0].shape, 1, in[i++].shape, name));
+}
+
+// training: (x, gamma, beta) -> (y, mean, var); inference: (x, gamma, beta, rm, rv) -> y
+std::vector<TensorMeta> inferBatchNorm(const std::vector<TensorMeta> &in, const Attrs &a) {
+  requireFloat32(in);
+  if (a.get_bool("training", false)) {
+    requireChannelVectors(in, 1, {"gamma", "beta"});
+    return {in[0], in[1], in[1]};
+  }
+  requireChannelVectors(in, 1, {"gamma", "beta", "running_mean", "running_var"});
+  return {in[0]};
+}
+
+// (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
+std::vector<TensorMeta> inferBatchNormBackward(const std::vector<TensorMeta> &in,
+                                               const Attrs &) {
+  requireFloat32(in);
+  if (in[0].shape != in[1].shape)
+    throw ShapeError("the output gradient " + shape_rules::str(in[0].shape) +
+                     " must have the input's shape " + shape_rules::str(in[1].shape));
+  std::vector<TensorMeta> shifted(in.begin() + 1, in.end());
+  requireChannelVectors(shifted, 1, {"gamma", "mean", "var"});
+  return {in[1], in[2], in[2]};
+}
+
+std::vector<TensorMeta> inferDense(const std::vector<TensorMeta> &in, const Attrs &) {
+  requireFloat32(in);
+  const Shape *bias = in.size() > 2 ? &in[2].shape : nullptr;
+  return {{checked(shape_rules::dense(in[0].shape, in[1].shape, bias)), DType::f32}};
+}
+
+std::vector<TensorMeta> inferDropout(const std::vector<TensorMeta> &in, const Attrs &a) {
+  requireFloat32(in);
+  double ratio = a.get_float("ratio", 0.5);
+  if (!(ratio >= 0 && ratio < 1))
+    throw ShapeError("ratio must be in [0, 1), got " + std::to_string(ratio));
+  return {in[0], {in[0].shape, DType::boolean}};
+}
+
+void requireLabels(const TensorMeta &labels) {
+  if (labels.dtype != DType::i32 && labels.dtype != DType::i64)
+    throw DTypeError(std::string("labels must be int32 or int64 class indices, got ") +
+                     dtype_name(labels.dtype));
+}
+
+std::vector<TensorMeta> inferLoss(const std::vector<TensorMeta> &in, const Attrs &) {
+  requireFloat32({in[0]});
+  requireLabels(in[1]);
+  return {{checked(shape_rules::softmaxCrossEntropy(in[0].shape, in[1].shape)), DType::f32}};
+}
+
+std::vector<TensorMeta> inferLossBackward(const std::vector<TensorMeta> &in, const Attrs &) {
+  requireFloat32({in[0], in[1]});
+  requireLabels(in[2]);
+  Shape loss = checked(shape_rules::softmaxCrossEntropy(in[1].shape, in[2].shape));
+  if (loss != in[0].shape)
+    throw ShapeError("the loss gradient " + shape_rules::str(in[0].shape) +
+                     " must have the loss shape " + shape_rules::str(loss));
+  return {in[1]};
+}
+
+Attrs convAttrs(const npx::ConvOptions &o) {
+  return Attrs{{"stride", std::vector<int64_t>{o.stride[0], o.stride[1]}},
+               {"padding", std::vector<int64_t>{o.padding[0], o.padding[1]}},
+               {"dilation", std::vector<int64_t>{o.dilation[0], o.dilation[1]}},
+               {"groups", o.groups}};
+}
+
+Attrs poolAttrs(const npx::PoolOptions &o) {
+  return Attrs{{"kernel", std::vector<int64_t>{o.kernel[0], o.kernel[1]}},
+               {"stride", std::vector<int64_t>{o.stride[0], o.stride[1]}},
+               {"padding", std::vector<int64_t>{o.padding[0], o.padding[1]}},
+               {"ceil_mode", o.ceil_mode},
+               {"count_include_pad", o.count_include_pad}};
+}
+
+/// The inputs with an optional trailing bias.
+std::vector<Tensor> withBias(std::vector<Tensor> inputs, const Tensor &bias) {
+  if (bias.defined())
+    inputs.push_back(bias);
+  return inputs;
+}
+
+} // namespace
+
+void detail::register_nn_ops() {
+  register_op({"convolution", "dlc.conv2d", inferConv});
+  register_op({"convolution_backward_data", "dlc.conv2d_backward_data", inferConvBackwardData});
+  register_op({"convolution_backward_filter", "dlc.conv2d_backward_filter",
+               inferConvBackwardFilter});
+  register_op({"max_pool2d", "dlc.max_pool2d", inferPool});
+  register_op({"max_pool2d_backward", "dlc.max_pool2d_backward", inferMaxPoolBackward});
+  register_op({"avg_pool2d", "dlc.avg_pool2d", inferPool});
+  register_op({"avg_pool2d_backward", "dlc.avg_pool2d_backward", inferAvgPoolBackward});
+  register_op({"batch_norm", "dlc.batch_norm", inferBatchNorm});
+  register_op({"batch_norm_backward", "dlc.batch_norm_backward", inferBatchNormBackward});
+  register_op({"fully_connected", "dlc.dense", inferDense});
+  register_op({"dropout", "dlc.dropout", inferDropout});
+  register_op({"softmax_cross_entropy", "dlc.softmax_cross_entropy", inferLoss});
+  register_op({"softmax_cross_entropy_backward", "dlc.softmax_cross_entropy_backward",
+               inferLossBackward});
+}
+
+Tensor npx::convolution(const Tensor &x, const Tensor &weight, const Tensor &bias,
+                        const ConvOptions &options) {
+  static const OpDef &op = find_op("convolution");
+  return invoke1(op, withBias({x, weight}, bias), convAttrs(options));
+}
+
+Tensor npx::convolution_backward_data(const Tensor &dy, const Tensor &weight,
+                                      const Shape &input_shape, const ConvOptions &options) {
+  static const OpDef &op = find_op("convolution_backward_data");
+  return invoke1(op, {dy, weight}, convAttrs(options).set("input_shape", input_shape));
+}
+
+Tensor npx::convolution_backward_filter(const Tensor &dy, const Tensor &x,
+                                        const Shape &weight_shape, const ConvOptions &options) {
+  static const OpDef &op = find_op("convolution_backward_filter");
+  return invoke1(op, {dy, x}, convAttrs(options).set("weight_shape", weight_shape));
+}
+
+Tensor npx::max_pool2d(const Tensor &x, const PoolOptions &options) {
+  static const OpDef &op = find_op("max_pool2d");
+  return invoke1(op, {x}, poolAttrs(options));
+}
+
+Tensor npx::max_pool2d_backward(const Tensor &dy, const Tensor &x, const PoolOptions &options) {
+  static const OpDef &op = find_op("max_pool2d_backward");
+  return invoke1(op, {dy, x}, poolAttrs(options));
+}
+
+Tensor npx::avg_pool2d(const Tensor &x, const PoolOptions &options) {
+  static const OpDef &op = find_op("avg_pool2d");
+  return invoke1(op, {x}, poolAttrs(options));
+}
+
+Tensor npx::avg_pool2d_backward(const Tensor &dy, const Shape &input_shape,
+                                const PoolOptions &options) {
+  static const OpDef &op = find_op("avg_pool2d_backward");
+  return invoke1(op, {dy}, poolAttrs(options).set("input_shape", input_shape));
+}
+
+npx::BatchNormResult npx::batch_norm_training(const Tensor &x, const Tensor &gamma,
+                                              const Tensor &beta, double epsilon) {
+  static const OpDef &op = find_op("batch_norm");
+  std::vector<Tensor> out =
+      invoke(op, {x, gamma, beta}, Attrs{{"training", true}, {"epsilon", epsilon}});
+  return {out[0], out[1], out[2]};
+}
+
+Tensor npx::batch_norm_inference(const Tensor &x, const Tensor &gamma, const Tensor &beta,
+                                 const Tensor &running_mean, const Tensor &running_var,
+                                 double epsilon) {
+  static const OpDef &op = find_op("batch_norm");
+  return invoke1(op, {x, gamma, beta, running_mean, running_var},
+                 Attrs{{"training", false}, {"epsilon", epsilon}});
+}
+
+npx::BatchNormGrads npx::batch_norm_backward(const Tensor &dy, const Tensor &x,
+                                             const Tensor &gamma, const Tensor &mean,
+                                             const Tensor &var, double epsilon) {
+  static const OpDef &op = find_op("batch_norm_backward");
+  std::vector<Tensor> out = invoke(op, {dy, x, gamma, mean, var}, Attrs{{"epsilon", epsilon}});
+  return {out[0], out[1], out[2]};
+}
+
+Tensor npx::fully_connected(const Tensor &x, const Tensor &weight, const Tensor &bias) {
+  static const OpDef &op = find_op("fully_connected");
+  return invoke1(op, withBias({x, weight}, bias));
+}
+
+npx::DropoutResult npx::dropout(const Tensor &x, double ratio, std::optional<uint64_t> seed) {
+  static const OpDef &op = find_op("dropout");
+  int64_t kernelSeed = seed ? int64_t(*seed) : detail::next_kernel_seed(x.device());
+  std::vector<Tensor> out = invoke(op, {x}, Attrs{{"ratio", ratio}, {"seed", kernelSeed}});
+  return {out[0], out[1]};
+}
+
+Tensor npx::softmax_cross_entropy(const Tensor &logits, const Tensor &labels) {
+  static const OpDef &op = find_op("softmax_cross_entropy");
+  return invoke1(op, {logits, labels});
+}
+
+Tensor npx::softmax_cross_entropy_backward(const Tensor &dloss, const Tensor &logits,
+                                           const Tensor &labels) {
+  static const OpDef &op = find_op("softmax_cross_entropy_backward");
+  return invoke1(op, {dloss, logits, labels});
+}
+
+} // namespace dlc

@@ -1,0 +1,216 @@
+//===- NNKernelTable.cpp - the NN ops' CPU kernels in the kernel table --------===//
+//
+// Adapters from the kernel interface (tensors + dialect attributes) to the plain-pointer
+// kernels of NNKernels.h: oneDNN as the fast kernel, plain loops as the reference.
+//
+//===----------------------------------------------------------------------===//
+#include "CpuKernels.h"
+
+#include "dlc/Runtime/CPU/NNKernels.h"
+
+#include <random>
+
+namespace dlc::cpu_kernels {
+
+namespace {
+
+std::array<int64_t, 2> pairAttr(const Attrs &attrs, const char *name, int64_t fallback) {
+  std::vector<int64_t> values = attrs.get_ints(name, {fallback, fallback});
+  return {values.at(0), values.at(1)};
+}
+
+/// Geometry from the (N,C,H,W) input, the (O,C/g,KH,KW) weight, the output and the attrs.
+Conv2DGeometry convGeometry(const Shape &x, const Shape &w, const Shape &y, const Attrs &a) {
+  auto stride = pairAttr(a, "stride", 1), padding = pairAttr(a, "padding", 0),
+       dilation = pairAttr(a, "dilation", 1);
+  Conv2DGeometry g{x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3]};
+  g.strideH = stride[0];
+  g.strideW = stride[1];
+  g.padH = padding[0];
+  g.padW = padding[1];
+  g.dilationH = dilation[0];
+  g.dilationW = dilation[1];
+  g.groups = a.get_int("groups", 1);
+  return g;
+}
+
+Pool2DGeometry poolGeometry(const Shape &x, const Shape &y, const Attrs &a) {
+  auto kernel = pairAttr(a, "kernel", 1), stride = pairAttr(a, "stride", 1),
+       padding = pairAttr(a, "padding", 0);
+  Pool2DGeometry g{x[0], x[1], x[2], x[3], y[2], y[3], kernel[0], kernel[1]};
+  g.strideH = stride[0];
+  g.strideW = stride[1];
+  g.padH = padding[0];
+  g.padW = padding[1];
+  return g;
+}
+
+BatchNormGeometry batchNormGeometry(const Shape &x) {
+  return {x[0], x[1], shape_rules::numElements(Shape(x.begin() + 2, x.end()))};
+}
+
+const float *f32(const TensorRef &t) { return t.as<const float>(); }
+float *f32out(const TensorRef &t) { return t.as<float>(); }
+
+void requireF32(const KernelArgs &args, const char *op) {
+  for (const TensorRef &t : args.inputs)
+    if (t.dtype != DType::f32 && t.dtype != DType::i32 && t.dtype != DType::i64)
+      throw DTypeError(std::string(op) + ": the CPU kernels take float32, got " +
+                       dtype_name(t.dtype));
+}
+
+// Each op's kernels, written once over the two implementations.
+template <bool Fast> struct NN {
+  // y = conv2d(x, w) + b
+  static void conv2d(const KernelArgs &k) {
+    requireF32(k, "conv2d");
+    auto g = convGeometry(k.inputs[0].shape, k.inputs[1].shape, k.outputs[0].shape, *k.attrs);
+    const float *bias = k.inputs.size() > 2 ? f32(k.inputs[2]) : nullptr;
+    (Fast ? onednn::conv2d_forward : ref::conv2d_forward)(g, f32(k.inputs[0]), f32(k.inputs[1]),
+                                                          bias, f32out(k.outputs[0]));
+  }
+  // dx from (dy, w); dx's shape is the output's
+  static void conv2dBackwardData(const KernelArgs &k) {
+    requireF32(k, "conv2d_backward_data");
+    auto g = convGeometry(k.outputs[0].shape, k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
+    (Fast ? onednn::conv2d_backward_data : ref::conv2d_backward_data)(
+        g, f32(k.inputs[0]), f32(k.inputs[1]), f32out(k.outputs[0]));
+  }
+  // dw from (dy, x); dw's shape is the output's
+  static void conv2dBackwardFilter(const KernelArgs &k) {
+    requireF32(k, "conv2d_backward_filter");
+    auto g = convGeometry(k.inputs[1].shape, k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
+    (Fast ? onednn::conv2d_backward_filter : ref::conv2d_backward_filter)(
+        g, f32(k.inputs[0]), f32(k.inputs[1]), f32out(k.outputs[0]), nullptr);
+  }
+  static void maxPool(const KernelArgs &k) {
+    requireF32(k, "max_pool2d");
+    auto g = poolGeometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
+    (Fast ? onednn::max_pool2d_forward : ref::max_pool2d_forward)(g, f32(k.inputs[0]),
+                                                                  f32out(k.outputs[0]));
+  }
+  // dx from (dy, x)
+  static void maxPoolBackward(const KernelArgs &k) {
+    requireF32(k, "max_pool2d_backward");
+    auto g = poolGeometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
+    (Fast ? onednn::max_pool2d_backward : ref::max_pool2d_backward)(
+        g, f32(k.inputs[1]), f32(k.inputs[0]), f32out(k.outputs[0]));
+  }
+  static void avgPool(const KernelArgs &k) {
+    requireF32(k, "avg_pool2d");
+    auto g = poolGeometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
+    bool includePad = k.attrs->get_bool("count_include_pad", true);
+    (Fast ? onednn::avg_pool2d_forward : ref::avg_pool2d_forward)(g, includePad, f32(k.inputs[0]),
+                                                                  f32out(k.outputs[0]));
+  }
+  // dx from dy; dx's shape is the output's
+  static void avgPoolBackward(const KernelArgs &k) {
+    requireF32(k, "avg_pool2d_backward");
+    auto g = poolGeometry(k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
+    bool includePad = k.attrs->get_bool("count_include_pad", true);
+    (Fast ? onednn::avg_pool2d_backward : ref::avg_pool2d_backward)(
+        g, includePad, f32(k.inputs[0]), f32out(k.outputs[0]));
+  }
+  // training: (x, gamma, beta, running_mean, running_var) -> (y, mean, var); else -> y
+  static void batchNorm(const KernelArgs &k) {
+    requireF32(k, "batch_norm");
+    auto g = batchNormGeometry(k.inputs[0].shape);
+    double epsilon = k.attrs->get_float("epsilon", 1e-5);
+    if (k.attrs->get_bool("training", false))
+      (Fast ? onednn::batch_norm_forward_training : ref::batch_norm_forward_training)(
+          g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), epsilon,
+          f32out(k.outputs[0]), f32out(k.outputs[1]), f32out(k.outputs[2]));
+    else
+      (Fast ? onednn::batch_norm_forward_inference : ref::batch_norm_forward_inference)(
+          g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), f32(k.inputs[3]),
+          f32(k.inputs[4]), epsilon, f32out(k.outputs[0]));
+  }
+  // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
+  static void batchNormBackward(const KernelArgs &k) {
+    requireF32(k, "batch_norm_backward");
+    auto g = batchNormGeometry(k.inputs[1].shape);
+    (Fast ? onednn::batch_norm_backward : ref::batch_norm_backward)(
+        g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), f32(k.inputs[3]),
+        f32(k.inputs[4]), k.attrs->get_float("epsilon", 1e-5), f32out(k.outputs[0]),
+        f32out(k.outputs[1]), f32out(k.outputs[2]));
+  }
+  // y (..., units) = x (..., K) · wᵀ + b
+  static void dense(const KernelArgs &k) {
+    requireF32(k, "dense");
+    const Shape &x = k.inputs[0].shape, &w = k.inputs[1].shape;
+    int64_t K = x.back(), units = w[0], M = K ? k.inputs[0].numel() / K : 0;
+    const float *bias = k.inputs.size() > 2 ? f32(k.inputs[2]) : nullptr;
+    (Fast ? onednn::dense_forward : ref::dense_forward)(M, K, units, f32(k.inputs[0]),
+                                                        f32(k.inputs[1]), bias,
+                                                        f32out(k.outputs[0]));
+  }
+};
+
+/// Labels as int64 (the kernels' type), converting int32 ones.
+std::vector<int64_t> labelsOf(const TensorRef &labels) {
+  std::vector<int64_t> out(size_t(labels.numel()));
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = labels.dtype == DType::i64 ? labels.as<int64_t>()[i]
+                                        : int64_t(labels.as<int32_t>()[i]);
+  return out;
+}
+
+// loss (N) from logits (N, C) and labels (N)
+void softmaxCrossEntropy(const KernelArgs &k) {
+  requireF32(k, "softmax_cross_entropy");
+  const Shape &logits = k.inputs[0].shape;
+  ref::softmax_cross_entropy_forward(logits[0], logits[1], f32(k.inputs[0]),
+                                     labelsOf(k.inputs[1]).data(), f32out(k.outputs[0]));
+}
+
+// dlogits (N, C) from dloss (N), logits (N, C), labels (N)
+void softmaxCrossEntropyBackward(const KernelArgs &k) {
+  requireF32(k, "softmax_cross_entropy_backward");
+  const Shape &logits = k.inputs[1].shape;
+  ref::softmax_cross_entropy_backward(logits[0], logits[1], f32(k.inputs[0]), f32(k.inputs[1]),
+                                      labelsOf(k.inputs[2]).data(), f32out(k.outputs[0]));
+}
+
+// (y, mask) = dropout(x): each element kept with probability 1 - ratio, scaled by
+// 1 / (1 - ratio); the mask (bool) says which were kept. Seeded by the `seed` attribute.
+void dropout(const KernelArgs &k) {
+  requireF32(k, "dropout");
+  double ratio = k.attrs->get_float("ratio", 0.5);
+  std::mt19937_64 generator(uint64_t(k.attrs->get_int("seed", 0)));
+  std::bernoulli_distribution keep(1.0 - ratio);
+  const float *x = f32(k.inputs[0]);
+  float *y = f32out(k.outputs[0]);
+  bool *mask = k.outputs[1].as<bool>();
+  float scale = float(1.0 / (1.0 - ratio));
+  for (int64_t i = 0, n = k.inputs[0].numel(); i < n; ++i) {
+    mask[i] = keep(generator);
+    y[i] = mask[i] ? x[i] * scale : 0.f;
+  }
+}
+
+void registerPair(const char *op, KernelFn fast, KernelFn reference) {
+  register_kernel(op, DeviceKind::cpu, {fast, reference});
+}
+
+} // namespace
+
+void register_nn_kernels() {
+  registerPair("dlc.conv2d", NN<true>::conv2d, NN<false>::conv2d);
+  registerPair("dlc.conv2d_backward_data", NN<true>::conv2dBackwardData,
+               NN<false>::conv2dBackwardData);
+  registerPair("dlc.conv2d_backward_filter", NN<true>::conv2dBackwardFilter,
+               NN<false>::conv2dBackwardFilter);
+  registerPair("dlc.max_pool2d", NN<true>::maxPool, NN<false>::maxPool);
+  registerPair("dlc.max_pool2d_backward", NN<true>::maxPoolBackward, NN<false>::maxPoolBackward);
+  registerPair("dlc.avg_pool2d", NN<true>::avgPool, NN<false>::avgPool);
+  registerPair("dlc.avg_pool2d_backward", NN<true>::avgPoolBackward, NN<false>::avgPoolBackward);
+  registerPair("dlc.batch_norm", NN<true>::batchNorm, NN<false>::batchNorm);
+  registerPair("dlc.batch_norm_backward", NN<true>::batchNormBackward,
+               NN<false>::batchNormBackward);
+  registerPair("dlc.dense", NN<true>::dense, NN<false>::dense);
+  register_host_kernel("dlc.softmax_cross_entropy", softmaxCrossEntropy);
+  register_host_kernel("dlc.softmax_cross_entropy_backward", softmaxCrossEntropyBackward);
+  register_host_kernel("dlc.dropout", dropout);
+}
+
+} // namespace dlc::cpu_kernels

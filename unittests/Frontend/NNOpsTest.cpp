@@ -1,0 +1,224 @@
+//===- NNOpsTest.cpp - eager NN ops: wiring, fast vs reference, gradients ----===//
+//
+// The kernels themselves are tested in unittests/Runtime/CPU; these tests check what
+// the eager layer adds: argument order and attributes reach the kernels correctly
+// (gradients against finite differences through the public API), fast and reference
+// agree through dispatch, and bad calls give clear errors.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Runtime/Kernel.h"
+#include "dlc/dlc.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+using namespace dlc;
+
+namespace {
+
+Tensor randomTensor(const Shape &shape, uint32_t seed) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> draw(-1.f, 1.f);
+  std::vector<float> values(size_t(shape_rules::numElements(shape)));
+  for (float &v : values)
+    v = draw(generator) + (draw(generator) > 0 ? 0.01f : -0.01f);
+  return np::array(values, shape);
+}
+
+double weightedSum(const Tensor &y, const Tensor &weights) {
+  std::vector<float> a = y.to_vector<float>(), b = weights.to_vector<float>();
+  double total = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    total += double(a[i]) * double(b[i]);
+  return total;
+}
+
+/// Checks `gradient` (of sum(f(x) * weights) with respect to x) against central
+/// differences at every element of x.
+void expectGradient(const Tensor &x, const Tensor &gradient,
+                    const std::function<Tensor(const Tensor &)> &f, const Tensor &weights,
+                    const char *what, double tolerance = 2e-2) {
+  std::vector<float> base = x.to_vector<float>(), analytic = gradient.to_vector<float>();
+  ASSERT_EQ(base.size(), analytic.size()) << what;
+  const float step = 1e-2f;
+  for (size_t i = 0; i < base.size(); ++i) {
+    std::vector<float> plus = base, minus = base;
+    plus[i] += step;
+    minus[i] -= step;
+    double numeric = (weightedSum(f(np::array(plus, x.shape())), weights) -
+                      weightedSum(f(np::array(minus, x.shape())), weights)) /
+                     (2 * step);
+    EXPECT_NEAR(analytic[i], numeric, tolerance * std::max(1.0, std::abs(numeric)))
+        << what << " element " << i;
+  }
+}
+
+void expectFastMatchesReference(const std::function<std::vector<Tensor>()> &run,
+                                const char *what) {
+  std::vector<Tensor> fast = run();
+  use_reference_kernels(true);
+  std::vector<Tensor> reference = run();
+  use_reference_kernels(false);
+  for (size_t k = 0; k < fast.size(); ++k) {
+    std::vector<float> f = fast[k].to_vector<float>(), r = reference[k].to_vector<float>();
+    ASSERT_EQ(f.size(), r.size()) << what;
+    for (size_t i = 0; i < f.size(); ++i)
+      ASSERT_NEAR(f[i], r[i], 1e-5 * std::max(1.f, std::abs(r[i]))) << what << " #" << k;
+  }
+}
+
+} // namespace
+
+TEST(NNOps, ConvolutionGradientsThroughTheApi) {
+  npx::ConvOptions options;
+  options.stride = {2, 1};
+  options.padding = {1, 0};
+  options.groups = 1;
+  Tensor x = randomTensor({2, 3, 5, 4}, 1), w = randomTensor({4, 3, 3, 2}, 2);
+  Tensor b = randomTensor({4}, 3);
+  Tensor y = npx::convolution(x, w, b, options);
+  EXPECT_EQ(y.shape(), (Shape{2, 4, 3, 3}));
+  Tensor r = randomTensor(y.shape(), 4);
+  expectGradient(x, npx::convolution_backward_data(r, w, x.shape(), options),
+                 [&](const Tensor &v) { return npx::convolution(v, w, b, options); }, r, "dx");
+  expectGradient(w, npx::convolution_backward_filter(r, x, w.shape(), options),
+                 [&](const Tensor &v) { return npx::convolution(x, v, b, options); }, r, "dw");
+  expectGradient(b, np::sum(r, {0, 2, 3}),
+                 [&](const Tensor &v) { return npx::convolution(x, w, v, options); }, r, "db");
+  expectFastMatchesReference(
+      [&] {
+        return std::vector<Tensor>{npx::convolution(x, w, b, options),
+                                   npx::convolution_backward_data(r, w, x.shape(), options),
+                                   npx::convolution_backward_filter(r, x, w.shape(), options)};
+      },
+      "conv");
+}
+
+TEST(NNOps, PoolingGradientsThroughTheApi) {
+  npx::PoolOptions options;
+  options.kernel = {3, 2};
+  options.stride = {2, 2};
+  options.padding = {1, 0};
+  // Spread values so a small perturbation never changes which element wins a window.
+  Tensor x = np::arange(0, 2 * 3 * 6 * 5).reshape({2, 3, 6, 5}) * 0.05;
+  x = np::array(randomTensor({180}, 9).to_vector<float>(), Shape{2, 3, 6, 5}) * 0.01 + x;
+  Tensor y = npx::max_pool2d(x, options);
+  Tensor r = randomTensor(y.shape(), 5);
+  expectGradient(x, npx::max_pool2d_backward(r, x, options),
+                 [&](const Tensor &v) { return npx::max_pool2d(v, options); }, r, "max dx");
+  for (bool includePad : {true, false}) {
+    options.count_include_pad = includePad;
+    expectGradient(x, npx::avg_pool2d_backward(r, x.shape(), options),
+                   [&](const Tensor &v) { return npx::avg_pool2d(v, options); }, r, "avg dx");
+  }
+  expectFastMatchesReference(
+      [&] {
+        return std::vector<Tensor>{npx::max_pool2d(x, options), npx::avg_pool2d(x, options),
+                                   npx::max_pool2d_backward(r, x, options),
+                                   npx::avg_pool2d_backward(r, x.shape(), options)};
+      },
+      "pool");
+}
+
+TEST(NNOps, BatchNormGradientsThroughTheApi) {
+  Tensor x = randomTensor({3, 2, 2, 3}, 6), gamma = randomTensor({2}, 7);
+  Tensor beta = randomTensor({2}, 8);
+  npx::BatchNormResult forward = npx::batch_norm_training(x, gamma, beta);
+  Tensor r = randomTensor(x.shape(), 10);
+  npx::BatchNormGrads grads =
+      npx::batch_norm_backward(r, x, gamma, forward.mean, forward.var);
+  expectGradient(
+      x, grads.input,
+      [&](const Tensor &v) { return npx::batch_norm_training(v, gamma, beta).output; }, r, "dx",
+      5e-2);
+  expectGradient(
+      gamma, grads.gamma,
+      [&](const Tensor &v) { return npx::batch_norm_training(x, v, beta).output; }, r, "dgamma");
+  expectGradient(
+      beta, grads.beta,
+      [&](const Tensor &v) { return npx::batch_norm_training(x, gamma, v).output; }, r, "dbeta");
+  // Inference with the batch's own statistics reproduces the training output.
+  Tensor inferred = npx::batch_norm_inference(x, gamma, beta, forward.mean, forward.var);
+  std::vector<float> a = inferred.to_vector<float>(), b = forward.output.to_vector<float>();
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_NEAR(a[i], b[i], 1e-5);
+  expectFastMatchesReference(
+      [&] {
+        npx::BatchNormResult f = npx::batch_norm_training(x, gamma, beta);
+        npx::BatchNormGrads g = npx::batch_norm_backward(r, x, gamma, f.mean, f.var);
+        return std::vector<Tensor>{f.output, f.mean, f.var, g.input, g.gamma, g.beta};
+      },
+      "batch_norm");
+}
+
+TEST(NNOps, DenseAndLossGradientsThroughTheApi) {
+  Tensor x = randomTensor({4, 5}, 11), w = randomTensor({3, 5}, 12), b = randomTensor({3}, 13);
+  Tensor y = npx::fully_connected(x, w, b);
+  EXPECT_EQ(y.shape(), (Shape{4, 3}));
+  Tensor r = randomTensor(y.shape(), 14);
+  // The dense layer's gradients are matmuls: dx = r·w, dw = rᵀ·x.
+  expectGradient(x, np::matmul(r, w),
+                 [&](const Tensor &v) { return npx::fully_connected(v, w, b); }, r, "dx");
+  expectGradient(w, np::matmul(r, x, /*transpose_a=*/true),
+                 [&](const Tensor &v) { return npx::fully_connected(x, v, b); }, r, "dw");
+  Tensor labels = np::array(std::vector<int64_t>{2, 0, 1, 2});
+  Tensor dloss = randomTensor({4}, 15);
+  expectGradient(y, npx::softmax_cross_entropy_backward(dloss, y, labels),
+                 [&](const Tensor &v) { return npx::softmax_cross_entropy(v, labels); }, dloss,
+                 "dlogits");
+  // The loss is -log_softmax at the label.
+  std::vector<float> loss = npx::softmax_cross_entropy(y, labels.astype(DType::i32)).to_vector<float>();
+  std::vector<float> logp = npx::log_softmax(y).to_vector<float>();
+  std::vector<int64_t> l = labels.to_vector<int64_t>();
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_NEAR(loss[i], -logp[i * 3 + size_t(l[i])], 1e-5);
+  expectFastMatchesReference(
+      [&] { return std::vector<Tensor>{npx::fully_connected(x, w, b)}; }, "dense");
+}
+
+TEST(NNOps, DropoutIsSeededAndScaled) {
+  Tensor x = np::ones({100, 100});
+  npx::DropoutResult a = npx::dropout(x, 0.2, 7), b = npx::dropout(x, 0.2, 7);
+  EXPECT_EQ(a.output.to_vector<float>(), b.output.to_vector<float>());
+  std::vector<bool> mask = a.mask.to_vector<bool>();
+  std::vector<float> y = a.output.to_vector<float>();
+  size_t kept = 0;
+  for (size_t i = 0; i < mask.size(); ++i) {
+    kept += mask[i];
+    EXPECT_FLOAT_EQ(y[i], mask[i] ? 1.25f : 0.f);
+  }
+  EXPECT_NEAR(double(kept) / double(mask.size()), 0.8, 0.02);
+  EXPECT_NE(npx::dropout(x, 0.2).mask.to_vector<bool>(), npx::dropout(x, 0.2).mask.to_vector<bool>());
+  EXPECT_THROW(npx::dropout(x, 1.0), ShapeError);
+}
+
+TEST(NNOps, ClearErrors) {
+  Tensor x = np::zeros({4, 3, 8, 8});
+  try {
+    npx::convolution(x, np::zeros({16, 2, 2, 2}), Tensor());
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError &e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("convolution: input 4x3x8x8 has 3 channels but weight 16x2x2x2"),
+              std::string::npos)
+        << message;
+  }
+  npx::PoolOptions tooBig;
+  tooBig.kernel = {9, 9};
+  EXPECT_THROW(npx::max_pool2d(x, tooBig), ShapeError);
+  EXPECT_THROW(npx::fully_connected(np::zeros({4, 7}), np::zeros({3, 8}), Tensor()), ShapeError);
+  EXPECT_THROW(npx::softmax_cross_entropy(np::zeros({4, 2}), np::zeros({4})), DTypeError);
+  EXPECT_THROW(npx::batch_norm_training(x, np::ones({4}), np::zeros({3})), ShapeError);
+  EXPECT_THROW(npx::convolution(x.astype(DType::f16), np::zeros({16, 3, 2, 2}), Tensor()),
+               DTypeError);
+  EXPECT_THROW(npx::convolution_backward_data(np::zeros({4, 16, 6, 6}), np::zeros({16, 3, 2, 2}),
+                                              x.shape()),
+               ShapeError);
+  // A label outside [0, classes) fails in the kernel and surfaces at the read.
+  Tensor loss = npx::softmax_cross_entropy(np::zeros({2, 3}),
+                                           np::array(std::vector<int64_t>{0, 5}));
+  EXPECT_THROW(loss.wait_to_read(), std::out_of_range);
+  EXPECT_THROW(npx::waitall(), std::out_of_range);
+}
