@@ -4,6 +4,10 @@
 #include "dlc/Runtime/Kernel.h"
 #include "OpDefinitions.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -50,6 +54,48 @@ template <typename ErrorT>
   throw ErrorT(op.name + ": " + what + " (inputs: " + describe(inputs) +
                (attrs.str() == "{}" ? "" : "; attributes " + attrs.str()) + ")");
 }
+
+/// Kernel time per op, collected when DLC_PROFILE is set and printed at exit.
+struct KernelProfile {
+  std::mutex mutex;
+  std::map<std::string, std::pair<int64_t, double>> calls; // op -> (count, seconds)
+
+  static KernelProfile *get() {
+    static KernelProfile *profile = [] {
+      const char *flag = std::getenv("DLC_PROFILE");
+      if (!flag || !*flag || std::string(flag) == "0")
+        return static_cast<KernelProfile *>(nullptr);
+      auto *created = new KernelProfile;
+      std::atexit([] { get()->print(); });
+      return created;
+    }();
+    return profile;
+  }
+
+  void add(const std::string &op, double seconds) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto &entry = calls[op];
+    ++entry.first;
+    entry.second += seconds;
+  }
+
+  void print() {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<std::pair<std::string, std::pair<int64_t, double>>> rows(calls.begin(),
+                                                                         calls.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto &a, const auto &b) { return a.second.second > b.second.second; });
+    double total = 0;
+    for (const auto &row : rows)
+      total += row.second.second;
+    std::fprintf(stderr, "dlc kernel profile (DLC_PROFILE): %.3f s in kernels\n", total);
+    std::fprintf(stderr, "  %-34s %8s %10s %6s\n", "op", "calls", "seconds", "share");
+    for (const auto &[op, entry] : rows)
+      std::fprintf(stderr, "  %-34s %8lld %10.4f %5.1f%%\n", op.c_str(),
+                   (long long)entry.first, entry.second,
+                   total > 0 ? 100 * entry.second / total : 0.0);
+  }
+};
 
 } // namespace
 
@@ -130,7 +176,9 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
     writes.push_back(result.buffer());
 
   auto sharedAttrs = std::make_shared<Attrs>(attrs);
-  enqueue(where, reads, writes, [inputs, results, sharedAttrs, kernel, where] {
+  KernelProfile *profile = KernelProfile::get();
+  const std::string *opName = &op.name;
+  enqueue(where, reads, writes, [inputs, results, sharedAttrs, kernel, where, profile, opName] {
     KernelArgs args;
     args.attrs = sharedAttrs.get();
     args.device = where;
@@ -138,7 +186,12 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
       args.inputs.push_back({t.data(), t.shape(), t.dtype()});
     for (const Tensor &t : results)
       args.outputs.push_back({t.data(), t.shape(), t.dtype()});
+    if (!profile)
+      return kernel(args);
+    auto start = std::chrono::steady_clock::now();
     kernel(args);
+    profile->add(*opName, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                              .count());
   });
   return results;
 }

@@ -178,6 +178,15 @@ TEST(NNOps, DenseAndLossGradientsThroughTheApi) {
       [&] { return std::vector<Tensor>{npx::fully_connected(x, w, b)}; }, "dense");
 }
 
+TEST(NNOps, ReluBackwardMatchesItsDecomposition) {
+  Tensor x = randomTensor({3, 7}, 21), dy = randomTensor({3, 7}, 22);
+  EXPECT_EQ(npx::relu_backward(dy, x).to_vector<float>(),
+            np::where(x > np::zeros({}), dy, np::zeros({})).to_vector<float>());
+  expectGradient(x, npx::relu_backward(dy, x), [](const Tensor &v) { return npx::relu(v); }, dy,
+                 "relu dx");
+  EXPECT_THROW(npx::relu_backward(dy, np::zeros({3, 6})), ShapeError);
+}
+
 TEST(NNOps, DropoutIsSeededAndScaled) {
   Tensor x = np::ones({100, 100});
   npx::DropoutResult a = npx::dropout(x, 0.2, 7), b = npx::dropout(x, 0.2, 7);

@@ -100,6 +100,8 @@ Device gpu(int id = 0);
 Device cpu(int id = 0);
 Device cpu_pinned(int id = 0);
 Tensor relu(const Tensor &x);
+/// Gradient of relu: dy where x > 0, else 0.
+Tensor relu_backward(const Tensor &dy, const Tensor &x);
 Tensor sigmoid(const Tensor &x);
 Tensor softmax(const Tensor &x, int64_t axis = -1);
 Tensor log_softmax(const Tensor &x, int64_t axis = -1);

@@ -33,6 +33,14 @@ std::vector<TensorMeta> inferFloatUnary(const std::vector<TensorMeta> &in, const
   return {in[0]};
 }
 
+std::vector<TensorMeta> inferSameShapes(const std::vector<TensorMeta> &in, const Attrs &) {
+  require_same_dtype(in);
+  if (in[0].shape != in[1].shape)
+    throw ShapeError("the gradient " + shape_rules::str(in[0].shape) +
+                     " must have the input's shape " + shape_rules::str(in[1].shape));
+  return {in[1]};
+}
+
 std::vector<TensorMeta> inferCompare(const std::vector<TensorMeta> &in, const Attrs &) {
   require_same_dtype(in);
   return {{checked(shape_rules::broadcast(in[0].shape, in[1].shape)), DType::boolean}};
@@ -81,6 +89,7 @@ void detail::register_elementwise_ops() {
     register_op({name, dialectOp, inferBroadcast});
   register_op({"negative", "dlc.neg", inferUnary});
   register_op({"relu", "dlc.relu", inferUnary});
+  register_op({"relu_backward", "dlc.relu_backward", inferSameShapes});
   for (const char *name : {"exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh"})
     register_op({name, std::string("dlc.") + name, inferFloatUnary});
   register_op({"compare", "dlc.compare", inferCompare});
@@ -116,6 +125,11 @@ DLC_UNARY(np, tanh, "tanh")
 DLC_UNARY(npx, relu, "relu")
 DLC_UNARY(npx, sigmoid, "sigmoid")
 #undef DLC_UNARY
+
+Tensor npx::relu_backward(const Tensor &dy, const Tensor &x) {
+  static const OpDef &op = find_op("relu_backward");
+  return invoke1(op, {dy, x});
+}
 
 Tensor np::equal(const Tensor &a, const Tensor &b) { return compare(a, b, eq); }
 Tensor np::not_equal(const Tensor &a, const Tensor &b) { return compare(a, b, ne); }

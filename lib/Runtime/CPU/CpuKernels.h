@@ -22,6 +22,10 @@ void register_layout_kernels();
 void register_creation_kernels();
 void register_nn_kernels();
 
+/// Element counts from which a loop is split over the device's OpenMP team: below it,
+/// waking the team costs more than the loop.
+constexpr int64_t kParallelElements = int64_t(1) << 15;
+
 /// Registers `fn` as both the fast and the reference CPU kernel of `op`: for ops whose
 /// single loop is already what the plain-loop oracle would be.
 inline void register_host_kernel(const char *op, KernelFn fn) {
@@ -74,23 +78,39 @@ std::vector<int64_t> broadcast_strides(const Shape &shape, const Shape &out);
 
 /// Calls `f(outIndex, offsets)` for every element of `out`, where offsets[k] is the
 /// element of input k (strides from broadcast_strides) that numpy broadcasting pairs
-/// with it.
+/// with it. The innermost dimension runs as a tight loop, so `f` inlines into it.
 template <size_t K, typename F>
 void for_each_broadcast(const Shape &out, const std::array<std::vector<int64_t>, K> &strides,
                         F &&f) {
   int64_t total = shape_rules::numElements(out);
-  size_t rank = out.size();
+  if (total == 0)
+    return;
+  if (out.empty()) {
+    f(int64_t(0), std::array<int64_t, K>{});
+    return;
+  }
+  size_t rank = out.size(), last = rank - 1;
+  int64_t inner = out[last];
+  std::array<int64_t, K> innerStride{};
+  for (size_t k = 0; k < K; ++k)
+    innerStride[k] = strides[k][last];
   std::vector<int64_t> counter(rank, 0);
-  std::array<int64_t, K> offsets{};
-  for (int64_t i = 0; i < total; ++i) {
-    f(i, offsets);
-    for (size_t d = rank; d-- > 0;) {
+  std::array<int64_t, K> base{};
+  for (int64_t row = 0; row < total; row += inner) {
+    std::array<int64_t, K> at = base;
+    for (int64_t j = 0; j < inner; ++j) {
+      f(row + j, at);
       for (size_t k = 0; k < K; ++k)
-        offsets[k] += strides[k][d];
+        at[k] += innerStride[k];
+    }
+    // Advance the outer dimensions' counter by one row.
+    for (size_t d = last; d-- > 0;) {
+      for (size_t k = 0; k < K; ++k)
+        base[k] += strides[k][d];
       if (++counter[d] < out[d])
         break;
       for (size_t k = 0; k < K; ++k)
-        offsets[k] -= strides[k][d] * out[d];
+        base[k] -= strides[k][d] * out[d];
       counter[d] = 0;
     }
   }

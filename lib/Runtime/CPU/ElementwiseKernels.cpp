@@ -47,13 +47,9 @@ template <Binary B, typename C> C apply(C a, C b) {
     return a - b;
   else if constexpr (B == Binary::mul)
     return a * b;
-  else if constexpr (B == Binary::div) {
-    if constexpr (std::is_integral_v<C>) {
-      if (b == 0)
-        throw Error("divide: integer division by zero");
-    }
-    return a / b;
-  } else if constexpr (B == Binary::pow)
+  else if constexpr (B == Binary::div)
+    return a / b; // integer divisors were checked for zero before the loop
+  else if constexpr (B == Binary::pow)
     return static_cast<C>(std::pow(a, b));
   else if constexpr (B == Binary::max)
     return std::max(a, b);
@@ -72,11 +68,18 @@ template <Binary B> void binaryKernel(const KernelArgs &args) {
       const T *pa = a.as<T>(), *pb = b.as<T>();
       T *pz = z.as<T>();
       int64_t n = z.numel();
+      // Checked here, not in the loop: an exception must not leave an OpenMP region.
+      if constexpr (B == Binary::div && std::is_integral_v<compute_t<T>>) {
+        if (std::find(pb, pb + b.numel(), T(0)) != pb + b.numel())
+          throw Error("divide: integer division by zero");
+      }
       if (a.shape == z.shape && b.shape == z.shape) {
+#pragma omp parallel for if (n >= kParallelElements)
         for (int64_t i = 0; i < n; ++i)
           pz[i] = store<T>(apply<B>(load(pa[i]), load(pb[i])));
       } else if (a.shape == z.shape && b.numel() == 1) {
         auto scalar = load(pb[0]);
+#pragma omp parallel for if (n >= kParallelElements)
         for (int64_t i = 0; i < n; ++i)
           pz[i] = store<T>(apply<B>(load(pa[i]), scalar));
       } else {
@@ -124,8 +127,33 @@ template <Unary U> void unaryKernel(const KernelArgs &args) {
     } else {
       const T *px = x.as<T>();
       T *py = y.as<T>();
-      for (int64_t i = 0, n = y.numel(); i < n; ++i)
+      int64_t n = y.numel();
+#pragma omp parallel for if (n >= kParallelElements)
+      for (int64_t i = 0; i < n; ++i)
         py[i] = store<T>(apply<U>(load(px[i])));
+    }
+  });
+}
+
+// dx = x > 0 ? dy : 0; dy, x and dx share shape and dtype.
+void reluBackwardKernel(const KernelArgs &args) {
+  const TensorRef &dy = args.inputs[0], &x = args.inputs[1], &dx = args.outputs[0];
+  dispatch_dtype(dx.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      throw DTypeError("relu_backward of bool tensors is not supported");
+    } else {
+      const T *pdy = dy.as<T>(), *px = x.as<T>();
+      T *pdx = dx.as<T>();
+      using C = compute_t<T>;
+      // Both loads are unconditional so that the choice compiles to a blend, not a
+      // branch that mispredicts on every other element.
+      int64_t n = dx.numel();
+#pragma omp parallel for if (n >= kParallelElements)
+      for (int64_t i = 0; i < n; ++i) {
+        C gradient = load(pdy[i]);
+        pdx[i] = store<T>(load(px[i]) > C(0) ? gradient : C(0));
+      }
     }
   });
 }
@@ -159,15 +187,17 @@ void selectKernel(const KernelArgs &args) {
   const TensorRef &c = args.inputs[0], &x = args.inputs[1], &y = args.inputs[2];
   const TensorRef &z = args.outputs[0];
   const bool *pc = c.as<bool>();
-  size_t width = dtype_size(z.dtype);
-  const char *px = static_cast<const char *>(x.data), *py = static_cast<const char *>(y.data);
-  char *pz = static_cast<char *>(z.data);
   std::array<std::vector<int64_t>, 3> strides{broadcast_strides(c.shape, z.shape),
                                               broadcast_strides(x.shape, z.shape),
                                               broadcast_strides(y.shape, z.shape)};
-  for_each_broadcast<3>(z.shape, strides, [&](int64_t i, const auto &at) {
-    const char *from = pc[at[0]] ? px + at[1] * width : py + at[2] * width;
-    std::copy(from, from + width, pz + i * width);
+  dispatch_dtype(z.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T *px = x.as<T>(), *py = y.as<T>();
+    T *pz = z.as<T>();
+    for_each_broadcast<3>(z.shape, strides, [&](int64_t i, const auto &at) {
+      T onTrue = px[at[1]], onFalse = py[at[2]]; // unconditional loads: a blend, no branch
+      pz[i] = pc[at[0]] ? onTrue : onFalse;
+    });
   });
 }
 
@@ -208,6 +238,7 @@ void register_elementwise_kernels() {
   register_host_kernel("dlc.sqrt", unaryKernel<Unary::sqrt>);
   register_host_kernel("dlc.rsqrt", unaryKernel<Unary::rsqrt>);
   register_host_kernel("dlc.relu", unaryKernel<Unary::relu>);
+  register_host_kernel("dlc.relu_backward", reluBackwardKernel);
   register_host_kernel("dlc.sigmoid", unaryKernel<Unary::sigmoid>);
   register_host_kernel("dlc.tanh", unaryKernel<Unary::tanh>);
   register_host_kernel("dlc.compare", compareKernel);

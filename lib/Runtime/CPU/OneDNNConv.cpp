@@ -9,6 +9,8 @@
 
 #include "dlc/Runtime/CPU/NNKernels.h"
 
+#include <cstdlib>
+
 namespace dlc::cpu_kernels::onednn {
 
 using namespace detail;
@@ -21,11 +23,13 @@ namespace {
 
 // The memory layouts and window parameters of one convolution, as oneDNN wants them.
 struct ConvDescs {
-  memory::desc src, weights, bias, dst;
+  memory::desc src, weights, bias, dst;    // the callers' plain layouts
+  memory::desc srcAny, weightsAny, dstAny; // what the primitive is asked to use
+
   memory::dims strides, dilates, paddingL, paddingR;
 };
 
-ConvDescs convDescs(const Conv2DGeometry &g, bool withBias) {
+ConvDescs convDescs(const Conv2DGeometry &g, bool withBias, bool blocked) {
   ConvDescs d;
   d.src = f32Desc({g.N, g.C, g.H, g.W}, tag::nchw);
   d.dst = f32Desc({g.N, g.O, g.OH, g.OW}, tag::nchw);
@@ -34,29 +38,46 @@ ConvDescs convDescs(const Conv2DGeometry &g, bool withBias) {
   d.weights = g.groups == 1
                   ? f32Desc({g.O, g.C, g.KH, g.KW}, tag::oihw)
                   : f32Desc({g.groups, g.O / g.groups, g.C / g.groups, g.KH, g.KW}, tag::goihw);
+  // Blocked: oneDNN picks the layouts (and the kernels reorder around the primitive);
+  // plain: the primitive works on the callers' layouts directly.
+  d.srcAny = blocked ? f32Desc(d.src.dims(), tag::any) : d.src;
+  d.weightsAny = blocked ? f32Desc(d.weights.dims(), tag::any) : d.weights;
+  d.dstAny = blocked ? f32Desc(d.dst.dims(), tag::any) : d.dst;
   // A zero descriptor tells oneDNN there is no bias.
   d.bias = withBias ? f32Desc({g.O}, tag::x) : memory::desc();
   d.strides = {g.strideH, g.strideW};
   // oneDNN counts dilation from 0 (dense window), the dialect from 1.
   d.dilates = {g.dilationH - 1, g.dilationW - 1};
   d.paddingL = {g.padH, g.padW};
-  d.paddingR = {
-      paddingRightFor(g.H, g.OH, (g.KH - 1) * g.dilationH + 1, g.strideH, g.padH),
-      paddingRightFor(g.W, g.OW, (g.KW - 1) * g.dilationW + 1, g.strideW, g.padW)};
+  d.paddingR = {paddingRightFor(g.H, g.OH, (g.KH - 1) * g.dilationH + 1, g.strideH, g.padH),
+                paddingRightFor(g.W, g.OW, (g.KW - 1) * g.dilationW + 1, g.strideW, g.padW)};
   return d;
 }
 
 dnnl::convolution_forward::primitive_desc forwardPd(const ConvDescs &d, prop_kind kind) {
-  dnnl::convolution_forward::desc desc(kind, algorithm::convolution_direct, d.src, d.weights,
-                                       d.bias, d.dst, d.strides, d.dilates, d.paddingL,
+  dnnl::convolution_forward::desc desc(kind, algorithm::convolution_direct, d.srcAny, d.weightsAny,
+                                       d.bias, d.dstAny, d.strides, d.dilates, d.paddingL,
                                        d.paddingR);
   return {desc, threadEngine()};
 }
 
+/// The candidate builds to time: DLC_ONEDNN_LAYOUT=plain or =blocked forces one (for
+/// measurements), anything else lets the timing choose.
+template <typename Build> std::vector<std::function<void(CachedKernel &)>> candidates(Build build) {
+  static const std::string forced = [] {
+    const char *value = std::getenv("DLC_ONEDNN_LAYOUT");
+    return std::string(value ? value : "");
+  }();
+  if (forced == "plain")
+    return {build(false)};
+  if (forced == "blocked")
+    return {build(true)};
+  return {build(false), build(true)};
+}
+
 std::string convKey(const char *op, const Conv2DGeometry &g, bool withBias) {
-  return geometryKey(op, {g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW, g.strideH,
-                          g.strideW, g.padH, g.padW, g.dilationH, g.dilationW, g.groups,
-                          withBias});
+  return geometryKey(op, {g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW, g.strideH, g.strideW,
+                          g.padH, g.padW, g.dilationH, g.dilationW, g.groups, withBias});
 }
 
 } // namespace
@@ -64,66 +85,74 @@ std::string convKey(const char *op, const Conv2DGeometry &g, bool withBias) {
 void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
                     float *y) {
   const bool withBias = b != nullptr;
-  CachedKernel &kernel =
-      cachedKernel(convKey("conv2d_forward", g, withBias), [&](CachedKernel &k) {
-        ConvDescs d = convDescs(g, withBias);
-        CachedKernel::Args args;
-        args[DNNL_ARG_SRC] = k.bindUserBuffer(d.src);
-        args[DNNL_ARG_WEIGHTS] = k.bindUserBuffer(d.weights);
-        if (withBias)
-          args[DNNL_ARG_BIAS] = k.bindUserBuffer(d.bias);
-        args[DNNL_ARG_DST] = k.bindUserBuffer(d.dst);
-        k.addStep(dnnl::convolution_forward(forwardPd(d, prop_kind::forward_inference)),
-                  std::move(args));
-      });
+  auto build = [&](bool blocked) {
+    return [&, blocked](CachedKernel &k) {
+      ConvDescs d = convDescs(g, withBias, blocked);
+      auto pd = forwardPd(d, prop_kind::forward_inference);
+      CachedKernel::Args args;
+      args[DNNL_ARG_SRC] = k.userInputAs(d.src, pd.src_desc());
+      args[DNNL_ARG_WEIGHTS] = k.userInputAs(d.weights, pd.weights_desc());
+      if (withBias)
+        args[DNNL_ARG_BIAS] = k.bindUserBuffer(d.bias);
+      args[DNNL_ARG_DST] = k.userOutputAs(d.dst, pd.dst_desc());
+      k.addStep(dnnl::convolution_forward(pd), std::move(args));
+      k.finishOutputs();
+    };
+  };
+  std::string key = convKey("conv2d_forward", g, withBias);
   if (withBias)
-    kernel.run({x, w, b, y});
+    cachedFastestKernel(key, candidates(build), {x, w, b, y}).run({x, w, b, y});
   else
-    kernel.run({x, w, y});
+    cachedFastestKernel(key, candidates(build), {x, w, y}).run({x, w, y});
 }
 
-void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w,
-                          float *dx) {
-  CachedKernel &kernel =
-      cachedKernel(convKey("conv2d_backward_data", g, false), [&](CachedKernel &k) {
-        ConvDescs d = convDescs(g, false);
-        dnnl::convolution_backward_data::desc desc(algorithm::convolution_direct, d.src,
-                                                   d.weights, d.dst, d.strides, d.dilates,
-                                                   d.paddingL, d.paddingR);
-        dnnl::convolution_backward_data::primitive_desc pd(
-            desc, threadEngine(), forwardPd(d, prop_kind::forward_training));
-        CachedKernel::Args args;
-        args[DNNL_ARG_DIFF_DST] = k.bindUserBuffer(d.dst);
-        args[DNNL_ARG_WEIGHTS] = k.bindUserBuffer(d.weights);
-        args[DNNL_ARG_DIFF_SRC] = k.bindUserBuffer(d.src);
-        k.addStep(dnnl::convolution_backward_data(pd), std::move(args));
-      });
-  kernel.run({dy, w, dx});
+void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx) {
+  auto build = [&](bool blocked) {
+    return [&, blocked](CachedKernel &k) {
+      ConvDescs d = convDescs(g, false, blocked);
+      dnnl::convolution_backward_data::desc desc(algorithm::convolution_direct, d.srcAny,
+                                                 d.weightsAny, d.dstAny, d.strides, d.dilates,
+                                                 d.paddingL, d.paddingR);
+      dnnl::convolution_backward_data::primitive_desc pd(desc, threadEngine(),
+                                                         forwardPd(d, prop_kind::forward_training));
+      CachedKernel::Args args;
+      args[DNNL_ARG_DIFF_DST] = k.userInputAs(d.dst, pd.diff_dst_desc());
+      args[DNNL_ARG_WEIGHTS] = k.userInputAs(d.weights, pd.weights_desc());
+      args[DNNL_ARG_DIFF_SRC] = k.userOutputAs(d.src, pd.diff_src_desc());
+      k.addStep(dnnl::convolution_backward_data(pd), std::move(args));
+      k.finishOutputs();
+    };
+  };
+  cachedFastestKernel(convKey("conv2d_backward_data", g, false), candidates(build), {dy, w, dx})
+      .run({dy, w, dx});
 }
 
 void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
                             float *db) {
   const bool withBias = db != nullptr;
-  CachedKernel &kernel =
-      cachedKernel(convKey("conv2d_backward_filter", g, withBias), [&](CachedKernel &k) {
-        ConvDescs d = convDescs(g, withBias);
-        dnnl::convolution_backward_weights::desc desc(
-            algorithm::convolution_direct, d.src, d.weights, d.bias, d.dst, d.strides,
-            d.dilates, d.paddingL, d.paddingR);
-        dnnl::convolution_backward_weights::primitive_desc pd(
-            desc, threadEngine(), forwardPd(d, prop_kind::forward_training));
-        CachedKernel::Args args;
-        args[DNNL_ARG_DIFF_DST] = k.bindUserBuffer(d.dst);
-        args[DNNL_ARG_SRC] = k.bindUserBuffer(d.src);
-        args[DNNL_ARG_DIFF_WEIGHTS] = k.bindUserBuffer(d.weights);
-        if (withBias)
-          args[DNNL_ARG_DIFF_BIAS] = k.bindUserBuffer(d.bias);
-        k.addStep(dnnl::convolution_backward_weights(pd), std::move(args));
-      });
+  auto build = [&](bool blocked) {
+    return [&, blocked](CachedKernel &k) {
+      ConvDescs d = convDescs(g, withBias, blocked);
+      dnnl::convolution_backward_weights::desc desc(algorithm::convolution_direct, d.srcAny,
+                                                    d.weightsAny, d.bias, d.dstAny, d.strides,
+                                                    d.dilates, d.paddingL, d.paddingR);
+      dnnl::convolution_backward_weights::primitive_desc pd(
+          desc, threadEngine(), forwardPd(d, prop_kind::forward_training));
+      CachedKernel::Args args;
+      args[DNNL_ARG_DIFF_DST] = k.userInputAs(d.dst, pd.diff_dst_desc());
+      args[DNNL_ARG_SRC] = k.userInputAs(d.src, pd.src_desc());
+      args[DNNL_ARG_DIFF_WEIGHTS] = k.userOutputAs(d.weights, pd.diff_weights_desc());
+      if (withBias)
+        args[DNNL_ARG_DIFF_BIAS] = k.bindUserBuffer(d.bias);
+      k.addStep(dnnl::convolution_backward_weights(pd), std::move(args));
+      k.finishOutputs();
+    };
+  };
+  std::string key = convKey("conv2d_backward_filter", g, withBias);
   if (withBias)
-    kernel.run({dy, x, dw, db});
+    cachedFastestKernel(key, candidates(build), {dy, x, dw, db}).run({dy, x, dw, db});
   else
-    kernel.run({dy, x, dw});
+    cachedFastestKernel(key, candidates(build), {dy, x, dw}).run({dy, x, dw});
 }
 
 } // namespace dlc::cpu_kernels::onednn

@@ -3,7 +3,9 @@
 
 #include "dlc/Runtime/CPU/NNKernels.h"
 
+#include <chrono>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
@@ -47,6 +49,34 @@ void CachedKernel::addStep(const dnnl::primitive &primitive, Args args) {
   steps.emplace_back(primitive, std::move(args));
 }
 
+dnnl::memory CachedKernel::userInputAs(const dnnl::memory::desc &user,
+                                       const dnnl::memory::desc &wanted) {
+  dnnl::memory userMemory = bindUserBuffer(user);
+  if (wanted == user)
+    return userMemory;
+  dnnl::memory internal = ownBuffer(wanted);
+  addStep(dnnl::reorder(userMemory, internal),
+          {{DNNL_ARG_FROM, userMemory}, {DNNL_ARG_TO, internal}});
+  return internal;
+}
+
+dnnl::memory CachedKernel::userOutputAs(const dnnl::memory::desc &user,
+                                        const dnnl::memory::desc &wanted) {
+  dnnl::memory userMemory = bindUserBuffer(user);
+  if (wanted == user)
+    return userMemory;
+  dnnl::memory internal = ownBuffer(wanted);
+  pendingOutputs.emplace_back(internal, userMemory);
+  return internal;
+}
+
+void CachedKernel::finishOutputs() {
+  for (auto &[internal, userMemory] : pendingOutputs)
+    addStep(dnnl::reorder(internal, userMemory),
+            {{DNNL_ARG_FROM, internal}, {DNNL_ARG_TO, userMemory}});
+  pendingOutputs.clear();
+}
+
 void CachedKernel::run(std::initializer_list<const void *> buffers) {
   if (buffers.size() != userBuffers.size())
     throw std::logic_error("oneDNN kernel run with " + std::to_string(buffers.size()) +
@@ -73,6 +103,43 @@ CachedKernel &cachedKernel(const std::string &key,
     throw std::runtime_error("oneDNN could not build kernel " + key + ": " + e.what());
   }
   return *kernels.emplace(key, std::move(kernel)).first->second;
+}
+
+CachedKernel &cachedFastestKernel(const std::string &key,
+                                  const std::vector<std::function<void(CachedKernel &)>> &builds,
+                                  std::initializer_list<const void *> buffers) {
+  auto &kernels = threadState().kernels;
+  if (auto it = kernels.find(key); it != kernels.end())
+    return *it->second;
+  std::unique_ptr<CachedKernel> best;
+  double bestSeconds = std::numeric_limits<double>::infinity();
+  std::string failures;
+  for (const auto &build : builds) {
+    auto candidate = std::make_unique<CachedKernel>();
+    try {
+      build(*candidate);
+      // The first run pays for first touches; the best of three more is the cost. (A
+      // shared machine is noisy: one sample picks the wrong layout too often.)
+      candidate->run(buffers);
+      double seconds = std::numeric_limits<double>::infinity();
+      for (int trial = 0; trial < 3; ++trial) {
+        auto start = std::chrono::steady_clock::now();
+        candidate->run(buffers);
+        seconds = std::min(
+            seconds,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+      if (seconds < bestSeconds) {
+        bestSeconds = seconds;
+        best = std::move(candidate);
+      }
+    } catch (const dnnl::error &e) {
+      failures += std::string(failures.empty() ? "" : "; ") + e.what();
+    }
+  }
+  if (!best)
+    throw std::runtime_error("oneDNN could not build kernel " + key + ": " + failures);
+  return *kernels.emplace(key, std::move(best)).first->second;
 }
 
 int64_t threadPrimitiveCount() {

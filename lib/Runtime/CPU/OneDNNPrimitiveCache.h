@@ -41,6 +41,17 @@ public:
   /// Appends a primitive to run with `args`.
   void addStep(const dnnl::primitive &primitive, Args args);
 
+  /// A user buffer of layout `user` as a primitive wants to read it, in layout `wanted`
+  /// (oneDNN's choice for format_tag::any): the user's memory itself when the layouts
+  /// agree, else an owned copy that a reorder step, added now, fills. Call before
+  /// adding the primitive.
+  dnnl::memory userInputAs(const dnnl::memory::desc &user, const dnnl::memory::desc &wanted);
+  /// A user buffer a primitive writes in layout `wanted`; when that is not the user's
+  /// layout, finishOutputs() adds the reorder into the user's buffer.
+  dnnl::memory userOutputAs(const dnnl::memory::desc &user, const dnnl::memory::desc &wanted);
+  /// Appends the reorders of outputs bound with userOutputAs; call after the primitive.
+  void finishOutputs();
+
   /// Points the user memories at `buffers` (same order as they were bound) and runs
   /// every step on the calling thread's stream, waiting for completion.
   void run(std::initializer_list<const void *> buffers);
@@ -51,6 +62,7 @@ private:
   std::vector<dnnl::memory> userBuffers;
   std::vector<dnnl::memory> ownedBuffers;
   std::vector<std::pair<dnnl::primitive, Args>> steps;
+  std::vector<std::pair<dnnl::memory, dnnl::memory>> pendingOutputs; // (internal, user)
 };
 
 /// The calling thread's kernel for `key`; `build` fills a new one the first time the key
@@ -58,6 +70,14 @@ private:
 /// as std::runtime_error naming the key.
 CachedKernel &cachedKernel(const std::string &key,
                            const std::function<void(CachedKernel &)> &build);
+
+/// Like cachedKernel, for ops with several ways to build the kernel (plain layouts, or
+/// oneDNN's blocked ones with reorders): the first time `key` is seen, each candidate is
+/// built and timed on `buffers` (the call's own arguments; the kernels only write their
+/// outputs, so running them more than once is harmless) and the fastest is kept.
+CachedKernel &cachedFastestKernel(const std::string &key,
+                                  const std::vector<std::function<void(CachedKernel &)>> &builds,
+                                  std::initializer_list<const void *> buffers);
 
 /// Number of primitives in the calling thread's cache.
 int64_t threadPrimitiveCount();

@@ -27,9 +27,21 @@ std::vector<int64_t> reducedStrides(const Shape &input, const std::vector<bool> 
 void reduceKernel(const KernelArgs &args) {
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   int64_t kind = args.attrs->get_int("kind", 0);
-  std::vector<bool> reduced(x.shape.size(), false);
+  std::vector<bool> marked(x.shape.size(), false);
   for (int64_t axis : args.attrs->get_ints("axes", {}))
-    reduced[size_t(shape_rules::normalizeAxis(axis, int64_t(x.shape.size())))] = true;
+    marked[size_t(shape_rules::normalizeAxis(axis, int64_t(x.shape.size())))] = true;
+  // Merge neighbouring dimensions that are both reduced or both kept: NCHW summed over
+  // (N, H, W) walks as (N, C, H*W), with a long innermost run.
+  Shape shape;
+  std::vector<bool> reduced;
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    if (!shape.empty() && reduced.back() == marked[d])
+      shape.back() *= x.shape[d];
+    else {
+      shape.push_back(x.shape[d]);
+      reduced.push_back(marked[d]);
+    }
+  }
   int64_t outCount = y.numel(), inCount = x.numel();
   if (inCount == 0 && kind >= 2)
     throw ShapeError("max/min of an empty tensor has no value");
@@ -37,19 +49,44 @@ void reduceKernel(const KernelArgs &args) {
                 : kind == 3 ? std::numeric_limits<double>::infinity()
                             : 0.0;
   std::vector<double> acc(size_t(outCount), init);
-  std::array<std::vector<int64_t>, 1> strides{reducedStrides(x.shape, reduced)};
+  // Rows are the innermost (merged) dimension: reduced rows fold into one slot, kept
+  // rows add element-wise into a run of slots.
+  std::vector<int64_t> strides = reducedStrides(shape, reduced);
+  int64_t inner = shape.empty() ? 1 : shape.back();
+  bool innerReduced = !shape.empty() && reduced.back();
+  Shape rows(shape.begin(), shape.empty() ? shape.end() : shape.end() - 1);
+  std::array<std::vector<int64_t>, 1> rowStrides{
+      std::vector<int64_t>(strides.begin(), strides.empty() ? strides.end() : strides.end() - 1)};
+  auto combine = [kind](double a, double b) {
+    return kind == 2 ? std::max(a, b) : kind == 3 ? std::min(a, b) : a + b;
+  };
   dispatch_dtype(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T *px = x.as<T>();
-    for_each_broadcast<1>(x.shape, strides, [&](int64_t i, const auto &at) {
-      double v = double(load(px[i]));
-      double &slot = acc[size_t(at[0])];
-      if (kind == 2)
-        slot = std::max(slot, v);
-      else if (kind == 3)
-        slot = std::min(slot, v);
-      else
-        slot += v;
+    for_each_broadcast<1>(rows, rowStrides, [&](int64_t row, const auto &at) {
+      const T *in = px + row * inner;
+      double *out = acc.data() + at[0];
+      if (!innerReduced) {
+        for (int64_t j = 0; j < inner; ++j)
+          out[j] = combine(out[j], double(load(in[j])));
+        return;
+      }
+      if (kind >= 2) {
+        double best = *out;
+        for (int64_t j = 0; j < inner; ++j)
+          best = combine(best, double(load(in[j])));
+        *out = best;
+        return;
+      }
+      // Four partial sums let the additions overlap.
+      double partial[4] = {0, 0, 0, 0};
+      int64_t j = 0;
+      for (; j + 4 <= inner; j += 4)
+        for (int lane = 0; lane < 4; ++lane)
+          partial[lane] += double(load(in[j + lane]));
+      for (; j < inner; ++j)
+        partial[0] += double(load(in[j]));
+      *out += (partial[0] + partial[1]) + (partial[2] + partial[3]);
     });
     double count = outCount ? double(inCount) / double(outCount) : 1.0;
     T *py = y.as<T>();

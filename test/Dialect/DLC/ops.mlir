@@ -66,6 +66,8 @@ func.func @elementwise(%x: tensor<4x3xf32>, %b: tensor<3xf32>, %i: tensor<4x1xi3
   %11 = dlc.rsqrt %x : tensor<4x3xf32>
   // CHECK: dlc.relu %{{.*}} : tensor<4x1xi32>
   %12 = dlc.relu %i : tensor<4x1xi32>
+  // CHECK: dlc.relu_backward %{{.*}}, %{{.*}} : tensor<4x3xf32>
+  %rb = dlc.relu_backward %x, %x : tensor<4x3xf32>
   // CHECK: dlc.sigmoid
   %13 = dlc.sigmoid %x : tensor<4x3xf32>
   // CHECK: dlc.tanh

@@ -61,9 +61,10 @@ TEST(PrimitiveCache, NewShapesGrowTheCache) {
   const int64_t before = onednn::cached_primitive_count();
   runEveryKernel(7);
   const int64_t after = onednn::cached_primitive_count();
-  // 14 primitives: conv 3, max pool 1 + 2 (backward reruns a training forward),
-  // avg pool 2, batch norm 3, dense 1 + 2.
-  EXPECT_EQ(after - before, 14);
+  // At least 14 primitives: conv 3, max pool 1 + 2 (backward reruns a training forward),
+  // avg pool 2, batch norm 3, dense 1 + 2; a convolution timed faster in oneDNN's
+  // blocked layouts adds the reorders to and from the plain buffers.
+  EXPECT_GE(after - before, 14);
 }
 
 TEST(PrimitiveCache, CachedKernelServesNewBuffers) {

@@ -141,6 +141,22 @@ def DLC_SigmoidOp : DLC_UnaryOp<"sigmoid", DLC_FloatTensor> {
 }
 def DLC_TanhOp : DLC_UnaryOp<"tanh", DLC_FloatTensor> { let summary = "Hyperbolic tangent"; }
 
+def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise,
+                                                   SameOperandsAndResultType]> {
+  let summary = "Gradient of relu: grad_output where input > 0, else 0";
+  let description = [{
+    One pass instead of the compare and select it decomposes into, since element-wise
+    passes dominate eager training steps.
+
+    ```mlir
+    %dx = dlc.relu_backward %dy, %x : tensor<4x32x127x127xf32>
+    ```
+  }];
+  let arguments = (ins DLC_NumericTensor:$grad_output, DLC_NumericTensor:$input);
+  let results = (outs DLC_NumericTensor:$grad_input);
+  let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($input)";
+}
+
 class DLC_BinaryOp<string mnemonic, list<Trait> traits = []>
     : DLC_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultElementType,
                                     InferTypeOpAdaptor], traits)> {

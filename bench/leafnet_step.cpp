@@ -1,0 +1,183 @@
+//===- leafnet_step.cpp - eager LeafNetwork forward+backward, and its layers ---===//
+//
+// Times, on one device, (1) each layer type of the seed's LeafNetwork forward+backward
+// at the network's shapes and (2) a whole eager training step's forward and backward
+// (gradients of every parameter, no optimizer update), with the backward chain written
+// out by hand from the eager gradient ops (autograd will derive the same chain).
+// Prints one JSON object per measurement, in the format bench/peers/*.py print, so that
+// bench/compare.py can put dlc and its peers side by side.
+//
+// Usage: dlc-bench-leafnet [batch ...]   (default: 4 32)
+//
+//===----------------------------------------------------------------------===//
+#include <dlc/dlc.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <string>
+
+using namespace dlc;
+
+namespace {
+
+/// Median seconds of `repeats` runs of `work` after `warmup` runs; each run ends with
+/// waitall so that queued work is counted.
+double timeIt(const std::function<void()> &work, int warmup, int repeats) {
+  for (int i = 0; i < warmup; ++i) {
+    work();
+    npx::waitall();
+  }
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    work();
+    npx::waitall();
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+void report(const char *what, int64_t batch, double seconds) {
+  std::printf("{\"framework\": \"dlc\", \"bench\": \"%s\", \"batch\": %lld, \"seconds\": %.6f, "
+              "\"samples_per_s\": %.2f}\n",
+              what, (long long)batch, seconds, double(batch) / seconds);
+  std::fflush(stdout);
+}
+
+struct ConvBlock {
+  Tensor weight, bias, gamma, beta;
+};
+
+struct LeafNetwork {
+  ConvBlock blocks[3];
+  Tensor w1, b1, w2, b2, w3, b3;
+
+  LeafNetwork() {
+    int64_t channels[4] = {3, 32, 64, 128};
+    for (int i = 0; i < 3; ++i)
+      blocks[i] = {np::random::normal(0, 0.1, {channels[i + 1], channels[i], 2, 2}),
+                   np::zeros({channels[i + 1]}), np::ones({channels[i + 1]}),
+                   np::zeros({channels[i + 1]})};
+    w1 = np::random::normal(0, 0.01, {100, 21632});
+    b1 = np::zeros({100});
+    w2 = np::random::normal(0, 0.1, {10, 100});
+    b2 = np::zeros({10});
+    w3 = np::random::normal(0, 0.3, {2, 10});
+    b3 = np::zeros({2});
+  }
+
+  /// Forward and backward of one batch; returns the loss (per sample).
+  Tensor step(const Tensor &images, const Tensor &labels) {
+    npx::PoolOptions pool;
+    pool.kernel = {4, 4};
+    pool.stride = {2, 2};
+    struct Saved {
+      Tensor input, conv, relu, pooled, mean, var;
+    } saved[3];
+    Tensor x = images;
+    for (int i = 0; i < 3; ++i) {
+      Saved &s = saved[i];
+      s.input = x;
+      s.conv = npx::convolution(x, blocks[i].weight, blocks[i].bias);
+      s.relu = npx::relu(s.conv);
+      s.pooled = npx::max_pool2d(s.relu, pool);
+      npx::BatchNormResult bn = npx::batch_norm_training(s.pooled, blocks[i].gamma, blocks[i].beta);
+      s.mean = bn.mean;
+      s.var = bn.var;
+      x = bn.output;
+    }
+    int64_t n = images.shape()[0];
+    Tensor flat = x.reshape({n, -1});
+    Tensor d1 = npx::fully_connected(flat, w1, b1);
+    npx::DropoutResult drop1 = npx::dropout(npx::relu(d1), 0.2);
+    Tensor d2 = npx::fully_connected(drop1.output, w2, b2);
+    npx::DropoutResult drop2 = npx::dropout(npx::relu(d2), 0.2);
+    Tensor logits = npx::fully_connected(drop2.output, w3, b3);
+    Tensor loss = npx::softmax_cross_entropy(logits, labels);
+
+    // Backward, from loss.backward() (a head gradient of ones).
+    Tensor dlogits = npx::softmax_cross_entropy_backward(np::ones({n}), logits, labels);
+    std::vector<Tensor> grads;
+    grads.push_back(np::matmul(dlogits, drop2.output, true));
+    grads.push_back(np::sum(dlogits, {0}));
+    Tensor dd2 = npx::relu_backward(np::matmul(dlogits, w3) * drop2.mask.astype(DType::f32) * 1.25, d2);
+    grads.push_back(np::matmul(dd2, drop1.output, true));
+    grads.push_back(np::sum(dd2, {0}));
+    Tensor dd1 = npx::relu_backward(np::matmul(dd2, w2) * drop1.mask.astype(DType::f32) * 1.25, d1);
+    grads.push_back(np::matmul(dd1, flat, true));
+    grads.push_back(np::sum(dd1, {0}));
+    Tensor dx = np::matmul(dd1, w1).reshape(x.shape());
+    for (int i = 2; i >= 0; --i) {
+      Saved &s = saved[i];
+      npx::BatchNormGrads bn =
+          npx::batch_norm_backward(dx, s.pooled, blocks[i].gamma, s.mean, s.var);
+      grads.push_back(bn.gamma);
+      grads.push_back(bn.beta);
+      Tensor dconv = npx::relu_backward(npx::max_pool2d_backward(bn.input, s.relu, pool), s.conv);
+      grads.push_back(npx::convolution_backward_filter(dconv, s.input, blocks[i].weight.shape()));
+      grads.push_back(np::sum(dconv, {0, 2, 3}));
+      if (i > 0)
+        dx = npx::convolution_backward_data(dconv, blocks[i].weight, s.input.shape());
+    }
+    return loss;
+  }
+};
+
+void benchLayers(int64_t batch, int repeats) {
+  npx::PoolOptions pool;
+  pool.kernel = {4, 4};
+  pool.stride = {2, 2};
+  Tensor x = np::random::uniform(-1, 1, {batch, 3, 128, 128});
+  Tensor w = np::random::normal(0, 0.1, {32, 3, 2, 2}), b = np::zeros({32});
+  Tensor conv = npx::convolution(x, w, b);
+  report("conv2d_fwd_bwd", batch, timeIt([&] {
+           Tensor y = npx::convolution(x, w, b);
+           Tensor dy = y; // any tensor of y's shape
+           npx::convolution_backward_filter(dy, x, w.shape());
+           np::sum(dy, {0, 2, 3});
+           npx::convolution_backward_data(dy, w, x.shape());
+         }, 1, repeats));
+  report("max_pool2d_fwd_bwd", batch, timeIt([&] {
+           Tensor y = npx::max_pool2d(conv, pool);
+           npx::max_pool2d_backward(y, conv, pool);
+         }, 1, repeats));
+  Tensor pooled = npx::max_pool2d(conv, pool);
+  Tensor gamma = np::ones({32}), beta = np::zeros({32});
+  report("batch_norm_fwd_bwd", batch, timeIt([&] {
+           npx::BatchNormResult f = npx::batch_norm_training(pooled, gamma, beta);
+           npx::batch_norm_backward(f.output, pooled, gamma, f.mean, f.var);
+         }, 1, repeats));
+  Tensor flat = np::random::uniform(-1, 1, {batch, 21632});
+  Tensor w1 = np::random::normal(0, 0.01, {100, 21632}), b1 = np::zeros({100});
+  report("dense_fwd_bwd", batch, timeIt([&] {
+           Tensor y = npx::fully_connected(flat, w1, b1);
+           np::matmul(y, flat, true);
+           np::sum(y, {0});
+           np::matmul(y, w1);
+         }, 1, repeats));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<int64_t> batches;
+  for (int i = 1; i < argc; ++i)
+    batches.push_back(std::atoll(argv[i]));
+  if (batches.empty())
+    batches = {4, 32};
+  np::random::seed(0);
+  for (int64_t batch : batches) {
+    int repeats = batch >= 32 ? 5 : 10;
+    benchLayers(batch, repeats);
+    LeafNetwork net;
+    Tensor images = np::random::uniform(-1, 1, {batch, 3, 128, 128});
+    Tensor labels = np::random::randint(0, 2, {batch});
+    report("leafnet_step", batch, timeIt([&] { net.step(images, labels); }, 2, repeats));
+  }
+  return 0;
+}

@@ -1,0 +1,180 @@
+"""The seed's LeafNetwork and its layers in a peer framework, timed like
+bench/leafnet_step.cpp times dlc: forward + backward, median of repeats after warm-up,
+one JSON line per measurement.
+
+    bench/.venv/bin/python bench/peers/leafnet.py torch|mxnet [--threads N] [batch ...]
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+
+def parse():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("framework", choices=["torch", "mxnet"])
+    parser.add_argument("batches", type=int, nargs="*", default=[4, 32])
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    return parser.parse_args()
+
+
+def report(framework, bench, batch, seconds):
+    print(json.dumps({"framework": framework, "bench": bench, "batch": batch,
+                      "seconds": round(seconds, 6),
+                      "samples_per_s": round(batch / seconds, 2)}), flush=True)
+
+
+def median_time(work, sync, warmup, repeats):
+    for _ in range(warmup):
+        work()
+        sync()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        work()
+        sync()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run_torch(args):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+
+    def conv_block(cin, cout):
+        return [nn.Conv2d(cin, cout, 2), nn.ReLU(), nn.MaxPool2d(4, 2), nn.BatchNorm2d(cout)]
+
+    def make_net():
+        return nn.Sequential(*conv_block(3, 32), *conv_block(32, 64), *conv_block(64, 128),
+                             nn.Flatten(), nn.Linear(21632, 100), nn.ReLU(), nn.Dropout(0.2),
+                             nn.Linear(100, 10), nn.ReLU(), nn.Dropout(0.2), nn.Linear(10, 2))
+
+    sync = lambda: None  # eager CPU PyTorch is synchronous
+    for batch in args.batches:
+        repeats = 5 if batch >= 32 else 10
+        x = torch.rand(batch, 3, 128, 128) * 2 - 1
+        conv = nn.Conv2d(3, 32, 2)
+        xg = x.clone().requires_grad_(True)
+
+        def conv_step():
+            y = conv(xg)
+            y.backward(y.detach())
+        report("torch", "conv2d_fwd_bwd", batch, median_time(conv_step, sync, 1, repeats))
+        relu_out = torch.relu(conv(x)).detach().requires_grad_(True)
+
+        def pool_step():
+            y = F.max_pool2d(relu_out, 4, 2)
+            y.backward(y.detach())
+        report("torch", "max_pool2d_fwd_bwd", batch, median_time(pool_step, sync, 1, repeats))
+        pooled = F.max_pool2d(relu_out.detach(), 4, 2).requires_grad_(True)
+        bn = nn.BatchNorm2d(32)
+
+        def bn_step():
+            y = bn(pooled)
+            y.backward(y.detach())
+        report("torch", "batch_norm_fwd_bwd", batch, median_time(bn_step, sync, 1, repeats))
+        flat = (torch.rand(batch, 21632) * 2 - 1).requires_grad_(True)
+        dense = nn.Linear(21632, 100)
+
+        def dense_step():
+            y = dense(flat)
+            y.backward(y.detach())
+        report("torch", "dense_fwd_bwd", batch, median_time(dense_step, sync, 1, repeats))
+
+        net = make_net().train()
+        labels = torch.randint(0, 2, (batch,))
+
+        def step():
+            for p in net.parameters():
+                p.grad = None
+            loss = F.cross_entropy(net(x), labels, reduction="none")
+            loss.sum().backward()
+        report("torch", "leafnet_step", batch, median_time(step, sync, 2, repeats))
+
+
+def run_mxnet(args):
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    import mxnet as mx
+    from mxnet import autograd, gluon, np, npx
+    from mxnet.gluon import nn
+    npx.set_np()
+    mx.random.seed(0)
+
+    def conv_block(filters):
+        block = nn.HybridSequential()
+        block.add(nn.Conv2D(channels=filters, kernel_size=2, activation="relu"),
+                  nn.MaxPool2D(pool_size=4, strides=2), nn.BatchNorm())
+        return block
+
+    def dense_block(neurons):
+        block = nn.HybridSequential()
+        block.add(nn.Dense(neurons, activation="relu"), nn.Dropout(0.2))
+        return block
+
+    class LeafNetwork(nn.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2, self.conv3 = conv_block(32), conv_block(64), conv_block(128)
+            self.flatten = nn.Flatten()
+            self.dense1, self.dense2 = dense_block(100), dense_block(10)
+            self.dense3 = nn.Dense(2)
+
+        def forward(self, batch):
+            batch = self.conv3(self.conv2(self.conv1(batch)))
+            return self.dense3(self.dense2(self.dense1(self.flatten(batch))))
+
+    sync = npx.waitall
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    for batch in args.batches:
+        repeats = 5 if batch >= 32 else 10
+        x = np.random.uniform(-1, 1, size=(batch, 3, 128, 128))
+
+        def layer_step(block, data):
+            def work():
+                with autograd.record():
+                    y = block(data)
+                y.backward()
+            return work
+        conv = nn.Conv2D(32, 2)
+        conv.initialize()
+        xg = x.copy()
+        xg.attach_grad()
+        report("mxnet", "conv2d_fwd_bwd", batch,
+               median_time(layer_step(conv, xg), sync, 1, repeats))
+        relu_out = npx.relu(conv(x))
+        relu_out.attach_grad()
+        pool = nn.MaxPool2D(pool_size=4, strides=2)
+        report("mxnet", "max_pool2d_fwd_bwd", batch,
+               median_time(layer_step(pool, relu_out), sync, 1, repeats))
+        pooled = pool(relu_out)
+        pooled.attach_grad()
+        bn = nn.BatchNorm()
+        bn.initialize()
+        report("mxnet", "batch_norm_fwd_bwd", batch,
+               median_time(layer_step(bn, pooled), sync, 1, repeats))
+        flat = np.random.uniform(-1, 1, size=(batch, 21632))
+        flat.attach_grad()
+        dense = nn.Dense(100)
+        dense.initialize()
+        report("mxnet", "dense_fwd_bwd", batch,
+               median_time(layer_step(dense, flat), sync, 1, repeats))
+
+        net = LeafNetwork()
+        net.initialize(mx.init.Xavier())
+        labels = np.random.randint(0, 2, size=(batch,))
+
+        def step():
+            with autograd.record():
+                loss = loss_fn(net(x), labels)
+            loss.backward()
+        report("mxnet", "leafnet_step", batch, median_time(step, sync, 2, repeats))
+
+
+if __name__ == "__main__":
+    arguments = parse()
+    {"torch": run_torch, "mxnet": run_mxnet}[arguments.framework](arguments)
