@@ -37,8 +37,8 @@ def main():
     for round_index in range(args.rounds):
         runs = [[args.dlc, *args.batches]]
         for peer in args.peers:
-            runs.append([sys.executable, os.path.join(HERE, "peers", "leafnet.py"), peer,
-                         "--threads", str(args.threads), *args.batches])
+            runs.append([sys.executable, os.path.join(HERE, "peers", "leafnet.py"),
+                         "--threads", str(args.threads), peer, *args.batches])
         for command in runs:
             for row in run(command, env):
                 samples[(row["bench"], row["batch"], row["framework"])].append(row["samples_per_s"])

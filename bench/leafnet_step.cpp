@@ -7,7 +7,7 @@
 // Prints one JSON object per measurement, in the format bench/peers/*.py print, so that
 // bench/compare.py can put dlc and its peers side by side.
 //
-// Usage: dlc-bench-leafnet [batch ...]   (default: 4 32)
+// Usage: dlc-bench-leafnet [--step-only] [batch ...]   (default: 4 32)
 //
 //===----------------------------------------------------------------------===//
 #include <dlc/dlc.h>
@@ -166,14 +166,20 @@ void benchLayers(int64_t batch, int repeats) {
 
 int main(int argc, char **argv) {
   std::vector<int64_t> batches;
-  for (int i = 1; i < argc; ++i)
-    batches.push_back(std::atoll(argv[i]));
+  bool stepOnly = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--step-only")
+      stepOnly = true;
+    else
+      batches.push_back(std::atoll(argv[i]));
+  }
   if (batches.empty())
     batches = {4, 32};
   np::random::seed(0);
   for (int64_t batch : batches) {
     int repeats = batch >= 32 ? 5 : 10;
-    benchLayers(batch, repeats);
+    if (!stepOnly)
+      benchLayers(batch, repeats);
     LeafNetwork net;
     Tensor images = np::random::uniform(-1, 1, {batch, 3, 128, 128});
     Tensor labels = np::random::randint(0, 2, {batch});
