@@ -1,7 +1,9 @@
 //===- Dispatch.cpp - the op registry and eager dispatch ----------------------===//
 #include "dlc/Frontend/OpRegistry.h"
 
+#include "dlc/Frontend/Autograd.h"
 #include "dlc/Runtime/Kernel.h"
+#include "AutogradInternal.h"
 #include "OpDefinitions.h"
 
 #include <algorithm>
@@ -193,7 +195,29 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
     profile->add(*opName, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
                               .count());
   });
+
+  if (op.vjp && autograd::is_recording()) {
+    // The VJP sees detached aliases: the recording keeps values alive, not itself.
+    std::vector<Tensor> savedInputs, savedOutputs;
+    for (const Tensor &t : inputs)
+      savedInputs.push_back(t.detach());
+    for (const Tensor &t : results)
+      savedOutputs.push_back(t.detach());
+    const OpDef *def = &op;
+    autograd::record(op.name, inputs, results,
+                     [def, savedInputs, savedOutputs, sharedAttrs](const std::vector<Tensor> &grads) {
+                       VjpContext context{def->name, savedInputs, savedOutputs, grads,
+                                          *sharedAttrs};
+                       return def->vjp(context);
+                     });
+  }
   return results;
+}
+
+std::vector<Tensor> vjp_not_implemented(const VjpContext &context) {
+  throw UnsupportedError("backward: '" + context.op_name +
+                         "' has no gradient in dlc (it is itself a gradient op; second-order "
+                         "derivatives are not supported)");
 }
 
 Tensor invoke1(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,

@@ -28,6 +28,10 @@ inline std::vector<TensorMeta> sameDType(const std::vector<TensorMeta> &inputs, 
   return {{std::move(shape), inputs[0].dtype}};
 }
 
+/// `gradient` summed over the dimensions numpy broadcasting added or stretched to reach
+/// it from `shape`, then shaped `shape`: the VJP of a broadcast.
+Tensor sum_to(const Tensor &gradient, const Shape &shape);
+
 /// Throws DTypeError unless every input has the first one's dtype.
 void require_same_dtype(const std::vector<TensorMeta> &inputs, size_t first = 0);
 

@@ -3,6 +3,7 @@
 
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/OpRegistry.h"
+#include "AutogradInternal.h"
 
 #include <iomanip>
 #include <sstream>
@@ -84,6 +85,10 @@ Tensor Tensor::copyto(Device target) const {
   requireDefined("copyto()");
   Tensor copy = empty(shape(), dtype(), target);
   copyto(copy);
+  Device source = device();
+  autograd::record("copyto", {*this}, {copy}, [source](const std::vector<Tensor> &grads) {
+    return std::vector<Tensor>{grads[0].defined() ? grads[0].copyto(source) : Tensor()};
+  });
   return copy;
 }
 
@@ -136,7 +141,13 @@ Tensor Tensor::reshape(Shape newShape) const {
                      std::to_string(size()) + " elements) as " + shape_rules::str(newShape));
   auto impl = std::make_shared<Impl>(*impl_);
   impl->shape = std::move(newShape);
-  return Tensor(std::move(impl));
+  impl->grad_state = nullptr;
+  Tensor view(std::move(impl));
+  Shape original = shape();
+  autograd::record("reshape", {*this}, {view}, [original](const std::vector<Tensor> &grads) {
+    return std::vector<Tensor>{grads[0].defined() ? grads[0].reshape(original) : Tensor()};
+  });
+  return view;
 }
 
 Tensor Tensor::astype(DType target) const {
@@ -156,7 +167,30 @@ Tensor Tensor::slice(int64_t begin, int64_t end) const {
   impl->shape[0] = end - begin;
   int64_t rowElements = rows ? size() / rows : 0;
   impl->offset += size_t(begin * rowElements) * dtype_size(dtype());
-  return Tensor(std::move(impl));
+  impl->grad_state = nullptr;
+  Tensor view(std::move(impl));
+  Shape whole = shape();
+  DType type = dtype();
+  Device where = device();
+  autograd::record("slice", {*this}, {view}, [whole, type, where, begin, end](
+                                                 const std::vector<Tensor> &grads) {
+    if (!grads[0].defined())
+      return std::vector<Tensor>{Tensor()};
+    // The rows outside the slice get zeros.
+    std::vector<Tensor> parts;
+    Shape rowsShape = whole;
+    if (begin > 0) {
+      rowsShape[0] = begin;
+      parts.push_back(np::zeros(rowsShape, type, where));
+    }
+    parts.push_back(grads[0]);
+    if (end < whole[0]) {
+      rowsShape[0] = whole[0] - end;
+      parts.push_back(np::zeros(rowsShape, type, where));
+    }
+    return std::vector<Tensor>{parts.size() == 1 ? parts[0] : np::concatenate(parts, 0)};
+  });
+  return view;
 }
 
 Tensor Tensor::operator[](int64_t index) const {
@@ -168,9 +202,8 @@ Tensor Tensor::operator[](int64_t index) const {
   if (row < 0 || row >= rows)
     throw ShapeError("index " + std::to_string(index) + " is out of range for axis 0 of " +
                      shape_rules::str(shape()));
-  Tensor one = slice(row, row + 1);
-  one.impl_->shape.erase(one.impl_->shape.begin());
-  return one;
+  Shape rowShape(shape().begin() + 1, shape().end());
+  return slice(row, row + 1).reshape(rowShape);
 }
 
 std::vector<double> Tensor::valuesAsDouble() const {

@@ -63,6 +63,8 @@ Tensor less(const Tensor &a, const Tensor &b);
 Tensor less_equal(const Tensor &a, const Tensor &b);
 Tensor greater(const Tensor &a, const Tensor &b);
 Tensor greater_equal(const Tensor &a, const Tensor &b);
+/// `x` repeated along its broadcast dimensions to `shape` (numpy rules).
+Tensor broadcast_to(const Tensor &x, const Shape &shape);
 /// condition ? x : y, element-wise with broadcasting; condition is bool.
 Tensor where(const Tensor &condition, const Tensor &x, const Tensor &y);
 

@@ -28,11 +28,29 @@ struct TensorMeta {
 using InferFn = std::vector<TensorMeta> (*)(const std::vector<TensorMeta> &inputs,
                                             const Attrs &attrs);
 
+/// What a VJP rule sees of one recorded call.
+struct VjpContext {
+  const std::string &op_name;
+  const std::vector<Tensor> &inputs;       ///< detached from the recording
+  const std::vector<Tensor> &outputs;      ///< detached from the recording
+  const std::vector<Tensor> &output_grads; ///< undefined where no gradient arrived
+  const Attrs &attrs;
+};
+
+/// Gradients of the inputs from the outputs' gradients (vector-Jacobian product), one
+/// per input, undefined for inputs that get none. Runs with recording paused.
+using VjpFn = std::vector<Tensor> (*)(const VjpContext &context);
+
 struct OpDef {
   std::string name;       ///< as users call it: "add"
   std::string dialect_op; ///< "dlc.add": the dialect op, and the kernels' key
   InferFn infer = nullptr;
+  VjpFn vjp = nullptr;    ///< null: the outputs carry no gradient (comparisons, argmax, ...)
 };
+
+/// A VJP rule for ops that are differentiable but whose gradient dlc does not provide
+/// (the gradient ops themselves: no second-order derivatives yet); it throws.
+std::vector<Tensor> vjp_not_implemented(const VjpContext &context);
 
 /// Adds `op` to the registry (names are unique).
 void register_op(OpDef op);

@@ -18,6 +18,14 @@ namespace dlc {
 
 using Shape = shape_rules::Shape;
 
+/// How backward() stores a gradient into a tensor's grad(): replace it, add to it, or
+/// not compute it (MXNet's grad_req).
+enum class GradReq { null, write, add };
+
+namespace autograd {
+struct TensorGradState;
+} // namespace autograd
+
 /// A tensor (MXNet's ndarray): contiguous elements of one dtype on one device. Copies of
 /// a Tensor share its elements; reshape and slicing along axis 0 give views that share
 /// them too. Ops on it are queued on its device and return at once; reading values back
@@ -64,13 +72,28 @@ public:
   /// Numpy-like text of the values (waits for them).
   std::string str() const;
 
+  // Autograd (see dlc/Frontend/Autograd.h).
+  /// Allocates a zero gradient buffer and marks the tensor as a leaf whose gradient
+  /// backward() computes, written or added according to `req`.
+  void attach_grad(GradReq req = GradReq::write);
+  /// The gradient buffer attach_grad() allocated; throws if there is none.
+  Tensor grad() const;
+  /// Back-propagates from this tensor (seeded with `head_grad`, default ones).
+  void backward(const Tensor &head_grad = Tensor(), bool retain_graph = false) const;
+  /// The same elements, cut off from the recording (no gradient flows through).
+  Tensor detach() const;
+  /// Whether a gradient can flow to this tensor's inputs or into it.
+  bool requires_grad() const;
+
   // Internals shared with the op dispatcher.
   struct Impl {
     Shape shape;
     DType dtype = DType::f32;
     std::shared_ptr<Buffer> buffer;
     size_t offset = 0; // bytes into buffer
+    std::shared_ptr<autograd::TensorGradState> grad_state; // null: not part of autograd
   };
+  const std::shared_ptr<Impl> &impl() const { return impl_; }
   explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   const std::shared_ptr<Buffer> &buffer() const;
   /// Pointer to the first element; only valid inside a kernel or after wait_to_read().

@@ -15,7 +15,106 @@ void require_same_dtype(const std::vector<TensorMeta> &inputs, size_t first) {
                        dtype_name(inputs[i].dtype) + "; convert one with astype()");
 }
 
+Tensor sum_to(const Tensor &gradient, const Shape &shape) {
+  const Shape &from = gradient.shape();
+  if (from == shape)
+    return gradient;
+  size_t lead = from.size() - shape.size();
+  std::vector<int64_t> axes;
+  for (size_t d = 0; d < from.size(); ++d)
+    if (d < lead || (shape[d - lead] == 1 && from[d] != 1))
+      axes.push_back(int64_t(d));
+  Tensor summed = axes.empty() ? gradient : np::sum(gradient, axes, /*keepdims=*/true);
+  return summed.reshape(shape);
+}
+
 namespace {
+
+/// Gradient `g` masked by `condition` (kept where true, zero elsewhere).
+Tensor masked(const Tensor &condition, const Tensor &g) {
+  return np::where(condition, g, np::zeros({}, g.dtype(), g.device()));
+}
+
+// z = a op b: each operand's gradient is summed back to its own (broadcast) shape.
+std::vector<Tensor> vjpBroadcast(const VjpContext &c, const Tensor &da, const Tensor &db) {
+  return {da.defined() ? sum_to(da, c.inputs[0].shape()) : Tensor(),
+          db.defined() ? sum_to(db, c.inputs[1].shape()) : Tensor()};
+}
+std::vector<Tensor> vjpAdd(const VjpContext &c) {
+  return vjpBroadcast(c, c.output_grads[0], c.output_grads[0]);
+}
+std::vector<Tensor> vjpSubtract(const VjpContext &c) {
+  return vjpBroadcast(c, c.output_grads[0], -c.output_grads[0]);
+}
+std::vector<Tensor> vjpMultiply(const VjpContext &c) {
+  const Tensor &g = c.output_grads[0];
+  return vjpBroadcast(c, g * c.inputs[1], g * c.inputs[0]);
+}
+std::vector<Tensor> vjpDivide(const VjpContext &c) {
+  const Tensor &g = c.output_grads[0], &a = c.inputs[0], &b = c.inputs[1];
+  return vjpBroadcast(c, g / b, -(g * a) / (b * b));
+}
+// d(a^b) = b a^(b-1) da + a^b log(a) db
+std::vector<Tensor> vjpPower(const VjpContext &c) {
+  const Tensor &g = c.output_grads[0], &a = c.inputs[0], &b = c.inputs[1];
+  return vjpBroadcast(c, g * b * np::power(a, b - 1.0), g * c.outputs[0] * np::log(a));
+}
+// Ties send the gradient to the first operand.
+std::vector<Tensor> vjpMaximum(const VjpContext &c) {
+  Tensor first = c.inputs[0] >= c.inputs[1];
+  const Tensor &g = c.output_grads[0];
+  return vjpBroadcast(c, masked(first, g), g - masked(first, g));
+}
+std::vector<Tensor> vjpMinimum(const VjpContext &c) {
+  Tensor first = c.inputs[0] <= c.inputs[1];
+  const Tensor &g = c.output_grads[0];
+  return vjpBroadcast(c, masked(first, g), g - masked(first, g));
+}
+std::vector<Tensor> vjpNegative(const VjpContext &c) { return {-c.output_grads[0]}; }
+std::vector<Tensor> vjpExp(const VjpContext &c) { return {c.output_grads[0] * c.outputs[0]}; }
+std::vector<Tensor> vjpLog(const VjpContext &c) { return {c.output_grads[0] / c.inputs[0]}; }
+std::vector<Tensor> vjpSqrt(const VjpContext &c) {
+  return {c.output_grads[0] * 0.5 / c.outputs[0]};
+}
+// d(x^-1/2) = -1/2 x^-3/2 = -1/2 y^3
+std::vector<Tensor> vjpRsqrt(const VjpContext &c) {
+  const Tensor &y = c.outputs[0];
+  return {c.output_grads[0] * (y * y * y) * -0.5};
+}
+std::vector<Tensor> vjpRelu(const VjpContext &c) {
+  return {npx::relu_backward(c.output_grads[0], c.inputs[0])};
+}
+std::vector<Tensor> vjpSigmoid(const VjpContext &c) {
+  const Tensor &y = c.outputs[0];
+  return {c.output_grads[0] * y * (1.0 - y)};
+}
+std::vector<Tensor> vjpTanh(const VjpContext &c) {
+  const Tensor &y = c.outputs[0];
+  return {c.output_grads[0] * (1.0 - y * y)};
+}
+// where(c, x, y): the condition gets none, x and y their halves of the gradient.
+std::vector<Tensor> vjpWhere(const VjpContext &c) {
+  const Tensor &g = c.output_grads[0];
+  Tensor toX = masked(c.inputs[0], g);
+  return {Tensor(), sum_to(toX, c.inputs[1].shape()), sum_to(g - toX, c.inputs[2].shape())};
+}
+// A cast's gradient is cast back; integer inputs get none.
+std::vector<Tensor> vjpCast(const VjpContext &c) {
+  if (!is_floating(c.inputs[0].dtype()))
+    return {Tensor()};
+  return {c.output_grads[0].astype(c.inputs[0].dtype())};
+}
+std::vector<Tensor> vjpBroadcastTo(const VjpContext &c) {
+  return {sum_to(c.output_grads[0], c.inputs[0].shape())};
+}
+
+std::vector<TensorMeta> inferBroadcastTo(const std::vector<TensorMeta> &in, const Attrs &attrs) {
+  Shape target = attrs.get_ints("shape", {});
+  if (!shape_rules::broadcastsTo(in[0].shape, target))
+    throw ShapeError("cannot broadcast " + shape_rules::str(in[0].shape) + " to " +
+                     shape_rules::str(target));
+  return {{target, in[0].dtype}};
+}
 
 std::vector<TensorMeta> inferBroadcast(const std::vector<TensorMeta> &in, const Attrs &) {
   require_same_dtype(in);
@@ -78,23 +177,27 @@ Tensor scalarLike(double value, const Tensor &like) {
 using namespace detail;
 
 void detail::register_elementwise_ops() {
-  // Users' names (numpy's), and the dialect ops they map to.
-  for (auto [name, dialectOp] : {std::pair{"add", "dlc.add"},
-                                 {"subtract", "dlc.sub"},
-                                 {"multiply", "dlc.mul"},
-                                 {"divide", "dlc.div"},
-                                 {"power", "dlc.pow"},
-                                 {"maximum", "dlc.max"},
-                                 {"minimum", "dlc.min"}})
-    register_op({name, dialectOp, inferBroadcast});
-  register_op({"negative", "dlc.neg", inferUnary});
-  register_op({"relu", "dlc.relu", inferUnary});
-  register_op({"relu_backward", "dlc.relu_backward", inferSameShapes});
-  for (const char *name : {"exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh"})
-    register_op({name, std::string("dlc.") + name, inferFloatUnary});
-  register_op({"compare", "dlc.compare", inferCompare});
-  register_op({"where", "dlc.select", inferWhere});
-  register_op({"astype", "dlc.cast", inferCast});
+  // Users' names (numpy's), the dialect ops they map to, shape rules, VJP rules.
+  register_op({"add", "dlc.add", inferBroadcast, vjpAdd});
+  register_op({"subtract", "dlc.sub", inferBroadcast, vjpSubtract});
+  register_op({"multiply", "dlc.mul", inferBroadcast, vjpMultiply});
+  register_op({"divide", "dlc.div", inferBroadcast, vjpDivide});
+  register_op({"power", "dlc.pow", inferBroadcast, vjpPower});
+  register_op({"maximum", "dlc.max", inferBroadcast, vjpMaximum});
+  register_op({"minimum", "dlc.min", inferBroadcast, vjpMinimum});
+  register_op({"negative", "dlc.neg", inferUnary, vjpNegative});
+  register_op({"relu", "dlc.relu", inferUnary, vjpRelu});
+  register_op({"relu_backward", "dlc.relu_backward", inferSameShapes, vjp_not_implemented});
+  register_op({"exp", "dlc.exp", inferFloatUnary, vjpExp});
+  register_op({"log", "dlc.log", inferFloatUnary, vjpLog});
+  register_op({"sqrt", "dlc.sqrt", inferFloatUnary, vjpSqrt});
+  register_op({"rsqrt", "dlc.rsqrt", inferFloatUnary, vjpRsqrt});
+  register_op({"sigmoid", "dlc.sigmoid", inferFloatUnary, vjpSigmoid});
+  register_op({"tanh", "dlc.tanh", inferFloatUnary, vjpTanh});
+  register_op({"compare", "dlc.compare", inferCompare}); // no gradient
+  register_op({"where", "dlc.select", inferWhere, vjpWhere});
+  register_op({"astype", "dlc.cast", inferCast, vjpCast});
+  register_op({"broadcast_to", "dlc.broadcast_to", inferBroadcastTo, vjpBroadcastTo});
 }
 
 #define DLC_BINARY(FN, OP)                                                                 \
@@ -129,6 +232,11 @@ DLC_UNARY(npx, sigmoid, "sigmoid")
 Tensor npx::relu_backward(const Tensor &dy, const Tensor &x) {
   static const OpDef &op = find_op("relu_backward");
   return invoke1(op, {dy, x});
+}
+
+Tensor np::broadcast_to(const Tensor &x, const Shape &shape) {
+  static const OpDef &op = find_op("broadcast_to");
+  return invoke1(op, {x}, Attrs{{"shape", shape}});
 }
 
 Tensor np::equal(const Tensor &a, const Tensor &b) { return compare(a, b, eq); }

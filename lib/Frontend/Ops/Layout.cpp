@@ -48,12 +48,43 @@ std::vector<TensorMeta> inferSplit(const std::vector<TensorMeta> &in, const Attr
   return parts;
 }
 
+// The inverse permutation undoes a transpose.
+std::vector<Tensor> vjpTranspose(const VjpContext &c) {
+  std::vector<int64_t> permutation = c.attrs.get_ints("permutation", {});
+  std::vector<int64_t> inverse(permutation.size());
+  for (size_t i = 0; i < permutation.size(); ++i)
+    inverse[size_t(permutation[i])] = int64_t(i);
+  return {np::transpose(c.output_grads[0], inverse)};
+}
+
+// Each input gets its part of the gradient.
+std::vector<Tensor> vjpConcat(const VjpContext &c) {
+  int64_t axis = c.attrs.get_int("axis", 0);
+  int64_t a = shape_rules::normalizeAxis(axis, c.output_grads[0].ndim());
+  std::vector<int64_t> sizes;
+  for (const Tensor &input : c.inputs)
+    sizes.push_back(input.shape()[size_t(a)]);
+  return np::split_sizes(c.output_grads[0], sizes, axis);
+}
+
+// The parts' gradients join again; parts that got none contribute zeros.
+std::vector<Tensor> vjpSplit(const VjpContext &c) {
+  std::vector<Tensor> parts;
+  for (size_t k = 0; k < c.outputs.size(); ++k) {
+    const Tensor &g = k < c.output_grads.size() ? c.output_grads[k] : Tensor();
+    parts.push_back(g.defined() ? g
+                                : np::zeros(c.outputs[k].shape(), c.outputs[k].dtype(),
+                                            c.outputs[k].device()));
+  }
+  return {np::concatenate(parts, c.attrs.get_int("axis", 0))};
+}
+
 } // namespace
 
 void detail::register_layout_ops() {
-  register_op({"transpose", "dlc.transpose", inferTranspose});
-  register_op({"concatenate", "dlc.concat", inferConcat});
-  register_op({"split", "dlc.split", inferSplit});
+  register_op({"transpose", "dlc.transpose", inferTranspose, vjpTranspose});
+  register_op({"concatenate", "dlc.concat", inferConcat, vjpConcat});
+  register_op({"split", "dlc.split", inferSplit, vjpSplit});
 }
 
 Tensor np::reshape(const Tensor &x, const Shape &shape) { return x.reshape(shape); }

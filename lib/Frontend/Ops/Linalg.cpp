@@ -15,9 +15,23 @@ std::vector<TensorMeta> inferMatmul(const std::vector<TensorMeta> &in, const Att
                                               attrs.get_bool("transpose_a", false),
                                               attrs.get_bool("transpose_b", false))));
 }
+// C = op(A)·op(B), op = optional transpose of the last two dims:
+//   dA = g·op(B)ᵀ, or op(B)·gᵀ when A is transposed
+//   dB = op(A)ᵀ·g, or gᵀ·op(A) when B is transposed
+// then summed over the batch dimensions each operand was broadcast along.
+std::vector<Tensor> vjpMatmul(const VjpContext &c) {
+  const Tensor &g = c.output_grads[0], &a = c.inputs[0], &b = c.inputs[1];
+  bool ta = c.attrs.get_bool("transpose_a", false), tb = c.attrs.get_bool("transpose_b", false);
+  Tensor da = ta ? np::matmul(b, g, tb, true) : np::matmul(g, b, false, !tb);
+  Tensor db = tb ? np::matmul(g, a, true, ta) : np::matmul(a, g, !ta, false);
+  return {detail::sum_to(da, a.shape()), detail::sum_to(db, b.shape())};
+}
+
 } // namespace
 
-void detail::register_linalg_ops() { register_op({"matmul", "dlc.matmul", inferMatmul}); }
+void detail::register_linalg_ops() {
+  register_op({"matmul", "dlc.matmul", inferMatmul, vjpMatmul});
+}
 
 Tensor np::matmul(const Tensor &a, const Tensor &b, bool transpose_a, bool transpose_b) {
   static const OpDef &op = find_op("matmul");

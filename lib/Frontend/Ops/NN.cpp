@@ -2,6 +2,7 @@
 #include "../OpDefinitions.h"
 
 #include "dlc/Frontend/NN.h"
+#include "dlc/Frontend/NumPy.h"
 
 namespace dlc {
 
@@ -171,6 +172,96 @@ Attrs poolAttrs(const npx::PoolOptions &o) {
                {"count_include_pad", o.count_include_pad}};
 }
 
+npx::ConvOptions convOptionsOf(const Attrs &a) {
+  shape_rules::Conv2DParams p = convParams(a);
+  return {p.stride, p.padding, p.dilation, p.groups};
+}
+
+npx::PoolOptions poolOptionsOf(const Attrs &a) {
+  shape_rules::Pool2DParams p = poolParams(a);
+  return {p.kernel, p.stride, p.padding, p.ceilMode, a.get_bool("count_include_pad", true)};
+}
+
+std::vector<Tensor> vjpConv(const VjpContext &c) {
+  const Tensor &g = c.output_grads[0], &x = c.inputs[0], &w = c.inputs[1];
+  npx::ConvOptions options = convOptionsOf(c.attrs);
+  std::vector<Tensor> grads{npx::convolution_backward_data(g, w, x.shape(), options),
+                            npx::convolution_backward_filter(g, x, w.shape(), options)};
+  if (c.inputs.size() > 2)
+    grads.push_back(np::sum(g, {0, 2, 3}));
+  return grads;
+}
+
+std::vector<Tensor> vjpMaxPool(const VjpContext &c) {
+  return {npx::max_pool2d_backward(c.output_grads[0], c.inputs[0], poolOptionsOf(c.attrs))};
+}
+
+std::vector<Tensor> vjpAvgPool(const VjpContext &c) {
+  return {npx::avg_pool2d_backward(c.output_grads[0], c.inputs[0].shape(),
+                                   poolOptionsOf(c.attrs))};
+}
+
+/// Per-channel (C) vector shaped to broadcast over (N, C, ...) of rank `rank`.
+Tensor perChannel(const Tensor &v, int64_t rank) {
+  Shape shape(size_t(rank), 1);
+  shape[1] = v.size();
+  return v.reshape(shape);
+}
+
+std::vector<int64_t> allButChannels(int64_t rank) {
+  std::vector<int64_t> axes{0};
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  return axes;
+}
+
+// Training: the batch statistics depend on x, which batch_norm_backward accounts for.
+// Inference: an affine map per channel, y = (x - mean) * gamma / sqrt(var + eps) + beta.
+std::vector<Tensor> vjpBatchNorm(const VjpContext &c) {
+  const Tensor &g = c.output_grads[0], &x = c.inputs[0], &gamma = c.inputs[1];
+  double epsilon = c.attrs.get_float("epsilon", 1e-5);
+  if (c.attrs.get_bool("training", false)) {
+    for (size_t k = 1; k < c.output_grads.size(); ++k)
+      if (c.output_grads[k].defined())
+        throw UnsupportedError("backward: gradients through the batch statistics that "
+                               "batch_norm returns are not supported");
+    if (!g.defined())
+      return {Tensor(), Tensor(), Tensor()};
+    npx::BatchNormGrads grads =
+        npx::batch_norm_backward(g, x, gamma, c.outputs[1], c.outputs[2], epsilon);
+    return {grads.input, grads.gamma, grads.beta};
+  }
+  int64_t rank = x.ndim();
+  Tensor invStd = np::rsqrt(c.inputs[4] + epsilon);
+  Tensor normalized = (x - perChannel(c.inputs[3], rank)) * perChannel(invStd, rank);
+  std::vector<int64_t> axes = allButChannels(rank);
+  return {g * perChannel(gamma * invStd, rank), np::sum(g * normalized, axes), np::sum(g, axes),
+          Tensor(), Tensor()};
+}
+
+// y (..., U) = x (..., K)·wᵀ + b: dx = g·w, dw = gᵀ·x and db = Σ g over all rows.
+std::vector<Tensor> vjpDense(const VjpContext &c) {
+  const Tensor &g = c.output_grads[0], &x = c.inputs[0], &w = c.inputs[1];
+  int64_t units = w.shape()[0], features = w.shape()[1];
+  Tensor rows = g.reshape({-1, units}), inputs = x.reshape({-1, features});
+  std::vector<Tensor> grads{np::matmul(rows, w).reshape(x.shape()),
+                            np::matmul(rows, inputs, /*transpose_a=*/true)};
+  if (c.inputs.size() > 2)
+    grads.push_back(np::sum(rows, {0}));
+  return grads;
+}
+
+// Kept elements pass the gradient, scaled like the forward.
+std::vector<Tensor> vjpDropout(const VjpContext &c) {
+  double scale = 1.0 / (1.0 - c.attrs.get_float("ratio", 0.5));
+  return {c.output_grads[0] * c.outputs[1].astype(DType::f32) * scale};
+}
+
+std::vector<Tensor> vjpLoss(const VjpContext &c) {
+  return {npx::softmax_cross_entropy_backward(c.output_grads[0], c.inputs[0], c.inputs[1]),
+          Tensor()};
+}
+
 /// The inputs with an optional trailing bias.
 std::vector<Tensor> withBias(std::vector<Tensor> inputs, const Tensor &bias) {
   if (bias.defined())
@@ -181,21 +272,25 @@ std::vector<Tensor> withBias(std::vector<Tensor> inputs, const Tensor &bias) {
 } // namespace
 
 void detail::register_nn_ops() {
-  register_op({"convolution", "dlc.conv2d", inferConv});
-  register_op({"convolution_backward_data", "dlc.conv2d_backward_data", inferConvBackwardData});
+  register_op({"convolution", "dlc.conv2d", inferConv, vjpConv});
+  register_op({"convolution_backward_data", "dlc.conv2d_backward_data", inferConvBackwardData,
+               vjp_not_implemented});
   register_op({"convolution_backward_filter", "dlc.conv2d_backward_filter",
-               inferConvBackwardFilter});
-  register_op({"max_pool2d", "dlc.max_pool2d", inferPool});
-  register_op({"max_pool2d_backward", "dlc.max_pool2d_backward", inferMaxPoolBackward});
-  register_op({"avg_pool2d", "dlc.avg_pool2d", inferPool});
-  register_op({"avg_pool2d_backward", "dlc.avg_pool2d_backward", inferAvgPoolBackward});
-  register_op({"batch_norm", "dlc.batch_norm", inferBatchNorm});
-  register_op({"batch_norm_backward", "dlc.batch_norm_backward", inferBatchNormBackward});
-  register_op({"fully_connected", "dlc.dense", inferDense});
-  register_op({"dropout", "dlc.dropout", inferDropout});
-  register_op({"softmax_cross_entropy", "dlc.softmax_cross_entropy", inferLoss});
+               inferConvBackwardFilter, vjp_not_implemented});
+  register_op({"max_pool2d", "dlc.max_pool2d", inferPool, vjpMaxPool});
+  register_op({"max_pool2d_backward", "dlc.max_pool2d_backward", inferMaxPoolBackward,
+               vjp_not_implemented});
+  register_op({"avg_pool2d", "dlc.avg_pool2d", inferPool, vjpAvgPool});
+  register_op({"avg_pool2d_backward", "dlc.avg_pool2d_backward", inferAvgPoolBackward,
+               vjp_not_implemented});
+  register_op({"batch_norm", "dlc.batch_norm", inferBatchNorm, vjpBatchNorm});
+  register_op({"batch_norm_backward", "dlc.batch_norm_backward", inferBatchNormBackward,
+               vjp_not_implemented});
+  register_op({"fully_connected", "dlc.dense", inferDense, vjpDense});
+  register_op({"dropout", "dlc.dropout", inferDropout, vjpDropout});
+  register_op({"softmax_cross_entropy", "dlc.softmax_cross_entropy", inferLoss, vjpLoss});
   register_op({"softmax_cross_entropy_backward", "dlc.softmax_cross_entropy_backward",
-               inferLossBackward});
+               inferLossBackward, vjp_not_implemented});
 }
 
 Tensor npx::convolution(const Tensor &x, const Tensor &weight, const Tensor &bias,

@@ -37,6 +37,42 @@ std::vector<TensorMeta> inferSoftmax(const std::vector<TensorMeta> &in, const At
 // The dialect's ReduceKind numbers.
 enum Kind : int64_t { sum = 0, mean = 1, max = 2, min = 3 };
 
+/// The reduced shape with the reduced axes kept as 1, for broadcasting back.
+Shape keptShape(const Shape &input, const std::vector<int64_t> &axes) {
+  return detail::checked(shape_rules::reduce(input, axes, /*keepdims=*/true));
+}
+
+// sum and mean spread the gradient over the reduced elements; max and min send it to
+// the elements equal to the result, split evenly among ties.
+std::vector<Tensor> vjpReduce(const VjpContext &c) {
+  const Tensor &x = c.inputs[0];
+  std::vector<int64_t> axes = c.attrs.get_ints("axes", {});
+  Shape kept = keptShape(x.shape(), axes);
+  Tensor g = np::broadcast_to(c.output_grads[0].reshape(kept), x.shape());
+  int64_t kind = c.attrs.get_int("kind", 0);
+  if (kind == Kind::sum)
+    return {g};
+  if (kind == Kind::mean)
+    return {g / double(x.size() / std::max<int64_t>(1, c.outputs[0].size()))};
+  Tensor winners = (x == c.outputs[0].reshape(kept)).astype(x.dtype());
+  Tensor ties = np::sum(winners, axes, /*keepdims=*/true);
+  return {g * winners / ties};
+}
+
+// dx = y * (g - sum(g * y)) along the axis
+std::vector<Tensor> vjpSoftmax(const VjpContext &c) {
+  const Tensor &y = c.outputs[0], &g = c.output_grads[0];
+  int64_t axis = c.attrs.get_int("axis", -1);
+  return {y * (g - np::sum(g * y, {axis}, /*keepdims=*/true))};
+}
+
+// dx = g - softmax(x) * sum(g) along the axis
+std::vector<Tensor> vjpLogSoftmax(const VjpContext &c) {
+  const Tensor &y = c.outputs[0], &g = c.output_grads[0];
+  int64_t axis = c.attrs.get_int("axis", -1);
+  return {g - np::exp(y) * np::sum(g, {axis}, /*keepdims=*/true)};
+}
+
 Tensor reduce(const Tensor &x, std::vector<int64_t> axes, bool keepdims, Kind kind) {
   static const OpDef &op = find_op("reduce");
   if (x.ndim() == 0) // nothing to reduce over
@@ -56,10 +92,10 @@ Tensor softmaxLike(const char *name, const Tensor &x, int64_t axis) {
 } // namespace
 
 void detail::register_reduce_ops() {
-  register_op({"reduce", "dlc.reduce", inferReduce});
-  register_op({"argmax", "dlc.argmax", inferArgmax});
-  register_op({"softmax", "dlc.softmax", inferSoftmax});
-  register_op({"log_softmax", "dlc.log_softmax", inferSoftmax});
+  register_op({"reduce", "dlc.reduce", inferReduce, vjpReduce});
+  register_op({"argmax", "dlc.argmax", inferArgmax}); // no gradient
+  register_op({"softmax", "dlc.softmax", inferSoftmax, vjpSoftmax});
+  register_op({"log_softmax", "dlc.log_softmax", inferSoftmax, vjpLogSoftmax});
 }
 
 Tensor np::sum(const Tensor &x, const std::vector<int64_t> &axes, bool keepdims) {

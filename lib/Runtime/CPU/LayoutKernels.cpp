@@ -66,9 +66,22 @@ void splitKernel(const KernelArgs &args) {
   }
 }
 
+// y = x repeated along the dimensions where it broadcasts to y's shape.
+void broadcastToKernel(const KernelArgs &args) {
+  const TensorRef &x = args.inputs[0], &y = args.outputs[0];
+  size_t width = dtype_size(x.dtype);
+  const char *px = static_cast<const char *>(x.data);
+  char *py = static_cast<char *>(y.data);
+  std::array<std::vector<int64_t>, 1> strides{broadcast_strides(x.shape, y.shape)};
+  for_each_broadcast<1>(y.shape, strides, [&](int64_t i, const auto &at) {
+    std::memcpy(py + i * width, px + at[0] * width, width);
+  });
+}
+
 } // namespace
 
 void register_layout_kernels() {
+  register_host_kernel("dlc.broadcast_to", broadcastToKernel);
   register_host_kernel("dlc.transpose", transposeKernel);
   register_host_kernel("dlc.concat", concatKernel);
   register_host_kernel("dlc.split", splitKernel);

@@ -1,0 +1,44 @@
+//===- AutogradInternal.h - the recording's nodes (internal) ------------------===//
+#ifndef DLC_LIB_FRONTEND_AUTOGRADINTERNAL_H
+#define DLC_LIB_FRONTEND_AUTOGRADINTERNAL_H
+
+#include "dlc/Frontend/Tensor.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc::autograd {
+
+/// From the gradients of a recorded call's outputs to those of its inputs.
+using NodeVjp = std::function<std::vector<Tensor>(const std::vector<Tensor> &output_grads)>;
+
+/// One recorded call. It holds its inputs (to continue the walk back) but not its
+/// outputs, so the recording has no cycles.
+struct Node {
+  std::string name;
+  NodeVjp vjp; // null once backward() has freed the recording
+  std::vector<Tensor> inputs;
+};
+
+/// A tensor's place in autograd: a leaf with a gradient buffer, or output `output` of
+/// a recorded node.
+struct TensorGradState {
+  GradReq req = GradReq::null;
+  Tensor grad;
+  std::shared_ptr<Node> node;
+  size_t output = 0;
+};
+
+/// Whether a gradient can flow into `tensor`.
+bool needs_grad(const Tensor &tensor);
+
+/// Records a call when recording is on and one of `inputs` needs a gradient: `outputs`
+/// become outputs of a node whose VJP is `vjp`.
+void record(const std::string &name, const std::vector<Tensor> &inputs,
+            const std::vector<Tensor> &outputs, NodeVjp vjp);
+
+} // namespace dlc::autograd
+
+#endif // DLC_LIB_FRONTEND_AUTOGRADINTERNAL_H

@@ -1,0 +1,183 @@
+//===- AutogradTest.cpp - every op's VJP against finite differences, and the API ===//
+#include "GradientCheck.h"
+
+using namespace dlc;
+using dlc::testing::checkAutograd;
+using dlc::testing::randomTensor;
+
+using Inputs = std::vector<Tensor>;
+
+namespace {
+/// Positive values, for log, sqrt and power's base.
+Tensor positive(const Shape &shape, uint32_t seed) { return np::exp(randomTensor(shape, seed)); }
+} // namespace
+
+TEST(Autograd, ElementwiseBroadcasting) {
+  Tensor a = randomTensor({3, 4}, 1), b = randomTensor({4}, 2), c = randomTensor({3, 1}, 3);
+  checkAutograd({a, b}, [](const Inputs &v) { return v[0] + v[1]; }, "add");
+  checkAutograd({a, c}, [](const Inputs &v) { return v[0] - v[1]; }, "subtract");
+  checkAutograd({a, b}, [](const Inputs &v) { return v[0] * v[1]; }, "multiply");
+  checkAutograd({a, c}, [](const Inputs &v) { return v[0] / v[1]; }, "divide");
+  checkAutograd({positive({3, 4}, 4), b},
+                [](const Inputs &v) { return np::power(v[0], v[1]); }, "power");
+  checkAutograd({a, b}, [](const Inputs &v) { return np::maximum(v[0], v[1]); }, "maximum",
+                2e-2, 1e-3f);
+  checkAutograd({a, c}, [](const Inputs &v) { return np::minimum(v[0], v[1]); }, "minimum",
+                2e-2, 1e-3f);
+  checkAutograd({a}, [](const Inputs &v) { return -v[0] * 3.0 + 1.0; }, "negative, scalars");
+  checkAutograd({a, b}, [](const Inputs &v) { return np::broadcast_to(v[1], {3, 4}) * v[0]; },
+                "broadcast_to");
+  Tensor condition = randomTensor({3, 4}, 5) > np::zeros({});
+  checkAutograd({a, b},
+                [&](const Inputs &v) { return np::where(condition, v[0], v[1]); }, "where");
+}
+
+TEST(Autograd, UnaryFunctions) {
+  Tensor a = randomTensor({2, 5}, 6), p = positive({2, 5}, 7);
+  checkAutograd({a}, [](const Inputs &v) { return np::exp(v[0]); }, "exp");
+  checkAutograd({p}, [](const Inputs &v) { return np::log(v[0]); }, "log");
+  checkAutograd({p}, [](const Inputs &v) { return np::sqrt(v[0]); }, "sqrt");
+  checkAutograd({p}, [](const Inputs &v) { return np::rsqrt(v[0]); }, "rsqrt");
+  checkAutograd({a}, [](const Inputs &v) { return npx::relu(v[0]); }, "relu");
+  checkAutograd({a}, [](const Inputs &v) { return npx::sigmoid(v[0]); }, "sigmoid");
+  checkAutograd({a}, [](const Inputs &v) { return np::tanh(v[0]); }, "tanh");
+  checkAutograd({a}, [](const Inputs &v) { return npx::softmax(v[0]); }, "softmax");
+  checkAutograd({a}, [](const Inputs &v) { return npx::log_softmax(v[0], 0); }, "log_softmax");
+  checkAutograd({a}, [](const Inputs &v) { return v[0].astype(DType::f32) * v[0]; },
+                "astype, a tensor used twice");
+}
+
+TEST(Autograd, MatmulWithTransposesAndBatches) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      Tensor a = randomTensor(ta ? Shape{2, 1, 5, 3} : Shape{2, 1, 3, 5}, 8);
+      Tensor b = randomTensor(tb ? Shape{4, 2, 5} : Shape{4, 5, 2}, 9);
+      checkAutograd({a, b},
+                    [=](const Inputs &v) { return np::matmul(v[0], v[1], ta, tb); },
+                    "matmul ta=" + std::to_string(ta) + " tb=" + std::to_string(tb));
+    }
+  Tensor v = randomTensor({4}, 10), m = randomTensor({3, 4}, 11);
+  checkAutograd({m, v}, [](const Inputs &x) { return np::dot(x[0], x[1]); }, "dot");
+}
+
+TEST(Autograd, ReductionsAndShapes) {
+  Tensor a = randomTensor({2, 3, 4}, 12);
+  checkAutograd({a}, [](const Inputs &v) { return np::sum(v[0], {0, 2}); }, "sum");
+  checkAutograd({a}, [](const Inputs &v) { return np::mean(v[0], {1}, true); }, "mean");
+  checkAutograd({a}, [](const Inputs &v) { return np::max(v[0], {2}); }, "max", 2e-2, 1e-3f);
+  checkAutograd({a}, [](const Inputs &v) { return np::min(v[0]); }, "min of all", 2e-2, 1e-3f);
+  checkAutograd({a}, [](const Inputs &v) { return np::transpose(v[0], {2, 0, 1}); }, "transpose");
+  checkAutograd({a}, [](const Inputs &v) { return v[0].reshape({4, -1}) * 2.0; }, "reshape");
+  checkAutograd({a}, [](const Inputs &v) { return v[0].slice(1, 2) * 2.0; }, "slice");
+  checkAutograd({a}, [](const Inputs &v) { return v[0][0] + v[0][1]; }, "indexing");
+  checkAutograd({a, randomTensor({2, 1, 4}, 13)},
+                [](const Inputs &v) { return np::concatenate({v[0], v[1]}, 1); }, "concatenate");
+  checkAutograd({a}, [](const Inputs &v) { return np::split_sizes(v[0], {1, 3}, 2)[1]; },
+                "split (one part used)");
+  checkAutograd({a}, [](const Inputs &v) { return v[0].copyto(cpu(1)).copyto(cpu(0)) * 2.0; },
+                "copies across devices");
+}
+
+TEST(Autograd, NeuralNetworkOps) {
+  npx::ConvOptions conv;
+  conv.stride = {2, 1};
+  conv.padding = {1, 1};
+  conv.groups = 2;
+  checkAutograd({randomTensor({2, 4, 5, 4}, 14), randomTensor({6, 2, 2, 3}, 15),
+                 randomTensor({6}, 16)},
+                [=](const Inputs &v) { return npx::convolution(v[0], v[1], v[2], conv); },
+                "convolution");
+  npx::PoolOptions pool;
+  pool.kernel = {2, 3};
+  pool.stride = {2, 2};
+  // Spread values so a finite-difference step never changes a window's winner.
+  Tensor spread = np::arange(0, 2 * 2 * 5 * 6).reshape({2, 2, 5, 6}) * 0.07 +
+                  randomTensor({2, 2, 5, 6}, 17) * 0.01;
+  checkAutograd({spread}, [=](const Inputs &v) { return npx::max_pool2d(v[0], pool); },
+                "max_pool2d", 2e-2, 1e-3f);
+  checkAutograd({spread}, [=](const Inputs &v) { return npx::avg_pool2d(v[0], pool); },
+                "avg_pool2d");
+  Tensor gamma = randomTensor({3}, 18), beta = randomTensor({3}, 19);
+  checkAutograd({randomTensor({4, 3, 2, 2}, 20), gamma, beta},
+                [](const Inputs &v) { return npx::batch_norm_training(v[0], v[1], v[2]).output; },
+                "batch_norm training", 5e-2);
+  Tensor mean = randomTensor({3}, 21), var = positive({3}, 22);
+  checkAutograd({randomTensor({4, 3, 2, 2}, 23), gamma, beta},
+                [&](const Inputs &v) {
+                  return npx::batch_norm_inference(v[0], v[1], v[2], mean, var);
+                },
+                "batch_norm inference");
+  checkAutograd({randomTensor({2, 3, 5}, 24), randomTensor({4, 5}, 25), randomTensor({4}, 26)},
+                [](const Inputs &v) { return npx::fully_connected(v[0], v[1], v[2]); },
+                "fully_connected");
+  checkAutograd({randomTensor({6, 5}, 27)},
+                [](const Inputs &v) { return npx::dropout(v[0], 0.3, 99).output; }, "dropout");
+  Tensor labels = np::array(std::vector<int64_t>{1, 0, 4, 2});
+  checkAutograd({randomTensor({4, 5}, 28)},
+                [&](const Inputs &v) { return npx::softmax_cross_entropy(v[0], labels); },
+                "softmax_cross_entropy");
+}
+
+TEST(Autograd, WriteAndAddModes) {
+  Tensor x = np::array(std::vector<float>{1, 2, 3});
+  x.attach_grad();
+  for (int i = 0; i < 2; ++i) {
+    Tensor y;
+    {
+      autograd::Record record;
+      y = x * x;
+    }
+    y.backward();
+  }
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{2, 4, 6})) << "write replaces";
+  Tensor z = np::array(std::vector<float>{1, 2, 3});
+  z.attach_grad(GradReq::add);
+  for (int i = 0; i < 2; ++i) {
+    Tensor y;
+    {
+      autograd::Record record;
+      y = z * 3.0;
+    }
+    y.backward();
+  }
+  EXPECT_EQ(z.grad().to_vector<float>(), (std::vector<float>{6, 6, 6})) << "add accumulates";
+}
+
+TEST(Autograd, ScopesAndErrors) {
+  EXPECT_FALSE(autograd::is_recording());
+  Tensor x = randomTensor({3}, 30);
+  x.attach_grad();
+  Tensor y, paused;
+  {
+    autograd::Record record;
+    EXPECT_TRUE(autograd::is_recording());
+    EXPECT_TRUE(autograd::is_training());
+    y = np::exp(x);
+    {
+      autograd::Pause pause;
+      EXPECT_FALSE(autograd::is_recording());
+      paused = x * 2.0;
+    }
+  }
+  EXPECT_FALSE(paused.requires_grad());
+  EXPECT_THROW(paused.backward(), Error);
+  y.backward(Tensor(), /*retain_graph=*/true);
+  std::vector<float> once = x.grad().to_vector<float>();
+  y.backward(); // retained: works again
+  EXPECT_EQ(x.grad().to_vector<float>(), once);
+  EXPECT_THROW(y.backward(), Error) << "the recording was freed";
+  EXPECT_THROW(np::zeros({2}).grad(), Error);
+  {
+    autograd::Record record;
+    Tensor detached = x.detach() * 2.0;
+    EXPECT_FALSE(detached.requires_grad());
+    Tensor second = npx::relu_backward(x, x);
+    EXPECT_THROW(second.backward(), UnsupportedError) << "no second-order gradients";
+  }
+  {
+    autograd::Record record(/*train_mode=*/false);
+    EXPECT_FALSE(autograd::is_training());
+    autograd::TrainMode train;
+    EXPECT_TRUE(autograd::is_training());
+  }
+}
