@@ -9,6 +9,13 @@
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/Tensor.h"
+#include "dlc/Gluon/Block.h"
+#include "dlc/Gluon/Initializer.h"
+#include "dlc/Gluon/Layers.h"
+#include "dlc/Gluon/Loss.h"
+#include "dlc/Gluon/Parameter.h"
+#include "dlc/Gluon/SafeTensors.h"
+#include "dlc/Gluon/Trainer.h"
 #include "dlc/Runtime/Allocator.h"
 #include "dlc/Runtime/Engine.h"
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 
 namespace dlc::cpu_kernels::onednn {
@@ -111,10 +112,21 @@ CachedKernel &cachedFastestKernel(const std::string &key,
   auto &kernels = threadState().kernels;
   if (auto it = kernels.find(key); it != kernels.end())
     return *it->second;
+  // The choice is shared by all threads, so every device computes the same way (and
+  // gives bit-identical results) whichever thread timed the candidates first.
+  static std::mutex decisionsMutex;
+  static std::unordered_map<std::string, size_t> decisions;
+  {
+    std::lock_guard<std::mutex> lock(decisionsMutex);
+    if (auto decided = decisions.find(key); decided != decisions.end())
+      return cachedKernel(key, builds.at(decided->second));
+  }
   std::unique_ptr<CachedKernel> best;
+  size_t bestIndex = 0;
   double bestSeconds = std::numeric_limits<double>::infinity();
   std::string failures;
-  for (const auto &build : builds) {
+  for (size_t index = 0; index < builds.size(); ++index) {
+    const auto &build = builds[index];
     auto candidate = std::make_unique<CachedKernel>();
     try {
       build(*candidate);
@@ -131,6 +143,7 @@ CachedKernel &cachedFastestKernel(const std::string &key,
       }
       if (seconds < bestSeconds) {
         bestSeconds = seconds;
+        bestIndex = index;
         best = std::move(candidate);
       }
     } catch (const dnnl::error &e) {
@@ -139,6 +152,10 @@ CachedKernel &cachedFastestKernel(const std::string &key,
   }
   if (!best)
     throw std::runtime_error("oneDNN could not build kernel " + key + ": " + failures);
+  {
+    std::lock_guard<std::mutex> lock(decisionsMutex);
+    decisions.emplace(key, bestIndex);
+  }
   return *kernels.emplace(key, std::move(best)).first->second;
 }
 

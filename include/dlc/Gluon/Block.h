@@ -1,0 +1,121 @@
+//===- Block.h - layers and networks (gluon.nn Block / HybridBlock) ----------===//
+#ifndef DLC_GLUON_BLOCK_H
+#define DLC_GLUON_BLOCK_H
+
+#include "dlc/Gluon/Parameter.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace dlc::gluon {
+
+/// Options of load_parameters, as in Gluon.
+struct LoadOptions {
+  bool allow_missing = false; ///< parameters absent from the file keep their values
+  bool ignore_extra = false;  ///< entries of the file that match no parameter are skipped
+  bool cast_dtype = false;    ///< values of another dtype are converted instead of refused
+};
+
+/// A layer or a network of layers. Children and parameters are registered under names,
+/// and a block's parameters are named by their path ("conv1.0.weight"), as in Gluon 2.
+class Block {
+public:
+  virtual ~Block() = default;
+
+  /// The computation. Runs eagerly; ops run on the input's device with the parameters'
+  /// copies there.
+  virtual Tensor forward(const Tensor &x) = 0;
+  Tensor operator()(const Tensor &x) { return forward(x); }
+
+  /// Registers a child under `name` and returns it (typed).
+  template <typename B> std::shared_ptr<B> register_child(const std::string &name,
+                                                          std::shared_ptr<B> child) {
+    addChild(name, child);
+    return child;
+  }
+  /// Registers a parameter of this block.
+  ParameterPtr register_parameter(const std::string &name, ParameterPtr parameter);
+
+  /// Every parameter of the block and its children, by path; `select` is a regex.
+  ParameterDict collect_params(const std::string &select = "") const;
+  const std::vector<std::pair<std::string, std::shared_ptr<Block>>> &children() const {
+    return children_;
+  }
+
+  /// Initializes every parameter on every device of `devices`.
+  void initialize(const init::InitializerPtr &init = nullptr,
+                  const std::vector<Device> &devices = {cpu()}, bool force_reinit = false);
+  /// initialize(init::Xavier(), ...) with an initializer value.
+  template <typename I, typename = std::enable_if_t<std::is_base_of_v<init::Initializer, I>>>
+  void initialize(const I &init, const std::vector<Device> &devices = {cpu()},
+                  bool force_reinit = false) {
+    initialize(init::InitializerPtr(std::make_shared<I>(init)), devices, force_reinit);
+  }
+  /// Moves every parameter to `devices` (one copy each, values kept).
+  void reset_device(const std::vector<Device> &devices);
+
+  /// Writes the parameters (first device's copies) to `path` in the safetensors format,
+  /// atomically (a temporary file renamed over `path`).
+  void save_parameters(const std::string &path) const;
+  /// Reads parameters saved by save_parameters (or any safetensors file with matching
+  /// names) onto `devices`. Names, shapes and dtypes that do not match raise an error
+  /// listing every difference, unless `options` allow them.
+  void load_parameters(const std::string &path, const std::vector<Device> &devices = {cpu()},
+                       const LoadOptions &options = {});
+
+  /// A multi-line description of the block tree.
+  virtual std::string str(int indent = 0) const;
+  virtual std::string kind() const { return "Block"; }
+
+protected:
+  void addChild(const std::string &name, std::shared_ptr<Block> child);
+
+private:
+  void collect(const std::string &prefix, ParameterDict &into) const;
+  std::vector<std::pair<std::string, std::shared_ptr<Block>>> children_;
+  std::vector<std::pair<std::string, ParameterPtr>> params_;
+};
+
+/// A block that can be hybridized: compiled into the dlc dialect and run as one program
+/// (with the hybridize issue; until then hybridize() records the wish and forward stays
+/// eager).
+class HybridBlock : public Block {
+public:
+  void hybridize(bool active = true);
+  bool hybridized() const { return hybridized_; }
+  std::string kind() const override { return "HybridBlock"; }
+
+private:
+  bool hybridized_ = false;
+};
+
+/// Children run in order; each child is named by its position ("0", "1", ...).
+class Sequential : public Block {
+public:
+  Sequential &add(std::shared_ptr<Block> block);
+  template <typename... Blocks> Sequential &add(std::shared_ptr<Blocks>... blocks) {
+    (add(std::static_pointer_cast<Block>(blocks)), ...);
+    return *this;
+  }
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "Sequential"; }
+};
+
+class HybridSequential : public HybridBlock {
+public:
+  HybridSequential &add(std::shared_ptr<Block> block);
+  template <typename... Blocks> HybridSequential &add(std::shared_ptr<Blocks>... blocks) {
+    (add(std::static_pointer_cast<Block>(blocks)), ...);
+    return *this;
+  }
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "HybridSequential"; }
+};
+
+} // namespace dlc::gluon
+
+#endif // DLC_GLUON_BLOCK_H

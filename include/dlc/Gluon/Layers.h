@@ -1,0 +1,149 @@
+//===- Layers.h - the layers of gluon.nn --------------------------------------===//
+//
+// Input sizes (in_channels, in_units) are inferred at the first forward, as Gluon's
+// deferred initialization does. Activations: "relu", "sigmoid", "tanh" or "" (none).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_GLUON_LAYERS_H
+#define DLC_GLUON_LAYERS_H
+
+#include "dlc/Frontend/NN.h"
+#include "dlc/Gluon/Block.h"
+
+#include <array>
+#include <string>
+
+namespace dlc::gluon::nn {
+
+/// Applies a named activation ("" is the identity); throws for an unknown name.
+Tensor activate(const std::string &activation, const Tensor &x);
+
+struct Conv2DOptions {
+  std::array<int64_t, 2> strides{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};
+  int64_t groups = 1;
+  bool use_bias = true;
+  int64_t in_channels = 0; ///< 0: inferred at the first forward
+  init::InitializerPtr weight_initializer, bias_initializer;
+};
+
+/// 2-D convolution on NCHW input, OIHW weight named "weight", bias named "bias".
+class Conv2D : public HybridBlock {
+public:
+  Conv2D(int64_t channels, int64_t kernel_size, std::string activation = "",
+         Conv2DOptions options = {});
+  Conv2D(int64_t channels, std::array<int64_t, 2> kernel_size, std::string activation = "",
+         Conv2DOptions options = {});
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override;
+  ParameterPtr weight, bias;
+
+private:
+  int64_t channels_;
+  std::array<int64_t, 2> kernel_;
+  std::string activation_;
+  Conv2DOptions options_;
+};
+
+struct PoolOptions {
+  std::array<int64_t, 2> strides{0, 0}; ///< 0: the pool size (Gluon's strides=None)
+  std::array<int64_t, 2> padding{0, 0};
+  bool ceil_mode = false;               ///< pooling_convention='full'
+  bool count_include_pad = true;        ///< average pooling only
+};
+
+class MaxPool2D : public HybridBlock {
+public:
+  explicit MaxPool2D(int64_t pool_size = 2, int64_t strides = 0, PoolOptions options = {});
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "MaxPool2D"; }
+
+private:
+  npx::PoolOptions pool_;
+};
+
+class AvgPool2D : public HybridBlock {
+public:
+  explicit AvgPool2D(int64_t pool_size = 2, int64_t strides = 0, PoolOptions options = {});
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "AvgPool2D"; }
+
+private:
+  npx::PoolOptions pool_;
+};
+
+struct BatchNormOptions {
+  int64_t axis = 1;
+  double momentum = 0.9;
+  double epsilon = 1e-5;
+  bool center = true; ///< learn beta
+  bool scale = true;  ///< learn gamma
+  int64_t in_channels = 0;
+};
+
+/// Batch normalization over the channel axis. In training mode (autograd::Record with
+/// train_mode, or TrainMode) it normalizes with the batch statistics and folds them into
+/// running_mean / running_var with `momentum`; otherwise it uses the running ones.
+class BatchNorm : public HybridBlock {
+public:
+  explicit BatchNorm(BatchNormOptions options = {});
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "BatchNorm"; }
+  ParameterPtr gamma, beta, running_mean, running_var;
+
+private:
+  BatchNormOptions options_;
+};
+
+struct DenseOptions {
+  bool use_bias = true;
+  bool flatten = true; ///< (N, d1, d2...) is first flattened to (N, d1*d2*...)
+  int64_t in_units = 0;
+  init::InitializerPtr weight_initializer, bias_initializer;
+};
+
+/// Fully connected: x·Wᵀ + b with W of shape (units, in_units), MXNet's layout.
+class Dense : public HybridBlock {
+public:
+  explicit Dense(int64_t units, std::string activation = "", DenseOptions options = {});
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override;
+  ParameterPtr weight, bias;
+
+private:
+  int64_t units_;
+  std::string activation_;
+  DenseOptions options_;
+};
+
+/// Zeroes elements with probability `rate` in training mode; the identity otherwise.
+class Dropout : public HybridBlock {
+public:
+  explicit Dropout(double rate);
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "Dropout(" + std::to_string(rate_) + ")"; }
+
+private:
+  double rate_;
+};
+
+class Flatten : public HybridBlock {
+public:
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "Flatten"; }
+};
+
+class Activation : public HybridBlock {
+public:
+  explicit Activation(std::string activation);
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "Activation(" + activation_ + ")"; }
+
+private:
+  std::string activation_;
+};
+
+} // namespace dlc::gluon::nn
+
+#endif // DLC_GLUON_LAYERS_H

@@ -1,0 +1,58 @@
+//===- Trainer.h - optimizers over per-device parameters (gluon.Trainer) ------===//
+#ifndef DLC_GLUON_TRAINER_H
+#define DLC_GLUON_TRAINER_H
+
+#include "dlc/Gluon/Parameter.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dlc::gluon {
+
+/// Applies an optimizer to parameters that may have a copy on several devices. step()
+/// sums each parameter's gradients over its devices, scales them by 1/batch_size,
+/// updates the first device's copy once and copies the result to every other device:
+/// MXNet's KVStore 'device' semantics.
+///
+/// Optimizers and their options (defaults in brackets):
+///   "sgd":  learning_rate [0.01], momentum [0], wd [0], clip_gradient [off]
+///   "nag":  as sgd, momentum [0.9] (Nesterov)
+///   "adam": learning_rate [0.001], beta1 [0.9], beta2 [0.999], epsilon [1e-8], wd [0],
+///           clip_gradient [off]
+class Trainer {
+public:
+  Trainer(const ParameterDict &params, const std::string &optimizer,
+          const std::map<std::string, double> &options = {});
+
+  /// One update with gradients of a batch of `batch_size` samples.
+  void step(int64_t batch_size);
+  double learning_rate() const { return learningRate_; }
+  void set_learning_rate(double rate) { learningRate_ = rate; }
+  const std::string &optimizer() const { return optimizer_; }
+
+private:
+  double option(const std::string &name, double fallback) const;
+
+  ParameterDict params_;
+  std::string optimizer_;
+  std::map<std::string, double> options_;
+  double learningRate_;
+  int64_t steps_ = 0;
+  std::map<const Parameter *, std::vector<Tensor>> state_; // per-parameter optimizer state
+};
+
+namespace utils {
+
+/// Cuts `data` along `batch_axis` into one slice per device and moves each slice there
+/// (gluon.utils.split_and_load). With one device the data moves whole. With even_split,
+/// a batch that does not divide evenly throws std::invalid_argument; without it the
+/// slices differ by at most one sample. Fewer samples than devices throws.
+std::vector<Tensor> split_and_load(const Tensor &data, const std::vector<Device> &devices,
+                                   int64_t batch_axis = 0, bool even_split = true);
+
+} // namespace utils
+
+} // namespace dlc::gluon
+
+#endif // DLC_GLUON_TRAINER_H

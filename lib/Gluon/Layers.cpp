@@ -1,0 +1,221 @@
+//===- Layers.cpp - gluon.nn layers over the eager ops ------------------------===//
+#include "dlc/Gluon/Layers.h"
+
+#include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/NumPy.h"
+
+namespace dlc::gluon::nn {
+
+Tensor activate(const std::string &activation, const Tensor &x) {
+  if (activation.empty())
+    return x;
+  if (activation == "relu")
+    return npx::relu(x);
+  if (activation == "sigmoid")
+    return npx::sigmoid(x);
+  if (activation == "tanh")
+    return np::tanh(x);
+  throw std::invalid_argument("unknown activation '" + activation +
+                              "'; expected relu, sigmoid, tanh or none");
+}
+
+namespace {
+void requireRank(const char *layer, const Tensor &x, int64_t rank, const char *layout) {
+  if (x.ndim() != rank)
+    throw ShapeError(std::string(layer) + ": expects " + layout + " input (rank " +
+                     std::to_string(rank) + "), got " + shape_rules::str(x.shape()));
+}
+
+std::array<int64_t, 2> orPool(std::array<int64_t, 2> strides, std::array<int64_t, 2> pool) {
+  return {strides[0] > 0 ? strides[0] : pool[0], strides[1] > 0 ? strides[1] : pool[1]};
+}
+
+init::InitializerPtr zeros() { return std::make_shared<init::Zero>(); }
+init::InitializerPtr ones() { return std::make_shared<init::One>(); }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Conv2D
+//===----------------------------------------------------------------------===//
+
+Conv2D::Conv2D(int64_t channels, int64_t kernel_size, std::string activation,
+               Conv2DOptions options)
+    : Conv2D(channels, {kernel_size, kernel_size}, std::move(activation), std::move(options)) {}
+
+Conv2D::Conv2D(int64_t channels, std::array<int64_t, 2> kernel_size, std::string activation,
+               Conv2DOptions options)
+    : channels_(channels), kernel_(kernel_size), activation_(std::move(activation)),
+      options_(std::move(options)) {
+  if (channels <= 0 || options_.groups <= 0 || channels % options_.groups != 0)
+    throw std::invalid_argument("Conv2D: channels (" + std::to_string(channels) +
+                                ") must be positive and divisible by groups (" +
+                                std::to_string(options_.groups) + ")");
+  int64_t inPerGroup = options_.in_channels > 0 ? options_.in_channels / options_.groups : 0;
+  weight = register_parameter(
+      "weight", std::make_shared<Parameter>(
+                    "weight", Shape{channels, inPerGroup, kernel_[0], kernel_[1]}, DType::f32,
+                    options_.weight_initializer));
+  if (options_.use_bias)
+    bias = register_parameter(
+        "bias", std::make_shared<Parameter>("bias", Shape{channels}, DType::f32,
+                                            options_.bias_initializer ? options_.bias_initializer
+                                                                      : zeros()));
+}
+
+Tensor Conv2D::forward(const Tensor &x) {
+  requireRank("Conv2D", x, 4, "NCHW");
+  if (x.shape()[1] % options_.groups != 0)
+    throw ShapeError("Conv2D: input " + shape_rules::str(x.shape()) + " has " +
+                     std::to_string(x.shape()[1]) + " channels, not divisible by groups=" +
+                     std::to_string(options_.groups));
+  weight->set_shape({channels_, x.shape()[1] / options_.groups, kernel_[0], kernel_[1]});
+  npx::ConvOptions conv{options_.strides, options_.padding, options_.dilation, options_.groups};
+  Device device = x.device();
+  Tensor y = npx::convolution(x, weight->data(device), bias ? bias->data(device) : Tensor(), conv);
+  return activate(activation_, y);
+}
+
+std::string Conv2D::kind() const {
+  return "Conv2D(" + std::to_string(channels_) + ", kernel_size=(" + std::to_string(kernel_[0]) +
+         ", " + std::to_string(kernel_[1]) + ")" +
+         (activation_.empty() ? "" : ", Activation(" + activation_ + ")") + ")";
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+namespace {
+npx::PoolOptions poolOptions(int64_t pool_size, int64_t strides, const PoolOptions &o) {
+  npx::PoolOptions pool;
+  pool.kernel = {pool_size, pool_size};
+  pool.stride = orPool(strides > 0 ? std::array<int64_t, 2>{strides, strides} : o.strides,
+                       pool.kernel);
+  pool.padding = o.padding;
+  pool.ceil_mode = o.ceil_mode;
+  pool.count_include_pad = o.count_include_pad;
+  return pool;
+}
+} // namespace
+
+MaxPool2D::MaxPool2D(int64_t pool_size, int64_t strides, PoolOptions options)
+    : pool_(poolOptions(pool_size, strides, options)) {}
+
+Tensor MaxPool2D::forward(const Tensor &x) {
+  requireRank("MaxPool2D", x, 4, "NCHW");
+  return npx::max_pool2d(x, pool_);
+}
+
+AvgPool2D::AvgPool2D(int64_t pool_size, int64_t strides, PoolOptions options)
+    : pool_(poolOptions(pool_size, strides, options)) {}
+
+Tensor AvgPool2D::forward(const Tensor &x) {
+  requireRank("AvgPool2D", x, 4, "NCHW");
+  return npx::avg_pool2d(x, pool_);
+}
+
+//===----------------------------------------------------------------------===//
+// BatchNorm
+//===----------------------------------------------------------------------===//
+
+BatchNorm::BatchNorm(BatchNormOptions options) : options_(options) {
+  if (options_.axis != 1)
+    throw std::invalid_argument("BatchNorm: only axis=1 (channels of NCHW) is supported, got " +
+                                std::to_string(options_.axis));
+  int64_t c = options_.in_channels;
+  gamma = register_parameter("gamma", std::make_shared<Parameter>(
+                                          "gamma", Shape{c}, DType::f32, ones(),
+                                          options_.scale ? GradReq::write : GradReq::null));
+  beta = register_parameter("beta", std::make_shared<Parameter>(
+                                        "beta", Shape{c}, DType::f32, zeros(),
+                                        options_.center ? GradReq::write : GradReq::null));
+  running_mean = register_parameter(
+      "running_mean",
+      std::make_shared<Parameter>("running_mean", Shape{c}, DType::f32, zeros(), GradReq::null));
+  running_var = register_parameter(
+      "running_var",
+      std::make_shared<Parameter>("running_var", Shape{c}, DType::f32, ones(), GradReq::null));
+}
+
+Tensor BatchNorm::forward(const Tensor &x) {
+  if (x.ndim() < 2)
+    throw ShapeError("BatchNorm: expects (N, C, ...) input, got " + shape_rules::str(x.shape()));
+  Shape channels{x.shape()[1]};
+  for (const ParameterPtr &p : {gamma, beta, running_mean, running_var})
+    p->set_shape(channels);
+  Device device = x.device();
+  Tensor g = gamma->data(device), b = beta->data(device);
+  if (!autograd::is_training())
+    return npx::batch_norm_inference(x, g, b, running_mean->data(device),
+                                     running_var->data(device), options_.epsilon);
+  npx::BatchNormResult result = npx::batch_norm_training(x, g, b, options_.epsilon);
+  {
+    // running = momentum * running + (1 - momentum) * batch, outside the recording.
+    autograd::Pause pause(/*train_mode=*/true);
+    double m = options_.momentum;
+    Tensor mean = running_mean->data(device), var = running_var->data(device);
+    Tensor newMean = mean * m + result.mean * (1 - m);
+    Tensor newVar = var * m + result.var * (1 - m);
+    newMean.copyto(mean);
+    newVar.copyto(var);
+  }
+  return result.output;
+}
+
+//===----------------------------------------------------------------------===//
+// Dense, Dropout, Flatten, Activation
+//===----------------------------------------------------------------------===//
+
+Dense::Dense(int64_t units, std::string activation, DenseOptions options)
+    : units_(units), activation_(std::move(activation)), options_(std::move(options)) {
+  if (units <= 0)
+    throw std::invalid_argument("Dense: units must be positive, got " + std::to_string(units));
+  weight = register_parameter("weight", std::make_shared<Parameter>(
+                                            "weight", Shape{units, options_.in_units},
+                                            DType::f32, options_.weight_initializer));
+  if (options_.use_bias)
+    bias = register_parameter(
+        "bias", std::make_shared<Parameter>("bias", Shape{units}, DType::f32,
+                                            options_.bias_initializer ? options_.bias_initializer
+                                                                      : zeros()));
+}
+
+Tensor Dense::forward(const Tensor &x) {
+  if (x.ndim() < 1)
+    throw ShapeError("Dense: expects at least a 1-d input, got a scalar");
+  Tensor in = options_.flatten && x.ndim() != 2 ? x.reshape({x.shape()[0], -1}) : x;
+  weight->set_shape({units_, in.shape().back()});
+  Device device = x.device();
+  Tensor y = npx::fully_connected(in, weight->data(device), bias ? bias->data(device) : Tensor());
+  return activate(activation_, y);
+}
+
+std::string Dense::kind() const {
+  return "Dense(" + std::to_string(units_) +
+         (activation_.empty() ? "" : ", Activation(" + activation_ + ")") + ")";
+}
+
+Dropout::Dropout(double rate) : rate_(rate) {
+  if (!(rate >= 0 && rate < 1))
+    throw std::invalid_argument("Dropout: rate must be in [0, 1), got " + std::to_string(rate));
+}
+
+Tensor Dropout::forward(const Tensor &x) {
+  if (!autograd::is_training() || rate_ == 0)
+    return x;
+  return npx::dropout(x, rate_).output;
+}
+
+Tensor Flatten::forward(const Tensor &x) {
+  if (x.ndim() < 1)
+    throw ShapeError("Flatten: expects at least a 1-d input, got a scalar");
+  return x.reshape({x.shape()[0], -1});
+}
+
+Activation::Activation(std::string activation) : activation_(std::move(activation)) {
+  activate(activation_, np::zeros({1})); // rejects unknown names now, not at first use
+}
+
+Tensor Activation::forward(const Tensor &x) { return activate(activation_, x); }
+
+} // namespace dlc::gluon::nn

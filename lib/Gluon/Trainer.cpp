@@ -1,0 +1,134 @@
+//===- Trainer.cpp - SGD, NAG and Adam with cross-device gradient sums -------===//
+#include "dlc/Gluon/Trainer.h"
+
+#include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/NumPy.h"
+
+#include <cmath>
+
+namespace dlc::gluon {
+
+namespace {
+const std::map<std::string, std::vector<std::string>> knownOptions = {
+    {"sgd", {"learning_rate", "momentum", "wd", "clip_gradient"}},
+    {"nag", {"learning_rate", "momentum", "wd", "clip_gradient"}},
+    {"adam", {"learning_rate", "beta1", "beta2", "epsilon", "wd", "clip_gradient"}}};
+} // namespace
+
+Trainer::Trainer(const ParameterDict &params, const std::string &optimizer,
+                 const std::map<std::string, double> &options)
+    : params_(params), optimizer_(optimizer), options_(options) {
+  auto known = knownOptions.find(optimizer);
+  if (known == knownOptions.end())
+    throw std::invalid_argument("Trainer: unknown optimizer '" + optimizer +
+                                "'; expected sgd, nag or adam");
+  for (const auto &[name, value] : options) {
+    bool ok = false;
+    for (const std::string &allowed : known->second)
+      ok = ok || allowed == name;
+    if (!ok)
+      throw std::invalid_argument("Trainer: optimizer '" + optimizer + "' has no option '" +
+                                  name + "'");
+  }
+  learningRate_ = option("learning_rate", optimizer == "adam" ? 0.001 : 0.01);
+}
+
+double Trainer::option(const std::string &name, double fallback) const {
+  auto it = options_.find(name);
+  return it == options_.end() ? fallback : it->second;
+}
+
+void Trainer::step(int64_t batch_size) {
+  if (batch_size <= 0)
+    throw std::invalid_argument("Trainer.step: batch_size must be positive, got " +
+                                std::to_string(batch_size));
+  autograd::Pause pause;
+  ++steps_;
+  double rescale = 1.0 / double(batch_size);
+  double wd = option("wd", 0), clip = option("clip_gradient", -1);
+  for (const ParameterPtr &parameter : params_.values()) {
+    if (parameter->grad_req() == GradReq::null || !parameter->initialized())
+      continue;
+    std::vector<Device> devices = parameter->list_devices();
+    Device home = devices.front();
+    // KVStore 'device': the gradients of all copies meet on the first device.
+    std::vector<Tensor> grads = parameter->list_grad();
+    Tensor grad = grads[0];
+    for (size_t i = 1; i < grads.size(); ++i)
+      grad = grad + grads[i].to(home);
+    grad = grad * rescale;
+    if (clip > 0)
+      grad = np::minimum(np::maximum(grad, np::full({}, -clip, grad.dtype(), home)),
+                         np::full({}, clip, grad.dtype(), home));
+    Tensor weight = parameter->data(home);
+    if (wd != 0)
+      grad = grad + weight * wd;
+
+    std::vector<Tensor> &state = state_[parameter.get()];
+    Tensor updated;
+    if (optimizer_ == "adam") {
+      double beta1 = option("beta1", 0.9), beta2 = option("beta2", 0.999);
+      double epsilon = option("epsilon", 1e-8);
+      if (state.empty())
+        state = {np::zeros(weight.shape(), weight.dtype(), home),
+                 np::zeros(weight.shape(), weight.dtype(), home)};
+      state[0] = state[0] * beta1 + grad * (1 - beta1);
+      state[1] = state[1] * beta2 + grad * grad * (1 - beta2);
+      double correction = std::sqrt(1 - std::pow(beta2, double(steps_))) /
+                          (1 - std::pow(beta1, double(steps_)));
+      updated = weight - state[0] * (learningRate_ * correction) / (np::sqrt(state[1]) + epsilon);
+    } else {
+      double momentum = option("momentum", optimizer_ == "nag" ? 0.9 : 0.0);
+      if (momentum == 0) {
+        updated = weight - grad * learningRate_;
+      } else {
+        if (state.empty())
+          state = {np::zeros(weight.shape(), weight.dtype(), home)};
+        state[0] = state[0] * momentum + grad;
+        Tensor direction = optimizer_ == "nag" ? grad + state[0] * momentum : state[0];
+        updated = weight - direction * learningRate_;
+      }
+    }
+    // One update, broadcast to every copy (in place: layers hold these tensors).
+    for (Device device : devices) {
+      Tensor copy = parameter->data(device);
+      updated.to(device).copyto(copy);
+    }
+  }
+}
+
+namespace utils {
+
+std::vector<Tensor> split_and_load(const Tensor &data, const std::vector<Device> &devices,
+                                   int64_t batch_axis, bool even_split) {
+  if (devices.empty())
+    throw std::invalid_argument("split_and_load: needs at least one device");
+  if (devices.size() == 1)
+    return {data.to(devices[0])};
+  int64_t axis = shape_rules::normalizeAxis(batch_axis, data.ndim());
+  if (axis < 0)
+    throw std::invalid_argument("split_and_load: batch_axis " + std::to_string(batch_axis) +
+                                " is out of range for data " + shape_rules::str(data.shape()));
+  int64_t samples = data.shape()[size_t(axis)], parts = int64_t(devices.size());
+  if (samples < parts)
+    throw std::invalid_argument("split_and_load: " + std::to_string(samples) +
+                                " samples cannot be split over " + std::to_string(parts) +
+                                " devices");
+  if (even_split && samples % parts != 0)
+    throw std::invalid_argument("split_and_load: a batch of " + std::to_string(samples) +
+                                " samples does not split evenly over " + std::to_string(parts) +
+                                " devices; use a batch size divisible by " +
+                                std::to_string(parts) + " or even_split = false");
+  // Sizes differ by at most one: the first (samples % parts) slices get one more.
+  std::vector<int64_t> sizes(size_t(parts), samples / parts);
+  for (int64_t i = 0; i < samples % parts; ++i)
+    ++sizes[size_t(i)];
+  std::vector<Tensor> slices = np::split_sizes(data, sizes, axis);
+  for (size_t i = 0; i < slices.size(); ++i)
+    slices[i] = slices[i].to(devices[i]);
+  return slices;
+}
+
+} // namespace utils
+
+} // namespace dlc::gluon

@@ -1,0 +1,159 @@
+//===- LayersTest.cpp - gluon.nn layers: shapes, names, gradients, modes -----===//
+#include "../Frontend/GradientCheck.h"
+
+using namespace dlc;
+using namespace dlc::gluon;
+using dlc::testing::expectGradient;
+using dlc::testing::randomTensor;
+
+namespace {
+
+/// The seed's LeafNetwork, built with its helpers.
+std::shared_ptr<HybridSequential> convBlock(int64_t filters, int64_t kernel = 2,
+                                           int64_t stride = 2) {
+  auto block = std::make_shared<HybridSequential>();
+  block->add(std::make_shared<nn::Conv2D>(filters, kernel, "relu"),
+             std::make_shared<nn::MaxPool2D>(4, stride), std::make_shared<nn::BatchNorm>());
+  return block;
+}
+
+std::shared_ptr<HybridSequential> denseBlock(int64_t neurons, double dropout = 0.2) {
+  auto block = std::make_shared<HybridSequential>();
+  block->add(std::make_shared<nn::Dense>(neurons, "relu"));
+  if (dropout > 0)
+    block->add(std::make_shared<nn::Dropout>(dropout));
+  return block;
+}
+
+struct LeafNetwork : HybridBlock {
+  LeafNetwork() {
+    conv1 = register_child("conv1", convBlock(32));
+    conv2 = register_child("conv2", convBlock(64));
+    conv3 = register_child("conv3", convBlock(128));
+    flatten = register_child("flatten", std::make_shared<nn::Flatten>());
+    dense1 = register_child("dense1", denseBlock(100));
+    dense2 = register_child("dense2", denseBlock(10));
+    dense3 = register_child("dense3", std::make_shared<nn::Dense>(2));
+  }
+  Tensor forward(const Tensor &batch) override {
+    Tensor x = (*conv3)((*conv2)((*conv1)(batch)));
+    return (*dense3)((*dense2)((*dense1)((*flatten)(x))));
+  }
+  std::shared_ptr<HybridSequential> conv1, conv2, conv3, dense1, dense2;
+  std::shared_ptr<nn::Flatten> flatten;
+  std::shared_ptr<nn::Dense> dense3;
+};
+
+} // namespace
+
+TEST(Layers, LeafNetworkShapesAndParameterNames) {
+  LeafNetwork net;
+  ParameterDict params = net.collect_params();
+  ASSERT_TRUE(params.contains("conv1.0.weight"));
+  EXPECT_TRUE(params.contains("conv3.2.running_var"));
+  EXPECT_TRUE(params.contains("dense3.bias"));
+  EXPECT_EQ(params.select("\\.weight$").size(), 6u);
+  net.initialize(init::Xavier(), {cpu(0)});
+  EXPECT_FALSE(params["conv1.0.weight"]->initialized()) << "in_channels unknown until forward";
+  Tensor out = net(np::random::uniform(0, 1, {2, 3, 128, 128}));
+  EXPECT_EQ(out.shape(), (Shape{2, 2}));
+  EXPECT_EQ(params["conv1.0.weight"]->shape(), (Shape{32, 3, 2, 2}));
+  EXPECT_EQ(params["dense1.0.weight"]->shape(), (Shape{100, 21632}));
+  EXPECT_NE(net.str().find("Conv2D(32, kernel_size=(2, 2), Activation(relu))"),
+            std::string::npos)
+      << net.str();
+}
+
+TEST(Layers, DenseAndConvGradientsThroughParameters) {
+  auto dense = std::make_shared<nn::Dense>(3, "tanh");
+  dense->initialize(init::Xavier(), {cpu()});
+  Tensor x = randomTensor({4, 2, 3}, 1), weights = randomTensor({4, 3}, 2);
+  Tensor out;
+  {
+    autograd::Record record;
+    out = (*dense)(x);
+  }
+  out.backward(weights);
+  Tensor w = dense->weight->data();
+  expectGradient(w, dense->weight->grad(cpu()),
+                 [&](const Tensor &v) {
+                   return nn::activate("tanh", npx::fully_connected(x.reshape({4, 6}), v,
+                                                                    dense->bias->data()));
+                 },
+                 weights, "Dense weight");
+
+  auto conv = std::make_shared<nn::Conv2D>(4, 3, "", nn::Conv2DOptions{{1, 1}, {1, 1}});
+  conv->initialize(init::Xavier(), {cpu()});
+  Tensor image = randomTensor({2, 2, 5, 5}, 3);
+  {
+    autograd::Record record;
+    out = (*conv)(image);
+  }
+  Tensor r = randomTensor(out.shape(), 4);
+  out.backward(r);
+  npx::ConvOptions options{{1, 1}, {1, 1}};
+  expectGradient(conv->bias->data(), conv->bias->grad(cpu()),
+                 [&](const Tensor &v) {
+                   return npx::convolution(image, conv->weight->data(), v, options);
+                 },
+                 r, "Conv2D bias");
+}
+
+TEST(Layers, BatchNormTrainsAndInfers) {
+  auto bn = std::make_shared<nn::BatchNorm>(nn::BatchNormOptions{1, 0.5});
+  bn->initialize(nullptr, {cpu()});
+  Tensor x = randomTensor({8, 3, 2, 2}, 5) * 2.0 + 1.0;
+  Tensor trained;
+  {
+    autograd::Record record; // training mode: batch statistics
+    trained = (*bn)(x);
+  }
+  std::vector<float> y = trained.to_vector<float>();
+  double mean = 0;
+  for (size_t i = 0; i < 4; ++i)
+    for (size_t n = 0; n < 8; ++n)
+      mean += y[n * 12 + i]; // channel 0
+  EXPECT_NEAR(mean / 32, 0.0, 1e-5) << "normalized with the batch mean";
+  Tensor batchMean = np::mean(x, {0, 2, 3});
+  std::vector<float> running = bn->running_mean->data().to_vector<float>();
+  std::vector<float> expected = (batchMean * 0.5).to_vector<float>();
+  for (size_t c = 0; c < 3; ++c)
+    EXPECT_NEAR(running[c], expected[c], 1e-5) << "running = 0.5 * 0 + 0.5 * batch";
+  // Outside training, the running statistics normalize.
+  std::vector<float> inferred = (*bn)(x).to_vector<float>();
+  std::vector<float> manual =
+      ((x - bn->running_mean->data().reshape({1, 3, 1, 1})) /
+       np::sqrt(bn->running_var->data().reshape({1, 3, 1, 1}) + 1e-5))
+          .to_vector<float>();
+  for (size_t i = 0; i < manual.size(); ++i)
+    EXPECT_NEAR(inferred[i], manual[i], 1e-4);
+}
+
+TEST(Layers, DropoutOnlyWhileTraining) {
+  nn::Dropout dropout(0.5);
+  Tensor x = np::ones({1000});
+  EXPECT_EQ(dropout(x).to_vector<float>(), x.to_vector<float>()) << "predict mode: identity";
+  autograd::Record record;
+  std::vector<float> y = dropout(x).to_vector<float>();
+  int zeros = 0;
+  for (float v : y)
+    zeros += v == 0;
+  EXPECT_GT(zeros, 400);
+  EXPECT_LT(zeros, 600);
+}
+
+TEST(Layers, ClearErrors) {
+  EXPECT_THROW(nn::Activation("swish"), std::invalid_argument);
+  EXPECT_THROW(nn::Dropout(1.0), std::invalid_argument);
+  nn::Conv2D conv(8, 3);
+  conv.initialize(nullptr, {cpu(0)});
+  EXPECT_THROW(conv(np::zeros({3, 8, 8})), ShapeError);
+  Tensor first = conv(np::zeros({1, 3, 8, 8}));
+  EXPECT_THROW(conv(np::zeros({1, 4, 8, 8})), ShapeError) << "in_channels is fixed now";
+  try {
+    conv(np::zeros({1, 3, 8, 8}, cpu(1)));
+    FAIL() << "expected an error naming the devices";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("lives on cpu(0)"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,152 @@
+//===- TrainingTest.cpp - parameters, Trainer, split_and_load, data parallelism ===//
+#include "../Frontend/GradientCheck.h"
+
+#include <cmath>
+
+using namespace dlc;
+using namespace dlc::gluon;
+using dlc::testing::randomTensor;
+
+TEST(Parameter, CopiesPerDeviceAndErrors) {
+  Parameter p("weight", {2, 3});
+  p.initialize(std::make_shared<init::Normal>(1.0), {cpu(0), cpu(1)});
+  EXPECT_EQ(p.data(cpu(0)).to_vector<float>(), p.data(cpu(1)).to_vector<float>())
+      << "every device starts from the same values";
+  try {
+    p.data(cpu(2));
+    FAIL() << "expected an error";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("lives on cpu(0), cpu(1)"), std::string::npos)
+        << e.what();
+  }
+  std::vector<float> before = p.data().to_vector<float>();
+  p.reset_device({cpu(3)});
+  EXPECT_EQ(p.data(cpu(3)).to_vector<float>(), before) << "reset_device keeps the values";
+  EXPECT_THROW(p.data(cpu(0)), Error);
+  p.initialize(std::make_shared<init::One>(), {cpu(3)});
+  EXPECT_EQ(p.data().to_vector<float>(), before) << "no re-initialization without force";
+  p.initialize(std::make_shared<init::One>(), {cpu(3)}, /*force_reinit=*/true);
+  EXPECT_EQ(p.data().to_vector<float>(), std::vector<float>(6, 1.f));
+  EXPECT_THROW(p.set_shape({3, 2}), ShapeError);
+}
+
+TEST(Trainer, SgdMomentumAndAdamFollowTheirFormulas) {
+  for (const char *optimizer : {"sgd", "nag", "adam"}) {
+    auto parameter = std::make_shared<Parameter>("w", Shape{3});
+    Parameter &w = *parameter;
+    w.initialize(std::make_shared<init::Constant>(1.0), {cpu(0), cpu(1)});
+    ParameterDict params;
+    params.add("w", parameter);
+    std::map<std::string, double> options{{"learning_rate", 0.1}};
+    if (std::string(optimizer) != "adam")
+      options["momentum"] = 0.5;
+    Trainer trainer(params, optimizer, options);
+    // Gradients 2 on cpu(0) and 4 on cpu(1), batch of 2: the averaged gradient is 3.
+    double value = 1, m = 0, v = 0;
+    for (int step = 1; step <= 2; ++step) {
+      Tensor g0 = w.grad(cpu(0)), g1 = w.grad(cpu(1));
+      np::full({3}, 2.0).copyto(g0);
+      np::full({3}, 4.0, DType::f32, cpu(1)).copyto(g1);
+      trainer.step(2);
+      double g = 3;
+      if (std::string(optimizer) == "adam") {
+        m = 0.9 * m + 0.1 * g;
+        v = 0.999 * v + 0.001 * g * g;
+        double lr = 0.1 * std::sqrt(1 - std::pow(0.999, step)) / (1 - std::pow(0.9, step));
+        value -= lr * m / (std::sqrt(v) + 1e-8);
+      } else {
+        m = 0.5 * m + g;
+        value -= 0.1 * (std::string(optimizer) == "nag" ? g + 0.5 * m : m);
+      }
+      for (Device d : {cpu(0), cpu(1)})
+        EXPECT_NEAR(w.data(d).to_vector<float>()[0], value, 1e-5)
+            << optimizer << " step " << step << " on " << d;
+    }
+  }
+  ParameterDict empty;
+  EXPECT_THROW(Trainer(empty, "rmsprop"), std::invalid_argument);
+  EXPECT_THROW(Trainer(empty, "sgd", {{"beta1", 0.9}}), std::invalid_argument);
+}
+
+TEST(SplitAndLoad, EvenUnevenAndErrors) {
+  Tensor batch = np::arange(0, 10).reshape({5, 2});
+  std::vector<Tensor> parts = utils::split_and_load(batch, {cpu(0), cpu(1)}, 0, false);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].shape(), (Shape{3, 2}));
+  EXPECT_EQ(parts[1].shape(), (Shape{2, 2}));
+  EXPECT_EQ(parts[1].device(), cpu(1));
+  EXPECT_EQ(parts[1].to_vector<float>(), (std::vector<float>{6, 7, 8, 9}));
+  std::vector<Tensor> seven = utils::split_and_load(np::zeros({7, 1}), {cpu(0), cpu(1), cpu(2)},
+                                                    0, false);
+  EXPECT_EQ(seven[0].shape()[0] + seven[1].shape()[0] + seven[2].shape()[0], 7);
+  EXPECT_LE(seven[0].shape()[0] - seven[2].shape()[0], 1) << "slices differ by at most one";
+  try {
+    utils::split_and_load(batch, {cpu(0), cpu(1)});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_NE(std::string(e.what()).find("batch of 5 samples does not split evenly over 2"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(utils::split_and_load(np::zeros({1, 2}), {cpu(0), cpu(1)}, 0, false),
+               std::invalid_argument);
+  std::vector<Tensor> whole = utils::split_and_load(batch, {cpu(4)});
+  EXPECT_EQ(whole[0].shape(), (Shape{5, 2}));
+  EXPECT_EQ(whole[0].device(), cpu(4));
+}
+
+namespace {
+
+/// A small CNN without batch norm or dropout, whose training is deterministic.
+std::shared_ptr<HybridSequential> smallNet() {
+  auto net = std::make_shared<HybridSequential>();
+  net->add(std::make_shared<nn::Conv2D>(4, 3, "relu"), std::make_shared<nn::MaxPool2D>(2),
+           std::make_shared<nn::Flatten>(), std::make_shared<nn::Dense>(8, "relu"),
+           std::make_shared<nn::Dense>(3));
+  return net;
+}
+
+std::vector<std::vector<float>> train(const std::vector<Device> &devices) {
+  np::random::seed(7);
+  auto net = smallNet();
+  net->initialize(init::Xavier(), devices);
+  Trainer trainer(net->collect_params(), "sgd", {{"learning_rate", 0.1}, {"momentum", 0.9}});
+  loss::SoftmaxCrossEntropyLoss lossFn;
+  Tensor images = randomTensor({8, 2, 8, 8}, 11);
+  Tensor labels = np::array(std::vector<int64_t>{0, 1, 2, 0, 1, 2, 0, 1});
+  for (int step = 0; step < 20; ++step) {
+    std::vector<Tensor> data = utils::split_and_load(images, devices);
+    std::vector<Tensor> label = utils::split_and_load(labels, devices);
+    std::vector<Tensor> losses;
+    {
+      autograd::Record record;
+      for (size_t i = 0; i < data.size(); ++i)
+        losses.push_back(lossFn((*net)(data[i]), label[i]));
+    }
+    for (Tensor &l : losses)
+      l.backward();
+    trainer.step(8);
+  }
+  std::vector<std::vector<float>> values;
+  for (const ParameterPtr &p : net->collect_params().values())
+    values.push_back(p->data().to_vector<float>());
+  return values;
+}
+
+} // namespace
+
+TEST(DataParallel, TwoDevicesTrainLikeOne) {
+  std::vector<std::vector<float>> one = train({cpu(0)});
+  std::vector<std::vector<float>> two = train({cpu(0), cpu(1)});
+  ASSERT_EQ(one.size(), two.size());
+  for (size_t p = 0; p < one.size(); ++p)
+    for (size_t i = 0; i < one[p].size(); ++i)
+      ASSERT_NEAR(one[p][i], two[p][i], 1e-4 * std::max(1.f, std::abs(one[p][i])))
+          << "parameter " << p << " element " << i;
+  // Training moved the parameters (the comparison is not between two initial states).
+  np::random::seed(7);
+  auto fresh = smallNet();
+  fresh->initialize(init::Xavier(), {cpu(0)});
+  (*fresh)(np::zeros({1, 2, 8, 8}));
+  EXPECT_NE(fresh->collect_params().values()[0]->data().to_vector<float>(), one[0]);
+}
