@@ -1,6 +1,7 @@
 //===- Engine.cpp - per-device worker threads and buffer ordering -------------===//
 #include "dlc/Runtime/Engine.h"
 
+
 #include <algorithm>
 #include <cstdlib>
 #include <deque>
@@ -103,6 +104,11 @@ private:
         appliedThreads = threads;
       }
       std::exception_ptr error = run(task);
+      // Release what the work captured (its buffers) before anyone can see the queue
+      // idle: memory statistics and waiters then see the memory freed.
+      task.work = nullptr;
+      task.inputs.clear();
+      task.orderAfter.clear();
       task.state->finish(error);
       {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -149,16 +155,28 @@ struct QueueRegistry {
 // Queues live for the whole process: their worker threads may still be running while
 // static objects are destroyed. At exit, queued work is drained first.
 QueueRegistry &registry() {
-  static QueueRegistry *instance = [] {
-    auto *created = new QueueRegistry;
-    std::atexit([] {
-      for (auto &entry : registry().queues)
-        entry.second->waitIdle();
-    });
-    return created;
-  }();
+  static QueueRegistry *instance = new QueueRegistry;
   return *instance;
 }
+
+/// Waits for every queue to go idle when the thread that owns it ends. Each thread that
+/// enqueues work owns one; for the main thread this runs when main returns, before any
+/// exit handler or static destructor (C++ destroys a thread's thread_local objects
+/// first). Queued work must not outlive the libraries it calls: oneDNN, for one, sets up
+/// static state lazily and tears it down at exit.
+struct DrainAtThreadExit {
+  ~DrainAtThreadExit() {
+    QueueRegistry &r = registry();
+    std::vector<DeviceQueue *> queues;
+    {
+      std::lock_guard<std::mutex> lock(r.mutex);
+      for (auto &entry : r.queues)
+        queues.push_back(entry.second);
+    }
+    for (DeviceQueue *queue : queues)
+      queue->waitIdle();
+  }
+};
 
 std::vector<DeviceQueue *> allQueues() {
   QueueRegistry &r = registry();
@@ -251,6 +269,8 @@ TaskHandle enqueue(Device device, const std::vector<std::shared_ptr<Buffer>> &re
     buffer->writer_ = task.state;
   }
   TaskHandle state = task.state;
+  thread_local DrainAtThreadExit drainAtExit;
+  (void)drainAtExit;
   queueFor(device).push(std::move(task));
   return state;
 }
@@ -265,6 +285,8 @@ void waitall() {
 }
 
 void wait_for_device(Device device) { queueFor(device).waitIdle(); }
+
+
 
 void set_device_threads(Device device, int threads) { queueFor(device).setThreads(threads); }
 

@@ -21,16 +21,16 @@ KernelTable &table() {
   return *instance;
 }
 
-// Registration is explicit (not static initializers), so that linking the runtime as a
-// static library cannot drop a kernel file.
-void registerBuiltinKernels() {
-  static std::once_flag once;
-  std::call_once(once, [] { cpu_kernels::register_cpu_kernels(); });
-}
-
 std::atomic<bool> referenceOnly{false};
 
 } // namespace
+
+// Registration is explicit (not static initializers), so that linking the runtime as a
+// static library cannot drop a kernel file.
+void register_builtin_kernels() {
+  static std::once_flag once;
+  std::call_once(once, [] { cpu_kernels::register_cpu_kernels(); });
+}
 
 void register_kernel(const std::string &dialectOp, DeviceKind kind, KernelEntry entry) {
   if (!entry.reference)
@@ -43,7 +43,7 @@ void register_kernel(const std::string &dialectOp, DeviceKind kind, KernelEntry 
 }
 
 const KernelEntry *find_kernel(const std::string &dialectOp, Device device) {
-  registerBuiltinKernels();
+  register_builtin_kernels();
   // Pinned and shared host memory is computed on by the CPU kernels.
   DeviceKind kind = device.is_host() ? DeviceKind::cpu : device.kind;
   KernelTable &t = table();

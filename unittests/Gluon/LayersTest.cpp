@@ -82,7 +82,9 @@ TEST(Layers, DenseAndConvGradientsThroughParameters) {
                  },
                  weights, "Dense weight");
 
-  auto conv = std::make_shared<nn::Conv2D>(4, 3, "", nn::Conv2DOptions{{1, 1}, {1, 1}});
+  nn::Conv2DOptions padded;
+  padded.padding = {1, 1};
+  auto conv = std::make_shared<nn::Conv2D>(4, 3, "", padded);
   conv->initialize(init::Xavier(), {cpu()});
   Tensor image = randomTensor({2, 2, 5, 5}, 3);
   {

@@ -53,6 +53,9 @@ void register_kernel(const std::string &dialectOp, DeviceKind kind, KernelEntry 
 /// The kernels of `dialectOp` for `device`, or null.
 const KernelEntry *find_kernel(const std::string &dialectOp, Device device);
 
+/// Registers the built-in kernels (once; later calls do nothing).
+void register_builtin_kernels();
+
 /// When true, every op runs its reference kernel (for debugging and tests).
 void use_reference_kernels(bool enabled);
 bool reference_kernels_enabled();

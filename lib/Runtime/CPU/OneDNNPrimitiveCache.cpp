@@ -25,6 +25,14 @@ struct ThreadState {
   std::unordered_map<std::string, std::unique_ptr<CachedKernel>> kernels;
 };
 
+// Builds are serialized across device threads: they happen once per shape and thread,
+// and one at a time they do not disturb each other's layout timings. Running primitives
+// stays concurrent.
+std::mutex &buildMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 ThreadState &threadState() {
   thread_local ThreadState state;
   return state;
@@ -99,6 +107,7 @@ CachedKernel &cachedKernel(const std::string &key,
     return *it->second;
   auto kernel = std::make_unique<CachedKernel>();
   try {
+    std::lock_guard<std::mutex> lock(buildMutex());
     build(*kernel);
   } catch (const dnnl::error &e) {
     throw std::runtime_error("oneDNN could not build kernel " + key + ": " + e.what());
@@ -129,7 +138,10 @@ CachedKernel &cachedFastestKernel(const std::string &key,
     const auto &build = builds[index];
     auto candidate = std::make_unique<CachedKernel>();
     try {
-      build(*candidate);
+      {
+        std::lock_guard<std::mutex> lock(buildMutex());
+        build(*candidate);
+      }
       // The first run pays for first touches; the best of three more is the cost. (A
       // shared machine is noisy: one sample picks the wrong layout too often.)
       candidate->run(buffers);
