@@ -2,15 +2,16 @@
 //
 // Times, on one device, (1) each layer type of the seed's LeafNetwork forward+backward
 // at the network's shapes and (2) a whole eager training step's forward and backward
-// (gradients of every parameter, no optimizer update), with the backward chain written
-// out by hand from the eager gradient ops (autograd will derive the same chain).
+// (gradients of every parameter, no optimizer update), once with the backward chain
+// written out by hand from the eager gradient ops ("leafnet_step") and once as users
+// write it, Gluon layers under autograd::Record ("leafnet_step_gluon").
 // Prints one JSON object per measurement, in the format bench/peers/*.py print, so that
 // bench/compare.py can put dlc and its peers side by side.
 //
 // Usage: dlc-bench-leafnet [--step-only] [batch ...]   (default: 4 32)
 //
 //===----------------------------------------------------------------------===//
-#include <dlc/dlc.h>
+#include "../examples/LeafNetwork.h"
 
 #include <chrono>
 #include <cstdio>
@@ -184,6 +185,18 @@ int main(int argc, char **argv) {
     Tensor images = np::random::uniform(-1, 1, {batch, 3, 128, 128});
     Tensor labels = np::random::randint(0, 2, {batch});
     report("leafnet_step", batch, timeIt([&] { net.step(images, labels); }, 2, repeats));
+    // The same step as users write it: Gluon layers and autograd (peers do the same).
+    leafnet::LeafNetwork gluonNet;
+    gluonNet.initialize(init::Xavier(), {cpu(0)});
+    gluon::loss::SoftmaxCrossEntropyLoss lossFn;
+    report("leafnet_step_gluon", batch, timeIt([&] {
+             Tensor loss;
+             {
+               autograd::Record record;
+               loss = lossFn(gluonNet(images), labels);
+             }
+             loss.backward();
+           }, 2, repeats));
   }
   return 0;
 }

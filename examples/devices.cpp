@@ -14,9 +14,11 @@ using namespace dlc;
 
 int main() {
   try {
-    // How many GPUs can dlc use? Prefer the first one, fall back to the CPU.
+    // How many GPUs are there? Prefer the first one, fall back to the CPU (also while
+    // this build has no GPU kernels: can_compute_on says so).
     std::cout << "GPUs: " << npx::num_gpus() << "\n";
-    Device device = npx::num_gpus() > 0 ? npx::gpu() : npx::cpu();
+    bool useGpus = npx::num_gpus() > 0 && can_compute_on(npx::gpu());
+    Device device = useGpus ? npx::gpu() : npx::cpu();
 
     // Arrays carry the device they live on.
     Tensor x = np::ones({3, 4}, device);
@@ -28,7 +30,7 @@ int main() {
     std::cout << "x + y lives on " << z.device() << "\n";
 
     // Explicit copies to a second device (a second GPU, or a second CPU device).
-    Device second = npx::num_gpus() > 1 ? npx::gpu(1) : npx::cpu(1);
+    Device second = useGpus && npx::num_gpus() > 1 ? npx::gpu(1) : npx::cpu(1);
     Tensor w = x.copyto(second);
     std::cout << "w = x.copyto(" << second << ") lives on " << w.device() << "\n";
 

@@ -18,5 +18,6 @@
 #include "dlc/Gluon/Trainer.h"
 #include "dlc/Runtime/Allocator.h"
 #include "dlc/Runtime/Engine.h"
+#include "dlc/Runtime/Kernel.h"
 
 #endif // DLC_DLC_H

@@ -52,6 +52,8 @@ const KernelEntry *find_kernel(const std::string &dialectOp, Device device) {
   return it == t.entries.end() ? nullptr : &it->second;
 }
 
+bool can_compute_on(Device device) { return find_kernel("dlc.add", device) != nullptr; }
+
 void use_reference_kernels(bool enabled) { referenceOnly = enabled; }
 bool reference_kernels_enabled() { return referenceOnly; }
 

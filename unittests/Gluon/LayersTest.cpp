@@ -1,50 +1,13 @@
 //===- LayersTest.cpp - gluon.nn layers: shapes, names, gradients, modes -----===//
 #include "../Frontend/GradientCheck.h"
+#include "../../examples/LeafNetwork.h"
 
 using namespace dlc;
 using namespace dlc::gluon;
 using dlc::testing::expectGradient;
 using dlc::testing::randomTensor;
 
-namespace {
-
-/// The seed's LeafNetwork, built with its helpers.
-std::shared_ptr<HybridSequential> convBlock(int64_t filters, int64_t kernel = 2,
-                                           int64_t stride = 2) {
-  auto block = std::make_shared<HybridSequential>();
-  block->add(std::make_shared<nn::Conv2D>(filters, kernel, "relu"),
-             std::make_shared<nn::MaxPool2D>(4, stride), std::make_shared<nn::BatchNorm>());
-  return block;
-}
-
-std::shared_ptr<HybridSequential> denseBlock(int64_t neurons, double dropout = 0.2) {
-  auto block = std::make_shared<HybridSequential>();
-  block->add(std::make_shared<nn::Dense>(neurons, "relu"));
-  if (dropout > 0)
-    block->add(std::make_shared<nn::Dropout>(dropout));
-  return block;
-}
-
-struct LeafNetwork : HybridBlock {
-  LeafNetwork() {
-    conv1 = register_child("conv1", convBlock(32));
-    conv2 = register_child("conv2", convBlock(64));
-    conv3 = register_child("conv3", convBlock(128));
-    flatten = register_child("flatten", std::make_shared<nn::Flatten>());
-    dense1 = register_child("dense1", denseBlock(100));
-    dense2 = register_child("dense2", denseBlock(10));
-    dense3 = register_child("dense3", std::make_shared<nn::Dense>(2));
-  }
-  Tensor forward(const Tensor &batch) override {
-    Tensor x = (*conv3)((*conv2)((*conv1)(batch)));
-    return (*dense3)((*dense2)((*dense1)((*flatten)(x))));
-  }
-  std::shared_ptr<HybridSequential> conv1, conv2, conv3, dense1, dense2;
-  std::shared_ptr<nn::Flatten> flatten;
-  std::shared_ptr<nn::Dense> dense3;
-};
-
-} // namespace
+using leafnet::LeafNetwork;
 
 TEST(Layers, LeafNetworkShapesAndParameterNames) {
   LeafNetwork net;
@@ -157,5 +120,46 @@ TEST(Layers, ClearErrors) {
     FAIL() << "expected an error naming the devices";
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("lives on cpu(0)"), std::string::npos) << e.what();
+  }
+}
+
+// Gradients of the whole LeafNetwork's parameters against finite differences, in
+// predict mode (running statistics, no dropout) so that the network is a fixed function.
+TEST(Layers, LeafNetworkParameterGradients) {
+  np::random::seed(3);
+  LeafNetwork net;
+  net.initialize(init::Xavier(), {cpu()});
+  Tensor x = randomTensor({2, 3, 32, 32}, 40);
+  Tensor out;
+  {
+    autograd::Record record(/*train_mode=*/false);
+    out = net(x);
+  }
+  Tensor weights = randomTensor(out.shape(), 41);
+  out.backward(weights);
+  std::vector<float> w = weights.to_vector<float>();
+  auto loss = [&] { return dlc::testing::weightedSum(net(x), w); };
+  std::mt19937 pick(5);
+  for (const std::string &name : net.collect_params().keys()) {
+    ParameterPtr p = net.collect_params()[name];
+    if (p->grad_req() == GradReq::null)
+      continue;
+    Tensor value = p->data();
+    std::vector<float> base = value.to_vector<float>(), grad = p->grad(cpu()).to_vector<float>();
+    for (int k = 0; k < 3; ++k) {
+      size_t i = std::uniform_int_distribution<size_t>(0, base.size() - 1)(pick);
+      const float step = 1e-2f;
+      std::vector<float> moved = base;
+      moved[i] = base[i] + step;
+      np::array(moved, value.shape()).copyto(value);
+      double plus = loss();
+      moved[i] = base[i] - step;
+      np::array(moved, value.shape()).copyto(value);
+      double minus = loss();
+      np::array(base, value.shape()).copyto(value);
+      double numeric = (plus - minus) / (2 * step);
+      EXPECT_NEAR(grad[i], numeric, 3e-2 * std::max(1.0, std::abs(numeric)))
+          << name << " element " << i;
+    }
   }
 }

@@ -56,6 +56,9 @@ const KernelEntry *find_kernel(const std::string &dialectOp, Device device);
 /// Registers the built-in kernels (once; later calls do nothing).
 void register_builtin_kernels();
 
+/// Whether this build has kernels for `device` (false for GPUs until the CUDA backend).
+bool can_compute_on(Device device);
+
 /// When true, every op runs its reference kernel (for debugging and tests).
 void use_reference_kernels(bool enabled);
 bool reference_kernels_enabled();

@@ -1,0 +1,68 @@
+//===- LeafNetwork.h - the seed tutorial's network, as its helpers build it ---===//
+//
+// Shared by the example, the benchmark and the tests, so that all three exercise the
+// network exactly as the seed writes it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_EXAMPLES_LEAFNETWORK_H
+#define DLC_EXAMPLES_LEAFNETWORK_H
+
+#include <dlc/dlc.h>
+
+namespace leafnet {
+
+using namespace dlc;
+using namespace dlc::gluon;
+
+// Convolution block: a convolution, a max pooling, a batch norm (as in the seed).
+inline std::shared_ptr<HybridSequential> conv_block(int64_t filters, int64_t kernel_size = 2,
+                                             int64_t stride = 2, bool batch_norm = true) {
+  auto block = std::make_shared<HybridSequential>();
+  block->add(std::make_shared<nn::Conv2D>(filters, kernel_size, "relu"),
+             std::make_shared<nn::MaxPool2D>(4, stride));
+  if (batch_norm)
+    block->add(std::make_shared<nn::BatchNorm>());
+  return block;
+}
+
+// Dense block: a dense layer and a dropout layer (as in the seed).
+inline std::shared_ptr<HybridSequential> dense_block(int64_t neurons, const std::string &activation = "relu",
+                                              double dropout = 0.2) {
+  auto block = std::make_shared<HybridSequential>();
+  block->add(std::make_shared<nn::Dense>(neurons, activation));
+  if (dropout > 0)
+    block->add(std::make_shared<nn::Dropout>(dropout));
+  return block;
+}
+
+class LeafNetwork : public HybridBlock {
+public:
+  LeafNetwork() {
+    conv1 = register_child("conv1", conv_block(32));
+    conv2 = register_child("conv2", conv_block(64));
+    conv3 = register_child("conv3", conv_block(128));
+    flatten = register_child("flatten", std::make_shared<nn::Flatten>());
+    dense1 = register_child("dense1", dense_block(100));
+    dense2 = register_child("dense2", dense_block(10));
+    dense3 = register_child("dense3", std::make_shared<nn::Dense>(2));
+  }
+
+  Tensor forward(const Tensor &batch) override {
+    Tensor x = (*conv1)(batch);
+    x = (*conv2)(x);
+    x = (*conv3)(x);
+    x = (*flatten)(x);
+    x = (*dense1)(x);
+    x = (*dense2)(x);
+    return (*dense3)(x);
+  }
+
+private:
+  std::shared_ptr<HybridSequential> conv1, conv2, conv3, dense1, dense2;
+  std::shared_ptr<nn::Flatten> flatten;
+  std::shared_ptr<nn::Dense> dense3;
+};
+
+} // namespace leafnet
+
+#endif // DLC_EXAMPLES_LEAFNETWORK_H
