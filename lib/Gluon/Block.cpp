@@ -64,28 +64,29 @@ void HybridBlock::hybridize(bool active) {
       hybrid->hybridize(active);
 }
 
-Sequential &Sequential::add(std::shared_ptr<Block> block) {
-  addChild(std::to_string(children().size()), std::move(block));
-  return *this;
+void Block::addPositionalChild(std::shared_ptr<Block> child) {
+  addChild(std::to_string(children_.size()), std::move(child));
 }
 
-Tensor Sequential::forward(const Tensor &x) {
+Tensor Block::forwardThroughChildren(const Tensor &x) {
   Tensor y = x;
-  for (const auto &entry : children())
+  for (const auto &entry : children_)
     y = entry.second->forward(y);
   return y;
 }
+
+Sequential &Sequential::add(std::shared_ptr<Block> block) {
+  addPositionalChild(std::move(block));
+  return *this;
+}
+
+Tensor Sequential::forward(const Tensor &x) { return forwardThroughChildren(x); }
 
 HybridSequential &HybridSequential::add(std::shared_ptr<Block> block) {
-  addChild(std::to_string(children().size()), std::move(block));
+  addPositionalChild(std::move(block));
   return *this;
 }
 
-Tensor HybridSequential::forward(const Tensor &x) {
-  Tensor y = x;
-  for (const auto &entry : children())
-    y = entry.second->forward(y);
-  return y;
-}
+Tensor HybridSequential::forward(const Tensor &x) { return forwardThroughChildren(x); }
 
 } // namespace dlc::gluon

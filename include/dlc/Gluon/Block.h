@@ -73,6 +73,10 @@ public:
 
 protected:
   void addChild(const std::string &name, std::shared_ptr<Block> child);
+  /// Registers `child` under the next position ("0", "1", ...): sequential containers.
+  void addPositionalChild(std::shared_ptr<Block> child);
+  /// Runs the children in order, each on the previous one's output.
+  Tensor forwardThroughChildren(const Tensor &x);
 
 private:
   void collect(const std::string &prefix, ParameterDict &into) const;
