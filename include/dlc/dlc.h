@@ -10,6 +10,7 @@
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/Tensor.h"
 #include "dlc/Gluon/Block.h"
+#include "dlc/Gluon/Data.h"
 #include "dlc/Gluon/Initializer.h"
 #include "dlc/Gluon/Layers.h"
 #include "dlc/Gluon/Loss.h"
