@@ -21,5 +21,5 @@ if config.dlc_have_cuda:
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dlc_tools_dir, config.llvm_tools_dir]
-tools = ["dlc-opt", "dlc-info", "dlc-example-devices", "dlc-example-leafnet", ToolSubst("FileCheck", unresolved="fatal"), "not", "count"]
+tools = ["dlc-opt", "dlc-info", "dlc-train", "dlc-example-devices", "dlc-example-leafnet", ToolSubst("FileCheck", unresolved="fatal"), "not", "count"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
