@@ -18,7 +18,7 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   zlib1g-dev libzstd-dev
   libgtest-dev libdnnl-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist libopencv-dev
 )
 
 say() { printf '\033[1m[dlc]\033[0m %s\n' "$*"; }

@@ -1,5 +1,6 @@
 //===- Data.cpp - datasets, IDX files, batches and the threaded loader -------===//
 #include "dlc/Gluon/Data.h"
+#include "dlc/Gluon/Vision.h"
 
 #include "dlc/Frontend/NumPy.h"
 
@@ -186,8 +187,9 @@ Batch batchify(const std::vector<Sample> &samples) {
 /// loop takes them in order.
 class DataLoader::Epoch {
 public:
-  Epoch(DatasetPtr dataset, std::vector<std::vector<size_t>> plan, int workers, int prefetch)
-      : dataset_(std::move(dataset)), plan_(std::move(plan)),
+  Epoch(DatasetPtr dataset, std::vector<std::vector<size_t>> plan, int workers, int prefetch,
+        uint64_t seedBase)
+      : dataset_(std::move(dataset)), plan_(std::move(plan)), seedBase_(seedBase),
         window_(size_t(std::max(1, workers) * std::max(1, prefetch))) {
     for (int i = 0; i < workers; ++i)
       threads_.emplace_back([this] { work(); });
@@ -222,8 +224,12 @@ public:
 private:
   Batch make(size_t index) const {
     std::vector<Sample> samples;
-    for (size_t i : plan_[index])
+    for (size_t i : plan_[index]) {
+      // Random transforms draw from this: the same sample gets the same draws in the
+      // same epoch, whichever worker prepares it.
+      set_sample_seed(seedBase_ ^ (uint64_t(i) + 1) * 0xbf58476d1ce4e5b9ull);
       samples.push_back(dataset_->get(i));
+    }
     return batchify(samples);
   }
 
@@ -260,6 +266,7 @@ private:
 
   DatasetPtr dataset_;
   std::vector<std::vector<size_t>> plan_;
+  uint64_t seedBase_;
   size_t window_;
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -319,7 +326,8 @@ size_t DataLoader::size() const {
 
 DataLoader::Iterator DataLoader::begin() {
   current_.reset(); // stops the previous epoch's workers first
-  current_ = std::make_shared<Epoch>(dataset_, planEpoch(), numWorkers_, prefetch_);
+  uint64_t seedBase = (seed_ + 1) * 0x9e3779b97f4a7c15ull + epochs_;
+  current_ = std::make_shared<Epoch>(dataset_, planEpoch(), numWorkers_, prefetch_, seedBase);
   return Iterator(current_, 0);
 }
 

@@ -1,0 +1,255 @@
+//===- Vision.cpp - ImageFolderDataset and image transforms with OpenCV -------===//
+#include "dlc/Gluon/Vision.h"
+
+#include "dlc/Frontend/NumPy.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+namespace dlc::gluon::data {
+
+namespace {
+thread_local uint64_t currentSampleSeed = 0;
+} // namespace
+
+uint64_t sample_seed() { return currentSampleSeed; }
+void set_sample_seed(uint64_t seed) { currentSampleSeed = seed; }
+
+namespace vision {
+
+namespace {
+
+/// The image tensor (H, W, C) uint8 on the host, as an OpenCV matrix sharing its memory.
+cv::Mat asMat(const Tensor &image, const char *transform) {
+  if (image.ndim() != 3 || image.dtype() != DType::u8)
+    throw ShapeError(std::string(transform) + ": expects an HWC uint8 image, got " +
+                     dtype_name(image.dtype()) + " " + shape_rules::str(image.shape()));
+  if (!image.device().is_host())
+    throw DeviceMismatchError(std::string(transform) + ": images are transformed on the host, "
+                              "this one is on " + image.device().str());
+  image.wait_to_read();
+  const Shape &s = image.shape();
+  return cv::Mat(int(s[0]), int(s[1]), CV_8UC(int(s[2])), image.data());
+}
+
+/// A new HWC uint8 tensor holding a copy of `mat`.
+Tensor fromMat(const cv::Mat &mat) {
+  cv::Mat contiguous = mat.isContinuous() ? mat : mat.clone();
+  Tensor image = Tensor::empty({contiguous.rows, contiguous.cols, contiguous.channels()},
+                               DType::u8, cpu());
+  std::memcpy(image.data(), contiguous.data, image.nbytes());
+  return image;
+}
+
+/// The random generator of one transform for the current sample.
+std::mt19937_64 generatorFor(uint64_t salt) {
+  return std::mt19937_64(sample_seed() * 0x9e3779b97f4a7c15ull ^ salt);
+}
+
+bool isImageFile(const std::filesystem::path &path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp";
+}
+
+cv::Mat decode(const std::string &path, ImageFolderDataset::Flag flag) {
+  cv::Mat bgr = cv::imread(path, flag == ImageFolderDataset::Flag::color ? cv::IMREAD_COLOR
+                                                                          : cv::IMREAD_GRAYSCALE);
+  if (bgr.empty())
+    return bgr;
+  if (bgr.channels() == 3)
+    cv::cvtColor(bgr, bgr, cv::COLOR_BGR2RGB);
+  return bgr;
+}
+
+} // namespace
+
+ImageFolderDataset::ImageFolderDataset(const std::string &root, Flag flag, bool skip_unreadable)
+    : flag_(flag) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(root))
+    throw Error("ImageFolderDataset: '" + root + "' is not a folder");
+  for (const auto &entry : fs::directory_iterator(root))
+    if (entry.is_directory())
+      classes_.push_back(entry.path().filename().string());
+  std::sort(classes_.begin(), classes_.end());
+  for (size_t label = 0; label < classes_.size(); ++label) {
+    std::vector<std::string> files;
+    for (const auto &entry : fs::directory_iterator(fs::path(root) / classes_[label]))
+      if (entry.is_regular_file() && isImageFile(entry.path()))
+        files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+    for (const std::string &file : files) {
+      if (skip_unreadable && decode(file, flag_).empty()) {
+        skipped_.push_back(file);
+        continue;
+      }
+      items_.emplace_back(file, int64_t(label));
+    }
+  }
+  if (classes_.empty())
+    throw Error("ImageFolderDataset: '" + root + "' has no class folders");
+}
+
+Sample ImageFolderDataset::get(size_t index) const {
+  if (index >= items_.size())
+    throw std::out_of_range("ImageFolderDataset: index " + std::to_string(index) + " of " +
+                            std::to_string(items_.size()));
+  const auto &[path, label] = items_[index];
+  cv::Mat image = decode(path, flag_);
+  if (image.empty())
+    throw Error("ImageFolderDataset: cannot decode '" + path +
+                "' (not a readable JPEG/PNG/BMP); pass skip_unreadable = true to leave such "
+                "files out");
+  return {fromMat(image), label};
+}
+
+namespace transforms {
+
+Transform Compose(std::vector<Transform> transforms) {
+  return [transforms](const Tensor &x) {
+    Tensor y = x;
+    for (const Transform &t : transforms)
+      y = t(y);
+    return y;
+  };
+}
+
+Transform Resize(int size, bool keep_ratio, int interpolation) {
+  if (size <= 0)
+    throw std::invalid_argument("Resize: size must be positive");
+  return [=](const Tensor &x) {
+    cv::Mat image = asMat(x, "Resize");
+    int h = image.rows, w = image.cols, outH = size, outW = size;
+    if (keep_ratio) {
+      if (h < w)
+        outW = int(std::lround(double(w) * size / h));
+      else
+        outH = int(std::lround(double(h) * size / w));
+    }
+    cv::Mat resized;
+    cv::resize(image, resized, cv::Size(outW, outH), 0, 0, interpolation);
+    if (resized.channels() != image.channels()) // OpenCV drops a single channel's axis
+      resized = resized.reshape(image.channels());
+    return fromMat(resized);
+  };
+}
+
+Transform CenterCrop(int size) {
+  return [=](const Tensor &x) {
+    cv::Mat image = asMat(x, "CenterCrop");
+    if (image.rows < size || image.cols < size)
+      throw ShapeError("CenterCrop(" + std::to_string(size) + "): the image is only " +
+                       std::to_string(image.rows) + "x" + std::to_string(image.cols));
+    int top = (image.rows - size) / 2, left = (image.cols - size) / 2;
+    return fromMat(image(cv::Rect(left, top, size, size)));
+  };
+}
+
+Transform RandomResizedCrop(int size, std::array<double, 2> scale, std::array<double, 2> ratio) {
+  return [=](const Tensor &x) {
+    cv::Mat image = asMat(x, "RandomResizedCrop");
+    std::mt19937_64 generator = generatorFor(0x1111);
+    double area = double(image.rows) * image.cols;
+    cv::Rect box(0, 0, image.cols, image.rows);
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      double target = area * std::uniform_real_distribution<double>(scale[0], scale[1])(generator);
+      double aspect = std::exp(std::uniform_real_distribution<double>(
+          std::log(ratio[0]), std::log(ratio[1]))(generator));
+      int w = int(std::lround(std::sqrt(target * aspect)));
+      int h = int(std::lround(std::sqrt(target / aspect)));
+      if (w > 0 && h > 0 && w <= image.cols && h <= image.rows) {
+        int left = std::uniform_int_distribution<int>(0, image.cols - w)(generator);
+        int top = std::uniform_int_distribution<int>(0, image.rows - h)(generator);
+        box = cv::Rect(left, top, w, h);
+        break;
+      }
+    }
+    cv::Mat resized;
+    cv::resize(image(box), resized, cv::Size(size, size), 0, 0, cv::INTER_LINEAR);
+    if (resized.channels() != image.channels())
+      resized = resized.reshape(image.channels());
+    return fromMat(resized);
+  };
+}
+
+Transform RandomFlipLeftRight() {
+  return [](const Tensor &x) {
+    cv::Mat image = asMat(x, "RandomFlipLeftRight");
+    std::mt19937_64 generator = generatorFor(0x2222);
+    if (!std::bernoulli_distribution(0.5)(generator))
+      return x;
+    cv::Mat flipped;
+    cv::flip(image, flipped, 1);
+    return fromMat(flipped);
+  };
+}
+
+Transform RandomColorJitter(double brightness, double contrast, double saturation) {
+  return [=](const Tensor &x) {
+    cv::Mat image = asMat(x, "RandomColorJitter");
+    std::mt19937_64 generator = generatorFor(0x3333);
+    auto factor = [&](double amount) {
+      return amount > 0 ? std::uniform_real_distribution<double>(1 - amount, 1 + amount)(generator)
+                        : 1.0;
+    };
+    double b = factor(brightness), c = factor(contrast), s = factor(saturation);
+    cv::Mat work;
+    image.convertTo(work, CV_32F);
+    work *= b;
+    // Contrast blends with the mean gray level, saturation with each pixel's gray value.
+    cv::Mat gray;
+    if (work.channels() == 3)
+      cv::cvtColor(work, gray, cv::COLOR_RGB2GRAY);
+    else
+      gray = work;
+    double meanGray = cv::mean(gray)[0];
+    work = work * c + cv::Scalar::all(meanGray * (1 - c));
+    if (work.channels() == 3 && s != 1.0) {
+      cv::Mat grayNow, gray3;
+      cv::cvtColor(work, grayNow, cv::COLOR_RGB2GRAY);
+      cv::cvtColor(grayNow, gray3, cv::COLOR_GRAY2RGB);
+      work = work * s + gray3 * (1 - s);
+    }
+    cv::Mat out;
+    work.convertTo(out, CV_8U); // saturates to [0, 255]
+    return fromMat(out);
+  };
+}
+
+Transform ToTensor() {
+  return [](const Tensor &x) {
+    if (x.ndim() != 3 || x.dtype() != DType::u8)
+      throw ShapeError("ToTensor: expects an HWC uint8 image, got " +
+                       std::string(dtype_name(x.dtype())) + " " + shape_rules::str(x.shape()));
+    return np::transpose(x.astype(DType::f32), {2, 0, 1}) * (1.0 / 255.0);
+  };
+}
+
+Transform Normalize(std::vector<float> mean, std::vector<float> std) {
+  if (mean.size() != std.size() || mean.empty())
+    throw std::invalid_argument("Normalize: mean and std need one entry per channel");
+  for (float s : std)
+    if (!(s > 0))
+      throw std::invalid_argument("Normalize: std entries must be positive");
+  return [mean, std](const Tensor &x) {
+    if (x.ndim() != 3 || x.shape()[0] != int64_t(mean.size()))
+      throw ShapeError("Normalize: expects a CHW tensor with " + std::to_string(mean.size()) +
+                       " channels, got " + shape_rules::str(x.shape()));
+    int64_t c = int64_t(mean.size());
+    Tensor m = np::array(mean, Shape{c, 1, 1}, x.device());
+    Tensor s = np::array(std, Shape{c, 1, 1}, x.device());
+    return (x - m) / s;
+  };
+}
+
+} // namespace transforms
+} // namespace vision
+} // namespace dlc::gluon::data
