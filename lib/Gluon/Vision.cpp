@@ -111,6 +111,23 @@ Sample ImageFolderDataset::get(size_t index) const {
   return {fromMat(image), label};
 }
 
+void save_image(const Tensor &image, const std::string &path) {
+  cv::Mat mat = asMat(image, "save_image");
+  cv::Mat bgr;
+  if (mat.channels() == 3)
+    cv::cvtColor(mat, bgr, cv::COLOR_RGB2BGR);
+  else
+    bgr = mat;
+  bool written = false;
+  try {
+    written = cv::imwrite(path, bgr);
+  } catch (const cv::Exception &e) {
+    throw Error("save_image: cannot write '" + path + "': " + e.what());
+  }
+  if (!written)
+    throw Error("save_image: cannot write '" + path + "'");
+}
+
 namespace transforms {
 
 Transform Compose(std::vector<Transform> transforms) {

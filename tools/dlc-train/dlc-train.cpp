@@ -17,7 +17,10 @@
 #include "llvm/Support/CommandLine.h"
 
 #include <chrono>
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -30,8 +33,16 @@ namespace cl = llvm::cl;
 
 namespace {
 
-cl::opt<std::string> dataOption("data", cl::desc("dataset: fashion-mnist"),
-                                cl::init("fashion-mnist"));
+cl::opt<std::string> dataOption(
+    "data",
+    cl::desc("dataset: fashion-mnist, or imagefolder:PATH (PATH/train and PATH/test hold one "
+             "folder per class; images are resized to 28x28)"),
+    cl::init("fashion-mnist"));
+cl::opt<std::string> exportFolder(
+    "export-imagefolder",
+    cl::desc("write Fashion-MNIST (the first --limit images of each split) as PNG files in "
+             "DIR/train/<class>/ and DIR/test/<class>/, then exit"),
+    cl::init(""));
 cl::opt<std::string> dataRoot("data-root", cl::desc("folder of the IDX files"),
                               cl::init("/usr/share/datasets/fashion-mnist"));
 cl::opt<int> epochs("epochs", cl::desc("passes over the training set"), cl::init(5));
@@ -97,10 +108,46 @@ std::shared_ptr<HybridSequential> network() {
 }
 
 /// ToTensor + Normalize on a whole batch: (B, 28, 28, 1) uint8 -> (B, 1, 28, 28) float,
-/// scaled to [0, 1] and standardized with Fashion-MNIST's mean and deviation.
+/// scaled to [0, 1] and standardized with Fashion-MNIST's mean and deviation. Batches of
+/// image folders arrive transformed already (CHW float).
 Tensor prepare(const Tensor &images) {
+  if (images.dtype() == DType::f32)
+    return images;
   Tensor x = np::transpose(images.astype(DType::f32), {0, 3, 1, 2});
   return (x * (1.0 / 255.0) - 0.2860) * (1.0 / 0.3530);
+}
+
+/// The seed's pipeline, sized for this network: resize, crop to 28x28, (for training)
+/// random flips and contrast jitter, then ToTensor and Normalize with the seed's mean/std.
+std::shared_ptr<data::Dataset> imageFolder(const std::string &path, bool train) {
+  namespace T = data::vision::transforms;
+  auto folder = std::make_shared<data::vision::ImageFolderDataset>(path);
+  std::vector<T::Transform> steps{T::Resize(32, /*keep_ratio=*/true), T::CenterCrop(28)};
+  if (train) {
+    steps.push_back(T::RandomFlipLeftRight());
+    steps.push_back(T::RandomColorJitter(0, 0.05));
+  }
+  steps.push_back(T::ToTensor());
+  steps.push_back(T::Normalize({0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}));
+  return folder->transform_first(T::Compose(steps));
+}
+
+/// Writes images (N, 28, 28, 1) as PNG files in DIR/<class>/NNNNN.png.
+void exportSplit(const data::vision::FashionMNIST &set, const std::string &dir, size_t count) {
+  const auto &classes = data::vision::FashionMNIST::classes();
+  for (const std::string &name : classes) {
+    std::string safe = name;
+    std::replace(safe.begin(), safe.end(), '/', '-');
+    std::filesystem::create_directories(dir + "/" + safe);
+  }
+  for (size_t i = 0; i < count && i < set.size(); ++i) {
+    data::Sample sample = set.get(i);
+    std::string safe = classes[size_t(sample.label)];
+    std::replace(safe.begin(), safe.end(), '/', '-');
+    char file[32];
+    std::snprintf(file, sizeof file, "/%05zu.png", i);
+    data::vision::save_image(sample.data, dir + "/" + safe + file);
+  }
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -189,26 +236,46 @@ int main(int argc, char **argv) {
                               "dlc-train: trains a LeafNetwork-style CNN on Fashion-MNIST on "
                               "every device, with progress, a CSV log, a plot and checkpoints\n");
   try {
-    if (dataOption != "fashion-mnist")
-      throw std::invalid_argument("--data " + dataOption +
-                                  ": only fashion-mnist is supported in this version");
+    if (!exportFolder.empty()) {
+      size_t count = limit > 0 ? size_t(limit) : SIZE_MAX;
+      exportSplit(data::vision::FashionMNIST(dataRoot, true), exportFolder + "/train", count);
+      exportSplit(data::vision::FashionMNIST(dataRoot, false), exportFolder + "/test", count);
+      std::printf("dlc-train: wrote Fashion-MNIST PNG files to %s/train and %s/test\n",
+                  exportFolder.c_str(), exportFolder.c_str());
+      return 0;
+    }
     std::vector<Device> devices = parseDevices(devicesOption);
     std::filesystem::create_directories(outputFolder.getValue());
     np::random::seed(seedOption);
 
-    auto train = std::make_shared<data::vision::FashionMNIST>(dataRoot, true);
-    auto test = std::make_shared<data::vision::FashionMNIST>(dataRoot, false);
-    data::DatasetPtr trainSet = train;
-    if (limit > 0 && size_t(limit) < train->size())
-      trainSet = std::make_shared<data::ArrayDataset>(
-          train->images().slice(0, limit),
-          std::vector<int64_t>(train->labels().begin(), train->labels().begin() + limit));
+    data::DatasetPtr trainSet, testSet;
+    std::string dataName;
+    Tensor sampleBatch; // two training inputs, to settle the deferred shapes
+    if (dataOption == "fashion-mnist") {
+      auto train = std::make_shared<data::vision::FashionMNIST>(dataRoot, true);
+      testSet = std::make_shared<data::vision::FashionMNIST>(dataRoot, false);
+      trainSet = train;
+      if (limit > 0 && size_t(limit) < train->size())
+        trainSet = std::make_shared<data::ArrayDataset>(
+            train->images().slice(0, limit),
+            std::vector<int64_t>(train->labels().begin(), train->labels().begin() + limit));
+      dataName = "Fashion-MNIST";
+    } else if (dataOption.getValue().rfind("imagefolder:", 0) == 0) {
+      std::string path = dataOption.getValue().substr(12);
+      trainSet = imageFolder(path + "/train", true);
+      testSet = imageFolder(path + "/test", false);
+      dataName = "image folder " + path;
+    } else {
+      throw std::invalid_argument("--data " + dataOption +
+                                  ": expected fashion-mnist or imagefolder:PATH");
+    }
+    sampleBatch = prepare(data::batchify({trainSet->get(0), trainSet->get(1)}).data);
     data::DataLoader trainLoader(trainSet, size_t(batchSize), /*shuffle=*/true,
-                                 data::LastBatch::discard, /*num_workers=*/1, 4, seedOption);
-    data::DataLoader testLoader(test, 500, false, data::LastBatch::keep, 1);
+                                 data::LastBatch::discard, /*num_workers=*/2, 4, seedOption);
+    data::DataLoader testLoader(testSet, 500, false, data::LastBatch::keep, 2);
 
-    std::printf("dlc-train: Fashion-MNIST, %zu training and %zu test images, batch %d on",
-                trainSet->size(), test->size(), batchSize.getValue());
+    std::printf("dlc-train: %s, %zu training and %zu test images, batch %d on",
+                dataName.c_str(), trainSet->size(), testSet->size(), batchSize.getValue());
     for (Device d : devices)
       std::printf(" %s", d.str().c_str());
     std::printf(", %s lr %g, %d epochs\n", optimizerOption.c_str(), learningRate.getValue(),
@@ -216,7 +283,7 @@ int main(int argc, char **argv) {
 
     auto net = network();
     net->initialize(init::Xavier(), devices, /*force_reinit=*/true);
-    net->forward(prepare(train->images().slice(0, 2)).to(devices[0])); // settles the shapes
+    net->forward(sampleBatch.to(devices[0])); // settles the deferred shapes
     if (!resumeFrom.empty()) {
       net->load_parameters(resumeFrom, devices);
       std::printf("resumed from %s\n", resumeFrom.c_str());
@@ -229,9 +296,11 @@ int main(int argc, char **argv) {
     for (int epoch = 1; epoch <= epochs; ++epoch) {
       auto tic = std::chrono::steady_clock::now();
       metric::Accuracy accuracy;
-      double lossSum = 0;
+      double lossSum = 0, waiting = 0;
       size_t seen = 0, total = trainLoader.size() * size_t(batchSize);
+      auto waitStart = std::chrono::steady_clock::now();
       for (data::Batch batch : trainLoader) {
+        waiting += secondsSince(waitStart); // time the loop stood waiting for this batch
         std::vector<Tensor> inputs = utils::split_and_load(prepare(batch.data), devices);
         std::vector<Tensor> labels = utils::split_and_load(batch.label, devices);
         std::vector<Tensor> outputs, losses;
@@ -252,6 +321,7 @@ int main(int argc, char **argv) {
         double elapsed = secondsSince(tic), rate = double(seen) / elapsed;
         progress(epoch, seen, total, rate, lossSum / double(seen), accuracy.get().second,
                  double(total - seen) / rate);
+        waitStart = std::chrono::steady_clock::now();
       }
       double trainSeconds = secondsSince(tic);
       double testAccuracy = evaluate(*net, testLoader, devices);
@@ -262,8 +332,8 @@ int main(int argc, char **argv) {
       log.push_back(entry);
       std::printf("[Epoch %d] training: accuracy=%.4f loss=%.4f\n", epoch, entry.trainAccuracy,
                   entry.loss);
-      std::printf("[Epoch %d] time cost: %.1f s (%.0f samples/s)\n", epoch, trainSeconds,
-                  double(seen) / trainSeconds);
+      std::printf("[Epoch %d] time cost: %.1f s (%.0f samples/s, %.1f %% waiting for data)\n",
+                  epoch, trainSeconds, double(seen) / trainSeconds, 100 * waiting / trainSeconds);
       std::printf("[Epoch %d] test: accuracy=%.4f\n", epoch, testAccuracy);
       std::fflush(stdout);
       net->save_parameters(outputFolder + "/leafnet.safetensors");

@@ -45,6 +45,10 @@ private:
   Flag flag_;
 };
 
+/// Writes an HWC uint8 image (1 or 3 channels, RGB) to `path`; the format follows the
+/// extension (.png, .jpg, .bmp). Throws naming the path on failure.
+void save_image(const Tensor &image, const std::string &path);
+
 namespace transforms {
 
 using Transform = std::function<Tensor(const Tensor &)>;
