@@ -155,13 +155,16 @@ const std::vector<std::string> &FashionMNIST::classes() {
 // Batches
 //===----------------------------------------------------------------------===//
 
-Batch batchify(const std::vector<Sample> &samples) {
+Batch batchify(const std::vector<Sample> &samples, Device device) {
+  if (!device.is_host())
+    throw UnsupportedError("batchify: batches are assembled in host memory, not on " +
+                           device.str());
   if (samples.empty())
     throw std::invalid_argument("batchify: no samples");
   const Tensor &first = samples.front().data;
   Shape shape = first.shape();
   shape.insert(shape.begin(), int64_t(samples.size()));
-  Tensor data = Tensor::empty(shape, first.dtype(), cpu());
+  Tensor data = Tensor::empty(shape, first.dtype(), device);
   size_t bytes = first.nbytes();
   std::vector<int64_t> labels;
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -176,7 +179,7 @@ Batch batchify(const std::vector<Sample> &samples) {
     std::memcpy(static_cast<char *>(data.data()) + i * bytes, host.data(), bytes);
     labels.push_back(samples[i].label);
   }
-  return {data, np::array(labels)};
+  return {data, np::array(labels, std::nullopt, device)};
 }
 
 //===----------------------------------------------------------------------===//
@@ -188,8 +191,8 @@ Batch batchify(const std::vector<Sample> &samples) {
 class DataLoader::Epoch {
 public:
   Epoch(DatasetPtr dataset, std::vector<std::vector<size_t>> plan, int workers, int prefetch,
-        uint64_t seedBase)
-      : dataset_(std::move(dataset)), plan_(std::move(plan)), seedBase_(seedBase),
+        uint64_t seedBase, Device device)
+      : dataset_(std::move(dataset)), plan_(std::move(plan)), seedBase_(seedBase), device_(device),
         window_(size_t(std::max(1, workers) * std::max(1, prefetch))) {
     for (int i = 0; i < workers; ++i)
       threads_.emplace_back([this] { work(); });
@@ -230,7 +233,7 @@ private:
       set_sample_seed(seedBase_ ^ (uint64_t(i) + 1) * 0xbf58476d1ce4e5b9ull);
       samples.push_back(dataset_->get(i));
     }
-    return batchify(samples);
+    return batchify(samples, device_);
   }
 
   void work() {
@@ -267,6 +270,7 @@ private:
   DatasetPtr dataset_;
   std::vector<std::vector<size_t>> plan_;
   uint64_t seedBase_;
+  Device device_;
   size_t window_;
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -278,9 +282,10 @@ private:
 };
 
 DataLoader::DataLoader(DatasetPtr dataset, size_t batch_size, bool shuffle, LastBatch last_batch,
-                       int num_workers, int prefetch, uint64_t seed)
+                       int num_workers, int prefetch, uint64_t seed, bool pin_memory)
     : dataset_(std::move(dataset)), batchSize_(batch_size), shuffle_(shuffle),
-      lastBatch_(last_batch), numWorkers_(num_workers), prefetch_(prefetch), seed_(seed) {
+      lastBatch_(last_batch), numWorkers_(num_workers), prefetch_(prefetch), seed_(seed),
+      pinMemory_(pin_memory) {
   if (!dataset_)
     throw std::invalid_argument("DataLoader: no dataset");
   if (batch_size == 0)
@@ -327,7 +332,8 @@ size_t DataLoader::size() const {
 DataLoader::Iterator DataLoader::begin() {
   current_.reset(); // stops the previous epoch's workers first
   uint64_t seedBase = (seed_ + 1) * 0x9e3779b97f4a7c15ull + epochs_;
-  current_ = std::make_shared<Epoch>(dataset_, planEpoch(), numWorkers_, prefetch_, seedBase);
+  current_ = std::make_shared<Epoch>(dataset_, planEpoch(), numWorkers_, prefetch_, seedBase,
+                                     pinMemory_ ? cpu_pinned(0) : cpu(0));
   return Iterator(current_, 0);
 }
 

@@ -270,8 +270,10 @@ int main(int argc, char **argv) {
                                   ": expected fashion-mnist or imagefolder:PATH");
     }
     sampleBatch = prepare(data::batchify({trainSet->get(0), trainSet->get(1)}).data);
+    bool toGpus = !devices.front().is_host(); // pinned batches copy faster to GPUs
     data::DataLoader trainLoader(trainSet, size_t(batchSize), /*shuffle=*/true,
-                                 data::LastBatch::discard, /*num_workers=*/2, 4, seedOption);
+                                 data::LastBatch::discard, /*num_workers=*/2, 4, seedOption,
+                                 toGpus);
     data::DataLoader testLoader(testSet, 500, false, data::LastBatch::keep, 2);
 
     std::printf("dlc-train: %s, %zu training and %zu test images, batch %d on",

@@ -94,6 +94,14 @@ TEST(Data, LastBatchModes) {
             (std::vector<int64_t>{20, 21, 22}));
 }
 
+TEST(Data, PinnedBatches) {
+  DataLoader loader(counting(6), 3, false, LastBatch::keep, 1, 2, 0, /*pin_memory=*/true);
+  for (Batch batch : loader) {
+    EXPECT_EQ(batch.data.device(), cpu_pinned(0));
+    EXPECT_EQ(batch.label.device(), cpu_pinned(0));
+  }
+}
+
 TEST(Data, WorkerErrorsReachTheLoop) {
   auto dataset = counting(20)->transform_first([](const Tensor &x) {
     if (x.to_vector<float>()[0] == 13)
