@@ -6,54 +6,16 @@
 // agree through dispatch, and bad calls give clear errors.
 //
 //===----------------------------------------------------------------------===//
-#include "dlc/Runtime/Kernel.h"
-#include "dlc/dlc.h"
-
-#include <gtest/gtest.h>
+#include "GradientCheck.h"
 
 #include <functional>
 #include <random>
 
 using namespace dlc;
+using dlc::testing::expectGradient;
+using dlc::testing::randomTensor;
 
 namespace {
-
-Tensor randomTensor(const Shape &shape, uint32_t seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> draw(-1.f, 1.f);
-  std::vector<float> values(size_t(shape_rules::numElements(shape)));
-  for (float &v : values)
-    v = draw(generator) + (draw(generator) > 0 ? 0.01f : -0.01f);
-  return np::array(values, shape);
-}
-
-double weightedSum(const Tensor &y, const Tensor &weights) {
-  std::vector<float> a = y.to_vector<float>(), b = weights.to_vector<float>();
-  double total = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    total += double(a[i]) * double(b[i]);
-  return total;
-}
-
-/// Checks `gradient` (of sum(f(x) * weights) with respect to x) against central
-/// differences at every element of x.
-void expectGradient(const Tensor &x, const Tensor &gradient,
-                    const std::function<Tensor(const Tensor &)> &f, const Tensor &weights,
-                    const char *what, double tolerance = 2e-2) {
-  std::vector<float> base = x.to_vector<float>(), analytic = gradient.to_vector<float>();
-  ASSERT_EQ(base.size(), analytic.size()) << what;
-  const float step = 1e-2f;
-  for (size_t i = 0; i < base.size(); ++i) {
-    std::vector<float> plus = base, minus = base;
-    plus[i] += step;
-    minus[i] -= step;
-    double numeric = (weightedSum(f(np::array(plus, x.shape())), weights) -
-                      weightedSum(f(np::array(minus, x.shape())), weights)) /
-                     (2 * step);
-    EXPECT_NEAR(analytic[i], numeric, tolerance * std::max(1.0, std::abs(numeric)))
-        << what << " element " << i;
-  }
-}
 
 void expectFastMatchesReference(const std::function<std::vector<Tensor>()> &run,
                                 const char *what) {
