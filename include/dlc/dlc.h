@@ -6,6 +6,7 @@
 #include "dlc/Core/Device.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/Hybridize.h"
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/Tensor.h"

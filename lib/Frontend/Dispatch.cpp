@@ -5,6 +5,7 @@
 #include "dlc/Runtime/Kernel.h"
 #include "AutogradInternal.h"
 #include "OpDefinitions.h"
+#include "Tracer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -165,6 +166,15 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
     throw UnsupportedError(op.name + ": no kernel for " + where.str() + " (inputs: " +
                            describe(inputs) + ")");
   KernelFn kernel = reference_kernels_enabled() ? kernels->reference : kernels->fast;
+
+  if (trace::Tracer *tracer = trace::Tracer::current()) {
+    // Hybridize is tracing: record the call, compute nothing.
+    std::vector<Tensor> symbolic;
+    for (const TensorMeta &meta : outputs)
+      symbolic.push_back(trace::Tracer::symbolic(meta.shape, meta.dtype, where));
+    tracer->record_op(op, inputs, symbolic, attrs);
+    return symbolic;
+  }
 
   std::vector<Tensor> results;
   results.reserve(outputs.size());

@@ -4,6 +4,10 @@
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/OpRegistry.h"
 #include "AutogradInternal.h"
+#include "Tracer.h"
+#include "dlc/Frontend/Hybridize.h"
+
+#include <optional>
 
 #include <iomanip>
 #include <sstream>
@@ -60,6 +64,8 @@ const std::shared_ptr<Buffer> &Tensor::buffer() const {
 
 void *Tensor::data() const {
   requireDefined("data()");
+  if (trace::Tracer *tracer = trace::Tracer::current())
+    tracer->check_readable(*this, "data()");
   return static_cast<char *>(impl_->buffer->data()) + impl_->offset;
 }
 
@@ -78,11 +84,22 @@ Tensor Tensor::empty(const Shape &shape, DType dtype, Device device) {
 
 void Tensor::wait_to_read() const {
   requireDefined("wait_to_read()");
+  if (trace::Tracer *tracer = trace::Tracer::current())
+    tracer->check_readable(*this, "wait_to_read()");
   impl_->buffer->wait_to_read();
 }
 
 Tensor Tensor::copyto(Device target) const {
   requireDefined("copyto()");
+  if (trace::Tracer *tracer = trace::Tracer::current(); tracer && tracer->produced(*this))
+    throw UnsupportedError("copyto(" + target.str() + ") of a value computed inside a "
+                           "hybridized forward: a compiled block runs on one device (placement "
+                           "across devices comes with the compiler passes); copy its input or "
+                           "output instead, or call hybridize(false) on the block");
+  // A tensor from outside the trace (a constant, a captured value) is really copied.
+  std::optional<trace::Pause> notTraced;
+  if (trace::Tracer::current())
+    notTraced.emplace();
   Tensor copy = empty(shape(), dtype(), target);
   copyto(copy);
   Device source = device();
@@ -103,6 +120,10 @@ void Tensor::copyto(Tensor &target) const {
                      " on " + target.device().str() + ": shapes and dtypes must match");
   if (target.impl_->buffer == impl_->buffer && target.impl_->offset == impl_->offset)
     return;
+  if (trace::Tracer *tracer = trace::Tracer::current()) {
+    tracer->record_update(*this, target); // written back when the compiled program ends
+    return;
+  }
   if (!device().is_host() || !target.device().is_host())
     throw UnsupportedError("copyto(): copies to or from " +
                            (device().is_host() ? target.device() : device()).str() +
@@ -144,9 +165,12 @@ Tensor Tensor::reshape(Shape newShape) const {
   impl->grad_state = nullptr;
   Tensor view(std::move(impl));
   Shape original = shape();
-  autograd::record("reshape", {*this}, {view}, [original](const std::vector<Tensor> &grads) {
+  auto vjp = [original](const std::vector<Tensor> &grads) {
     return std::vector<Tensor>{grads[0].defined() ? grads[0].reshape(original) : Tensor()};
-  });
+  };
+  if (trace::Tracer *tracer = trace::Tracer::current())
+    tracer->record_reshape(*this, view, vjp);
+  autograd::record("reshape", {*this}, {view}, vjp);
   return view;
 }
 
@@ -157,6 +181,9 @@ Tensor Tensor::astype(DType target) const {
 
 Tensor Tensor::slice(int64_t begin, int64_t end) const {
   requireDefined("slice()");
+  if (trace::Tracer *tracer = trace::Tracer::current(); tracer && tracer->produced(*this))
+    throw UnsupportedError("slicing a value computed inside a hybridized forward is not "
+                           "compiled yet; call hybridize(false) on the block");
   if (shape().empty())
     throw ShapeError("slice(): a 0-d tensor has no axis 0 to slice");
   int64_t rows = shape()[0];
@@ -208,6 +235,8 @@ Tensor Tensor::operator[](int64_t index) const {
 
 std::vector<double> Tensor::valuesAsDouble() const {
   requireDefined("reading values");
+  if (trace::Tracer *tracer = trace::Tracer::current())
+    tracer->check_readable(*this, "reading values (item, to_vector, printing)");
   Tensor host = device().is_host() ? *this : copyto(cpu(0));
   host.wait_to_read();
   std::vector<double> values(static_cast<size_t>(size()));
@@ -217,6 +246,8 @@ std::vector<double> Tensor::valuesAsDouble() const {
 }
 
 template <> std::vector<int64_t> Tensor::to_vector<int64_t>() const {
+  if (trace::Tracer *tracer = trace::Tracer::current())
+    tracer->check_readable(*this, "reading values (to_vector)");
   if (dtype() != DType::i64) {
     std::vector<double> values = valuesAsDouble();
     return std::vector<int64_t>(values.begin(), values.end());

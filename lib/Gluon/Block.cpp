@@ -1,6 +1,9 @@
 //===- Block.cpp - block trees, parameter paths, sequential containers --------===//
 #include "dlc/Gluon/Block.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 
 namespace dlc::gluon {
@@ -59,9 +62,55 @@ std::string Block::str(int indent) const {
 
 void HybridBlock::hybridize(bool active) {
   hybridized_ = active;
+  compiled_.reset();
   for (const auto &entry : children())
     if (auto hybrid = std::dynamic_pointer_cast<HybridBlock>(entry.second))
       hybrid->hybridize(active);
+}
+
+Tensor HybridBlock::call(const Tensor &x) {
+  // Inside a parent's trace, run inline: the parent's program includes this block.
+  if (!hybridized_ || trace::active())
+    return forward(x);
+  if (!compiled_) {
+    ParameterDict params = collect_params();
+    compiled_ = std::make_shared<CompiledFunction>(
+        kind(), [this](const Tensor &input) { return forward(input); },
+        [params](Device device) {
+          std::vector<BoundParameter> bound;
+          for (const std::string &name : params.keys()) {
+            const ParameterPtr &p = params[name];
+            std::vector<Device> devices = p->list_devices();
+            bool there = p->initialized() &&
+                         std::find(devices.begin(), devices.end(), device) != devices.end();
+            bound.push_back({name, there ? p->data(device) : Tensor(),
+                             p->grad_req() != GradReq::null});
+          }
+          return bound;
+        });
+  }
+  return (*compiled_)(x);
+}
+
+CompileStats HybridBlock::compile_stats() const {
+  return compiled_ ? compiled_->stats() : CompileStats{};
+}
+
+void HybridBlock::export_model(const std::string &prefix) const {
+  if (!compiled_ || compiled_->traced_ir().empty())
+    throw Error("export_model('" + prefix + "'): " + kind() +
+                " has no trace yet; hybridize() it and call it on an input first");
+  std::string path = prefix + ".mlir";
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << compiled_->traced_ir();
+    if (!out)
+      throw Error("export_model: cannot write " + temporary);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    throw Error("export_model: cannot rename " + temporary + " to " + path);
+  save_parameters(prefix + ".safetensors");
 }
 
 void Block::addPositionalChild(std::shared_ptr<Block> child) {

@@ -1,6 +1,8 @@
 //===- Parameter.cpp - per-device parameter copies, deferred initialization ---===//
 #include "dlc/Gluon/Parameter.h"
 
+#include "dlc/Frontend/Hybridize.h"
+
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/NumPy.h"
 
@@ -55,6 +57,7 @@ void Parameter::initialize(const init::InitializerPtr &fallback,
 }
 
 void Parameter::allocate(const init::InitializerPtr &init, const std::vector<Device> &devices) {
+  trace::Pause notTraced; // initializers run for real, even during a trace
   autograd::Pause pause;
   copies_.clear();
   devices_ = devices;

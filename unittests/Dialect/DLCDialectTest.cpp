@@ -76,12 +76,17 @@ TEST_F(DLCDialectTest, TrainingBatchNormHasThreeResults) {
   Location loc = builder.getUnknownLoc();
   func::FuncOp fn = makeFunction({f32({4, 8, 5, 5}), f32({8})});
   Value x = fn.getArgument(0), v = fn.getArgument(1);
-  auto train = builder.create<BatchNormOp>(loc, x, v, v, v, v, llvm::APFloat(1e-5),
+  auto train = builder.create<BatchNormOp>(loc, x, v, v, ValueRange{v, v}, llvm::APFloat(1e-5),
                                            llvm::APFloat(0.9), /*axis=*/1,
                                            /*training=*/true);
   EXPECT_EQ(train->getNumResults(), 3u);
   EXPECT_EQ(train.getBatchStats()[0].getType(), f32({8}));
-  auto infer = builder.create<BatchNormOp>(loc, x, v, v, v, v, llvm::APFloat(1e-5),
+  // Training does not read the running statistics: they may be left out.
+  auto trainOnly = builder.create<BatchNormOp>(loc, x, v, v, ValueRange{}, llvm::APFloat(1e-5),
+                                               llvm::APFloat(0.9), /*axis=*/1,
+                                               /*training=*/true);
+  EXPECT_EQ(trainOnly->getNumResults(), 3u);
+  auto infer = builder.create<BatchNormOp>(loc, x, v, v, ValueRange{v, v}, llvm::APFloat(1e-5),
                                            llvm::APFloat(0.9), /*axis=*/1,
                                            /*training=*/false);
   EXPECT_EQ(infer->getNumResults(), 1u);

@@ -2,6 +2,7 @@
 #ifndef DLC_GLUON_BLOCK_H
 #define DLC_GLUON_BLOCK_H
 
+#include "dlc/Frontend/Hybridize.h"
 #include "dlc/Gluon/Parameter.h"
 
 #include <memory>
@@ -29,7 +30,8 @@ public:
   /// The computation. Runs eagerly; ops run on the input's device with the parameters'
   /// copies there.
   virtual Tensor forward(const Tensor &x) = 0;
-  Tensor operator()(const Tensor &x) { return forward(x); }
+  /// Calls the block: forward(x), or its compiled program once hybridized.
+  Tensor operator()(const Tensor &x) { return call(x); }
 
   /// Registers a child under `name` and returns it (typed).
   template <typename B> std::shared_ptr<B> register_child(const std::string &name,
@@ -72,6 +74,8 @@ public:
   virtual std::string kind() const { return "Block"; }
 
 protected:
+  /// What operator() does; HybridBlock runs compiled programs here.
+  virtual Tensor call(const Tensor &x) { return forward(x); }
   void addChild(const std::string &name, std::shared_ptr<Block> child);
   /// Registers `child` under the next position ("0", "1", ...): sequential containers.
   void addPositionalChild(std::shared_ptr<Block> child);
@@ -84,17 +88,36 @@ private:
   std::vector<std::pair<std::string, ParameterPtr>> params_;
 };
 
-/// A block that can be hybridized: compiled into the dlc dialect and run as one program
-/// (with the hybridize issue; until then hybridize() records the wish and forward stays
-/// eager).
+/// A block that can be hybridized: once hybridize() is called, calling it traces forward
+/// into the dlc dialect once per input signature (shape, dtype, device, training mode,
+/// gradients needed) and runs the compiled program; under autograd::Record its backward
+/// is compiled too. Children of a hybridized block are traced into its program.
+/// forward() must not branch on tensor values: reading one while tracing throws.
 class HybridBlock : public Block {
 public:
+  /// Turns compilation on or off for this block and its hybrid children. Turning it on
+  /// again starts with an empty cache.
   void hybridize(bool active = true);
   bool hybridized() const { return hybridized_; }
   std::string kind() const override { return "HybridBlock"; }
 
+  /// How often this block compiled and ran compiled (zeros before the first call).
+  CompileStats compile_stats() const;
+  /// The compiled function, or null before the first hybridized call.
+  const CompiledFunction *compiled() const { return compiled_.get(); }
+
+  /// Writes `prefix`.mlir (the latest traced module: forward, and backward when it
+  /// trained; `dlc-opt` reads it) and `prefix`.safetensors (the parameters). MXNet's
+  /// `export`, renamed because `export` is a C++ keyword. Throws before the first
+  /// hybridized call, as there is no trace yet.
+  void export_model(const std::string &prefix) const;
+
+protected:
+  Tensor call(const Tensor &x) override;
+
 private:
   bool hybridized_ = false;
+  std::shared_ptr<CompiledFunction> compiled_;
 };
 
 /// Children run in order; each child is named by its position ("0", "1", ...).

@@ -29,6 +29,8 @@ public:
     return *this;
   }
   bool has(const std::string &name) const { return values_.count(name) != 0; }
+  /// Every attribute, by name.
+  const std::map<std::string, AttrValue> &items() const { return values_; }
 
   int64_t get_int(const std::string &name, int64_t fallback) const;
   double get_float(const std::string &name, double fallback) const;

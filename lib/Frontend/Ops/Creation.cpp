@@ -1,6 +1,7 @@
 //===- Creation.cpp - zeros, ones, full, arange, array, random ---------------===//
 #include "../OpDefinitions.h"
 
+#include "dlc/Frontend/Hybridize.h"
 #include "dlc/Frontend/NumPy.h"
 
 #include <cmath>
@@ -56,6 +57,11 @@ Device orCurrent(std::optional<Device> device) { return device ? *device : curre
 } // namespace
 
 int64_t detail::next_kernel_seed(Device device) {
+  // A trace records random ops without running them: their seeds are drawn when the
+  // compiled program runs, so the trace must not consume any (initializers that run
+  // during a trace pause it and do draw).
+  if (trace::active())
+    return 0;
   RandomStates &states = randomStates();
   std::lock_guard<std::mutex> lock(states.mutex);
   auto [it, inserted] = states.devices.try_emplace(device);

@@ -143,6 +143,30 @@ func.func @device_not_a_device() {
 
 // -----
 
+// dlc.name on an argument is a string.
+func.func @argument_name_not_string(%x: tensor<2xf32> {dlc.name = 3 : i64}) {
+  // expected-error @-1 {{'dlc.name' on argument #0 must be a string, got 3 : i64}}
+  return
+}
+
+// -----
+
+// dlc.updates names an argument of the function.
+func.func @updates_out_of_range(%x: tensor<2xf32>) -> (tensor<2xf32> {dlc.updates = 1 : i64}) {
+  // expected-error @-1 {{'dlc.updates' on result #0 must name an argument of the function, got 1 : i64}}
+  return %x : tensor<2xf32>
+}
+
+// -----
+
+// dlc.updates writes a result back into an argument of the same type.
+func.func @updates_type(%x: tensor<2xf32>, %y: tensor<3xf32>) -> (tensor<3xf32> {dlc.updates = 0 : i64}) {
+  // expected-error @-1 {{'dlc.updates' on result #0: argument #0 has another type}}
+  return %y : tensor<3xf32>
+}
+
+// -----
+
 // Only known dlc attributes may be attached.
 func.func @unknown_dlc_attribute() {
   // expected-error @+1 {{unknown dlc attribute 'dlc.place' on an op}}
@@ -341,6 +365,26 @@ func.func @batch_norm_gamma(%x: tensor<4x8x5x5xf32>, %g: tensor<7xf32>, %v: tens
   // expected-error @+2 {{gamma must be (8) for input 4x8x5x5 normalized over axis 1, got 7}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = dlc.batch_norm %x, %g, %v, %v, %v : (tensor<4x8x5x5xf32>, tensor<7xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8x5x5xf32>
+  return
+}
+
+// -----
+
+// batch_norm: inference normalizes with the running statistics, so it needs them.
+func.func @batch_norm_inference_needs_running_stats(%x: tensor<4x8x5x5xf32>, %v: tensor<8xf32>) {
+  // expected-error @+2 {{takes running_mean and running_var after beta (only training mode may leave both out), got 0 more operand(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.batch_norm %x, %v, %v : (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8x5x5xf32>
+  return
+}
+
+// -----
+
+// batch_norm: the running statistics come as a pair.
+func.func @batch_norm_one_running_stat(%x: tensor<4x8x5x5xf32>, %v: tensor<8xf32>) {
+  // expected-error @+2 {{got 1 more operand(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = dlc.batch_norm %x, %v, %v, %v {training} : (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>)
   return
 }
 

@@ -99,6 +99,8 @@ func.func @layers(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor
   %a = dlc.avg_pool2d %c {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode, count_include_pad = false} : (tensor<4x8x8x8xf32>) -> tensor<4x8x5x5xf32>
   // CHECK: dlc.batch_norm {{.*}} {momentum = 8.000000e-01 : f64, training} : {{.*}} -> (tensor<4x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>)
   %y, %mean, %var = dlc.batch_norm %p, %v, %v, %v, %v {training, momentum = 0.8 : f64} : (tensor<4x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK: dlc.batch_norm %{{.*}}, %{{.*}}, %{{.*}} {training} : (tensor<4x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>)
+  %y3:3 = dlc.batch_norm %p, %v, %v {training} : (tensor<4x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>)
   // CHECK: dlc.batch_norm {{.*}} {epsilon = 1.000000e-03 : f64} : {{.*}} -> tensor<4x8x4x4xf32>
   %z = dlc.batch_norm %p, %v, %v, %v, %v {epsilon = 1.0e-3 : f64} : (tensor<4x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8x4x4xf32>
   // CHECK: dlc.flatten %{{.*}} : (tensor<4x8x4x4xf32>) -> tensor<4x128xf32>

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -92,11 +93,34 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
 
 LogicalResult DLCDialect::verifyRegionArgAttribute(Operation *op, unsigned region,
                                                    unsigned arg, NamedAttribute attr) {
+  // dlc.name: what a traced argument is (the block's input, a parameter's path).
+  if (attr.getName() == "dlc.name") {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'dlc.name' on argument #" << arg << " must be a string, got "
+                             << attr.getValue();
+    return success();
+  }
   return verifyDeviceNamedAttr(op, attr, "argument #" + std::to_string(arg));
 }
 
 LogicalResult DLCDialect::verifyRegionResultAttribute(Operation *op, unsigned region,
                                                       unsigned result,
                                                       NamedAttribute attr) {
+  // dlc.updates = N: the result is written back into argument N when the function ends
+  // (state such as BatchNorm's running statistics).
+  if (attr.getName() == "dlc.updates") {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!index || index.getInt() < 0 ||
+        (function && index.getInt() >= int64_t(function.getNumArguments())))
+      return op->emitError() << "'dlc.updates' on result #" << result
+                             << " must name an argument of the function, got "
+                             << attr.getValue();
+    if (function && function.getArgumentTypes()[size_t(index.getInt())] !=
+                        function.getResultTypes()[result])
+      return op->emitError() << "'dlc.updates' on result #" << result << ": argument #"
+                             << index.getInt() << " has another type";
+    return success();
+  }
   return verifyDeviceNamedAttr(op, attr, "result #" + std::to_string(result));
 }

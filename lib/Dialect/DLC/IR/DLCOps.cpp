@@ -344,17 +344,26 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
                                             SmallVectorImpl<Type> &results) {
   StringRef name = getOperationName();
   auto input = shapeOf(loc, name, adaptor.getInput(), "input");
-  if (failed(input) ||
-      failed(checkBatchNormVectors(loc, name, *input, adaptor.getAxis(),
-                                   {{adaptor.getGamma(), "gamma"},
-                                    {adaptor.getBeta(), "beta"},
-                                    {adaptor.getRunningMean(), "running_mean"},
-                                    {adaptor.getRunningVar(), "running_var"}})))
+  if (failed(input))
+    return failure();
+  ValueRange stats = adaptor.getRunningStats();
+  if (stats.size() != 2 && !(stats.empty() && adaptor.getTraining()))
+    return inferError(loc, name,
+                      "takes running_mean and running_var after beta (only training mode may "
+                      "leave both out), got " + std::to_string(stats.size()) +
+                          " more operand(s)");
+  std::vector<std::pair<Value, const char *>> vectors{{adaptor.getGamma(), "gamma"},
+                                                      {adaptor.getBeta(), "beta"}};
+  if (stats.size() == 2) {
+    vectors.push_back({stats[0], "running_mean"});
+    vectors.push_back({stats[1], "running_var"});
+  }
+  if (failed(checkBatchNormVectors(loc, name, *input, adaptor.getAxis(), vectors)))
     return failure();
   results.push_back(adaptor.getInput().getType());
   if (adaptor.getTraining()) {
-    results.push_back(adaptor.getRunningMean().getType());
-    results.push_back(adaptor.getRunningVar().getType());
+    results.push_back(adaptor.getGamma().getType());
+    results.push_back(adaptor.getGamma().getType());
   }
   return success();
 }

@@ -412,20 +412,21 @@ def DLC_BatchNormOp : DLC_Op<"batch_norm", [Pure, SameOperandsElementType,
                                             InferTypeOpAdaptor]> {
   let summary = "Batch normalization over `axis` (channels), training or inference";
   let description = [{
-    `gamma`, `beta`, `running_mean` and `running_var` are vectors of the size of the
-    `axis` dimension of `input`. In inference mode the running statistics normalize and
-    the op has one result. With `training` the batch statistics normalize, and the op
-    also returns the batch mean and (biased) variance, which the caller folds into the
-    running statistics with `momentum` and which `dlc.batch_norm_backward` takes.
+    `gamma`, `beta` and the running statistics (`running_mean`, `running_var`) are
+    vectors of the size of the `axis` dimension of `input`. In inference mode the running
+    statistics normalize and the op has one result. With `training` the batch statistics
+    normalize, the running statistics may be left out (the op does not read them), and
+    the op also returns the batch mean and (biased) variance, which the caller folds into
+    the running statistics with `momentum` and which `dlc.batch_norm_backward` takes.
 
     ```mlir
-    %y, %mean, %var = dlc.batch_norm %x, %g, %b, %rm, %rv {training} : (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>)
+    %y, %mean, %var = dlc.batch_norm %x, %g, %b {training} : (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>)
+    %y2, %mean2, %var2 = dlc.batch_norm %x, %g, %b, %rm, %rv {training} : (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>)
     %z = dlc.batch_norm %x, %g, %b, %rm, %rv : (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<4x32x62x62xf32>
     ```
   }];
   let arguments = (ins DLC_FloatTensor:$input, DLC_FloatTensor:$gamma,
-                       DLC_FloatTensor:$beta, DLC_FloatTensor:$running_mean,
-                       DLC_FloatTensor:$running_var,
+                       DLC_FloatTensor:$beta, Variadic<DLC_FloatTensor>:$running_stats,
                        DefaultValuedAttr<F64Attr, "1e-5">:$epsilon,
                        DefaultValuedAttr<F64Attr, "0.9">:$momentum,
                        DefaultValuedAttr<I64Attr, "1">:$axis,

@@ -1,0 +1,35 @@
+//===- Compiler.h - traced graphs to verified `dlc` modules to runtime programs -===//
+//
+// The compiler's entry for hybridize(): the graphs of one block (its forward and, when
+// it trains, its backward) become one module with a `func.func` each, which is
+// verified, run through the pipeline, and lowered into runtime Programs. MLIR stays
+// behind this header: callers see strings and Programs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_COMPILER_COMPILER_H
+#define DLC_COMPILER_COMPILER_H
+
+#include "dlc/Compiler/Graph.h"
+#include "dlc/Runtime/Program.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc::compiler {
+
+struct CompiledModule {
+  std::string traced_ir;  ///< the module as traced, before the pipeline
+  std::string ir;         ///< after the pipeline: what was lowered
+  std::vector<std::shared_ptr<Program>> programs; ///< one per graph, in order
+};
+
+/// Emits `graphs` as one module, verifies it, runs the pipeline (canonicalization) and
+/// lowers every function to a planned Program. Returns "" on success, else the
+/// diagnostics (MLIR's, with the op names of the trace as locations). Never throws:
+/// the compiler is built without exceptions, as LLVM is.
+std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out);
+
+} // namespace dlc::compiler
+
+#endif // DLC_COMPILER_COMPILER_H

@@ -1,0 +1,69 @@
+//===- Graph.h - a traced dataflow graph, before it becomes MLIR -------------===//
+//
+// What the tracer records while a hybridized block runs: values with static shapes and
+// dtypes, nodes named by the `dlc` dialect op they map to, carrying the same attributes
+// the eager kernels get. Plain C++ (no MLIR types), so the frontend builds it without
+// the compiler's headers; compile() turns it into a `func.func` of the dialect.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_COMPILER_GRAPH_H
+#define DLC_COMPILER_GRAPH_H
+
+#include "dlc/Core/DType.h"
+#include "dlc/Core/Device.h"
+#include "dlc/Core/ShapeRules.h"
+#include "dlc/Runtime/Attrs.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dlc::compiler {
+
+struct GraphValue {
+  shape_rules::Shape shape;
+  DType dtype = DType::f32;
+};
+
+/// One op call: `op` is the dialect op ("dlc.conv2d"); `name` the user-facing op
+/// ("convolution"), kept for messages.
+struct GraphNode {
+  std::string op;
+  std::string name;
+  Attrs attrs;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+};
+
+/// A function argument: a value the graph reads from outside (the block's input, a
+/// parameter, a tensor the forward captured), named for the module and for binding.
+struct GraphArgument {
+  int value = -1;
+  std::string name;
+};
+
+/// A value written back into an argument's storage when the function ends (BatchNorm's
+/// running statistics).
+struct GraphUpdate {
+  int value = -1;
+  int argument = -1;
+};
+
+struct Graph {
+  std::string name = "forward";
+  Device device;
+  std::vector<GraphValue> values;
+  std::vector<GraphArgument> arguments;
+  std::vector<GraphNode> nodes;
+  std::vector<int> results;
+  std::vector<GraphUpdate> updates;
+
+  int add_value(const shape_rules::Shape &shape, DType dtype) {
+    values.push_back({shape, dtype});
+    return int(values.size()) - 1;
+  }
+};
+
+} // namespace dlc::compiler
+
+#endif // DLC_COMPILER_GRAPH_H

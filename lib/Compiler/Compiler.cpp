@@ -1,0 +1,67 @@
+//===- Compiler.cpp - verify, run the pipeline, lower --------------------------===//
+#include "dlc/Compiler/Compiler.h"
+
+#include "CompilerInternal.h"
+
+#include "dlc/Dialect/DLC/IR/DLCDialect.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace dlc::compiler {
+
+using namespace mlir;
+
+namespace {
+std::string print(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  return text;
+}
+} // namespace
+
+std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out) {
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  context.loadDialect<mlir::dlc::DLCDialect, func::FuncDialect>();
+
+  std::string diagnostics;
+  ScopedDiagnosticHandler collect(&context, [&](Diagnostic &diagnostic) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << diagnostic.getLocation() << ": " << diagnostic << "\n";
+    for (Diagnostic &note : diagnostic.getNotes())
+      os << "  note: " << note << "\n";
+    return success();
+  });
+
+  std::string error;
+  OwningOpRef<ModuleOp> module = emitModule(context, graphs, error);
+  if (!module)
+    return error;
+  out.traced_ir = print(*module);
+  if (failed(verify(*module)))
+    return "hybridize: the traced module does not verify:\n" + diagnostics;
+
+  PassManager pipeline(&context);
+  pipeline.addPass(createCanonicalizerPass());
+  if (failed(pipeline.run(*module)))
+    return "hybridize: the pipeline failed:\n" + diagnostics;
+  out.ir = print(*module);
+
+  out.programs.clear();
+  for (const Graph *graph : graphs) {
+    auto function = module->lookupSymbol<func::FuncOp>(graph->name);
+    std::shared_ptr<Program> program =
+        function ? lowerToProgram(function, graph->device, error) : nullptr;
+    if (!program)
+      return function ? error : "hybridize: function @" + graph->name + " vanished";
+    out.programs.push_back(std::move(program));
+  }
+  return "";
+}
+
+} // namespace dlc::compiler

@@ -1,0 +1,34 @@
+//===- CompilerInternal.h - the compiler's steps (internal) ------------------===//
+#ifndef DLC_LIB_COMPILER_COMPILERINTERNAL_H
+#define DLC_LIB_COMPILER_COMPILERINTERNAL_H
+
+#include "dlc/Compiler/Graph.h"
+#include "dlc/Runtime/Program.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc::compiler {
+
+/// One `func.func` per graph, named after it, in a new module. Arguments carry
+/// `dlc.name` and `dlc.device`, ops `dlc.device` and a location naming the traced op;
+/// updated state is returned after the results, marked `dlc.updates = <argument>`.
+/// On failure returns null and sets `error`.
+mlir::OwningOpRef<mlir::ModuleOp> emitModule(mlir::MLIRContext &context,
+                                             const std::vector<const Graph *> &graphs,
+                                             std::string &error);
+
+/// The program of `function`: one step per op (views become aliases), results that are
+/// arguments or views copied into their own storage, then a memory plan. On failure
+/// returns null and sets `error`.
+std::shared_ptr<Program> lowerToProgram(mlir::func::FuncOp function, Device device,
+                                        std::string &error);
+
+} // namespace dlc::compiler
+
+#endif // DLC_LIB_COMPILER_COMPILERINTERNAL_H

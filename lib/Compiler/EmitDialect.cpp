@@ -1,0 +1,182 @@
+//===- EmitDialect.cpp - a traced Graph as a func.func of the dlc dialect -----===//
+//
+// The graph's attributes are the eager kernels' (dlc/Runtime/Attrs.h); the dialect
+// spells some of them differently: shapes and dtypes live in result types, enums are
+// enum attributes, flags are unit attributes, a `full` is a splat `dlc.constant`.
+//
+//===----------------------------------------------------------------------===//
+#include "CompilerInternal.h"
+
+#include "dlc/Dialect/DLC/IR/DLCDialect.h"
+#include "dlc/Dialect/DLC/IR/DLCOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+
+namespace dlc::compiler {
+
+using namespace mlir;
+
+namespace {
+
+Type elementType(MLIRContext &context, DType dtype) {
+  switch (dtype) {
+  case DType::f32:
+    return Float32Type::get(&context);
+  case DType::f16:
+    return Float16Type::get(&context);
+  case DType::bf16:
+    return BFloat16Type::get(&context);
+  case DType::i32:
+    return IntegerType::get(&context, 32);
+  case DType::i64:
+    return IntegerType::get(&context, 64);
+  case DType::u8:
+    return IntegerType::get(&context, 8, IntegerType::Unsigned);
+  case DType::boolean:
+    return IntegerType::get(&context, 1);
+  }
+  return {};
+}
+
+RankedTensorType tensorType(MLIRContext &context, const GraphValue &value) {
+  return RankedTensorType::get(value.shape, elementType(context, value.dtype));
+}
+
+mlir::dlc::DeviceAttr deviceAttr(MLIRContext &context, Device device) {
+  return mlir::dlc::DeviceAttr::get(&context, mlir::dlc::DeviceKind(uint32_t(device.kind)), device.id);
+}
+
+/// Attributes whose information the dialect keeps in result types.
+bool inResultTypes(llvm::StringRef name) {
+  static const std::set<std::string> names = {"shape", "dtype", "input_shape", "weight_shape",
+                                              "sizes"};
+  return names.count(name.str()) != 0;
+}
+
+/// Flags the dialect keeps as BoolAttr (they default to true); other flags are units.
+bool isBoolAttr(llvm::StringRef op, llvm::StringRef name) {
+  return name == "count_include_pad";
+}
+
+/// The dialect's spelling of one eager attribute; a null attribute means "leave out".
+Attribute convert(MLIRContext &context, llvm::StringRef op, llvm::StringRef name,
+                  const AttrValue &value, Type resultType) {
+  Builder b(&context);
+  if (op == "dlc.constant" && name == "value") {
+    auto type = cast<RankedTensorType>(resultType);
+    double scalar = std::holds_alternative<double>(value) ? std::get<double>(value)
+                    : std::holds_alternative<int64_t>(value) ? double(std::get<int64_t>(value))
+                                                             : 0.0;
+    Type element = type.getElementType();
+    if (isa<FloatType>(element))
+      return DenseElementsAttr::get(type, b.getFloatAttr(element, scalar));
+    auto integer = cast<IntegerType>(element);
+    llvm::APInt bits(integer.getWidth(), uint64_t(int64_t(scalar)), !integer.isUnsigned());
+    return DenseElementsAttr::get(type, bits);
+  }
+  if (const auto *flag = std::get_if<bool>(&value)) {
+    if (isBoolAttr(op, name))
+      return b.getBoolAttr(*flag);
+    return *flag ? Attribute(b.getUnitAttr()) : Attribute();
+  }
+  if (const auto *number = std::get_if<int64_t>(&value)) {
+    if (op == "dlc.reduce" && name == "kind")
+      return mlir::dlc::ReduceKindAttr::get(&context, mlir::dlc::ReduceKind(*number));
+    if (op == "dlc.compare" && name == "predicate")
+      return mlir::dlc::ComparePredicateAttr::get(&context,
+                                                  mlir::dlc::ComparePredicate(*number));
+    return b.getI64IntegerAttr(*number);
+  }
+  if (const auto *real = std::get_if<double>(&value))
+    return b.getF64FloatAttr(*real);
+  if (const auto *list = std::get_if<std::vector<int64_t>>(&value))
+    return b.getDenseI64ArrayAttr(*list);
+  return b.getStringAttr(std::get<std::string>(value));
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const Graph *> &graphs,
+                                 std::string &error) {
+  OpBuilder builder(&context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
+  builder.setInsertionPointToEnd(module->getBody());
+
+  for (const Graph *graph : graphs) {
+    std::vector<Type> argumentTypes, resultTypes;
+    for (const GraphArgument &argument : graph->arguments)
+      argumentTypes.push_back(tensorType(context, graph->values[size_t(argument.value)]));
+    for (int result : graph->results)
+      resultTypes.push_back(tensorType(context, graph->values[size_t(result)]));
+    for (const GraphUpdate &update : graph->updates)
+      resultTypes.push_back(tensorType(context, graph->values[size_t(update.value)]));
+
+    auto location = NameLoc::get(builder.getStringAttr(graph->name));
+    auto function = builder.create<func::FuncOp>(
+        location, graph->name, builder.getFunctionType(argumentTypes, resultTypes));
+    mlir::dlc::DeviceAttr device = deviceAttr(context, graph->device);
+    for (size_t i = 0; i < graph->arguments.size(); ++i) {
+      function.setArgAttr(unsigned(i), "dlc.name",
+                          builder.getStringAttr(graph->arguments[i].name));
+      function.setArgAttr(unsigned(i), mlir::dlc::DLCDialect::getDeviceAttrName(), device);
+    }
+    for (size_t k = 0; k < graph->updates.size(); ++k)
+      function.setResultAttr(unsigned(graph->results.size() + k), "dlc.updates",
+                             builder.getI64IntegerAttr(graph->updates[k].argument));
+
+    Block *body = function.addEntryBlock();
+    OpBuilder inside = OpBuilder::atBlockBegin(body);
+    std::vector<Value> values(graph->values.size());
+    for (size_t i = 0; i < graph->arguments.size(); ++i)
+      values[size_t(graph->arguments[i].value)] = body->getArgument(unsigned(i));
+
+    for (const GraphNode &node : graph->nodes) {
+      std::optional<RegisteredOperationName> name =
+          RegisteredOperationName::lookup(node.op, &context);
+      if (!name) {
+        error = "hybridize: '" + node.name + "' (" + node.op +
+                ") has no op in the dlc dialect, so it cannot be compiled; call that code "
+                "outside the hybridized block or un-hybridize it";
+        return nullptr;
+      }
+      OperationState state(NameLoc::get(inside.getStringAttr(node.name)), node.op);
+      for (int input : node.inputs) {
+        if (!values[size_t(input)]) {
+          error = "hybridize: internal error: '" + node.name + "' reads a value before it is "
+                  "defined";
+          return nullptr;
+        }
+        state.operands.push_back(values[size_t(input)]);
+      }
+      for (int output : node.outputs)
+        state.types.push_back(tensorType(context, graph->values[size_t(output)]));
+      Type firstResult = state.types.empty() ? Type() : state.types.front();
+      for (const auto &[attrName, attrValue] : node.attrs.items()) {
+        if (inResultTypes(attrName))
+          continue;
+        if (Attribute converted = convert(context, node.op, attrName, attrValue, firstResult))
+          state.addAttribute(attrName, converted);
+      }
+      if (node.op != "dlc.constant") // constants belong to every device that uses them
+        state.addAttribute(mlir::dlc::DLCDialect::getDeviceAttrName(), device);
+      Operation *op = inside.create(state);
+      for (size_t k = 0; k < node.outputs.size(); ++k)
+        values[size_t(node.outputs[k])] = op->getResult(unsigned(k));
+    }
+
+    std::vector<Value> returned;
+    for (int result : graph->results)
+      returned.push_back(values[size_t(result)]);
+    for (const GraphUpdate &update : graph->updates)
+      returned.push_back(values[size_t(update.value)]);
+    inside.create<func::ReturnOp>(location, returned);
+  }
+  return module;
+}
+
+} // namespace dlc::compiler

@@ -1,0 +1,195 @@
+//===- LowerToRuntime.cpp - a func.func of the dlc dialect as a runtime Program -===//
+//
+// The inverse of EmitDialect's attribute spelling: every op becomes a step that calls
+// the kernel table's kernels for the program's device with the attributes the eager
+// kernels read; `dlc.reshape` becomes a view of its input (no step); results that are
+// arguments, views or repeated get a copy step so that each result owns its buffer.
+//
+//===----------------------------------------------------------------------===//
+#include "CompilerInternal.h"
+
+#include "dlc/Dialect/DLC/IR/DLCDialect.h"
+#include "dlc/Runtime/Kernel.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+
+namespace dlc::compiler {
+
+using namespace mlir;
+
+namespace {
+
+bool toDType(Type element, DType &dtype) {
+  if (element.isF32())
+    dtype = DType::f32;
+  else if (element.isF16())
+    dtype = DType::f16;
+  else if (element.isBF16())
+    dtype = DType::bf16;
+  else if (element.isInteger(1))
+    dtype = DType::boolean;
+  else if (element.isUnsignedInteger(8))
+    dtype = DType::u8;
+  else if (element.isSignlessInteger(32) || element.isSignedInteger(32))
+    dtype = DType::i32;
+  else if (element.isSignlessInteger(64) || element.isSignedInteger(64))
+    dtype = DType::i64;
+  else
+    return false;
+  return true;
+}
+
+std::string describe(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName() << " at " << op->getLoc();
+  return text;
+}
+
+/// The eager kernels' attributes of `op`; false (with `error`) for one it cannot read.
+bool kernelAttrs(Operation *op, Attrs &attrs, std::string &error) {
+  for (NamedAttribute named : op->getAttrs()) {
+    llvm::StringRef name = named.getName().getValue();
+    Attribute value = named.getValue();
+    if (name.starts_with("dlc.") || isa<mlir::dlc::DeviceAttr>(value))
+      continue;
+    if (auto flag = dyn_cast<BoolAttr>(value))
+      attrs.set(name.str(), flag.getValue());
+    else if (isa<UnitAttr>(value))
+      attrs.set(name.str(), true);
+    else if (auto number = dyn_cast<IntegerAttr>(value))
+      attrs.set(name.str(), number.getValue().getSExtValue());
+    else if (auto real = dyn_cast<FloatAttr>(value))
+      attrs.set(name.str(), real.getValueAsDouble());
+    else if (auto list = dyn_cast<DenseI64ArrayAttr>(value))
+      attrs.set(name.str(), std::vector<int64_t>(list.asArrayRef().begin(),
+                                                 list.asArrayRef().end()));
+    else if (auto text = dyn_cast<StringAttr>(value))
+      attrs.set(name.str(), text.str());
+    else if (auto elements = dyn_cast<DenseElementsAttr>(value); elements && elements.isSplat()) {
+      Attribute splat = elements.getSplatValue<Attribute>();
+      if (auto f = dyn_cast<FloatAttr>(splat))
+        attrs.set(name.str(), f.getValueAsDouble());
+      else if (auto i = dyn_cast<IntegerAttr>(splat))
+        attrs.set(name.str(), double(i.getType().isUnsignedInteger()
+                                         ? int64_t(i.getValue().getZExtValue())
+                                         : i.getValue().getSExtValue()));
+    } else {
+      llvm::raw_string_ostream os(error);
+      os << describe(op) << ": the runtime cannot read attribute '" << name << "' (" << value
+         << "); only splat constants and scalar/array attributes lower to kernels yet";
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
+                                        std::string &error) {
+  register_builtin_kernels();
+  auto program = std::make_shared<Program>();
+  program->name = function.getName().str();
+  program->device = device;
+  llvm::DenseMap<Value, int> ids;
+
+  auto addValue = [&](Value value, int aliasOf) -> int {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    ProgramValue v;
+    if (!type || !toDType(type.getElementType(), v.dtype)) {
+      llvm::raw_string_ostream os(error);
+      os << "@" << program->name << ": cannot lower a value of type " << value.getType();
+      return -1;
+    }
+    v.shape.assign(type.getShape().begin(), type.getShape().end());
+    v.alias_of = aliasOf;
+    program->values.push_back(std::move(v));
+    int id = int(program->values.size()) - 1;
+    ids[value] = id;
+    return id;
+  };
+  auto copyOf = [&](int source) {
+    ProgramValue v = program->values[size_t(source)];
+    v.alias_of = -1;
+    program->values.push_back(v);
+    int id = int(program->values.size()) - 1;
+    ProgramStep step;
+    step.op = "copy";
+    step.copy = true;
+    step.inputs = {source};
+    step.outputs = {id};
+    program->steps.push_back(std::move(step));
+    return id;
+  };
+
+  Block &body = function.getBody().front();
+  for (BlockArgument argument : body.getArguments()) {
+    int id = addValue(argument, -1);
+    if (id < 0)
+      return nullptr;
+    program->arguments.push_back(id);
+  }
+
+  for (Operation &operation : body.getOperations()) {
+    Operation *op = &operation;
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::set<int> owned;
+      for (unsigned k = 0; k < ret.getNumOperands(); ++k) {
+        int id = ids.lookup(ret.getOperand(k));
+        if (auto update = function.getResultAttrOfType<IntegerAttr>(k, "dlc.updates")) {
+          program->updates.push_back({id, int(update.getInt())});
+          continue;
+        }
+        const ProgramValue &v = program->values[size_t(id)];
+        bool isArgument = std::find(program->arguments.begin(), program->arguments.end(), id) !=
+                          program->arguments.end();
+        if (v.alias_of >= 0 || isArgument || owned.count(id))
+          id = copyOf(id);
+        owned.insert(id);
+        program->results.push_back(id);
+      }
+      break;
+    }
+    llvm::StringRef name = op->getName().getStringRef();
+    if (name == "dlc.reshape") {
+      if (addValue(op->getResult(0), ids.lookup(op->getOperand(0))) < 0)
+        return nullptr;
+      continue;
+    }
+    ProgramStep step;
+    step.op = name.str();
+    const KernelEntry *kernels = find_kernel(step.op, device);
+    if (!kernels) {
+      error = describe(op) + ": no kernel for " + device.str();
+      return nullptr;
+    }
+    step.kernels = *kernels;
+    if (!kernelAttrs(op, step.attrs, error))
+      return nullptr;
+    step.fresh_seed = step.attrs.has("seed");
+    for (Value operand : op->getOperands()) {
+      auto it = ids.find(operand);
+      if (it == ids.end()) {
+        error = describe(op) + ": reads a value defined outside the function";
+        return nullptr;
+      }
+      step.inputs.push_back(it->second);
+    }
+    for (Value result : op->getResults()) {
+      int id = addValue(result, -1);
+      if (id < 0)
+        return nullptr;
+      step.outputs.push_back(id);
+    }
+    program->steps.push_back(std::move(step));
+  }
+  program->plan();
+  return program;
+}
+
+} // namespace dlc::compiler

@@ -1,0 +1,406 @@
+//===- CompiledFunction.cpp - trace, compile and run by input signature -------===//
+//
+// A new signature is traced with symbolic tensors (nothing runs, no seed is drawn), and, when gradients are needed, the backward is traced too by
+// running the recorded calls' VJP rules backwards under a second tracer: the forward
+// values those rules read become extra results of the forward program ("saved"), as in
+// AOTAutograd's joint graph. Both graphs are compiled into one module.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Frontend/Hybridize.h"
+
+#include "dlc/Compiler/Compiler.h"
+#include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/NumPy.h"
+#include "dlc/Runtime/Kernel.h"
+#include "AutogradInternal.h"
+#include "OpDefinitions.h"
+#include "Tracer.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace dlc {
+
+namespace {
+
+enum class Source { input, parameter, captured, output_grad, forward_result, forward_argument };
+
+/// Where a program argument comes from at each call.
+struct Binding {
+  Source source = Source::captured;
+  std::string name; // parameter name
+  Tensor tensor;    // captured tensor
+  int index = -1;   // forward result or argument number
+};
+
+struct CompiledSignature {
+  std::shared_ptr<Program> forward, backward;
+  std::vector<Binding> forward_args, backward_args;
+  std::vector<int> grad_args; // forward arguments whose gradients the backward returns
+};
+
+bool debugLogging() {
+  static const bool enabled = [] {
+    const char *level = std::getenv("DLC_LOG");
+    return level && std::string(level) == "debug";
+  }();
+  return enabled;
+}
+
+std::string fileName(const std::string &name) {
+  std::string out;
+  for (char c : name)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+  return out.empty() ? "block" : out;
+}
+
+void dumpIR(const std::string &name, int64_t number, const compiler::CompiledModule &module) {
+  const char *dir = std::getenv("DLC_DUMP_IR");
+  if (!dir || !*dir)
+    return;
+  std::string base = std::string(dir) + "/" + fileName(name) + "." + std::to_string(number);
+  std::ofstream(base + ".traced.mlir") << module.traced_ir;
+  std::ofstream(base + ".compiled.mlir") << module.ir;
+  std::ofstream programs(base + ".programs.txt");
+  for (const auto &program : module.programs)
+    programs << program->str();
+}
+
+std::vector<BoundBuffer> boundBuffers(const std::vector<Tensor> &tensors) {
+  std::vector<BoundBuffer> bound;
+  for (const Tensor &t : tensors)
+    bound.push_back({t.buffer(), t.impl()->offset});
+  return bound;
+}
+
+/// Runs `program` on `arguments`; returns its results (new tensors).
+std::vector<Tensor> runProgram(const Program &program, const std::vector<Tensor> &arguments) {
+  std::vector<Tensor> results;
+  for (int id : program.results) {
+    const ProgramValue &v = program.values[size_t(id)];
+    results.push_back(Tensor::empty(v.shape, v.dtype, program.device));
+  }
+  std::vector<int64_t> seeds;
+  for (int64_t i = 0; i < program.seeds_needed(); ++i)
+    seeds.push_back(detail::next_kernel_seed(program.device));
+  program.run(boundBuffers(arguments), boundBuffers(results), std::move(seeds), reference_kernels_enabled());
+  return results;
+}
+
+} // namespace
+
+struct CompiledFunction::State {
+  std::string name;
+  Forward forward;
+  Parameters parameters;
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<CompiledSignature>> cache;
+  CompileStats stats;
+  std::string traced_ir, compiled_ir, programs;
+
+  std::shared_ptr<CompiledSignature> compile(const Tensor &x, bool withGrad, bool inputGrad,
+                                             const std::set<std::string> &gradParameters);
+};
+
+CompiledFunction::CompiledFunction(std::string name, Forward forward, Parameters parameters)
+    : state_(std::make_shared<State>()) {
+  state_->name = std::move(name);
+  state_->forward = std::move(forward);
+  state_->parameters = std::move(parameters);
+}
+
+std::shared_ptr<CompiledSignature>
+CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
+                                 const std::set<std::string> &gradParameters) {
+  auto start = std::chrono::steady_clock::now();
+  Device device = x.device();
+  bool training = autograd::is_training();
+  auto signature = std::make_shared<CompiledSignature>();
+
+  // Forward: trace with a symbolic input (random ops draw no seeds while tracing).
+  compiler::Graph forwardGraph;
+  forwardGraph.name = "forward";
+  forwardGraph.device = device;
+  trace::Tracer forwardTracer(forwardGraph);
+  Tensor input = trace::Tracer::symbolic(x.shape(), x.dtype(), device);
+  forwardTracer.add_argument(input, "data");
+  Tensor output;
+  {
+    trace::Install install(forwardTracer);
+    autograd::Pause pause(training);
+    output = forward(input);
+  }
+  if (!output.defined())
+    throw Error(name + ": the hybridized forward returned an undefined tensor");
+  int outputValue = forwardTracer.value(output);
+  forwardGraph.results.push_back(outputValue);
+
+  // Bind the arguments: the input, parameters (by name), other captured tensors.
+  std::vector<BoundParameter> bound = parameters ? parameters(device) : std::vector<BoundParameter>{};
+  std::vector<bool> needsGrad(forwardGraph.values.size(), false);
+  for (size_t i = 0; i < forwardTracer.argument_tensors().size(); ++i) {
+    const Tensor &t = forwardTracer.argument_tensors()[i];
+    Binding binding;
+    if (i == 0) {
+      binding.source = Source::input;
+      needsGrad[size_t(forwardGraph.arguments[i].value)] = inputGrad;
+    } else {
+      binding.source = Source::captured;
+      binding.tensor = t;
+      for (const BoundParameter &p : bound)
+        if (p.data.defined() && p.data.buffer() == t.buffer() &&
+            p.data.impl()->offset == t.impl()->offset && p.data.shape() == t.shape()) {
+          binding.source = Source::parameter;
+          binding.name = p.name;
+          binding.tensor = Tensor();
+          forwardGraph.arguments[i].name = p.name;
+          needsGrad[size_t(forwardGraph.arguments[i].value)] = gradParameters.count(p.name) != 0;
+          break;
+        }
+    }
+    signature->forward_args.push_back(std::move(binding));
+  }
+
+  compiler::Graph backwardGraph;
+  backwardGraph.name = "backward";
+  backwardGraph.device = device;
+  if (withGrad) {
+    // Which values a gradient must reach.
+    for (const trace::RecordedCall &call : forwardTracer.calls()) {
+      bool any = false;
+      for (const Tensor &in : call.inputs)
+        any = any || needsGrad[size_t(forwardTracer.find(in))];
+      if (any && call.vjp)
+        for (const Tensor &out : call.outputs)
+          needsGrad[size_t(forwardTracer.find(out))] = true;
+    }
+    trace::Tracer backwardTracer(backwardGraph);
+    Tensor outputGrad = trace::Tracer::symbolic(output.shape(), output.dtype(), device);
+    backwardTracer.add_argument(outputGrad, "grad.output");
+    std::map<int, Tensor> grads{{outputValue, outputGrad}};
+    {
+      trace::Install install(backwardTracer);
+      autograd::Pause pause(training);
+      const auto &calls = forwardTracer.calls();
+      for (auto call = calls.rbegin(); call != calls.rend(); ++call) {
+        if (!call->vjp)
+          continue;
+        std::vector<Tensor> outputGrads;
+        bool arrived = false;
+        for (const Tensor &out : call->outputs) {
+          auto it = grads.find(forwardTracer.find(out));
+          outputGrads.push_back(it == grads.end() ? Tensor() : it->second);
+          arrived = arrived || it != grads.end();
+        }
+        bool wanted = false;
+        for (const Tensor &in : call->inputs)
+          wanted = wanted || needsGrad[size_t(forwardTracer.find(in))];
+        if (!arrived || !wanted)
+          continue;
+        std::vector<Tensor> inputGrads = call->vjp(outputGrads);
+        for (size_t k = 0; k < inputGrads.size() && k < call->inputs.size(); ++k) {
+          int id = forwardTracer.find(call->inputs[k]);
+          if (!inputGrads[k].defined() || !needsGrad[size_t(id)])
+            continue;
+          auto it = grads.find(id);
+          grads[id] = it == grads.end() ? inputGrads[k] : it->second + inputGrads[k];
+        }
+      }
+      for (size_t i = 0; i < forwardGraph.arguments.size(); ++i) {
+        int id = forwardGraph.arguments[i].value;
+        if (!needsGrad[size_t(id)])
+          continue;
+        auto it = grads.find(id);
+        const compiler::GraphValue &v = forwardGraph.values[size_t(id)];
+        Tensor grad = it != grads.end() ? it->second : np::zeros(v.shape, v.dtype, device);
+        signature->grad_args.push_back(int(i));
+        backwardGraph.results.push_back(backwardTracer.value(grad));
+      }
+    }
+    // What the backward reads of the forward: its arguments, or values it must save.
+    const auto &reads = backwardTracer.argument_tensors();
+    for (size_t i = 0; i < reads.size(); ++i) {
+      Binding binding;
+      if (i == 0) {
+        binding.source = Source::output_grad;
+      } else if (int argument = forwardTracer.argument_index(reads[i]); argument >= 0) {
+        binding.source = Source::forward_argument;
+        binding.index = argument;
+        backwardGraph.arguments[i].name = "forward." + forwardGraph.arguments[size_t(argument)].name;
+      } else if (int id = forwardTracer.find(reads[i]); id >= 0) {
+        auto at = std::find(forwardGraph.results.begin(), forwardGraph.results.end(), id);
+        if (at == forwardGraph.results.end())
+          at = forwardGraph.results.insert(forwardGraph.results.end(), id);
+        binding.source = Source::forward_result;
+        binding.index = int(at - forwardGraph.results.begin());
+        backwardGraph.arguments[i].name = "saved." + std::to_string(binding.index);
+      } else {
+        binding.source = Source::captured;
+        binding.tensor = reads[i];
+      }
+      signature->backward_args.push_back(std::move(binding));
+    }
+  }
+
+  std::vector<const compiler::Graph *> graphs{&forwardGraph};
+  if (withGrad)
+    graphs.push_back(&backwardGraph);
+  compiler::CompiledModule module;
+  std::string error = compiler::compile(graphs, module);
+  if (!error.empty())
+    throw Error(name + ": " + error);
+  signature->forward = module.programs[0];
+  if (withGrad)
+    signature->backward = module.programs[1];
+
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats.compiles += 1;
+  stats.last_compile_seconds = seconds;
+  stats.forward_arena_bytes = signature->forward->memory().arena_bytes;
+  stats.backward_arena_bytes = withGrad ? signature->backward->memory().arena_bytes : 0;
+  stats.forward_steps = int64_t(signature->forward->steps.size());
+  stats.backward_steps = withGrad ? int64_t(signature->backward->steps.size()) : 0;
+  traced_ir = module.traced_ir;
+  compiled_ir = module.ir;
+  programs.clear();
+  for (const auto &program : module.programs)
+    programs += program->str();
+  dumpIR(name, stats.compiles, module);
+  return signature;
+}
+
+Tensor CompiledFunction::operator()(const Tensor &x) {
+  State &s = *state_;
+  if (!x.defined())
+    throw Error(s.name + ": the input is an undefined tensor");
+  Device device = x.device();
+  bool recording = autograd::is_recording();
+  bool inputGrad = recording && x.requires_grad();
+  std::vector<BoundParameter> parameters =
+      s.parameters ? s.parameters(device) : std::vector<BoundParameter>{};
+  std::set<std::string> gradParameters;
+  if (recording)
+    for (const BoundParameter &p : parameters)
+      if (p.grad)
+        gradParameters.insert(p.name);
+  bool withGrad = inputGrad || !gradParameters.empty();
+
+  std::string key = std::string(dtype_name(x.dtype())) + shape_rules::str(x.shape()) + "@" +
+                    device.str() + (autograd::is_training() ? " train" : " predict");
+  if (withGrad) {
+    key += " grad:" + std::string(inputGrad ? "data" : "");
+    for (const std::string &p : gradParameters)
+      key += "," + p;
+  }
+
+  std::shared_ptr<CompiledSignature> signature;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.cache.find(key);
+    if (it != s.cache.end()) {
+      signature = it->second;
+      ++s.stats.cache_hits;
+    } else {
+      signature = s.compile(x, withGrad, inputGrad, gradParameters);
+      s.cache[key] = signature;
+      if (debugLogging())
+        std::fprintf(stderr, "dlc: hybridize '%s': compiled %s in %.3f s (compile #%lld)\n",
+                     s.name.c_str(), key.c_str(), s.stats.last_compile_seconds,
+                     (long long)s.stats.compiles);
+      if (s.parameters)
+        parameters = s.parameters(device); // deferred ones are initialized now
+    }
+    ++s.stats.calls;
+  }
+
+  std::map<std::string, Tensor> byName;
+  for (const BoundParameter &p : parameters)
+    byName[p.name] = p.data;
+  std::vector<Tensor> forwardArgs;
+  for (const Binding &binding : signature->forward_args) {
+    if (binding.source == Source::input) {
+      forwardArgs.push_back(x);
+    } else if (binding.source == Source::parameter) {
+      auto it = byName.find(binding.name);
+      if (it == byName.end() || !it->second.defined())
+        throw Error(s.name + ": parameter '" + binding.name + "' has no copy on " +
+                    device.str() + " (initialize the block on the devices it runs on)");
+      forwardArgs.push_back(it->second);
+    } else {
+      forwardArgs.push_back(binding.tensor);
+    }
+  }
+  std::vector<Tensor> forwardResults = runProgram(*signature->forward, forwardArgs);
+  Tensor output = forwardResults[0];
+
+  if (signature->backward) {
+    std::vector<Tensor> recordInputs;
+    for (int argument : signature->grad_args)
+      recordInputs.push_back(forwardArgs[size_t(argument)]);
+    std::string name = s.name;
+    autograd::record(
+        "hybridized " + s.name, recordInputs, {output},
+        [signature, forwardArgs, forwardResults, name](const std::vector<Tensor> &grads) {
+          if (!grads[0].defined())
+            return std::vector<Tensor>(signature->grad_args.size());
+          const Program &backward = *signature->backward;
+          Tensor outputGrad = grads[0];
+          const ProgramValue &expected = backward.values[size_t(backward.arguments[0])];
+          if (outputGrad.shape() != expected.shape || outputGrad.dtype() != expected.dtype ||
+              outputGrad.device() != backward.device)
+            throw ShapeError(name + ": the output gradient is " +
+                             dtype_name(outputGrad.dtype()) + " " +
+                             shape_rules::str(outputGrad.shape()) + " on " +
+                             outputGrad.device().str() + ", expected " +
+                             dtype_name(expected.dtype) + " " + shape_rules::str(expected.shape) +
+                             " on " + backward.device.str());
+          std::vector<Tensor> arguments;
+          for (const Binding &binding : signature->backward_args) {
+            switch (binding.source) {
+            case Source::output_grad:
+              arguments.push_back(outputGrad);
+              break;
+            case Source::forward_result:
+              arguments.push_back(forwardResults[size_t(binding.index)]);
+              break;
+            case Source::forward_argument:
+              arguments.push_back(forwardArgs[size_t(binding.index)]);
+              break;
+            default:
+              arguments.push_back(binding.tensor);
+            }
+          }
+          return runProgram(backward, arguments);
+        });
+  }
+  return output;
+}
+
+CompileStats CompiledFunction::stats() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->stats;
+}
+std::string CompiledFunction::traced_ir() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->traced_ir;
+}
+std::string CompiledFunction::compiled_ir() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->compiled_ir;
+}
+std::string CompiledFunction::programs() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->programs;
+}
+void CompiledFunction::clear() {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->cache.clear();
+}
+
+} // namespace dlc

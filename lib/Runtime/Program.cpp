@@ -1,0 +1,310 @@
+//===- Program.cpp - static memory planning and one-task execution -----------===//
+#include "dlc/Runtime/Program.h"
+
+#include "dlc/Core/Error.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+namespace dlc {
+
+namespace {
+
+constexpr size_t kAlignment = 64; // a cache line, and what oneDNN likes
+
+size_t aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+/// First-fit placement in one growing arena; freed blocks merge with their neighbours.
+class ArenaPlanner {
+public:
+  /// Returns the offset; `reused` tells whether it came from freed memory.
+  size_t allocate(size_t bytes, bool &reused) {
+    bytes = aligned(std::max<size_t>(bytes, 1));
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second < bytes)
+        continue;
+      size_t offset = it->first;
+      if (it->second == bytes)
+        free_.erase(it);
+      else {
+        free_[offset + bytes] = it->second - bytes;
+        free_.erase(it);
+      }
+      reused = true;
+      return offset;
+    }
+    reused = false;
+    // Grow, absorbing a free block that ends at the current end.
+    if (!free_.empty()) {
+      auto last = std::prev(free_.end());
+      if (last->first + last->second == end_) {
+        size_t offset = last->first;
+        free_.erase(last);
+        end_ = offset + bytes;
+        reused = true;
+        return offset;
+      }
+    }
+    size_t offset = end_;
+    end_ += bytes;
+    return offset;
+  }
+
+  void release(size_t offset, size_t bytes) {
+    bytes = aligned(std::max<size_t>(bytes, 1));
+    auto [it, inserted] = free_.emplace(offset, bytes);
+    (void)inserted;
+    auto next = std::next(it);
+    if (next != free_.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto previous = std::prev(it);
+      if (previous->first + previous->second == it->first) {
+        previous->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+
+  size_t end() const { return end_; }
+
+private:
+  std::map<size_t, size_t> free_; // offset -> bytes
+  size_t end_ = 0;
+};
+
+const char *storageName(StorageKind kind) {
+  switch (kind) {
+  case StorageKind::argument:
+    return "arg";
+  case StorageKind::result:
+    return "result";
+  case StorageKind::arena:
+    return "arena";
+  }
+  return "?";
+}
+
+} // namespace
+
+void Program::plan() {
+  auto root = [&](int v) {
+    while (values[size_t(v)].alias_of >= 0)
+      v = values[size_t(v)].alias_of;
+    return v;
+  };
+  const int none = -1;
+  std::vector<int> definedAt(values.size(), none), lastUse(values.size(), none);
+  std::vector<bool> external(values.size(), false);
+
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    ProgramValue &v = values[size_t(arguments[i])];
+    v.storage = StorageKind::argument;
+    v.index = int(i);
+    v.offset = 0;
+    external[size_t(arguments[i])] = true;
+  }
+  for (size_t k = 0; k < results.size(); ++k) {
+    int r = results[k];
+    if (values[size_t(r)].alias_of >= 0 || external[size_t(r)])
+      throw Error("program '" + name + "': result #" + std::to_string(k) +
+                  " must own its storage (lowering inserts a copy for views and arguments)");
+    ProgramValue &v = values[size_t(r)];
+    v.storage = StorageKind::result;
+    v.index = int(k);
+    v.offset = 0;
+    external[size_t(r)] = true;
+  }
+  int stepCount = int(steps.size());
+  for (int s = 0; s < stepCount; ++s) {
+    for (int out : steps[size_t(s)].outputs)
+      if (definedAt[size_t(root(out))] == none)
+        definedAt[size_t(root(out))] = s;
+    for (int in : steps[size_t(s)].inputs)
+      lastUse[size_t(root(in))] = std::max(lastUse[size_t(root(in))], s);
+  }
+  for (const auto &[value, argument] : updates)
+    lastUse[size_t(root(value))] = stepCount; // read by the copy-back after the last step
+
+  memory_ = MemoryPlan{};
+  for (int r : results)
+    memory_.result_bytes += values[size_t(r)].bytes();
+
+  ArenaPlanner arena;
+  std::vector<std::vector<int>> dyingAfter(size_t(stepCount) + 1);
+  for (int s = 0; s < stepCount; ++s) {
+    for (int out : steps[size_t(s)].outputs) {
+      int r = root(out);
+      if (external[size_t(r)] || definedAt[size_t(r)] != s || r != out)
+        continue;
+      ProgramValue &v = values[size_t(r)];
+      bool reused = false;
+      v.storage = StorageKind::arena;
+      v.index = -1;
+      v.offset = arena.allocate(v.bytes(), reused);
+      memory_.intermediate_bytes += aligned(std::max<size_t>(v.bytes(), 1));
+      memory_.reused += reused ? 1 : 0;
+      int last = std::max(lastUse[size_t(r)], s);
+      dyingAfter[size_t(last)].push_back(r);
+    }
+    for (int dead : dyingAfter[size_t(s)])
+      arena.release(values[size_t(dead)].offset, values[size_t(dead)].bytes());
+  }
+  memory_.arena_bytes = arena.end();
+
+  // Views take their root's place.
+  for (size_t v = 0; v < values.size(); ++v) {
+    int r = root(int(v));
+    if (r == int(v))
+      continue;
+    if (values[v].bytes() > values[size_t(r)].bytes())
+      throw Error("program '" + name + "': a view is larger than the value it views");
+    values[v].storage = values[size_t(r)].storage;
+    values[v].index = values[size_t(r)].index;
+    values[v].offset = values[size_t(r)].offset;
+  }
+  planned_ = true;
+}
+
+int64_t Program::seeds_needed() const {
+  return std::count_if(steps.begin(), steps.end(),
+                       [](const ProgramStep &s) { return s.fresh_seed; });
+}
+
+TaskHandle Program::run(const std::vector<BoundBuffer> &args,
+                        const std::vector<BoundBuffer> &outs, std::vector<int64_t> seeds,
+                        bool reference_kernels) const {
+  if (!planned_)
+    throw Error("program '" + name + "' runs before plan()");
+  if (args.size() != arguments.size() || outs.size() != results.size() ||
+      int64_t(seeds.size()) != seeds_needed())
+    throw Error("program '" + name + "': run with " + std::to_string(args.size()) +
+                " arguments, " + std::to_string(outs.size()) + " results and " +
+                std::to_string(seeds.size()) + " seeds; it takes " +
+                std::to_string(arguments.size()) + ", " + std::to_string(results.size()) +
+                " and " + std::to_string(seeds_needed()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ProgramValue &v = values[size_t(arguments[i])];
+    if (!args[i].buffer || args[i].offset + v.bytes() > args[i].buffer->bytes() ||
+        args[i].buffer->device() != device)
+      throw Error("program '" + name + "': argument #" + std::to_string(i) + " (" +
+                  std::string(dtype_name(v.dtype)) + " " + shape_rules::str(v.shape) +
+                  ") is missing, too small or not on " + device.str());
+  }
+  for (size_t k = 0; k < outs.size(); ++k)
+    if (!outs[k].buffer || outs[k].offset + values[size_t(results[k])].bytes() >
+                               outs[k].buffer->bytes())
+      throw Error("program '" + name + "': result buffer #" + std::to_string(k) +
+                  " is missing or too small");
+
+  std::vector<std::shared_ptr<Buffer>> reads, writes;
+  std::vector<bool> updated(args.size(), false);
+  for (const auto &[value, argument] : updates)
+    updated[size_t(argument)] = true;
+  for (size_t i = 0; i < args.size(); ++i)
+    (updated[i] ? writes : reads).push_back(args[i].buffer);
+  for (const BoundBuffer &out : outs)
+    writes.push_back(out.buffer);
+  auto arena = std::make_shared<Buffer>(allocate(device, std::max<size_t>(memory_.arena_bytes, 1)));
+  writes.push_back(arena);
+  // Remove duplicates: one buffer may back several arguments.
+  auto unique = [](std::vector<std::shared_ptr<Buffer>> &list) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  };
+  unique(reads);
+  unique(writes);
+  reads.erase(std::remove_if(reads.begin(), reads.end(),
+                             [&](const std::shared_ptr<Buffer> &b) {
+                               return std::binary_search(writes.begin(), writes.end(), b);
+                             }),
+              reads.end());
+
+  auto self = shared_from_this();
+  return enqueue(device, reads, writes,
+                 [self, args, outs, arena, seeds = std::move(seeds), reference_kernels] {
+    const Program &p = *self;
+    auto address = [&](int id) -> char * {
+      const ProgramValue &v = p.values[size_t(id)];
+      switch (v.storage) {
+      case StorageKind::argument:
+        return static_cast<char *>(args[size_t(v.index)].buffer->data()) +
+               args[size_t(v.index)].offset + v.offset;
+      case StorageKind::result:
+        return static_cast<char *>(outs[size_t(v.index)].buffer->data()) +
+               outs[size_t(v.index)].offset + v.offset;
+      case StorageKind::arena:
+        break;
+      }
+      return static_cast<char *>(arena->data()) + v.offset;
+    };
+    size_t nextSeed = 0;
+    KernelArgs call;
+    call.device = p.device;
+    for (const ProgramStep &step : p.steps) {
+      if (step.copy) {
+        const ProgramValue &out = p.values[size_t(step.outputs[0])];
+        std::memmove(address(step.outputs[0]), address(step.inputs[0]), out.bytes());
+        continue;
+      }
+      Attrs seeded;
+      if (step.fresh_seed) {
+        seeded = step.attrs;
+        seeded.set("seed", seeds[nextSeed++]);
+      }
+      call.attrs = step.fresh_seed ? &seeded : &step.attrs;
+      call.inputs.clear();
+      call.outputs.clear();
+      for (int id : step.inputs)
+        call.inputs.push_back({address(id), p.values[size_t(id)].shape, p.values[size_t(id)].dtype});
+      for (int id : step.outputs)
+        call.outputs.push_back(
+            {address(id), p.values[size_t(id)].shape, p.values[size_t(id)].dtype});
+      KernelFn kernel = reference_kernels ? step.kernels.reference : step.kernels.fast;
+      kernel(call);
+    }
+    for (const auto &[value, argument] : p.updates) {
+      const ProgramValue &target = p.values[size_t(p.arguments[size_t(argument)])];
+      std::memmove(address(p.arguments[size_t(argument)]), address(value), target.bytes());
+    }
+  });
+}
+
+std::string Program::str() const {
+  std::ostringstream os;
+  auto place = [&](int id) {
+    const ProgramValue &v = values[size_t(id)];
+    std::ostringstream text;
+    text << "%" << id << ":" << dtype_name(v.dtype) << "[" << shape_rules::str(v.shape) << "]@"
+         << storageName(v.storage);
+    if (v.storage != StorageKind::arena)
+      text << v.index;
+    text << "+" << v.offset;
+    return text.str();
+  };
+  os << "program @" << name << " on " << device.str() << "\n";
+  for (size_t i = 0; i < arguments.size(); ++i)
+    os << "  arg " << i << " = " << place(arguments[i]) << "\n";
+  for (const ProgramStep &step : steps) {
+    os << "  ";
+    for (size_t k = 0; k < step.outputs.size(); ++k)
+      os << (k ? ", " : "") << place(step.outputs[k]);
+    os << " = " << (step.copy ? std::string("copy") : step.op) << "(";
+    for (size_t k = 0; k < step.inputs.size(); ++k)
+      os << (k ? ", " : "") << place(step.inputs[k]);
+    os << ")\n";
+  }
+  for (size_t k = 0; k < results.size(); ++k)
+    os << "  result " << k << " = " << place(results[k]) << "\n";
+  for (const auto &[value, argument] : updates)
+    os << "  update arg " << argument << " <- " << place(value) << "\n";
+  os << "  arena " << memory_.arena_bytes << " bytes (intermediates " << memory_.intermediate_bytes
+     << " bytes without reuse, " << memory_.reused << " placed in freed memory)\n";
+  return os.str();
+}
+
+} // namespace dlc

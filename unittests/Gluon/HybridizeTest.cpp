@@ -1,0 +1,263 @@
+//===- HybridizeTest.cpp - compiled blocks against eager execution ------------===//
+#include "../Frontend/GradientCheck.h"
+#include "../../examples/LeafNetwork.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+using namespace dlc;
+using namespace dlc::gluon;
+using dlc::testing::randomTensor;
+
+namespace {
+
+void expectClose(const std::vector<float> &expected, const std::vector<float> &actual,
+                 double tolerance, const std::string &what) {
+  ASSERT_EQ(expected.size(), actual.size()) << what;
+  for (size_t i = 0; i < expected.size(); ++i)
+    ASSERT_NEAR(expected[i], actual[i], tolerance * std::max(1.0, double(std::abs(expected[i]))))
+        << what << " element " << i;
+}
+
+struct StepResult {
+  std::vector<float> output, loss;
+  std::vector<std::vector<float>> grads, params;
+};
+
+/// Ends deferred initialization with an eager call in predict mode (no dropout draws):
+/// otherwise eager code interleaves initializer draws with dropout draws while a trace
+/// initializes every layer first, and the masks would legitimately differ.
+void finishInitialization(leafnet::LeafNetwork &net, const Device &device) {
+  autograd::Pause predict;
+  net(np::zeros({1, 3, 32, 32}, device));
+}
+
+/// One forward + loss + backward of a fresh LeafNetwork (same initial values for the
+/// same seed) on `devices`, seed-style; eager or hybridized.
+StepResult leafStep(bool hybridize, bool training, const std::vector<Device> &devices,
+                    int64_t batch = 4) {
+  np::random::seed(7);
+  leafnet::LeafNetwork net;
+  net.initialize(init::Xavier(), devices);
+  finishInitialization(net, devices[0]);
+  if (hybridize)
+    net.hybridize();
+  loss::SoftmaxCrossEntropyLoss lossFn;
+  Tensor images = randomTensor({batch, 3, 32, 32}, 11);
+  std::vector<int64_t> labelValues;
+  for (int64_t i = 0; i < batch; ++i)
+    labelValues.push_back(i % 2);
+  Tensor labels = np::array(labelValues);
+  np::random::seed(99); // dropout masks
+  std::vector<Tensor> data = utils::split_and_load(images, devices);
+  std::vector<Tensor> label = utils::split_and_load(labels, devices);
+  std::vector<Tensor> outputs, losses;
+  {
+    autograd::Record record(training);
+    for (size_t i = 0; i < data.size(); ++i) {
+      outputs.push_back(net(data[i]));
+      losses.push_back(lossFn(outputs.back(), label[i]));
+    }
+  }
+  for (Tensor &l : losses)
+    l.backward();
+  StepResult result;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (float v : outputs[i].to_vector<float>())
+      result.output.push_back(v);
+    for (float v : losses[i].to_vector<float>())
+      result.loss.push_back(v);
+  }
+  for (const ParameterPtr &p : net.collect_params().values()) {
+    for (Device d : devices) {
+      if (p->grad_req() != GradReq::null)
+        result.grads.push_back(p->grad(d).to_vector<float>());
+      result.params.push_back(p->data(d).to_vector<float>()); // running stats included
+    }
+  }
+  if (hybridize)
+    EXPECT_EQ(net.compile_stats().compiles, int64_t(devices.size()))
+        << "one compile per device signature";
+  return result;
+}
+
+void expectSameStep(const StepResult &eager, const StepResult &compiled, const std::string &what) {
+  expectClose(eager.output, compiled.output, 1e-5, what + " output");
+  expectClose(eager.loss, compiled.loss, 1e-5, what + " loss");
+  ASSERT_EQ(eager.grads.size(), compiled.grads.size());
+  for (size_t p = 0; p < eager.grads.size(); ++p)
+    expectClose(eager.grads[p], compiled.grads[p], 1e-5, what + " gradient #" + std::to_string(p));
+  for (size_t p = 0; p < eager.params.size(); ++p)
+    expectClose(eager.params[p], compiled.params[p], 1e-5, what + " parameter #" + std::to_string(p));
+}
+
+} // namespace
+
+TEST(Hybridize, LeafNetworkTrainingStepEqualsEager) {
+  expectSameStep(leafStep(false, true, {cpu(0)}), leafStep(true, true, {cpu(0)}), "train");
+}
+
+TEST(Hybridize, LeafNetworkInferenceModeEqualsEager) {
+  expectSameStep(leafStep(false, false, {cpu(0)}), leafStep(true, false, {cpu(0)}), "predict");
+}
+
+TEST(Hybridize, LeafNetworkOnTwoDevicesEqualsEager) {
+  expectSameStep(leafStep(false, true, {cpu(0), cpu(1)}), leafStep(true, true, {cpu(0), cpu(1)}),
+                 "two devices");
+}
+
+TEST(Hybridize, TwentyTrainingStepsEndWithTheSameParameters) {
+  auto train = [](bool hybridize) {
+    np::random::seed(3);
+    leafnet::LeafNetwork net;
+    std::vector<Device> devices{cpu(0), cpu(1)};
+    net.initialize(init::Xavier(), devices);
+    finishInitialization(net, devices[0]);
+    if (hybridize)
+      net.hybridize();
+    Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.05}, {"momentum", 0.9}});
+    loss::SoftmaxCrossEntropyLoss lossFn;
+    Tensor images = randomTensor({8, 3, 32, 32}, 5);
+    Tensor labels = np::array(std::vector<int64_t>{0, 1, 1, 0, 1, 0, 0, 1});
+    np::random::seed(17);
+    for (int step = 0; step < 20; ++step) {
+      std::vector<Tensor> data = utils::split_and_load(images, devices);
+      std::vector<Tensor> label = utils::split_and_load(labels, devices);
+      std::vector<Tensor> losses;
+      {
+        autograd::Record record;
+        for (size_t i = 0; i < data.size(); ++i)
+          losses.push_back(lossFn(net(data[i]), label[i]));
+      }
+      for (Tensor &l : losses)
+        l.backward();
+      trainer.step(8);
+    }
+    if (hybridize) {
+      CompileStats stats = net.compile_stats();
+      EXPECT_EQ(stats.compiles, 2) << "one signature per device";
+      EXPECT_EQ(stats.calls, 40);
+    }
+    std::vector<std::vector<float>> values;
+    for (const ParameterPtr &p : net.collect_params().values())
+      values.push_back(p->data(cpu(1)).to_vector<float>());
+    return values;
+  };
+  std::vector<std::vector<float>> eager = train(false), compiled = train(true);
+  ASSERT_EQ(eager.size(), compiled.size());
+  for (size_t p = 0; p < eager.size(); ++p)
+    expectClose(eager[p], compiled[p], 1e-5, "parameter #" + std::to_string(p));
+}
+
+TEST(Hybridize, RecompilesOnlyForNewSignatures) {
+  np::random::seed(1);
+  leafnet::LeafNetwork net;
+  net.initialize(init::Xavier(), {cpu(0)});
+  net.hybridize();
+  EXPECT_EQ(net.compile_stats().compiles, 0);
+  Tensor x = randomTensor({2, 3, 32, 32}, 4);
+  autograd::Pause predict;
+  Tensor first = net(x);
+  EXPECT_EQ(net.compile_stats().compiles, 1);
+  EXPECT_GT(net.compile_stats().forward_steps, 10);
+  for (int i = 0; i < 100; ++i)
+    net(x);
+  EXPECT_EQ(net.compile_stats().compiles, 1) << "the same signature never recompiles";
+  EXPECT_EQ(net.compile_stats().cache_hits, 100);
+  expectClose(first.to_vector<float>(), net(x).to_vector<float>(), 0, "a rerun");
+  net(randomTensor({3, 3, 32, 32}, 5));
+  EXPECT_EQ(net.compile_stats().compiles, 2) << "a new batch size compiles once";
+  net(randomTensor({3, 3, 32, 32}, 6));
+  EXPECT_EQ(net.compile_stats().compiles, 2);
+  {
+    autograd::TrainMode train;
+    net(x);
+  }
+  EXPECT_EQ(net.compile_stats().compiles, 3) << "training mode is part of the signature";
+}
+
+namespace {
+/// Branches on a value: what a trace cannot capture.
+class ValueBranch : public HybridBlock {
+public:
+  Tensor forward(const Tensor &x) override {
+    Tensor total = np::sum(x);
+    if (total.item<float>() > 0)
+      return x * 2.0;
+    return x;
+  }
+  std::string kind() const override { return "ValueBranch"; }
+};
+
+/// A chain of element-wise ops: its intermediates can share two buffers.
+class Chain : public HybridBlock {
+public:
+  Tensor forward(const Tensor &x) override {
+    Tensor y = x;
+    for (int i = 0; i < 8; ++i)
+      y = np::tanh(y * 0.5 + 0.25);
+    return y;
+  }
+  std::string kind() const override { return "Chain"; }
+};
+} // namespace
+
+TEST(Hybridize, ReadingATracedValueIsAnErrorNotAFrozenBranch) {
+  ValueBranch block;
+  Tensor x = np::ones({4});
+  EXPECT_EQ(block(x).to_vector<float>(), std::vector<float>(4, 2.f)) << "eager runs the branch";
+  block.hybridize();
+  try {
+    block(x);
+    FAIL() << "expected an error";
+  } catch (const Error &e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("inside a hybridized forward"), std::string::npos) << message;
+    EXPECT_NE(message.find("'reduce'"), std::string::npos) << "names the op: " << message;
+    EXPECT_NE(message.find("hybridize(false)"), std::string::npos) << message;
+  }
+  block.hybridize(false);
+  EXPECT_EQ(block(x).to_vector<float>(), std::vector<float>(4, 2.f));
+}
+
+TEST(Hybridize, ElementwiseChainReusesBuffers) {
+  Chain chain;
+  chain.hybridize();
+  Tensor x = randomTensor({64, 64}, 3);
+  Tensor compiled = chain(x);
+  chain.hybridize(false);
+  expectClose(chain(x).to_vector<float>(), compiled.to_vector<float>(), 1e-6, "chain");
+  chain.hybridize();
+  chain(x);
+  CompileStats stats = chain.compile_stats();
+  size_t one = 64 * 64 * 4;
+  EXPECT_GE(stats.forward_steps, 16);
+  EXPECT_LE(stats.forward_arena_bytes, 2 * one + 256)
+      << "two live intermediates at most:\n" << chain.compiled()->programs();
+}
+
+TEST(Hybridize, ExportWritesTheModuleAndTheParameters) {
+  np::random::seed(2);
+  leafnet::LeafNetwork net;
+  net.initialize(init::Xavier(), {cpu(0)});
+  net.hybridize();
+  std::string prefix = ::testing::TempDir() + "dlc-export-test";
+  EXPECT_THROW(net.export_model(prefix), Error) << "no trace before the first call";
+  net(randomTensor({2, 3, 32, 32}, 8));
+  net.export_model(prefix);
+  std::ifstream module(prefix + ".mlir");
+  std::stringstream text;
+  text << module.rdbuf();
+  EXPECT_NE(text.str().find("func.func @forward"), std::string::npos);
+  EXPECT_NE(text.str().find("dlc.conv2d"), std::string::npos);
+  EXPECT_NE(text.str().find("dlc.name = \"conv1.0.weight\""), std::string::npos) << text.str();
+  leafnet::LeafNetwork loaded;
+  loaded.load_parameters(prefix + ".safetensors");
+  EXPECT_EQ(loaded.collect_params()["dense3.weight"]->data().to_vector<float>(),
+            net.collect_params()["dense3.weight"]->data().to_vector<float>());
+  std::remove((prefix + ".mlir").c_str());
+  std::remove((prefix + ".safetensors").c_str());
+}
+
