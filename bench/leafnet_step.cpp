@@ -4,11 +4,13 @@
 // at the network's shapes and (2) a whole eager training step's forward and backward
 // (gradients of every parameter, no optimizer update), once with the backward chain
 // written out by hand from the eager gradient ops ("leafnet_step") and once as users
-// write it, Gluon layers under autograd::Record ("leafnet_step_gluon").
+// write it, Gluon layers under autograd::Record ("leafnet_step_gluon"), and the same
+// network hybridized ("leafnet_step_hybrid"; its trace + compile time is printed as a
+// comment line).
 // Prints one JSON object per measurement, in the format bench/peers/*.py print, so that
 // bench/compare.py can put dlc and its peers side by side.
 //
-// Usage: dlc-bench-leafnet [--step-only] [batch ...]   (default: 4 32)
+// Usage: dlc-bench-leafnet [--step-only | --only=BENCH] [batch ...]   (default: 4 32)
 //
 //===----------------------------------------------------------------------===//
 #include "../examples/LeafNetwork.h"
@@ -168,9 +170,12 @@ void benchLayers(int64_t batch, int repeats) {
 int main(int argc, char **argv) {
   std::vector<int64_t> batches;
   bool stepOnly = false;
+  std::string only; // --only=BENCH: run that step benchmark alone (for DLC_PROFILE)
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--step-only")
       stepOnly = true;
+    else if (std::string(argv[i]).rfind("--only=", 0) == 0)
+      only = std::string(argv[i]).substr(7), stepOnly = true;
     else
       batches.push_back(std::atoll(argv[i]));
   }
@@ -184,12 +189,15 @@ int main(int argc, char **argv) {
     LeafNetwork net;
     Tensor images = np::random::uniform(-1, 1, {batch, 3, 128, 128});
     Tensor labels = np::random::randint(0, 2, {batch});
-    report("leafnet_step", batch, timeIt([&] { net.step(images, labels); }, 2, repeats));
+    auto wanted = [&](const char *bench) { return only.empty() || only == bench; };
+    if (wanted("leafnet_step"))
+      report("leafnet_step", batch, timeIt([&] { net.step(images, labels); }, 2, repeats));
     // The same step as users write it: Gluon layers and autograd (peers do the same).
     leafnet::LeafNetwork gluonNet;
     gluonNet.initialize(init::Xavier(), {cpu(0)});
     gluon::loss::SoftmaxCrossEntropyLoss lossFn;
-    report("leafnet_step_gluon", batch, timeIt([&] {
+    if (wanted("leafnet_step_gluon"))
+      report("leafnet_step_gluon", batch, timeIt([&] {
              Tensor loss;
              {
                autograd::Record record;
@@ -197,6 +205,31 @@ int main(int argc, char **argv) {
              }
              loss.backward();
            }, 2, repeats));
+    // The same Gluon step, hybridized: one compiled forward and one compiled backward.
+    if (!wanted("leafnet_step_hybrid"))
+      continue;
+    leafnet::LeafNetwork hybridNet;
+    hybridNet.initialize(init::Xavier(), {cpu(0)});
+    hybridNet.hybridize();
+    auto hybridStep = [&] {
+      Tensor loss;
+      {
+        autograd::Record record;
+        loss = lossFn(hybridNet(images), labels);
+      }
+      loss.backward();
+    };
+    auto start = std::chrono::steady_clock::now();
+    hybridStep();
+    npx::waitall();
+    double first = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CompileStats stats = hybridNet.compile_stats();
+    std::printf("# dlc hybridize, batch %lld: trace + compile %.3f s (first step %.3f s), "
+                "%lld forward + %lld backward kernel calls, arenas %.1f + %.1f MiB\n",
+                (long long)batch, stats.last_compile_seconds, first,
+                (long long)stats.forward_steps, (long long)stats.backward_steps,
+                stats.forward_arena_bytes / 1048576.0, stats.backward_arena_bytes / 1048576.0);
+    report("leafnet_step_hybrid", batch, timeIt(hybridStep, 1, repeats));
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #define DLC_LIB_COMPILER_COMPILERINTERNAL_H
 
 #include "dlc/Compiler/Graph.h"
+#include "dlc/Compiler/LowerToRuntime.h"
 #include "dlc/Runtime/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,12 +23,6 @@ namespace dlc::compiler {
 mlir::OwningOpRef<mlir::ModuleOp> emitModule(mlir::MLIRContext &context,
                                              const std::vector<const Graph *> &graphs,
                                              std::string &error);
-
-/// The program of `function`: one step per op (views become aliases), results that are
-/// arguments or views copied into their own storage, then a memory plan. On failure
-/// returns null and sets `error`.
-std::shared_ptr<Program> lowerToProgram(mlir::func::FuncOp function, Device device,
-                                        std::string &error);
 
 } // namespace dlc::compiler
 

@@ -156,8 +156,12 @@ OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const G
       for (int output : node.outputs)
         state.types.push_back(tensorType(context, graph->values[size_t(output)]));
       Type firstResult = state.types.empty() ? Type() : state.types.front();
+      llvm::ArrayRef<StringAttr> declared = name->getAttributeNames();
       for (const auto &[attrName, attrValue] : node.attrs.items()) {
-        if (inResultTypes(attrName))
+        // Eager attributes the op does not declare (shapes kept in types, options of a
+        // sibling op such as max-pool's count_include_pad) are left out.
+        bool known = llvm::any_of(declared, [&](StringAttr a) { return a == attrName; });
+        if (inResultTypes(attrName) || !known)
           continue;
         if (Attribute converted = convert(context, node.op, attrName, attrValue, firstResult))
           state.addAttribute(attrName, converted);

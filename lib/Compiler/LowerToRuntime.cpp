@@ -90,13 +90,25 @@ bool kernelAttrs(Operation *op, Attrs &attrs, std::string &error) {
 
 } // namespace
 
+Device functionDevice(func::FuncOp function, Device fallback) {
+  if (function.getNumArguments() == 0)
+    return fallback;
+  auto attr = function.getArgAttrOfType<mlir::dlc::DeviceAttr>(
+      0, mlir::dlc::DLCDialect::getDeviceAttrName());
+  if (!attr)
+    return fallback;
+  return Device{DeviceKind(int32_t(attr.getKind())), int(attr.getOrdinal())};
+}
+
 std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
-                                        std::string &error) {
+                                        std::string &error,
+                                        llvm::DenseMap<Value, int> *valueIds) {
   register_builtin_kernels();
   auto program = std::make_shared<Program>();
   program->name = function.getName().str();
   program->device = device;
-  llvm::DenseMap<Value, int> ids;
+  llvm::DenseMap<Value, int> localIds;
+  llvm::DenseMap<Value, int> &ids = valueIds ? *valueIds : localIds;
 
   auto addValue = [&](Value value, int aliasOf) -> int {
     auto type = dyn_cast<RankedTensorType>(value.getType());

@@ -3,6 +3,7 @@
 
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/Profile.h"
 #include "AutogradInternal.h"
 #include "OpDefinitions.h"
 #include "Tracer.h"
@@ -57,48 +58,6 @@ template <typename ErrorT>
   throw ErrorT(op.name + ": " + what + " (inputs: " + describe(inputs) +
                (attrs.str() == "{}" ? "" : "; attributes " + attrs.str()) + ")");
 }
-
-/// Kernel time per op, collected when DLC_PROFILE is set and printed at exit.
-struct KernelProfile {
-  std::mutex mutex;
-  std::map<std::string, std::pair<int64_t, double>> calls; // op -> (count, seconds)
-
-  static KernelProfile *get() {
-    static KernelProfile *profile = [] {
-      const char *flag = std::getenv("DLC_PROFILE");
-      if (!flag || !*flag || std::string(flag) == "0")
-        return static_cast<KernelProfile *>(nullptr);
-      auto *created = new KernelProfile;
-      std::atexit([] { get()->print(); });
-      return created;
-    }();
-    return profile;
-  }
-
-  void add(const std::string &op, double seconds) {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto &entry = calls[op];
-    ++entry.first;
-    entry.second += seconds;
-  }
-
-  void print() {
-    std::lock_guard<std::mutex> lock(mutex);
-    std::vector<std::pair<std::string, std::pair<int64_t, double>>> rows(calls.begin(),
-                                                                         calls.end());
-    std::sort(rows.begin(), rows.end(),
-              [](const auto &a, const auto &b) { return a.second.second > b.second.second; });
-    double total = 0;
-    for (const auto &row : rows)
-      total += row.second.second;
-    std::fprintf(stderr, "dlc kernel profile (DLC_PROFILE): %.3f s in kernels\n", total);
-    std::fprintf(stderr, "  %-34s %8s %10s %6s\n", "op", "calls", "seconds", "share");
-    for (const auto &[op, entry] : rows)
-      std::fprintf(stderr, "  %-34s %8lld %10.4f %5.1f%%\n", op.c_str(),
-                   (long long)entry.first, entry.second,
-                   total > 0 ? 100 * entry.second / total : 0.0);
-  }
-};
 
 } // namespace
 
@@ -189,7 +148,7 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
 
   auto sharedAttrs = std::make_shared<Attrs>(attrs);
   KernelProfile *profile = KernelProfile::get();
-  const std::string *opName = &op.name;
+  const std::string *opName = &op.dialect_op; // the same key as compiled programs
   enqueue(where, reads, writes, [inputs, results, sharedAttrs, kernel, where, profile, opName] {
     KernelArgs args;
     args.attrs = sharedAttrs.get();

@@ -2,8 +2,10 @@
 #include "dlc/Runtime/Program.h"
 
 #include "dlc/Core/Error.h"
+#include "dlc/Runtime/Profile.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -243,6 +245,7 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
       return static_cast<char *>(arena->data()) + v.offset;
     };
     size_t nextSeed = 0;
+    KernelProfile *profile = KernelProfile::get();
     KernelArgs call;
     call.device = p.device;
     for (const ProgramStep &step : p.steps) {
@@ -265,7 +268,14 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
         call.outputs.push_back(
             {address(id), p.values[size_t(id)].shape, p.values[size_t(id)].dtype});
       KernelFn kernel = reference_kernels ? step.kernels.reference : step.kernels.fast;
+      if (!profile) {
+        kernel(call);
+        continue;
+      }
+      auto start = std::chrono::steady_clock::now();
       kernel(call);
+      profile->add(step.op, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                                .count());
     }
     for (const auto &[value, argument] : p.updates) {
       const ProgramValue &target = p.values[size_t(p.arguments[size_t(argument)])];

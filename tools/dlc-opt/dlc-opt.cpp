@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Config.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,6 +30,7 @@ int main(int argc, char **argv) {
   mlir::registerConversionPasses();
   mlir::registerLinalgPasses();
   mlir::bufferization::registerBufferizationPasses();
+  mlir::dlc::registerDLCPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::dlc::DLCDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,

@@ -61,6 +61,11 @@ cl::opt<std::string> resumeFrom("resume", cl::desc("parameters (.safetensors) to
 cl::opt<int> limit("limit", cl::desc("use only the first N training samples (0: all)"),
                    cl::init(0));
 cl::opt<uint64_t> seedOption("seed", cl::desc("random seed"), cl::init(1));
+cl::opt<bool> hybridizeOption(
+    "hybridize",
+    cl::desc("compile the network (forward and backward) per input signature; "
+             "--hybridize=false runs it eagerly, op by op"),
+    cl::init(true));
 
 std::vector<Device> parseDevices(const std::string &text) {
   std::vector<Device> devices;
@@ -290,7 +295,8 @@ int main(int argc, char **argv) {
       net->load_parameters(resumeFrom, devices);
       std::printf("resumed from %s\n", resumeFrom.c_str());
     }
-    net->hybridize();
+    if (hybridizeOption)
+      net->hybridize();
     Trainer trainer(net->collect_params(), optimizerOption, {{"learning_rate", learningRate}});
     loss::SoftmaxCrossEntropyLoss lossFn;
 
@@ -309,7 +315,7 @@ int main(int argc, char **argv) {
         {
           autograd::Record record;
           for (size_t i = 0; i < inputs.size(); ++i) {
-            outputs.push_back(net->forward(inputs[i]));
+            outputs.push_back((*net)(inputs[i]));
             losses.push_back(lossFn(outputs[i], labels[i]));
           }
         }
@@ -343,6 +349,13 @@ int main(int argc, char **argv) {
       writeSvg(outputFolder + "/accuracy.svg", log);
     }
     npx::waitall();
+    if (hybridizeOption) {
+      CompileStats stats = net->compile_stats();
+      std::printf("dlc-train: hybridized: %lld signatures compiled (latest in %.3f s), %lld "
+                  "compiled calls (latest: %lld + %lld kernels per forward + backward)\n",
+                  (long long)stats.compiles, stats.last_compile_seconds, (long long)stats.calls,
+                  (long long)stats.forward_steps, (long long)stats.backward_steps);
+    }
     std::printf("dlc-train: test accuracy %.4f; parameters, log.csv and accuracy.svg in %s/\n",
                 log.empty() ? 0.0 : log.back().testAccuracy, outputFolder.c_str());
   } catch (const std::exception &e) {

@@ -1,0 +1,64 @@
+//===- PlanMemory.cpp - report the static memory plan of each function --------===//
+//
+// The plan is the one the runtime executes (Program::plan, reached through the same
+// lowering hybridize() uses), so what the remarks say is what a compiled block does.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+
+#include "dlc/Compiler/LowerToRuntime.h"
+
+namespace mlir::dlc {
+
+#define GEN_PASS_DEF_DLCPLANMEMORY
+#include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
+
+namespace {
+
+std::string place(const ::dlc::ProgramValue &value) {
+  switch (value.storage) {
+  case ::dlc::StorageKind::argument:
+    return "in argument #" + std::to_string(value.index) + " at offset " +
+           std::to_string(value.offset);
+  case ::dlc::StorageKind::result:
+    return "in result #" + std::to_string(value.index);
+  case ::dlc::StorageKind::arena:
+    break;
+  }
+  return "at arena offset " + std::to_string(value.offset);
+}
+
+struct PlanMemoryPass : impl::DLCPlanMemoryBase<PlanMemoryPass> {
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    ::dlc::Device device = ::dlc::compiler::functionDevice(function, ::dlc::cpu(0));
+    std::string error;
+    llvm::DenseMap<Value, int> ids;
+    std::shared_ptr<::dlc::Program> program =
+        ::dlc::compiler::lowerToProgram(function, device, error, &ids);
+    if (!program) {
+      function.emitError() << "cannot plan memory: " << error;
+      return signalPassFailure();
+    }
+    function.walk([&](Operation *op) {
+      if (op == function.getOperation() || op->getNumResults() == 0)
+        return;
+      InFlightDiagnostic remark = op->emitRemark();
+      for (unsigned k = 0; k < op->getNumResults(); ++k) {
+        const ::dlc::ProgramValue &value = program->values[size_t(ids.lookup(op->getResult(k)))];
+        remark << (k ? "; " : "") << "result #" << k << " "
+               << (value.alias_of >= 0 ? "views its input, " : "") << place(value) << " ("
+               << value.bytes() << " bytes)";
+      }
+    });
+    const ::dlc::MemoryPlan &plan = program->memory();
+    function.emitRemark() << "memory plan on " << device.str() << ": arena " << plan.arena_bytes
+                          << " bytes for " << plan.intermediate_bytes
+                          << " bytes of intermediates (" << plan.reused
+                          << " placed in freed memory), results " << plan.result_bytes
+                          << " bytes";
+  }
+};
+
+} // namespace
+} // namespace mlir::dlc

@@ -1,0 +1,52 @@
+// RUN: dlc-opt %s --dlc-plan-memory -split-input-file -verify-diagnostics | FileCheck %s
+
+// A chain of element-wise ops needs two live intermediates at a time: the third result
+// reuses the first one's block, and so on. The IR is unchanged.
+// expected-remark @+1 {{memory plan on cpu(0): arena 512 bytes for 1280 bytes of intermediates (3 placed in freed memory), results 256 bytes}}
+func.func @chain(%x: tensor<64xf32> {dlc.device = #dlc.device<cpu:0>}) -> tensor<64xf32> {
+  // expected-remark @+1 {{result #0 at arena offset 0 (256 bytes)}}
+  %0 = dlc.relu %x : tensor<64xf32>
+  // expected-remark @+1 {{result #0 at arena offset 256 (256 bytes)}}
+  %1 = dlc.tanh %0 : tensor<64xf32>
+  // expected-remark @+1 {{result #0 at arena offset 0 (256 bytes)}}
+  %2 = dlc.exp %1 : tensor<64xf32>
+  // expected-remark @+1 {{result #0 at arena offset 256 (256 bytes)}}
+  %3 = dlc.sigmoid %2 : tensor<64xf32>
+  // expected-remark @+1 {{result #0 at arena offset 0 (256 bytes)}}
+  %4 = dlc.neg %3 : tensor<64xf32>
+  // expected-remark @+1 {{result #0 in result #0 (256 bytes)}}
+  %5 = dlc.relu %4 : tensor<64xf32>
+  return %5 : tensor<64xf32>
+}
+// CHECK-LABEL: func.func @chain
+// CHECK-COUNT-2: dlc.relu
+// CHECK: return
+
+// -----
+
+// A value read again later stays live: %0 is added at the end, so %1 and %2 cannot take
+// its block. A reshape is a view of its input, and a result that is a view gets a copy.
+// expected-remark @+1 {{memory plan on cpu(1): arena 768 bytes for 768 bytes of intermediates (0 placed in freed memory), results 256 bytes}}
+func.func @live(%x: tensor<64xf32> {dlc.device = #dlc.device<cpu:1>}) -> tensor<8x8xf32> {
+  // expected-remark @+1 {{result #0 at arena offset 0 (256 bytes)}}
+  %0 = dlc.relu %x : tensor<64xf32>
+  // expected-remark @+1 {{result #0 at arena offset 256 (256 bytes)}}
+  %1 = dlc.tanh %0 : tensor<64xf32>
+  // expected-remark @+1 {{result #0 at arena offset 512 (256 bytes)}}
+  %2 = dlc.add %1, %0 : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  // expected-remark @+1 {{result #0 views its input, at arena offset 512 (256 bytes)}}
+  %3 = dlc.reshape %2 : tensor<64xf32> to tensor<8x8xf32>
+  return %3 : tensor<8x8xf32>
+}
+
+// -----
+
+// Ops without a runtime kernel cannot be planned.
+// expected-error @+1 {{cannot plan memory: dlc.fused}}
+func.func @no_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = dlc.fused (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    dlc.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
