@@ -17,6 +17,10 @@ def parse():
     parser.add_argument("framework", choices=["torch", "mxnet"])
     parser.add_argument("batches", type=int, nargs="*", default=[4, 32])
     parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--steps-only", action="store_true",
+                        help="only the whole-network steps, not the single layers")
+    parser.add_argument("--no-compiled", action="store_true",
+                        help="skip leafnet_step_hybrid (torch.compile / MXNet hybridize)")
     return parser.parse_args()
 
 
@@ -58,33 +62,34 @@ def run_torch(args):
     for batch in args.batches:
         repeats = 5 if batch >= 32 else 10
         x = torch.rand(batch, 3, 128, 128) * 2 - 1
-        conv = nn.Conv2d(3, 32, 2)
-        xg = x.clone().requires_grad_(True)
+        if not args.steps_only:
+            conv = nn.Conv2d(3, 32, 2)
+            xg = x.clone().requires_grad_(True)
 
-        def conv_step():
-            y = conv(xg)
-            y.backward(y.detach())
-        report("torch", "conv2d_fwd_bwd", batch, median_time(conv_step, sync, 1, repeats))
-        relu_out = torch.relu(conv(x)).detach().requires_grad_(True)
+            def conv_step():
+                y = conv(xg)
+                y.backward(y.detach())
+            report("torch", "conv2d_fwd_bwd", batch, median_time(conv_step, sync, 1, repeats))
+            relu_out = torch.relu(conv(x)).detach().requires_grad_(True)
 
-        def pool_step():
-            y = F.max_pool2d(relu_out, 4, 2)
-            y.backward(y.detach())
-        report("torch", "max_pool2d_fwd_bwd", batch, median_time(pool_step, sync, 1, repeats))
-        pooled = F.max_pool2d(relu_out.detach(), 4, 2).requires_grad_(True)
-        bn = nn.BatchNorm2d(32)
+            def pool_step():
+                y = F.max_pool2d(relu_out, 4, 2)
+                y.backward(y.detach())
+            report("torch", "max_pool2d_fwd_bwd", batch, median_time(pool_step, sync, 1, repeats))
+            pooled = F.max_pool2d(relu_out.detach(), 4, 2).requires_grad_(True)
+            bn = nn.BatchNorm2d(32)
 
-        def bn_step():
-            y = bn(pooled)
-            y.backward(y.detach())
-        report("torch", "batch_norm_fwd_bwd", batch, median_time(bn_step, sync, 1, repeats))
-        flat = (torch.rand(batch, 21632) * 2 - 1).requires_grad_(True)
-        dense = nn.Linear(21632, 100)
+            def bn_step():
+                y = bn(pooled)
+                y.backward(y.detach())
+            report("torch", "batch_norm_fwd_bwd", batch, median_time(bn_step, sync, 1, repeats))
+            flat = (torch.rand(batch, 21632) * 2 - 1).requires_grad_(True)
+            dense = nn.Linear(21632, 100)
 
-        def dense_step():
-            y = dense(flat)
-            y.backward(y.detach())
-        report("torch", "dense_fwd_bwd", batch, median_time(dense_step, sync, 1, repeats))
+            def dense_step():
+                y = dense(flat)
+                y.backward(y.detach())
+            report("torch", "dense_fwd_bwd", batch, median_time(dense_step, sync, 1, repeats))
 
         net = make_net().train()
         labels = torch.randint(0, 2, (batch,))
@@ -95,6 +100,21 @@ def run_torch(args):
             loss = F.cross_entropy(net(x), labels, reduction="none")
             loss.sum().backward()
         report("torch", "leafnet_step", batch, median_time(step, sync, 2, repeats))
+        if args.no_compiled:
+            continue
+        # torch.compile (inductor): what a PyTorch user does to compile the same step.
+        compiled = torch.compile(net)
+
+        def compiled_step():
+            for p in net.parameters():
+                p.grad = None
+            loss = F.cross_entropy(compiled(x), labels, reduction="none")
+            loss.sum().backward()
+        start = time.perf_counter()
+        compiled_step()
+        print(f"# torch.compile, batch {batch}: first step (compile) "
+              f"{time.perf_counter() - start:.1f} s", flush=True)
+        report("torch", "leafnet_step_hybrid", batch, median_time(compiled_step, sync, 1, repeats))
 
 
 def run_mxnet(args):
@@ -140,29 +160,30 @@ def run_mxnet(args):
                     y = block(data)
                 y.backward()
             return work
-        conv = nn.Conv2D(32, 2)
-        conv.initialize()
-        xg = x.copy()
-        xg.attach_grad()
-        report("mxnet", "conv2d_fwd_bwd", batch,
-               median_time(layer_step(conv, xg), sync, 1, repeats))
-        relu_out = npx.relu(conv(x))
-        relu_out.attach_grad()
-        pool = nn.MaxPool2D(pool_size=4, strides=2)
-        report("mxnet", "max_pool2d_fwd_bwd", batch,
-               median_time(layer_step(pool, relu_out), sync, 1, repeats))
-        pooled = pool(relu_out)
-        pooled.attach_grad()
-        bn = nn.BatchNorm()
-        bn.initialize()
-        report("mxnet", "batch_norm_fwd_bwd", batch,
-               median_time(layer_step(bn, pooled), sync, 1, repeats))
-        flat = np.random.uniform(-1, 1, size=(batch, 21632))
-        flat.attach_grad()
-        dense = nn.Dense(100)
-        dense.initialize()
-        report("mxnet", "dense_fwd_bwd", batch,
-               median_time(layer_step(dense, flat), sync, 1, repeats))
+        if not args.steps_only:
+            conv = nn.Conv2D(32, 2)
+            conv.initialize()
+            xg = x.copy()
+            xg.attach_grad()
+            report("mxnet", "conv2d_fwd_bwd", batch,
+                   median_time(layer_step(conv, xg), sync, 1, repeats))
+            relu_out = npx.relu(conv(x))
+            relu_out.attach_grad()
+            pool = nn.MaxPool2D(pool_size=4, strides=2)
+            report("mxnet", "max_pool2d_fwd_bwd", batch,
+                   median_time(layer_step(pool, relu_out), sync, 1, repeats))
+            pooled = pool(relu_out)
+            pooled.attach_grad()
+            bn = nn.BatchNorm()
+            bn.initialize()
+            report("mxnet", "batch_norm_fwd_bwd", batch,
+                   median_time(layer_step(bn, pooled), sync, 1, repeats))
+            flat = np.random.uniform(-1, 1, size=(batch, 21632))
+            flat.attach_grad()
+            dense = nn.Dense(100)
+            dense.initialize()
+            report("mxnet", "dense_fwd_bwd", batch,
+                   median_time(layer_step(dense, flat), sync, 1, repeats))
 
         net = LeafNetwork()
         net.initialize(mx.init.Xavier())
@@ -173,6 +194,17 @@ def run_mxnet(args):
                 loss = loss_fn(net(x), labels)
             loss.backward()
         report("mxnet", "leafnet_step", batch, median_time(step, sync, 2, repeats))
+        if args.no_compiled:
+            continue
+        hybrid = LeafNetwork()
+        hybrid.initialize(mx.init.Xavier())
+        hybrid.hybridize(static_alloc=True, static_shape=True)
+
+        def hybrid_step():
+            with autograd.record():
+                loss = loss_fn(hybrid(x), labels)
+            loss.backward()
+        report("mxnet", "leafnet_step_hybrid", batch, median_time(hybrid_step, sync, 2, repeats))
 
 
 if __name__ == "__main__":
