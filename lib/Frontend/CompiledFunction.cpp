@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -63,8 +64,15 @@ void dumpIR(const std::string &name, int64_t number, const compiler::CompiledMod
   const char *dir = std::getenv("DLC_DUMP_IR");
   if (!dir || !*dir)
     return;
+  std::error_code ignored;
+  std::filesystem::create_directories(dir, ignored);
   std::string base = std::string(dir) + "/" + fileName(name) + "." + std::to_string(number);
-  std::ofstream(base + ".traced.mlir") << module.traced_ir;
+  std::ofstream traced(base + ".traced.mlir");
+  if (!traced) {
+    std::fprintf(stderr, "dlc: DLC_DUMP_IR: cannot write %s.traced.mlir\n", base.c_str());
+    return;
+  }
+  traced << module.traced_ir;
   std::ofstream(base + ".compiled.mlir") << module.ir;
   std::ofstream programs(base + ".programs.txt");
   for (const auto &program : module.programs)
@@ -291,13 +299,17 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
         gradParameters.insert(p.name);
   bool withGrad = inputGrad || !gradParameters.empty();
 
-  std::string key = std::string(dtype_name(x.dtype())) + shape_rules::str(x.shape()) + "@" +
-                    device.str() + (autograd::is_training() ? " train" : " predict");
-  if (withGrad) {
-    key += " grad:" + std::string(inputGrad ? "data" : "");
-    for (const std::string &p : gradParameters)
-      key += "," + p;
-  }
+  // The signature, as users read it in logs: "float32[4x3x128x128] on cpu(0), training,
+  // gradients of 18 parameters"; the key adds the parameters' names.
+  std::string signatureText = std::string(dtype_name(x.dtype())) + "[" +
+                              shape_rules::str(x.shape()) + "] on " + device.str() +
+                              (autograd::is_training() ? ", training" : ", predicting");
+  if (withGrad)
+    signatureText += std::string(", gradients of ") + (inputGrad ? "the input and " : "") +
+                     std::to_string(gradParameters.size()) + " parameters";
+  std::string key = signatureText;
+  for (const std::string &p : gradParameters)
+    key += "," + p;
 
   std::shared_ptr<CompiledSignature> signature;
   {
@@ -310,8 +322,8 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
       signature = s.compile(x, withGrad, inputGrad, gradParameters);
       s.cache[key] = signature;
       if (debugLogging())
-        std::fprintf(stderr, "dlc: hybridize '%s': compiled %s in %.3f s (compile #%lld)\n",
-                     s.name.c_str(), key.c_str(), s.stats.last_compile_seconds,
+        std::fprintf(stderr, "dlc: hybridize '%s': compiled for %s in %.3f s (compile #%lld)\n",
+                     s.name.c_str(), signatureText.c_str(), s.stats.last_compile_seconds,
                      (long long)s.stats.compiles);
       if (s.parameters)
         parameters = s.parameters(device); // deferred ones are initialized now

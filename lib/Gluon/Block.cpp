@@ -2,6 +2,9 @@
 #include "dlc/Gluon/Block.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cxxabi.h>
+#include <typeinfo>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -75,7 +78,7 @@ Tensor HybridBlock::call(const Tensor &x) {
   if (!compiled_) {
     ParameterDict params = collect_params();
     compiled_ = std::make_shared<CompiledFunction>(
-        kind(), [this](const Tensor &input) { return forward(input); },
+        compiledName(), [this](const Tensor &input) { return forward(input); },
         [params](Device device) {
           std::vector<BoundParameter> bound;
           for (const std::string &name : params.keys()) {
@@ -90,6 +93,16 @@ Tensor HybridBlock::call(const Tensor &x) {
         });
   }
   return (*compiled_)(x);
+}
+
+std::string HybridBlock::compiledName() const {
+  // Subclasses that keep the default kind() are named by their C++ class.
+  if (kind() != "HybridBlock")
+    return kind();
+  int status = 0;
+  std::unique_ptr<char, void (*)(void *)> name(
+      abi::__cxa_demangle(typeid(*this).name(), nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? std::string(name.get()) : kind();
 }
 
 CompileStats HybridBlock::compile_stats() const {

@@ -116,6 +116,8 @@ protected:
   Tensor call(const Tensor &x) override;
 
 private:
+  /// How logs, dumps and errors name this block's compiled function.
+  std::string compiledName() const;
   bool hybridized_ = false;
   std::shared_ptr<CompiledFunction> compiled_;
 };
