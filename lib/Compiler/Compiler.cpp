@@ -4,6 +4,7 @@
 #include "CompilerInternal.h"
 
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -48,6 +49,7 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
 
   PassManager pipeline(&context);
   pipeline.addPass(createCanonicalizerPass());
+  pipeline.addNestedPass<func::FuncOp>(mlir::dlc::createDLCFuse());
   if (failed(pipeline.run(*module)))
     return "hybridize: the pipeline failed:\n" + diagnostics;
   out.ir = print(*module);

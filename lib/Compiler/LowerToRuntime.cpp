@@ -9,12 +9,15 @@
 #include "CompilerInternal.h"
 
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
+#include "dlc/Dialect/DLC/IR/DLCOps.h"
 #include "dlc/Runtime/Kernel.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
+#include <optional>
 #include <set>
 
 namespace dlc::compiler {
@@ -88,6 +91,89 @@ bool kernelAttrs(Operation *op, Attrs &attrs, std::string &error) {
   return true;
 }
 
+/// The single step of a dlc.fused region, if the runtime has a fused kernel for it:
+/// `conv2d_relu` / `dense_relu` call the library kernel with a ReLU epilogue, and
+/// `elementwise` chains of float32 ops run chunk by chunk. Nothing (and no error) when
+/// the region must run op by op; `error` set when it is malformed.
+std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
+                                     std::string &error) {
+  Block &body = fused.getBody().front();
+  std::string kind = fused.getKind() ? fused.getKind()->str() : "";
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  Operation *terminator = body.getTerminator();
+
+  if (kind == "conv2d_relu" || kind == "dense_relu") {
+    if (ops.size() != 2 || ops[1]->getName().getStringRef() != "dlc.relu" ||
+        ops[1]->getOperand(0) != ops[0]->getResult(0) ||
+        terminator->getOperands() != ops[1]->getResults() ||
+        ops[0]->getOperands() != ValueRange(body.getArguments()))
+      return std::nullopt;
+    const KernelEntry *kernels = find_kernel(ops[0]->getName().getStringRef().str(), device);
+    if (!kernels)
+      return std::nullopt;
+    ProgramStep step;
+    step.op = ops[0]->getName().getStringRef().str();
+    step.kernels = *kernels;
+    if (!kernelAttrs(ops[0], step.attrs, error))
+      return std::nullopt;
+    step.attrs.set("activation", std::string("relu"));
+    step.op += "+relu";
+    return step;
+  }
+  if (kind != "elementwise" || !device.is_host())
+    return std::nullopt;
+
+  auto elements = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.getElementType().isF32() ? tensor.getNumElements() : int64_t(-1);
+  };
+  int64_t n = 1;
+  for (Type type : fused.getResultTypes())
+    n = std::max(n, elements(type));
+  auto body_ = std::make_shared<FusedElementwise>();
+  llvm::DenseMap<Value, int> local;
+  auto addLocal = [&](Value value) {
+    int64_t count = elements(value.getType());
+    if (count < 0 || (count != n && count != 1))
+      return false;
+    local[value] = int(body_->scalar.size());
+    body_->scalar.push_back(count == 1 && n != 1);
+    return true;
+  };
+  for (BlockArgument argument : body.getArguments())
+    if (!addLocal(argument))
+      return std::nullopt;
+  body_->inputs = int(body.getNumArguments());
+  for (Operation *op : ops) {
+    const KernelEntry *kernels = find_kernel(op->getName().getStringRef().str(), device);
+    if (!kernels || op->getNumResults() != 1)
+      return std::nullopt;
+    FusedElementwise::SubStep sub;
+    sub.op = op->getName().getStringRef().str();
+    sub.kernels = *kernels;
+    if (!kernelAttrs(op, sub.attrs, error))
+      return std::nullopt;
+    for (Value operand : op->getOperands())
+      sub.inputs.push_back(local.lookup(operand));
+    if (!addLocal(op->getResult(0)))
+      return std::nullopt;
+    body_->steps.push_back(std::move(sub));
+  }
+  for (Value yielded : terminator->getOperands())
+    body_->outputs.push_back(local.lookup(yielded));
+  // A step output must be computed by the region and distinct, as each is written in place.
+  std::set<int> seen;
+  for (int out : body_->outputs)
+    if (out < body_->inputs || !seen.insert(out).second || body_->scalar[size_t(out)])
+      return std::nullopt;
+  ProgramStep step;
+  step.op = "dlc.fused.elementwise";
+  step.fused = std::move(body_);
+  return step;
+}
+
 } // namespace
 
 Device functionDevice(func::FuncOp function, Device fallback) {
@@ -139,6 +225,69 @@ std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
     return id;
   };
 
+  // One op as steps; dlc.fused regions become one step when the runtime has a fused
+  // kernel for them (ReLU epilogues, element-wise chains) and their body's steps otherwise.
+  std::function<bool(Operation *)> lowerOp = [&](Operation *op) -> bool {
+    llvm::StringRef name = op->getName().getStringRef();
+    if (name == "dlc.reshape")
+      return addValue(op->getResult(0), ids.lookup(op->getOperand(0))) >= 0;
+    std::vector<int> inputs;
+    for (Value operand : op->getOperands()) {
+      auto it = ids.find(operand);
+      if (it == ids.end()) {
+        error = describe(op) + ": reads a value defined outside the function";
+        return false;
+      }
+      inputs.push_back(it->second);
+    }
+    if (auto fused = dyn_cast<mlir::dlc::FusedOp>(op)) {
+      std::optional<ProgramStep> step = fusedStep(fused, device, error);
+      if (!error.empty())
+        return false;
+      if (!step) {
+        // No fused kernel: run the body's ops one by one.
+        Block &region = fused.getBody().front();
+        for (auto [argument, id] : llvm::zip(region.getArguments(), inputs))
+          ids[argument] = id;
+        for (Operation &inner : region.without_terminator())
+          if (!lowerOp(&inner))
+            return false;
+        for (auto [result, yielded] : llvm::zip(fused.getResults(), region.getTerminator()->getOperands()))
+          ids[result] = ids.lookup(yielded);
+        return true;
+      }
+      step->inputs = inputs;
+      for (Value result : op->getResults()) {
+        int id = addValue(result, -1);
+        if (id < 0)
+          return false;
+        step->outputs.push_back(id);
+      }
+      program->steps.push_back(std::move(*step));
+      return true;
+    }
+    ProgramStep step;
+    step.op = name.str();
+    const KernelEntry *kernels = find_kernel(step.op, device);
+    if (!kernels) {
+      error = describe(op) + ": no kernel for " + device.str();
+      return false;
+    }
+    step.kernels = *kernels;
+    if (!kernelAttrs(op, step.attrs, error))
+      return false;
+    step.fresh_seed = step.attrs.has("seed");
+    step.inputs = inputs;
+    for (Value result : op->getResults()) {
+      int id = addValue(result, -1);
+      if (id < 0)
+        return false;
+      step.outputs.push_back(id);
+    }
+    program->steps.push_back(std::move(step));
+    return true;
+  };
+
   Block &body = function.getBody().front();
   for (BlockArgument argument : body.getArguments()) {
     int id = addValue(argument, -1);
@@ -167,38 +316,8 @@ std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
       }
       break;
     }
-    llvm::StringRef name = op->getName().getStringRef();
-    if (name == "dlc.reshape") {
-      if (addValue(op->getResult(0), ids.lookup(op->getOperand(0))) < 0)
-        return nullptr;
-      continue;
-    }
-    ProgramStep step;
-    step.op = name.str();
-    const KernelEntry *kernels = find_kernel(step.op, device);
-    if (!kernels) {
-      error = describe(op) + ": no kernel for " + device.str();
+    if (!lowerOp(op))
       return nullptr;
-    }
-    step.kernels = *kernels;
-    if (!kernelAttrs(op, step.attrs, error))
-      return nullptr;
-    step.fresh_seed = step.attrs.has("seed");
-    for (Value operand : op->getOperands()) {
-      auto it = ids.find(operand);
-      if (it == ids.end()) {
-        error = describe(op) + ": reads a value defined outside the function";
-        return nullptr;
-      }
-      step.inputs.push_back(it->second);
-    }
-    for (Value result : op->getResults()) {
-      int id = addValue(result, -1);
-      if (id < 0)
-        return nullptr;
-      step.outputs.push_back(id);
-    }
-    program->steps.push_back(std::move(step));
   }
   program->plan();
   return program;

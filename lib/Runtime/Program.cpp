@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <sstream>
 
 namespace dlc {
@@ -78,6 +79,58 @@ private:
   std::map<size_t, size_t> free_; // offset -> bytes
   size_t end_ = 0;
 };
+
+/// Runs `body` over `elements` elements, chunk by chunk, the chunks spread over the
+/// device's threads. Sub-kernels see 1-d chunks (scalars as 0-d tensors), small enough
+/// that their own loops stay single-threaded.
+void runFused(const FusedElementwise &body, const std::vector<char *> &inputs,
+              const std::vector<char *> &outputs, int64_t elements, bool reference) {
+  constexpr int64_t chunk = 4096;
+  const int64_t chunks = std::max<int64_t>(1, (elements + chunk - 1) / chunk);
+  const size_t locals = size_t(body.inputs) + body.steps.size();
+  std::vector<int> outputOf(locals, -1); // local value -> step output written in place
+  for (size_t k = 0; k < body.outputs.size(); ++k)
+    outputOf[size_t(body.outputs[k])] = int(k);
+  std::exception_ptr error;
+  std::mutex errorMutex;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    try {
+      thread_local std::vector<float> scratch;
+      scratch.resize(locals * size_t(chunk));
+      const int64_t begin = c * chunk, length = std::min(chunk, elements - begin);
+      std::vector<char *> at(locals);
+      for (size_t v = 0; v < locals; ++v) {
+        size_t offset = body.scalar[v] ? 0 : size_t(begin) * sizeof(float);
+        if (v < size_t(body.inputs))
+          at[v] = inputs[v] + offset;
+        else if (outputOf[v] >= 0)
+          at[v] = outputs[size_t(outputOf[v])] + offset;
+        else
+          at[v] = reinterpret_cast<char *>(scratch.data() + v * size_t(chunk));
+      }
+      KernelArgs call;
+      for (size_t k = 0; k < body.steps.size(); ++k) {
+        const FusedElementwise::SubStep &step = body.steps[k];
+        size_t out = size_t(body.inputs) + k;
+        call.attrs = &step.attrs;
+        call.inputs.clear();
+        call.outputs.clear();
+        for (int in : step.inputs)
+          call.inputs.push_back(
+              {at[size_t(in)], body.scalar[size_t(in)] ? Shape{} : Shape{length}, DType::f32});
+        call.outputs.push_back({at[out], body.scalar[out] ? Shape{} : Shape{length}, DType::f32});
+        (reference ? step.kernels.reference : step.kernels.fast)(call);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(errorMutex);
+      if (!error)
+        error = std::current_exception();
+    }
+  }
+  if (error)
+    std::rethrow_exception(error);
+}
 
 const char *storageName(StorageKind kind) {
   switch (kind) {
@@ -254,6 +307,25 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
         std::memmove(address(step.outputs[0]), address(step.inputs[0]), out.bytes());
         continue;
       }
+      if (step.fused) {
+        std::vector<char *> ins, outs;
+        for (int id : step.inputs)
+          ins.push_back(address(id));
+        int64_t elements = 1;
+        for (int id : step.outputs) {
+          outs.push_back(address(id));
+          elements = std::max(elements, p.values[size_t(id)].shape.empty()
+                                            ? int64_t(1)
+                                            : shape_rules::numElements(p.values[size_t(id)].shape));
+        }
+        auto start = std::chrono::steady_clock::now();
+        runFused(*step.fused, ins, outs, elements, reference_kernels);
+        if (profile)
+          profile->add(step.op, std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                              start)
+                                    .count());
+        continue;
+      }
       Attrs seeded;
       if (step.fresh_seed) {
         seeded = step.attrs;
@@ -303,7 +375,14 @@ std::string Program::str() const {
     os << "  ";
     for (size_t k = 0; k < step.outputs.size(); ++k)
       os << (k ? ", " : "") << place(step.outputs[k]);
-    os << " = " << (step.copy ? std::string("copy") : step.op) << "(";
+    os << " = " << (step.copy ? std::string("copy") : step.op);
+    if (step.fused) {
+      os << "{";
+      for (size_t k = 0; k < step.fused->steps.size(); ++k)
+        os << (k ? ", " : "") << step.fused->steps[k].op;
+      os << "}";
+    }
+    os << "(";
     for (size_t k = 0; k < step.inputs.size(); ++k)
       os << (k ? ", " : "") << place(step.inputs[k]);
     os << ")\n";

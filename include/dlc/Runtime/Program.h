@@ -36,7 +36,25 @@ struct ProgramValue {
   size_t bytes() const { return size_t(shape_rules::numElements(shape)) * dtype_size(dtype); }
 };
 
-/// One kernel call; "copy" steps (no kernel) copy their input's bytes to their output.
+/// A fused element-wise region (dlc-fuse's "elementwise"): sub-kernels over region-local
+/// values, run one cache-sized chunk of elements at a time so that intermediates never
+/// leave the cache. Local values 0..inputs-1 are the step's inputs; each sub-step defines
+/// the next one. Float32 only.
+struct FusedElementwise {
+  struct SubStep {
+    std::string op;
+    KernelEntry kernels;
+    Attrs attrs;
+    std::vector<int> inputs; ///< local values
+  };
+  int inputs = 0;
+  std::vector<SubStep> steps; ///< sub-step k defines local value inputs + k
+  std::vector<int> outputs;   ///< the local value of each step output
+  std::vector<bool> scalar;   ///< per local value: one element, not chunked
+};
+
+/// One kernel call; "copy" steps (no kernel) copy their input's bytes to their output;
+/// fused steps run a FusedElementwise body.
 struct ProgramStep {
   std::string op; ///< the dialect op, "dlc.conv2d"
   KernelEntry kernels;
@@ -45,6 +63,7 @@ struct ProgramStep {
   std::vector<int> outputs;
   bool fresh_seed = false; ///< a random op: its "seed" is drawn anew for every run
   bool copy = false;
+  std::shared_ptr<const FusedElementwise> fused;
 };
 
 /// Memory figures of a planned program.

@@ -81,8 +81,10 @@ std::vector<Tensor> vjpRsqrt(const VjpContext &c) {
   const Tensor &y = c.outputs[0];
   return {c.output_grads[0] * (y * y * y) * -0.5};
 }
+// Masked by the output (y > 0 exactly where x > 0): the input need not be kept, so a
+// compiled step can fuse the ReLU into the convolution or dense layer before it.
 std::vector<Tensor> vjpRelu(const VjpContext &c) {
-  return {npx::relu_backward(c.output_grads[0], c.inputs[0])};
+  return {npx::relu_backward(c.output_grads[0], c.outputs[0])};
 }
 std::vector<Tensor> vjpSigmoid(const VjpContext &c) {
   const Tensor &y = c.outputs[0];

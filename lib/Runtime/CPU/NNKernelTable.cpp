@@ -59,6 +59,16 @@ void requireF32(const KernelArgs &args, const char *op) {
                        dtype_name(t.dtype));
 }
 
+/// Whether a compiled program asks for a ReLU epilogue (dlc-fuse's conv2d_relu and
+/// dense_relu regions lower to the library op with activation = "relu").
+bool reluEpilogue(const KernelArgs &k) {
+  std::string activation = k.attrs->get_string("activation", "");
+  if (!activation.empty() && activation != "relu")
+    throw UnsupportedError("activation '" + activation + "' is not a fused epilogue the CPU "
+                           "kernels have; expected relu");
+  return activation == "relu";
+}
+
 // Each op's kernels, written once over the two implementations.
 template <bool Fast> struct NN {
   // y = conv2d(x, w) + b
@@ -67,7 +77,8 @@ template <bool Fast> struct NN {
     auto g = convGeometry(k.inputs[0].shape, k.inputs[1].shape, k.outputs[0].shape, *k.attrs);
     const float *bias = k.inputs.size() > 2 ? f32(k.inputs[2]) : nullptr;
     (Fast ? onednn::conv2d_forward : ref::conv2d_forward)(g, f32(k.inputs[0]), f32(k.inputs[1]),
-                                                          bias, f32out(k.outputs[0]));
+                                                          bias, f32out(k.outputs[0]),
+                                                          reluEpilogue(k));
   }
   // dx from (dy, w); dx's shape is the output's
   static void conv2dBackwardData(const KernelArgs &k) {
@@ -142,7 +153,7 @@ template <bool Fast> struct NN {
     const float *bias = k.inputs.size() > 2 ? f32(k.inputs[2]) : nullptr;
     (Fast ? onednn::dense_forward : ref::dense_forward)(M, K, units, f32(k.inputs[0]),
                                                         f32(k.inputs[1]), bias,
-                                                        f32out(k.outputs[0]));
+                                                        f32out(k.outputs[0]), reluEpilogue(k));
   }
 };
 

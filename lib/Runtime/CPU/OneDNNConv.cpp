@@ -54,11 +54,24 @@ ConvDescs convDescs(const Conv2DGeometry &g, bool withBias, bool blocked) {
   return d;
 }
 
-dnnl::convolution_forward::primitive_desc forwardPd(const ConvDescs &d, prop_kind kind) {
+/// A ReLU applied to the accumulator before the store (oneDNN's post-op): dlc-fuse's
+/// conv2d + relu epilogue in one pass over the output.
+dnnl::primitive_attr reluEpilogue(bool relu) {
+  dnnl::primitive_attr attr;
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
+dnnl::convolution_forward::primitive_desc forwardPd(const ConvDescs &d, prop_kind kind,
+                                                    bool relu = false) {
   dnnl::convolution_forward::desc desc(kind, algorithm::convolution_direct, d.srcAny, d.weightsAny,
                                        d.bias, d.dstAny, d.strides, d.dilates, d.paddingL,
                                        d.paddingR);
-  return {desc, threadEngine()};
+  return {desc, reluEpilogue(relu), threadEngine()};
 }
 
 /// The candidate builds to time: DLC_ONEDNN_LAYOUT=plain or =blocked forces one (for
@@ -83,12 +96,12 @@ std::string convKey(const char *op, const Conv2DGeometry &g, bool withBias) {
 } // namespace
 
 void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
-                    float *y) {
+                    float *y, bool relu) {
   const bool withBias = b != nullptr;
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, withBias, blocked);
-      auto pd = forwardPd(d, prop_kind::forward_inference);
+      auto pd = forwardPd(d, prop_kind::forward_inference, relu);
       CachedKernel::Args args;
       args[DNNL_ARG_SRC] = k.userInputAs(d.src, pd.src_desc());
       args[DNNL_ARG_WEIGHTS] = k.userInputAs(d.weights, pd.weights_desc());
@@ -99,11 +112,12 @@ void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, con
       k.finishOutputs();
     };
   };
-  std::string key = convKey("conv2d_forward", g, withBias);
+  std::string plainKey = convKey("conv2d_forward", g, withBias);
+  std::string key = relu ? convKey("conv2d_forward_relu", g, withBias) : plainKey;
   if (withBias)
-    cachedFastestKernel(key, candidates(build), {x, w, b, y}).run({x, w, b, y});
+    cachedFastestKernel(key, candidates(build), {x, w, b, y}, plainKey).run({x, w, b, y});
   else
-    cachedFastestKernel(key, candidates(build), {x, w, y}).run({x, w, y});
+    cachedFastestKernel(key, candidates(build), {x, w, y}, plainKey).run({x, w, y});
 }
 
 void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx) {

@@ -28,18 +28,25 @@ DenseDescs denseDescs(int64_t M, int64_t K, int64_t units, bool withBias) {
           withBias ? f32Desc({units}, tag::x) : memory::desc(), f32Desc({M, units}, tag::nc)};
 }
 
-dnnl::inner_product_forward::primitive_desc forwardPd(const DenseDescs &d, prop_kind kind) {
+dnnl::inner_product_forward::primitive_desc forwardPd(const DenseDescs &d, prop_kind kind,
+                                                      bool relu = false) {
   dnnl::inner_product_forward::desc desc(kind, d.src, d.weights, d.bias, d.dst);
-  return {desc, threadEngine()};
+  dnnl::primitive_attr attr;
+  if (relu) { // dlc-fuse's dense + relu epilogue, applied before the store
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(ops);
+  }
+  return {desc, attr, threadEngine()};
 }
 
 } // namespace
 
 void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
-                   const float *b, float *y) {
+                   const float *b, float *y, bool relu) {
   const bool withBias = b != nullptr;
   CachedKernel &kernel = cachedKernel(
-      geometryKey("dense_forward", {M, K, units, withBias}), [&](CachedKernel &k) {
+      geometryKey("dense_forward", {M, K, units, withBias, relu}), [&](CachedKernel &k) {
         DenseDescs d = denseDescs(M, K, units, withBias);
         CachedKernel::Args args;
         args[DNNL_ARG_SRC] = k.bindUserBuffer(d.src);
@@ -47,7 +54,7 @@ void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const fl
         if (withBias)
           args[DNNL_ARG_BIAS] = k.bindUserBuffer(d.bias);
         args[DNNL_ARG_DST] = k.bindUserBuffer(d.dst);
-        k.addStep(dnnl::inner_product_forward(forwardPd(d, prop_kind::forward_inference)),
+        k.addStep(dnnl::inner_product_forward(forwardPd(d, prop_kind::forward_inference, relu)),
                   std::move(args));
       });
   if (withBias)

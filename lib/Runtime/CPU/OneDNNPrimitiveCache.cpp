@@ -117,7 +117,9 @@ CachedKernel &cachedKernel(const std::string &key,
 
 CachedKernel &cachedFastestKernel(const std::string &key,
                                   const std::vector<std::function<void(CachedKernel &)>> &builds,
-                                  std::initializer_list<const void *> buffers) {
+                                  std::initializer_list<const void *> buffers,
+                                  const std::string &sharedDecision) {
+  const std::string &decisionKey = sharedDecision.empty() ? key : sharedDecision;
   auto &kernels = threadState().kernels;
   if (auto it = kernels.find(key); it != kernels.end())
     return *it->second;
@@ -127,7 +129,7 @@ CachedKernel &cachedFastestKernel(const std::string &key,
   static std::unordered_map<std::string, size_t> decisions;
   {
     std::lock_guard<std::mutex> lock(decisionsMutex);
-    if (auto decided = decisions.find(key); decided != decisions.end())
+    if (auto decided = decisions.find(decisionKey); decided != decisions.end())
       return cachedKernel(key, builds.at(decided->second));
   }
   std::unique_ptr<CachedKernel> best;
@@ -166,7 +168,7 @@ CachedKernel &cachedFastestKernel(const std::string &key,
     throw std::runtime_error("oneDNN could not build kernel " + key + ": " + failures);
   {
     std::lock_guard<std::mutex> lock(decisionsMutex);
-    decisions.emplace(key, bestIndex);
+    decisions.emplace(decisionKey, bestIndex);
   }
   return *kernels.emplace(key, std::move(best)).first->second;
 }

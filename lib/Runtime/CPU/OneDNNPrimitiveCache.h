@@ -75,9 +75,13 @@ CachedKernel &cachedKernel(const std::string &key,
 /// oneDNN's blocked ones with reorders): the first time `key` is seen, each candidate is
 /// built and timed on `buffers` (the call's own arguments; the kernels only write their
 /// outputs, so running them more than once is harmless) and the fastest is kept.
+/// Kernels whose `decisionKey` is the same share the choice of candidate (a convolution
+/// with a fused ReLU takes its plain twin's layout, so both sum in the same order and
+/// fused results equal unfused ones bit for bit); by default it is `key`.
 CachedKernel &cachedFastestKernel(const std::string &key,
                                   const std::vector<std::function<void(CachedKernel &)>> &builds,
-                                  std::initializer_list<const void *> buffers);
+                                  std::initializer_list<const void *> buffers,
+                                  const std::string &decisionKey = "");
 
 /// Number of primitives in the calling thread's cache.
 int64_t threadPrimitiveCount();

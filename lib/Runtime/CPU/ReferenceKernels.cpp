@@ -43,7 +43,7 @@ inline bool inBounds(int64_t i, int64_t extent) { return i >= 0 && i < extent; }
 
 // x is (N,C,H,W), w is (O,C/groups,KH,KW), b is (O) or nullptr, y is (N,O,OH,OW)
 void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
-                    float *y) {
+                    float *y, bool relu) {
   const int64_t Cg = g.C / g.groups, Og = g.O / g.groups;
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t o = 0; o < g.O; ++o) {
@@ -66,7 +66,7 @@ void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, con
               }
             }
           }
-          y[at4(n, o, oh, ow, g.O, g.OH, g.OW)] = float(acc);
+          y[at4(n, o, oh, ow, g.O, g.OH, g.OW)] = relu && acc < 0 ? 0.f : float(acc);
         }
     }
 }
@@ -356,13 +356,13 @@ void batch_norm_backward(const BatchNormGeometry &g, const float *dy, const floa
 
 // x is (M,K), w is (units,K), b is (units) or nullptr, y is (M,units)
 void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
-                   const float *b, float *y) {
+                   const float *b, float *y, bool relu) {
   for (int64_t m = 0; m < M; ++m)
     for (int64_t u = 0; u < units; ++u) {
       double acc = b ? b[u] : 0.0;
       for (int64_t k = 0; k < K; ++k)
         acc += double(x[m * K + k]) * double(w[u * K + k]);
-      y[m * units + u] = float(acc);
+      y[m * units + u] = relu && acc < 0 ? 0.f : float(acc);
     }
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"
 
+#include <algorithm>
 #include <string>
 
 using namespace dlc::cpu_kernels;
@@ -61,6 +62,14 @@ TEST_P(ConvVsReference, Forward) {
   ref::conv2d_forward(g, x.data(), w.data(), nullptr, want.data());
   onednn::conv2d_forward(g, x.data(), w.data(), nullptr, got.data());
   EXPECT_TRUE(allClose(got, want, kTolerance)) << "without bias";
+  // The fused ReLU epilogue: equal to the reference, which clamps what it computed above.
+  std::vector<float> plain = want;
+  ref::conv2d_forward(g, x.data(), w.data(), b.data(), want.data(), /*relu=*/true);
+  onednn::conv2d_forward(g, x.data(), w.data(), b.data(), got.data(), /*relu=*/true);
+  EXPECT_TRUE(allClose(got, want, kTolerance)) << "relu epilogue";
+  EXPECT_TRUE(std::any_of(want.begin(), want.end(), [](float v) { return v == 0.f; }) &&
+              std::any_of(want.begin(), want.end(), [](float v) { return v > 0.f; }))
+      << "random inputs give both signs before the ReLU";
 }
 
 TEST_P(ConvVsReference, BackwardData) {
@@ -294,6 +303,11 @@ TEST_P(DenseVsReference, Forward) {
   ref::dense_forward(M, K, units, x.data(), w.data(), nullptr, want.data());
   onednn::dense_forward(M, K, units, x.data(), w.data(), nullptr, got.data());
   EXPECT_TRUE(allClose(got, want, kTolerance)) << "without bias";
+  ref::dense_forward(M, K, units, x.data(), w.data(), b.data(), want.data(), /*relu=*/true);
+  onednn::dense_forward(M, K, units, x.data(), w.data(), b.data(), got.data(), /*relu=*/true);
+  EXPECT_TRUE(allClose(got, want, kTolerance)) << "relu epilogue";
+  for (float v : want)
+    ASSERT_GE(v, 0.f);
 }
 
 TEST_P(DenseVsReference, Backward) {

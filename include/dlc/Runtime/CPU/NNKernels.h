@@ -43,9 +43,10 @@ struct BatchNormGeometry {
 };
 
 namespace ref {
-// x is (N,C,H,W), w is (O,C/groups,KH,KW), b is (O) or nullptr, y is (N,O,OH,OW)
+// x is (N,C,H,W), w is (O,C/groups,KH,KW), b is (O) or nullptr, y is (N,O,OH,OW);
+// with `relu`, y = max(conv + b, 0) (the fused epilogue of dlc-fuse)
 void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
-                    float *y);
+                    float *y, bool relu = false);
 // dy is (N,O,OH,OW), w as above; dx is (N,C,H,W)
 void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx);
 // dy is (N,O,OH,OW), x is (N,C,H,W); dw is (O,C/groups,KH,KW); db is (O) or nullptr
@@ -78,7 +79,7 @@ void batch_norm_backward(const BatchNormGeometry &g, const float *dy, const floa
 
 // x is (M,K), w is (units,K), b is (units) or nullptr, y is (M,units)
 void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
-                   const float *b, float *y);
+                   const float *b, float *y, bool relu = false);
 // dx = dy·w (M,K); dw = dyᵀ·x (units,K); db = Σ_rows dy (units) or nullptr
 void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const float *x,
                     const float *w, float *dx, float *dw, float *db);
@@ -97,7 +98,7 @@ namespace onednn {
 // Same contracts as ref::, computed with oneDNN primitives cached by shape (one cache per
 // thread, so each device's worker thread keeps its own).
 void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
-                    float *y);
+                    float *y, bool relu = false);
 void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx);
 void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
                             float *db);
@@ -117,7 +118,7 @@ void batch_norm_backward(const BatchNormGeometry &g, const float *dy, const floa
                          const float *gamma, const float *mean, const float *var,
                          double epsilon, float *dx, float *dgamma, float *dbeta);
 void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
-                   const float *b, float *y);
+                   const float *b, float *y, bool relu = false);
 void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const float *x,
                     const float *w, float *dx, float *dw, float *db);
 

@@ -40,9 +40,11 @@ struct PlanMemoryPass : impl::DLCPlanMemoryBase<PlanMemoryPass> {
       function.emitError() << "cannot plan memory: " << error;
       return signalPassFailure();
     }
-    function.walk([&](Operation *op) {
-      if (op == function.getOperation() || op->getNumResults() == 0)
-        return;
+    // Top-level ops only: a fused region's body lives inside its one step.
+    for (Operation &operation : function.getBody().front()) {
+      Operation *op = &operation;
+      if (op->getNumResults() == 0)
+        continue;
       InFlightDiagnostic remark = op->emitRemark();
       for (unsigned k = 0; k < op->getNumResults(); ++k) {
         const ::dlc::ProgramValue &value = program->values[size_t(ids.lookup(op->getResult(k)))];
@@ -50,7 +52,7 @@ struct PlanMemoryPass : impl::DLCPlanMemoryBase<PlanMemoryPass> {
                << (value.alias_of >= 0 ? "views its input, " : "") << place(value) << " ("
                << value.bytes() << " bytes)";
       }
-    });
+    }
     const ::dlc::MemoryPlan &plan = program->memory();
     function.emitRemark() << "memory plan on " << device.str() << ": arena " << plan.arena_bytes
                           << " bytes for " << plan.intermediate_bytes

@@ -41,12 +41,25 @@ func.func @live(%x: tensor<64xf32> {dlc.device = #dlc.device<cpu:1>}) -> tensor<
 
 // -----
 
-// Ops without a runtime kernel cannot be planned.
-// expected-error @+1 {{cannot plan memory: dlc.fused}}
-func.func @no_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = dlc.fused (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+// Ops without a runtime kernel cannot be planned (collectives run in the runtime's
+// collectives, not as kernels).
+// expected-error @+1 {{cannot plan memory: dlc.all_reduce}}
+func.func @no_kernel(%a: tensor<3xf32> {dlc.device = #dlc.device<cpu:0>}, %b: tensor<3xf32> {dlc.device = #dlc.device<cpu:1>}) -> tensor<3xf32> {
+  %r0, %r1 = dlc.all_reduce sum %a, %b {devices = [#dlc.device<cpu:0>, #dlc.device<cpu:1>]} : tensor<3xf32>, tensor<3xf32>
+  return %r0 : tensor<3xf32>
+}
+
+// -----
+
+// A fused element-wise region is one step: its result gets one place.
+// expected-remark @+1 {{memory plan on cpu(0): arena 0 bytes for 0 bytes of intermediates (0 placed in freed memory), results 16 bytes}}
+func.func @fused(%x: tensor<4xf32> {dlc.device = #dlc.device<cpu:0>}) -> tensor<4xf32> {
+  // expected-remark @+1 {{result #0 in result #0 (16 bytes)}}
+  %0 = dlc.fused "elementwise" (%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
-    dlc.yield %a : tensor<4xf32>
+    %e = dlc.exp %a : tensor<4xf32>
+    %t = dlc.tanh %e : tensor<4xf32>
+    dlc.yield %t : tensor<4xf32>
   }
   return %0 : tensor<4xf32>
 }

@@ -1,0 +1,180 @@
+//===- Fuse.cpp - element-wise chains and epilogues into dlc.fused regions ----===//
+//
+// Grouping walks the function once, in order: an element-wise op joins the open group
+// of one of its operands' producers; any other op reading a group's value closes that
+// group. Closing on outside use is what lets each region sit where its last op was: every
+// outside use of a region value comes after it, and every outside input was defined
+// before it.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+
+#include "dlc/Dialect/DLC/IR/DLCOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <memory>
+
+namespace mlir::dlc {
+
+#define GEN_PASS_DEF_DLCFUSE
+#include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
+
+namespace {
+
+Attribute deviceOf(Operation *op) { return op->getAttr(DLCDialect::getDeviceAttrName()); }
+
+bool isF32Tensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType().isF32();
+}
+
+/// Element-wise ops the runtime can run chunk by chunk: float32, every operand of the
+/// result's shape or a single element.
+bool fusibleElementwise(Operation *op) {
+  static const llvm::StringSet<> binary = {"dlc.add", "dlc.sub", "dlc.mul", "dlc.div",
+                                           "dlc.pow", "dlc.max", "dlc.min"};
+  if (!isa<DLCDialect>(op->getDialect()) || op->getNumResults() != 1 ||
+      !isF32Tensor(op->getResult(0).getType()))
+    return false;
+  if (!op->hasTrait<mlir::OpTrait::Elementwise>() && !binary.contains(op->getName().getStringRef()))
+    return false;
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type || !type.getElementType().isF32() ||
+        (type.getShape() != result.getShape() && type.getNumElements() != 1))
+      return false;
+  }
+  return true;
+}
+
+/// Replaces `ops` (in program order, all in one block) by a dlc.fused of `kind` placed
+/// where the last of them was.
+void outline(ArrayRef<Operation *> ops, StringRef kind) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  llvm::SetVector<Value> inputs;
+  SmallVector<Value> outputs;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (!members.contains(operand.getDefiningOp()))
+        inputs.insert(operand);
+  for (Operation *op : ops)
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) { return !members.contains(user); }))
+        outputs.push_back(result);
+
+  SmallVector<Location> locations;
+  for (Operation *op : ops)
+    locations.push_back(op->getLoc());
+  Location location = FusedLoc::get(ops.front()->getContext(), locations);
+  OpBuilder builder(ops.back());
+  SmallVector<Type> outputTypes;
+  for (Value v : outputs)
+    outputTypes.push_back(v.getType());
+  auto fused = builder.create<FusedOp>(location, outputTypes, builder.getStringAttr(kind),
+                                       inputs.getArrayRef());
+  if (Attribute device = deviceOf(ops.front()))
+    fused->setAttr(DLCDialect::getDeviceAttrName(), device);
+  Block *body = new Block();
+  fused.getBody().push_back(body);
+  IRMapping mapping;
+  for (Value input : inputs)
+    mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+  OpBuilder inside = OpBuilder::atBlockEnd(body);
+  for (Operation *op : ops) {
+    Operation *clone = inside.clone(*op, mapping);
+    clone->removeAttr(DLCDialect::getDeviceAttrName()); // the region carries it
+  }
+  SmallVector<Value> yielded;
+  for (Value v : outputs)
+    yielded.push_back(mapping.lookup(v));
+  inside.create<YieldOp>(location, yielded);
+
+  for (auto [old, replacement] : llvm::zip(outputs, fused.getResults()))
+    old.replaceUsesWithIf(replacement,
+                          [&](OpOperand &use) { return !members.contains(use.getOwner()); });
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+}
+
+struct FusePass : impl::DLCFuseBase<FusePass> {
+  using DLCFuseBase::DLCFuseBase;
+
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    if (epilogues)
+      foldEpilogues(function);
+    if (elementwise)
+      groupElementwise(function);
+  }
+
+  void foldEpilogues(func::FuncOp function) {
+    SmallVector<std::pair<Operation *, Operation *>> pairs;
+    function.walk([&](ReluOp relu) {
+      Operation *producer = relu.getInput().getDefiningOp();
+      if (!producer || !isa<Conv2DOp, DenseOp>(producer) || !producer->hasOneUse() ||
+          deviceOf(producer) != deviceOf(relu) || producer->getBlock() != relu->getBlock() ||
+          !isF32Tensor(relu.getType()))
+        return;
+      pairs.push_back({producer, relu});
+    });
+    for (auto [producer, relu] : pairs)
+      outline({producer, relu}, isa<Conv2DOp>(producer) ? "conv2d_relu" : "dense_relu");
+  }
+
+  void groupElementwise(func::FuncOp function) {
+    struct Group {
+      SmallVector<Operation *> ops;
+      bool open = true;
+    };
+    std::vector<std::unique_ptr<Group>> groups;
+    llvm::DenseMap<Operation *, Group *> groupOf;
+    for (Block &block : function.getBody()) {
+      for (Operation &operation : block) {
+        Operation *op = &operation;
+        bool candidate = fusibleElementwise(op);
+        Group *target = nullptr;
+        if (candidate)
+          for (Value operand : op->getOperands()) {
+            Group *g = groupOf.lookup(operand.getDefiningOp());
+            if (!g || !g->open || deviceOf(g->ops.front()) != deviceOf(op) || g == target)
+              continue;
+            if (!target) {
+              if (int64_t(g->ops.size()) < maxOps)
+                target = g;
+            } else if (int64_t(target->ops.size() + g->ops.size()) < maxOps) {
+              // Two open chains meet here (a + b of two chains): one region. Safe, as
+              // neither chain's values have been read outside it yet.
+              for (Operation *moved : g->ops)
+                groupOf[moved] = target;
+              target->ops.append(g->ops.begin(), g->ops.end());
+              llvm::sort(target->ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+              g->ops.clear();
+              g->open = false;
+            }
+          }
+        for (Value operand : op->getOperands())
+          if (Group *g = groupOf.lookup(operand.getDefiningOp()); g && g != target)
+            g->open = false; // read outside the group: it ends here
+        if (!candidate)
+          continue;
+        if (!target) {
+          groups.push_back(std::make_unique<Group>());
+          target = groups.back().get();
+        }
+        target->ops.push_back(op);
+        groupOf[op] = target;
+      }
+    }
+    for (const auto &group : groups)
+      if (group->ops.size() > 1)
+        outline(group->ops, "elementwise");
+  }
+};
+
+} // namespace
+} // namespace mlir::dlc

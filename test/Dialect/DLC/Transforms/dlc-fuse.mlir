@@ -1,0 +1,101 @@
+// RUN: dlc-opt %s --dlc-fuse -split-input-file | FileCheck %s
+// RUN: dlc-opt %s --dlc-fuse="epilogues=false" -split-input-file | FileCheck %s --check-prefix=NOEPI
+// RUN: dlc-opt %s --dlc-fuse="max-ops=2" -split-input-file | FileCheck %s --check-prefix=MAX2
+
+// A ReLU after a convolution whose output has no other use folds into it.
+// CHECK-LABEL: func.func @conv_relu
+// CHECK: %[[F:.*]] = dlc.fused "conv2d_relu"(%arg0, %arg1, %arg2) {dlc.device = #dlc.device<cpu:0>}
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x3x8x8xf32>, %[[W:.*]]: tensor<8x3x3x3xf32>, %[[B:.*]]: tensor<8xf32>):
+// CHECK-NEXT: %[[C:.*]] = dlc.conv2d %[[X]], %[[W]], %[[B]] : {{.*}} -> tensor<4x8x6x6xf32>
+// CHECK-NEXT: %[[R:.*]] = dlc.relu %[[C]] : tensor<4x8x6x6xf32>
+// CHECK-NEXT: dlc.yield %[[R]]
+// CHECK: return %[[F]]
+// NOEPI-LABEL: func.func @conv_relu
+// NOEPI-NEXT: dlc.conv2d
+// NOEPI-NEXT: dlc.relu
+func.func @conv_relu(%x: tensor<4x3x8x8xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<4x8x6x6xf32> {
+  %c = dlc.conv2d %x, %w, %b {dlc.device = #dlc.device<cpu:0>} : (tensor<4x3x8x8xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<4x8x6x6xf32>
+  %r = dlc.relu %c {dlc.device = #dlc.device<cpu:0>} : tensor<4x8x6x6xf32>
+  return %r : tensor<4x8x6x6xf32>
+}
+
+// -----
+
+// Dense + ReLU likewise; but not when the dense output is used again (it must be stored).
+// CHECK-LABEL: func.func @dense_relu
+// CHECK: dlc.fused "dense_relu"
+// CHECK-LABEL: func.func @dense_used_twice
+// CHECK: %[[D:.*]] = dlc.dense
+// CHECK-NEXT: %[[R:.*]] = dlc.relu %[[D]]
+// CHECK-NOT: dlc.fused
+func.func @dense_relu(%x: tensor<4x16xf32>, %w: tensor<5x16xf32>) -> tensor<4x5xf32> {
+  %d = dlc.dense %x, %w : (tensor<4x16xf32>, tensor<5x16xf32>) -> tensor<4x5xf32>
+  %r = dlc.relu %d : tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}
+func.func @dense_used_twice(%x: tensor<4x16xf32>, %w: tensor<5x16xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>) {
+  %d = dlc.dense %x, %w : (tensor<4x16xf32>, tensor<5x16xf32>) -> tensor<4x5xf32>
+  %r = dlc.relu %d : tensor<4x5xf32>
+  return %r, %d : tensor<4x5xf32>, tensor<4x5xf32>
+}
+
+// -----
+
+// Two element-wise chains meeting in an add (BatchNorm's running-mean update) become one
+// region; the scalar constants are its inputs. A value also returned is a region result.
+// CHECK-LABEL: func.func @running_mean
+// CHECK: %[[K1:.*]] = dlc.constant
+// CHECK: %[[K2:.*]] = dlc.constant
+// CHECK: %[[F:.*]]:2 = dlc.fused "elementwise"(%arg0, %[[K1]], %arg1, %[[K2]]) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>)
+// CHECK: dlc.mul
+// CHECK-NEXT: dlc.mul
+// CHECK-NEXT: dlc.add
+// CHECK-NEXT: dlc.neg
+// CHECK: return %[[F]]#1, %[[F]]#0
+// With at most two ops per region the chain splits.
+// MAX2-LABEL: func.func @running_mean
+// MAX2-COUNT-2: dlc.fused "elementwise"
+func.func @running_mean(%batch: tensor<8xf32>, %running: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %k1 = dlc.constant dense<0.1> : tensor<f32>
+  %k2 = dlc.constant dense<0.9> : tensor<f32>
+  %a = dlc.mul %batch, %k1 : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %b = dlc.mul %running, %k2 : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %s = dlc.add %a, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %n = dlc.neg %s : tensor<8xf32>
+  return %n, %s : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Not fused: a broadcast that is not a single element, a non-f32 chain, a chain cut by
+// a copy to another device, and a chain interrupted by a reader outside it.
+// CHECK-LABEL: func.func @negative
+// CHECK-NOT: dlc.fused
+// CHECK: return
+func.func @negative(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %i: tensor<4xi32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xi32>, tensor<4x8xf32>) {
+  %0 = dlc.add %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = dlc.relu %0 : tensor<4x8xf32>
+  %2 = dlc.neg %i : tensor<4xi32>
+  %3 = dlc.relu %2 : tensor<4xi32>
+  %4 = dlc.exp %y {dlc.device = #dlc.device<cpu:0>} : tensor<4x8xf32>
+  %c = dlc.copy %4 : tensor<4x8xf32> to #dlc.device<cpu:1>
+  %5 = dlc.tanh %c {dlc.device = #dlc.device<cpu:1>} : tensor<4x8xf32>
+  return %1, %3, %5 : tensor<4x8xf32>, tensor<4xi32>, tensor<4x8xf32>
+}
+
+// The softmax reads exp's result, so exp's group ends there; tanh and add start another
+// region that takes exp's result as an input.
+// CHECK-LABEL: func.func @interrupted
+// CHECK: %[[E:.*]] = dlc.exp
+// CHECK-NEXT: %[[S:.*]] = dlc.softmax %[[E]]
+// CHECK-NEXT: dlc.fused "elementwise"(%[[E]], %[[S]])
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: dlc.tanh
+// CHECK-NEXT: dlc.add
+func.func @interrupted(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = dlc.exp %x : tensor<4x8xf32>
+  %1 = dlc.softmax %0 : tensor<4x8xf32>
+  %2 = dlc.tanh %0 : tensor<4x8xf32>
+  %3 = dlc.add %2, %1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %3, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
