@@ -101,14 +101,24 @@ void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, con
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, withBias, blocked);
-      auto pd = forwardPd(d, prop_kind::forward_inference, relu);
+      // oneDNN's plain-layout convolutions lose their fast path with a post-op, so there
+      // the ReLU is a second primitive, in place; blocked ones take it as a post-op.
+      const bool postOp = relu && blocked;
+      auto pd = forwardPd(d, prop_kind::forward_inference, postOp);
       CachedKernel::Args args;
       args[DNNL_ARG_SRC] = k.userInputAs(d.src, pd.src_desc());
       args[DNNL_ARG_WEIGHTS] = k.userInputAs(d.weights, pd.weights_desc());
       if (withBias)
         args[DNNL_ARG_BIAS] = k.bindUserBuffer(d.bias);
-      args[DNNL_ARG_DST] = k.userOutputAs(d.dst, pd.dst_desc());
+      dnnl::memory dst = k.userOutputAs(d.dst, pd.dst_desc());
+      args[DNNL_ARG_DST] = dst;
       k.addStep(dnnl::convolution_forward(pd), std::move(args));
+      if (relu && !postOp) {
+        dnnl::eltwise_forward::desc reluDesc(prop_kind::forward_inference,
+                                             algorithm::eltwise_relu, pd.dst_desc(), 0.f, 0.f);
+        k.addStep(dnnl::eltwise_forward({reluDesc, threadEngine()}),
+                  {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}});
+      }
       k.finishOutputs();
     };
   };

@@ -167,9 +167,15 @@ CachedKernel &cachedFastestKernel(const std::string &key,
   if (!best)
     throw std::runtime_error("oneDNN could not build kernel " + key + ": " + failures);
   {
+    // Another thread may have timed the same choice meanwhile: the first decision wins
+    // everywhere, or two devices (or a fused and a plain kernel) would sum differently.
     std::lock_guard<std::mutex> lock(decisionsMutex);
-    decisions.emplace(decisionKey, bestIndex);
+    auto [decided, inserted] = decisions.emplace(decisionKey, bestIndex);
+    if (!inserted && decided->second != bestIndex)
+      bestIndex = decided->second, best = nullptr;
   }
+  if (!best)
+    return cachedKernel(key, builds.at(bestIndex));
   return *kernels.emplace(key, std::move(best)).first->second;
 }
 
