@@ -48,8 +48,9 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
     return "hybridize: the traced module does not verify:\n" + diagnostics;
 
   PassManager pipeline(&context);
-  pipeline.addPass(createCanonicalizerPass());
-  pipeline.addNestedPass<func::FuncOp>(mlir::dlc::createDLCFuse());
+  bool onGpu = !graphs.empty() && graphs.front()->device.kind == DeviceKind::gpu;
+  mlir::dlc::buildDLCPipeline(pipeline, onGpu ? mlir::dlc::PipelineTarget::cuda
+                                              : mlir::dlc::PipelineTarget::cpu);
   if (failed(pipeline.run(*module)))
     return "hybridize: the pipeline failed:\n" + diagnostics;
   out.ir = print(*module);

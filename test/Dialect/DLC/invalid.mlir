@@ -167,10 +167,19 @@ func.func @updates_type(%x: tensor<2xf32>, %y: tensor<3xf32>) -> (tensor<3xf32> 
 
 // -----
 
+// dlc.place asks for a device.
+func.func @place_not_a_device(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'dlc.place' must be a #dlc.device, got "gpu"}}
+  %0 = dlc.relu %x {dlc.place = "gpu"} : tensor<2xf32>
+  return
+}
+
+// -----
+
 // Only known dlc attributes may be attached.
 func.func @unknown_dlc_attribute() {
-  // expected-error @+1 {{unknown dlc attribute 'dlc.place' on an op}}
-  %0 = dlc.random_uniform {seed = 1 : i64, dlc.place = 1} : tensor<2xf32>
+  // expected-error @+1 {{unknown dlc attribute 'dlc.where' on an op}}
+  %0 = dlc.random_uniform {seed = 1 : i64, dlc.where = 1} : tensor<2xf32>
   return
 }
 

@@ -88,6 +88,13 @@ static LogicalResult verifyDeviceNamedAttr(Operation *op, NamedAttribute attr,
 }
 
 LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  // dlc.place: a request (dlc-place-devices moves the op there); unlike dlc.device it
+  // is not checked against the operands' devices.
+  if (attr.getName() == "dlc.place") {
+    if (!isa<DeviceAttr>(attr.getValue()))
+      return op->emitError() << "'dlc.place' must be a #dlc.device, got " << attr.getValue();
+    return success();
+  }
   return verifyDeviceNamedAttr(op, attr, "an op");
 }
 

@@ -5,6 +5,7 @@
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir::dlc {
 
@@ -13,6 +14,15 @@ namespace mlir::dlc {
 
 #define GEN_PASS_REGISTRATION
 #include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
+
+/// The pipelines hybridize() runs, by target: canonicalize, place devices, fuse. On
+/// `cuda`, placement defaults to gpu(0) and falls back to the CPU for ops without a GPU
+/// kernel.
+enum class PipelineTarget { cpu, cuda };
+void buildDLCPipeline(OpPassManager &pm, PipelineTarget target);
+
+/// Registers `--dlc-pipeline=cpu` and `--dlc-pipeline=cuda` with the pass registry.
+void registerDLCPipelines();
 
 } // namespace mlir::dlc
 

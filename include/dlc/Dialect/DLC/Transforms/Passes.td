@@ -4,6 +4,43 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DLCPlaceDevices : Pass<"dlc-place-devices", "mlir::func::FuncOp"> {
+  let summary = "Give every op a device, inserting the copies that requests and fallbacks need";
+  let description = [{
+    Every op gets a `dlc.device`: the device it was asked to run on (`dlc.place`, which
+    the pass consumes), else the one it already has, else its first operand's (the
+    eager rule: ops run where their inputs live), else `default-device`. Constants stay
+    device-free; `dlc.copy` and `dlc.all_reduce` name their own devices.
+
+    Operands living elsewhere than their op's device are copied there with `dlc.copy`
+    (one copy per value and device, placed after the value's definition), or, with
+    `explicit-only`, reported as errors, as the eager API does. An op whose kernel this
+    build lacks on its device kind (GPU kernels before the CUDA backend) is an error, or
+    with `allow-fallback` runs on `cpu(0)` with a remark; its consumers still run where
+    it was meant to, so the data comes back.
+
+    ```mlir
+    // dlc-opt --dlc-place-devices
+    func.func @f(%x: tensor<4xf32> {dlc.device = #dlc.device<cpu:0>}) -> tensor<4xf32> {
+      %y = dlc.relu %x {dlc.place = #dlc.device<cpu:1>} : tensor<4xf32>
+      return %y : tensor<4xf32>
+    }
+    // becomes
+    //   %c = dlc.copy %x : tensor<4xf32> to #dlc.device<cpu:1>
+    //   %y = dlc.relu %c {dlc.device = #dlc.device<cpu:1>} : tensor<4xf32>
+    ```
+  }];
+  let options = [
+    Option<"defaultDevice", "default-device", "std::string", /*default=*/"\"cpu:0\"",
+           "device of ops with no device input and no request (kind:ordinal)">,
+    Option<"explicitOnly", "explicit-only", "bool", /*default=*/"false",
+           "report operands on other devices instead of copying them">,
+    Option<"allowFallback", "allow-fallback", "bool", /*default=*/"false",
+           "run ops without a kernel on their device kind on cpu(0)">,
+  ];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
+}
+
 def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Plan the buffers of a function's intermediates and report them";
   let description = [{

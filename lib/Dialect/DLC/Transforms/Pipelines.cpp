@@ -1,0 +1,38 @@
+//===- Pipelines.cpp - the named pipelines of dlc-opt and hybridize() ---------===//
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::dlc {
+
+void buildDLCPipeline(OpPassManager &pm, PipelineTarget target) {
+  pm.addPass(createCanonicalizerPass());
+  DLCPlaceDevicesOptions placement;
+  if (target == PipelineTarget::cuda) {
+    placement.defaultDevice = "gpu:0";
+    placement.allowFallback = true;
+  }
+  pm.addNestedPass<func::FuncOp>(createDLCPlaceDevices(placement));
+  pm.addNestedPass<func::FuncOp>(createDLCFuse());
+}
+
+namespace {
+// `--dlc-pipeline=cpu` reads as the pipeline `dlc-pipeline` with the flag option `cpu`.
+struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
+  Option<bool> cpu{*this, "cpu", llvm::cl::desc("the CPU pipeline")};
+  Option<bool> cuda{*this, "cuda", llvm::cl::desc("the CUDA pipeline")};
+};
+} // namespace
+
+void registerDLCPipelines() {
+  PassPipelineRegistration<PipelineOptions>(
+      "dlc-pipeline",
+      "hybridize()'s pipeline: --dlc-pipeline=cpu or --dlc-pipeline=cuda (canonicalize, "
+      "dlc-place-devices, dlc-fuse)",
+      [](OpPassManager &pm, const PipelineOptions &options) {
+        buildDLCPipeline(pm, options.cuda ? PipelineTarget::cuda : PipelineTarget::cpu);
+      });
+}
+
+} // namespace mlir::dlc
