@@ -90,6 +90,13 @@ static LogicalResult verifyDeviceNamedAttr(Operation *op, NamedAttribute attr,
 LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
   // dlc.place: a request (dlc-place-devices moves the op there); unlike dlc.device it
   // is not checked against the operands' devices.
+  // dlc.gradient: marks the op giving a parameter's gradient in a training step, which
+  // dlc-shard-data-parallel sums over the replicas.
+  if (attr.getName() == "dlc.gradient") {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'dlc.gradient' is a unit attribute, got " << attr.getValue();
+    return success();
+  }
   if (attr.getName() == "dlc.place") {
     if (!isa<DeviceAttr>(attr.getValue()))
       return op->emitError() << "'dlc.place' must be a #dlc.device, got " << attr.getValue();
@@ -100,6 +107,13 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
 
 LogicalResult DLCDialect::verifyRegionArgAttribute(Operation *op, unsigned region,
                                                    unsigned arg, NamedAttribute attr) {
+  // dlc.batch: the argument holds samples (split over devices by data parallelism).
+  if (attr.getName() == "dlc.batch") {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'dlc.batch' on argument #" << arg
+                             << " is a unit attribute, got " << attr.getValue();
+    return success();
+  }
   // dlc.name: what a traced argument is (the block's input, a parameter's path).
   if (attr.getName() == "dlc.name") {
     if (!isa<StringAttr>(attr.getValue()))

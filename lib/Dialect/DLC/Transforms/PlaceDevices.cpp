@@ -1,6 +1,8 @@
 //===- PlaceDevices.cpp - a device for every op, copies where needed ----------===//
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
+#include "DeviceOptions.h"
+
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 #include "dlc/Runtime/Kernel.h"
 
@@ -16,16 +18,6 @@ namespace {
 
 constexpr llvm::StringLiteral kPlace = "dlc.place";
 
-/// "cpu:0" / "gpu:1" as a device attribute, or null.
-DeviceAttr parseDevice(MLIRContext *context, llvm::StringRef text) {
-  auto [kind, ordinal] = text.split(':');
-  std::optional<DeviceKind> parsed = symbolizeDeviceKind(kind);
-  int64_t id = 0;
-  if (!parsed || ordinal.getAsInteger(10, id) || id < 0)
-    return nullptr;
-  return DeviceAttr::get(context, *parsed, id);
-}
-
 ::dlc::Device runtimeDevice(DeviceAttr device) {
   return ::dlc::Device{::dlc::DeviceKind(int32_t(device.getKind())), int(device.getOrdinal())};
 }
@@ -36,7 +28,7 @@ struct PlaceDevicesPass : impl::DLCPlaceDevicesBase<PlaceDevicesPass> {
   void runOnOperation() override {
     func::FuncOp function = getOperation();
     MLIRContext *context = &getContext();
-    DeviceAttr fallbackDevice = parseDevice(context, defaultDevice);
+    DeviceAttr fallbackDevice = parseDeviceOption(context, defaultDevice);
     if (!fallbackDevice) {
       function.emitError() << "dlc-place-devices: default-device '" << defaultDevice
                            << "' is not kind:ordinal (cpu:0, gpu:1, ...)";

@@ -4,6 +4,7 @@
 
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 

@@ -41,6 +41,41 @@ def DLCPlaceDevices : Pass<"dlc-place-devices", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
 
+def DLCShardDataParallel : Pass<"dlc-shard-data-parallel", "mlir::ModuleOp"> {
+  let summary = "Turn a single-device training step into its data-parallel program";
+  let description = [{
+    For every function with arguments marked `dlc.batch` (the samples: data, labels):
+    those arguments are split along `batch-axis` into one part per device of `devices`
+    (`dlc.split`, then `dlc.copy` to each device); every other argument (parameters,
+    optimizer state) becomes one replica argument per device, same `dlc.name`, placed on
+    that device. The body is cloned once per device, op by op, with `dlc.device` set.
+    The value of every op marked `dlc.gradient` is summed over the replicas with
+    `dlc.all_reduce`, placed right after the last replica computes it (so the sum of one
+    gradient can overlap the rest of the backward), and each replica continues with the
+    sum: the optimizer updates are identical everywhere. Results: `dlc.updates = k`
+    becomes one update per replica of argument `k`; per-sample results (with the batch
+    axis) are concatenated on the first device; others come from the first replica.
+    BatchNorm statistics are computed per device, as MXNet does.
+
+    A batch that does not divide by the number of devices is an error naming both.
+
+    ```mlir
+    // dlc-opt --dlc-shard-data-parallel="devices=cpu:0,cpu:1"
+    func.func @step(%w: tensor<2x4xf32> {dlc.name = "w"}, %x: tensor<8x4xf32> {dlc.batch})
+        -> (tensor<2x4xf32> {dlc.updates = 0 : i64}) { ... }
+    // becomes @step(%w0 on cpu:0, %w1 on cpu:1, %x) -> (w0', w1') with
+    //   %p:2 = dlc.split %x ... ; per-device ops ; dlc.all_reduce sum %g0, %g1 ...
+    ```
+  }];
+  let options = [
+    ListOption<"devices", "devices", "std::string",
+               "the devices, kind:ordinal, comma-separated (cpu:0,cpu:1 or gpu:0,gpu:1)">,
+    Option<"batchAxis", "batch-axis", "int64_t", /*default=*/"0",
+           "the axis of the dlc.batch arguments that holds the samples">,
+  ];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
+}
+
 def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Plan the buffers of a function's intermediates and report them";
   let description = [{

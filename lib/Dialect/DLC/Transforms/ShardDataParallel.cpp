@@ -1,0 +1,296 @@
+//===- ShardDataParallel.cpp - one training step, replicated over devices -----===//
+//
+// The body is cloned op by op, replica after replica, so that each gradient's
+// dlc.all_reduce can follow its last replica immediately: the sums of the last layers'
+// gradients are then in the program before the first layers' backward, where a runtime
+// can overlap them (as MXNet's KVStore and PyTorch's DDP buckets do).
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+
+#include "DeviceOptions.h"
+
+#include "dlc/Dialect/DLC/IR/DLCOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::dlc {
+
+#define GEN_PASS_DEF_DLCSHARDDATAPARALLEL
+#include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
+
+namespace {
+
+/// Result types of a replica's clone, whose operands may now be batch parts.
+void refreshTypes(Operation *clone, bool perSample, int64_t axis, int64_t whole, int64_t part) {
+  if (auto infer = dyn_cast<InferTypeOpInterface>(clone)) {
+    SmallVector<Type> types;
+    if (succeeded(infer.inferReturnTypes(clone->getContext(), clone->getLoc(),
+                                         clone->getOperands(), clone->getAttrDictionary(),
+                                         clone->getPropertiesStorage(), clone->getRegions(),
+                                         types)))
+      for (auto [result, type] : llvm::zip(clone->getResults(), types))
+        result.setType(type);
+    return;
+  }
+  if (clone->hasTrait<mlir::OpTrait::SameOperandsAndResultType>() && clone->getNumOperands()) {
+    for (Value result : clone->getResults())
+      result.setType(clone->getOperand(0).getType());
+    return;
+  }
+  // Reshapes, broadcasts, splits: a batch axis of the whole batch becomes a part.
+  if (!perSample)
+    return;
+  for (Value result : clone->getResults()) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type || type.getRank() <= axis || type.getDimSize(axis) != whole)
+      continue;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[size_t(axis)] = part;
+    result.setType(RankedTensorType::get(shape, type.getElementType()));
+  }
+}
+
+struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelPass> {
+  using DLCShardDataParallelBase::DLCShardDataParallelBase;
+
+  void runOnOperation() override {
+    SmallVector<DeviceAttr> targets;
+    for (const std::string &text : devices) {
+      DeviceAttr device = parseDeviceOption(&getContext(), text);
+      if (!device) {
+        getOperation().emitError() << "dlc-shard-data-parallel: device '" << text
+                                   << "' is not kind:ordinal (cpu:0, gpu:1, ...)";
+        return signalPassFailure();
+      }
+      targets.push_back(device);
+    }
+    if (targets.size() < 2) {
+      getOperation().emitError()
+          << "dlc-shard-data-parallel: needs at least two devices (devices=cpu:0,cpu:1)";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> functions;
+    for (auto function : getOperation().getOps<func::FuncOp>())
+      for (unsigned i = 0; i < function.getNumArguments(); ++i)
+        if (function.getArgAttr(i, "dlc.batch")) {
+          functions.push_back(function);
+          break;
+        }
+    for (func::FuncOp function : functions)
+      if (failed(shard(function, targets)))
+        return signalPassFailure();
+  }
+
+  LogicalResult shard(func::FuncOp function, ArrayRef<DeviceAttr> targets) {
+    const size_t replicas = targets.size();
+    MLIRContext *context = function.getContext();
+    StringRef deviceName = DLCDialect::getDeviceAttrName();
+    Block &body = function.getBody().front();
+
+    // Check the batch arguments before changing anything.
+    for (BlockArgument arg : body.getArguments()) {
+      if (!function.getArgAttr(arg.getArgNumber(), "dlc.batch"))
+        continue;
+      auto type = cast<RankedTensorType>(arg.getType());
+      if (batchAxis < 0 || batchAxis >= type.getRank())
+        return function.emitError() << "argument #" << arg.getArgNumber() << " ("
+                                    << type << ") has no batch axis " << int64_t(batchAxis);
+      int64_t samples = type.getDimSize(batchAxis);
+      if (samples % int64_t(replicas) != 0)
+        return function.emitError()
+               << "batch of " << samples << " samples (argument #" << arg.getArgNumber()
+               << ", axis " << int64_t(batchAxis) << ") does not split evenly over " << replicas
+               << " devices";
+    }
+
+    int64_t wholeBatch = -1;
+    for (BlockArgument arg : body.getArguments())
+      if (function.getArgAttr(arg.getArgNumber(), "dlc.batch")) {
+        int64_t samples = cast<RankedTensorType>(arg.getType()).getDimSize(batchAxis);
+        if (wholeBatch >= 0 && samples != wholeBatch)
+          return function.emitError() << "the dlc.batch arguments disagree on the batch size: "
+                                      << wholeBatch << " and " << samples;
+        wholeBatch = samples;
+      }
+    const int64_t partBatch = wholeBatch / int64_t(replicas);
+    // Values computed from the samples (not yet summed over the replicas).
+    llvm::DenseSet<Value> samples;
+    for (BlockArgument arg : body.getArguments())
+      if (function.getArgAttr(arg.getArgNumber(), "dlc.batch"))
+        samples.insert(arg);
+    for (Operation &op : body.without_terminator())
+      if (!op.hasAttr("dlc.gradient") &&
+          llvm::any_of(op.getOperands(), [&](Value v) { return samples.contains(v); }))
+        for (Value result : op.getResults())
+          samples.insert(result);
+
+    // The new signature: batch arguments once, the others once per device.
+    SmallVector<Type> argumentTypes;
+    SmallVector<DictionaryAttr> argumentAttrs;
+    SmallVector<SmallVector<unsigned>> newIndex(body.getNumArguments());
+    for (BlockArgument arg : body.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      NamedAttrList attrs(function.getArgAttrDict(i));
+      if (function.getArgAttr(i, "dlc.batch")) {
+        newIndex[i].push_back(argumentTypes.size());
+        argumentTypes.push_back(arg.getType());
+        argumentAttrs.push_back(attrs.getDictionary(context));
+        continue;
+      }
+      for (size_t d = 0; d < replicas; ++d) {
+        attrs.set(deviceName, targets[d]);
+        newIndex[i].push_back(argumentTypes.size());
+        argumentTypes.push_back(arg.getType());
+        argumentAttrs.push_back(attrs.getDictionary(context));
+      }
+    }
+    Block *entry = new Block();
+    for (Type type : argumentTypes)
+      entry->addArgument(type, function.getLoc());
+
+    OpBuilder builder(context); // the new block has no region yet
+    builder.setInsertionPointToEnd(entry);
+    std::vector<IRMapping> mapping(replicas);
+    for (BlockArgument arg : body.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      if (!function.getArgAttr(i, "dlc.batch")) {
+        for (size_t d = 0; d < replicas; ++d)
+          mapping[d].map(arg, entry->getArgument(newIndex[i][d]));
+        continue;
+      }
+      auto type = cast<RankedTensorType>(arg.getType());
+      SmallVector<int64_t> partShape(type.getShape());
+      partShape[size_t(batchAxis)] /= int64_t(replicas);
+      auto partType = RankedTensorType::get(partShape, type.getElementType());
+      auto split = builder.create<SplitOp>(arg.getLoc(), SmallVector<Type>(replicas, partType),
+                                           entry->getArgument(newIndex[i][0]),
+                                           builder.getI64IntegerAttr(batchAxis));
+      std::optional<DeviceAttr> home =
+          function.getArgAttrOfType<DeviceAttr>(i, deviceName)
+              ? std::optional<DeviceAttr>(function.getArgAttrOfType<DeviceAttr>(i, deviceName))
+              : std::nullopt;
+      if (home)
+        split->setAttr(deviceName, *home);
+      for (size_t d = 0; d < replicas; ++d) {
+        Value part = split.getResult(unsigned(d));
+        if (!home || *home != targets[d])
+          part = builder.create<CopyOp>(arg.getLoc(), part, targets[d]);
+        mapping[d].map(arg, part);
+      }
+    }
+
+    // The body, op by op and replica by replica; gradients summed as soon as they exist.
+    auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+    for (Operation &operation : body.without_terminator()) {
+      Operation *op = &operation;
+      if (op->hasTrait<mlir::OpTrait::ConstantLike>()) {
+        // Shared by the replicas; a splat with the whole batch's axis that per-sample ops
+        // read (a loss's head gradient) is cut to one part's size.
+        Operation *shared = builder.clone(*op);
+        auto type = dyn_cast<RankedTensorType>(shared->getResult(0).getType());
+        auto splat = dyn_cast_or_null<SplatElementsAttr>(shared->getAttr("value"));
+        bool readPerSample = llvm::any_of(op->getUsers(), [&](Operation *user) {
+          return llvm::any_of(user->getOperands(),
+                              [&](Value v) { return samples.contains(v); });
+        });
+        if (splat && type && type.getRank() > batchAxis &&
+            type.getDimSize(batchAxis) == wholeBatch && readPerSample) {
+          SmallVector<int64_t> shape(type.getShape());
+          shape[size_t(batchAxis)] = partBatch;
+          auto local = RankedTensorType::get(shape, type.getElementType());
+          shared->setAttr("value", splat.resizeSplat(local));
+          shared->getResult(0).setType(local);
+        }
+        for (size_t d = 0; d < replicas; ++d)
+          mapping[d].map(op->getResults(), shared->getResults());
+        continue;
+      }
+      bool dependsOnSamples = llvm::any_of(op->getOperands(),
+                                           [&](Value v) { return samples.contains(v); });
+      SmallVector<Operation *> clones;
+      for (size_t d = 0; d < replicas; ++d) {
+        Operation *clone = builder.clone(*op, mapping[d]);
+        if (!isa<CopyOp>(clone))
+          clone->setAttr(deviceName, targets[d]);
+        clone->removeAttr("dlc.gradient");
+        refreshTypes(clone, dependsOnSamples, batchAxis, wholeBatch, partBatch);
+        clones.push_back(clone);
+      }
+      if (!op->hasAttr("dlc.gradient"))
+        continue;
+      if (op->getNumResults() != 1)
+        return op->emitError() << "dlc.gradient marks an op with one result";
+      SmallVector<Value> parts;
+      for (Operation *clone : clones)
+        parts.push_back(clone->getResult(0));
+      SmallVector<Attribute> deviceList(targets.begin(), targets.end());
+      auto sum = builder.create<AllReduceOp>(
+          op->getLoc(), SmallVector<Type>(replicas, op->getResult(0).getType()),
+          ReduceKindAttr::get(context, ReduceKind::sum), parts,
+          builder.getArrayAttr(deviceList));
+      for (size_t d = 0; d < replicas; ++d)
+        mapping[d].map(op->getResult(0), sum.getResult(unsigned(d)));
+    }
+
+    // Results: updates per replica, per-sample values gathered, the rest from replica 0.
+    SmallVector<Value> results;
+    SmallVector<Type> resultTypes;
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (OpOperand &operand : returnOp->getOpOperands()) {
+      unsigned k = operand.getOperandNumber();
+      Value value = operand.get();
+      NamedAttrList attrs(function.getResultAttrDict(k));
+      if (auto update = function.getResultAttrOfType<IntegerAttr>(k, "dlc.updates")) {
+        unsigned target = unsigned(update.getInt());
+        if (target >= newIndex.size() || newIndex[target].size() != replicas)
+          return function.emitError() << "result #" << k
+                                      << " updates a batch argument, which has no replicas";
+        for (size_t d = 0; d < replicas; ++d) {
+          attrs.set("dlc.updates", builder.getI64IntegerAttr(newIndex[target][d]));
+          results.push_back(mapping[d].lookup(value));
+          resultTypes.push_back(value.getType());
+          resultAttrs.push_back(attrs.getDictionary(context));
+        }
+        continue;
+      }
+      auto type = dyn_cast<RankedTensorType>(mapping[0].lookup(value).getType());
+      if (samples.contains(value) && type && type.getRank() > batchAxis) {
+        SmallVector<Value> parts;
+        for (size_t d = 0; d < replicas; ++d) {
+          Value part = mapping[d].lookup(value);
+          if (d > 0)
+            part = builder.create<CopyOp>(value.getLoc(), part, targets[0]);
+          parts.push_back(part);
+        }
+        SmallVector<int64_t> wholeShape(type.getShape());
+        wholeShape[size_t(batchAxis)] *= int64_t(replicas);
+        auto whole = builder.create<ConcatOp>(
+            value.getLoc(), RankedTensorType::get(wholeShape, type.getElementType()), parts,
+            builder.getI64IntegerAttr(batchAxis));
+        whole->setAttr(deviceName, targets[0]);
+        results.push_back(whole);
+        resultTypes.push_back(whole.getType());
+      } else {
+        results.push_back(mapping[0].lookup(value));
+        resultTypes.push_back(value.getType());
+      }
+      resultAttrs.push_back(attrs.getDictionary(context));
+    }
+    builder.create<func::ReturnOp>(returnOp.getLoc(), results);
+
+    // Swap the body and the signature.
+    body.dropAllDefinedValueUses();
+    function.getBody().getBlocks().clear();
+    function.getBody().push_back(entry);
+    function.setFunctionType(FunctionType::get(context, argumentTypes, resultTypes));
+    function.setAllArgAttrs(argumentAttrs);
+    function.setAllResultAttrs(resultAttrs);
+    return success();
+  }
+};
+
+} // namespace
+} // namespace mlir::dlc

@@ -1,0 +1,85 @@
+// RUN: dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0,cpu:1" -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: not dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0" -split-input-file 2>&1 | FileCheck %s --check-prefix=ONE
+// RUN: not dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0,npu:1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// ONE: needs at least two devices
+// BAD: device 'npu:1' is not kind:ordinal
+
+// One SGD step of a dense classifier: the samples are split and copied to each device,
+// the weight is replicated (one argument per device), every op runs on its device, the
+// gradient is summed right after both replicas computed it, both replicas apply the same
+// update, and the per-sample losses are gathered on the first device.
+// CHECK-LABEL: func.func @step(
+// CHECK-SAME: %[[W0:[a-z0-9]+]]: tensor<2x4xf32> {dlc.device = #dlc.device<cpu:0>, dlc.name = "w"}
+// CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<2x4xf32> {dlc.device = #dlc.device<cpu:1>, dlc.name = "w"}
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<8x4xf32> {dlc.batch
+// CHECK-SAME: -> (tensor<8xf32>, tensor<2x4xf32> {dlc.updates = 0 : i64}, tensor<2x4xf32> {dlc.updates = 1 : i64})
+// CHECK: %[[XS:.*]]:2 = dlc.split %[[X]] {{.*}}: tensor<8x4xf32> -> tensor<4x4xf32>, tensor<4x4xf32>
+// CHECK: %[[X1:.*]] = dlc.copy %[[XS]]#1 : tensor<4x4xf32> to #dlc.device<cpu:1>
+// CHECK: dlc.split %{{.*}} : tensor<8xi64> -> tensor<4xi64>, tensor<4xi64>
+// CHECK: dlc.dense %[[XS]]#0, %[[W0]] {dlc.device = #dlc.device<cpu:0>} : (tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<4x2xf32>
+// CHECK: dlc.dense %[[X1]], %[[W1]] {dlc.device = #dlc.device<cpu:1>}
+// CHECK: dlc.constant dense<1.000000e+00> : tensor<4xf32>
+// CHECK: %[[G0:.*]] = dlc.matmul {{.*}} {dlc.device = #dlc.device<cpu:0>, transpose_a}
+// CHECK-NEXT: %[[G1:.*]] = dlc.matmul {{.*}} {dlc.device = #dlc.device<cpu:1>, transpose_a}
+// CHECK-NEXT: %[[SUM:.*]]:2 = dlc.all_reduce sum %[[G0]], %[[G1]] {devices = [#dlc.device<cpu:0>, #dlc.device<cpu:1>]}
+// CHECK: dlc.mul %[[SUM]]#0, {{.*}} {dlc.device = #dlc.device<cpu:0>}
+// CHECK: dlc.mul %[[SUM]]#1, {{.*}} {dlc.device = #dlc.device<cpu:1>}
+// CHECK: %[[NEW0:.*]] = dlc.sub %[[W0]]
+// CHECK: %[[NEW1:.*]] = dlc.sub %[[W1]]
+// CHECK: %[[BACK:.*]] = dlc.copy %{{.*}} : tensor<4xf32> to #dlc.device<cpu:0>
+// CHECK: %[[LOSS:.*]] = dlc.concat %{{.*}}, %[[BACK]] {{.*}} -> tensor<8xf32>
+// CHECK: return %[[LOSS]], %[[NEW0]], %[[NEW1]]
+func.func @step(%w: tensor<2x4xf32> {dlc.name = "w", dlc.device = #dlc.device<cpu:0>},
+                %x: tensor<8x4xf32> {dlc.name = "data", dlc.batch, dlc.device = #dlc.device<cpu:0>},
+                %y: tensor<8xi64> {dlc.name = "label", dlc.batch, dlc.device = #dlc.device<cpu:0>})
+    -> (tensor<8xf32>, tensor<2x4xf32> {dlc.updates = 0 : i64}) {
+  %logits = dlc.dense %x, %w : (tensor<8x4xf32>, tensor<2x4xf32>) -> tensor<8x2xf32>
+  %loss = dlc.softmax_cross_entropy %logits, %y : (tensor<8x2xf32>, tensor<8xi64>) -> tensor<8xf32>
+  %one = dlc.constant dense<1.0> : tensor<8xf32>
+  %dlogits = dlc.softmax_cross_entropy_backward %one, %logits, %y : (tensor<8xf32>, tensor<8x2xf32>, tensor<8xi64>) -> tensor<8x2xf32>
+  %dw = dlc.matmul %dlogits, %x {transpose_a, dlc.gradient} : (tensor<8x2xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+  %lr = dlc.constant dense<0.1> : tensor<f32>
+  %step = dlc.mul %dw, %lr : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  %new = dlc.sub %w, %step : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %loss, %new : tensor<8xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// BatchNorm statistics stay per device (MXNet's semantics): each replica normalizes its
+// own part and updates its own running mean; reshapes of the batch follow the part size.
+// CHECK-LABEL: func.func @batch_norm(
+// CHECK: dlc.batch_norm %{{.*}} {dlc.device = #dlc.device<cpu:0>, training} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: dlc.batch_norm %{{.*}} {dlc.device = #dlc.device<cpu:1>, training} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK-NOT: dlc.all_reduce
+// CHECK: dlc.reshape %{{.*}} : tensor<2x3x4x4xf32> to tensor<2x48xf32>
+// CHECK: return {{.*}} : tensor<4x48xf32>, tensor<3xf32>, tensor<3xf32>
+func.func @batch_norm(%g: tensor<3xf32>, %b: tensor<3xf32>, %rm: tensor<3xf32>,
+                      %x: tensor<4x3x4x4xf32> {dlc.batch})
+    -> (tensor<4x48xf32>, tensor<3xf32> {dlc.updates = 2 : i64}) {
+  %y, %mean, %var = dlc.batch_norm %x, %g, %b {training} : (tensor<4x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  %flat = dlc.reshape %y : tensor<4x3x4x4xf32> to tensor<4x48xf32>
+  %k = dlc.constant dense<0.9> : tensor<f32>
+  %m = dlc.mul %rm, %k : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  %new = dlc.add %m, %mean : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %flat, %new : tensor<4x48xf32>, tensor<3xf32>
+}
+
+// -----
+
+// A batch that does not divide by the number of devices is an error naming both.
+// expected-error @+1 {{batch of 5 samples (argument #1, axis 0) does not split evenly over 2 devices}}
+func.func @uneven(%w: tensor<3xf32>, %x: tensor<5x3xf32> {dlc.batch}) -> tensor<5x3xf32> {
+  %y = dlc.mul %x, %w : (tensor<5x3xf32>, tensor<3xf32>) -> tensor<5x3xf32>
+  return %y : tensor<5x3xf32>
+}
+
+// -----
+
+// Functions without dlc.batch arguments are left alone.
+// CHECK-LABEL: func.func @untouched(%arg0: tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: dlc.relu %arg0 : tensor<4xf32>
+func.func @untouched(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = dlc.relu %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
