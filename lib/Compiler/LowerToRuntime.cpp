@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CompilerInternal.h"
+#include "LoweringSupport.h"
 
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
@@ -24,7 +25,7 @@ namespace dlc::compiler {
 
 using namespace mlir;
 
-namespace {
+namespace detail {
 
 bool toDType(Type element, DType &dtype) {
   if (element.isF32())
@@ -90,6 +91,12 @@ bool kernelAttrs(Operation *op, Attrs &attrs, std::string &error) {
   }
   return true;
 }
+
+} // namespace detail
+
+using namespace detail;
+
+namespace {
 
 /// The single step of a dlc.fused region, if the runtime has a fused kernel for it:
 /// `conv2d_relu` / `dense_relu` call the library kernel with a ReLU epilogue, and

@@ -4,6 +4,7 @@
 
 #include "dlc/Core/Device.h"
 #include "dlc/Runtime/Program.h"
+#include "dlc/Runtime/ShardedProgram.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -20,6 +21,13 @@ namespace dlc::compiler {
 std::shared_ptr<Program> lowerToProgram(mlir::func::FuncOp function, Device device,
                                         std::string &error,
                                         llvm::DenseMap<mlir::Value, int> *ids = nullptr);
+
+/// The program of a function whose ops run on several devices (placed, e.g. the output
+/// of dlc-shard-data-parallel): one step per op on its `dlc.device`, `dlc.copy` and
+/// `dlc.all_reduce` as transfers and collectives, reshapes and batch splits as views.
+/// On failure returns null and sets `error`.
+std::shared_ptr<ShardedProgram> lowerToShardedProgram(mlir::func::FuncOp function,
+                                                      std::string &error);
 
 /// The device of `function`: its first argument's `dlc.device`, else `fallback`.
 Device functionDevice(mlir::func::FuncOp function, Device fallback);

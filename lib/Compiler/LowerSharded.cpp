@@ -1,0 +1,174 @@
+//===- LowerSharded.cpp - a multi-device func.func as a ShardedProgram --------===//
+#include "dlc/Compiler/LowerToRuntime.h"
+
+#include "LoweringSupport.h"
+
+#include "dlc/Dialect/DLC/IR/DLCOps.h"
+#include "dlc/Runtime/Kernel.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace dlc::compiler {
+
+using namespace mlir;
+using namespace detail;
+
+namespace {
+Device runtimeDevice(mlir::dlc::DeviceAttr device) {
+  return Device{DeviceKind(int32_t(device.getKind())), int(device.getOrdinal())};
+}
+} // namespace
+
+std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std::string &error) {
+  register_builtin_kernels();
+  auto program = std::make_shared<ShardedProgram>();
+  program->name = function.getName().str();
+  llvm::DenseMap<Value, int> ids;
+  StringRef deviceName = mlir::dlc::DLCDialect::getDeviceAttrName();
+
+  auto addValue = [&](Value value, Device device, int aliasOf, size_t offset) -> int {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    ShardedValue v;
+    if (!type || !toDType(type.getElementType(), v.dtype)) {
+      error = "@" + program->name + ": cannot lower a value of this type";
+      return -1;
+    }
+    v.shape.assign(type.getShape().begin(), type.getShape().end());
+    v.device = device;
+    v.alias_of = aliasOf;
+    v.offset = offset;
+    program->values.push_back(v);
+    ids[value] = int(program->values.size()) - 1;
+    return ids[value];
+  };
+  auto deviceOfOp = [&](Operation *op, Device &device) {
+    if (auto attr = op->getAttrOfType<mlir::dlc::DeviceAttr>(deviceName)) {
+      device = runtimeDevice(attr);
+      return true;
+    }
+    // Constants (device-free) are made where their first user runs.
+    for (Operation *user : op->getUsers())
+      if (auto attr = user->getAttrOfType<mlir::dlc::DeviceAttr>(deviceName)) {
+        device = runtimeDevice(attr);
+        return true;
+      }
+    device = cpu(0);
+    return op->hasTrait<mlir::OpTrait::ConstantLike>();
+  };
+
+  Block &body = function.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto attr = function.getArgAttrOfType<mlir::dlc::DeviceAttr>(arg.getArgNumber(), deviceName);
+    int id = addValue(arg, attr ? runtimeDevice(attr) : cpu(0), -1, 0);
+    if (id < 0)
+      return nullptr;
+    program->arguments.push_back(id);
+  }
+
+  std::function<bool(Operation *)> lowerOp = [&](Operation *op) -> bool {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (unsigned k = 0; k < ret.getNumOperands(); ++k) {
+        int id = ids.lookup(ret.getOperand(k));
+        if (auto update = function.getResultAttrOfType<IntegerAttr>(k, "dlc.updates"))
+          program->updates.push_back({id, int(update.getInt())});
+        else
+          program->results.push_back(id);
+      }
+      return true;
+    }
+    std::vector<int> inputs;
+    for (Value operand : op->getOperands())
+      inputs.push_back(ids.lookup(operand));
+    if (auto copy = dyn_cast<mlir::dlc::CopyOp>(op)) {
+      ShardedStep step;
+      step.kind = ShardedStep::Kind::copy;
+      step.op = "dlc.copy";
+      step.device = runtimeDevice(copy.getDevice());
+      step.inputs = inputs;
+      int id = addValue(copy.getResult(), step.device, -1, 0);
+      step.outputs = {id};
+      program->steps.push_back(std::move(step));
+      return id >= 0;
+    }
+    if (auto reduce = dyn_cast<mlir::dlc::AllReduceOp>(op)) {
+      ShardedStep step;
+      step.kind = ShardedStep::Kind::all_reduce;
+      step.op = "dlc.all_reduce";
+      step.inputs = inputs;
+      step.reduce_kind = int64_t(reduce.getKind());
+      if (step.reduce_kind > 1) {
+        error = describe(op) + ": the runtime all-reduces with sum or mean";
+        return false;
+      }
+      for (auto [attr, result] : llvm::zip(reduce.getDevices(), reduce.getResults())) {
+        Device device = runtimeDevice(cast<mlir::dlc::DeviceAttr>(attr));
+        step.devices.push_back(device);
+        step.outputs.push_back(addValue(result, device, -1, 0));
+      }
+      step.device = step.devices.front();
+      program->steps.push_back(std::move(step));
+      return true;
+    }
+    Device device;
+    if (!deviceOfOp(op, device)) {
+      error = describe(op) + ": has no device; run dlc-place-devices first";
+      return false;
+    }
+    if (isa<mlir::dlc::ReshapeOp>(op))
+      return addValue(op->getResult(0), program->values[size_t(inputs[0])].device, inputs[0], 0) >= 0;
+    if (auto split = dyn_cast<mlir::dlc::SplitOp>(op); split && split.getAxis() == 0) {
+      // Parts along the first axis are consecutive: views of the input.
+      size_t offset = 0;
+      for (Value part : split.getResults()) {
+        if (addValue(part, device, inputs[0], offset) < 0)
+          return false;
+        offset += program->values.back().bytes();
+      }
+      return true;
+    }
+    if (auto fused = dyn_cast<mlir::dlc::FusedOp>(op)) {
+      // Run the region's ops one by one, on the region's device.
+      Block &region = fused.getBody().front();
+      for (auto [argument, id] : llvm::zip(region.getArguments(), inputs))
+        ids[argument] = id;
+      for (Operation &inner : region.without_terminator()) {
+        if (Attribute regionDevice = op->getAttr(deviceName))
+          inner.setAttr(deviceName, regionDevice);
+        if (!lowerOp(&inner))
+          return false;
+      }
+      for (auto [result, yielded] :
+           llvm::zip(fused.getResults(), region.getTerminator()->getOperands()))
+        ids[result] = ids.lookup(yielded);
+      return true;
+    }
+    ShardedStep step;
+    step.op = op->getName().getStringRef().str();
+    step.device = device;
+    const KernelEntry *kernels = find_kernel(step.op, device);
+    if (!kernels) {
+      error = describe(op) + ": no kernel for " + device.str();
+      return false;
+    }
+    step.kernels = *kernels;
+    if (!kernelAttrs(op, step.attrs, error))
+      return false;
+    step.fresh_seed = step.attrs.has("seed");
+    step.inputs = inputs;
+    for (Value result : op->getResults()) {
+      int id = addValue(result, device, -1, 0);
+      if (id < 0)
+        return false;
+      step.outputs.push_back(id);
+    }
+    program->steps.push_back(std::move(step));
+    return true;
+  };
+  for (Operation &op : body)
+    if (!lowerOp(&op))
+      return nullptr;
+  return program;
+}
+
+} // namespace dlc::compiler

@@ -1,0 +1,23 @@
+//===- LoweringSupport.h - shared by the lowerings to runtime programs (internal) -===//
+#ifndef DLC_LIB_COMPILER_LOWERINGSUPPORT_H
+#define DLC_LIB_COMPILER_LOWERINGSUPPORT_H
+
+#include "dlc/Core/DType.h"
+#include "dlc/Runtime/Attrs.h"
+
+#include "mlir/IR/Operation.h"
+
+#include <string>
+
+namespace dlc::compiler::detail {
+
+/// The dtype of a tensor element type; false for types the runtime has no dtype for.
+bool toDType(mlir::Type element, DType &dtype);
+/// "dlc.conv2d at loc(...)", for messages.
+std::string describe(mlir::Operation *op);
+/// The eager kernels' attributes of `op`; false (with `error`) for one it cannot read.
+bool kernelAttrs(mlir::Operation *op, Attrs &attrs, std::string &error);
+
+} // namespace dlc::compiler::detail
+
+#endif // DLC_LIB_COMPILER_LOWERINGSUPPORT_H

@@ -1,0 +1,149 @@
+//===- ShardedProgram.cpp - running a data-parallel program ------------------===//
+#include "dlc/Runtime/ShardedProgram.h"
+
+#include "dlc/Core/Error.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+namespace dlc {
+
+int64_t ShardedProgram::seeds_needed() const {
+  return std::count_if(steps.begin(), steps.end(),
+                       [](const ShardedStep &s) { return s.fresh_seed; });
+}
+
+std::vector<Device> ShardedProgram::devices() const {
+  std::vector<Device> seen;
+  for (const ShardedStep &step : steps)
+    for (Device d : step.kind == ShardedStep::Kind::all_reduce ? step.devices
+                                                              : std::vector<Device>{step.device})
+      if (std::find(seen.begin(), seen.end(), d) == seen.end())
+        seen.push_back(d);
+  return seen;
+}
+
+std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &args,
+                                             std::vector<int64_t> seeds,
+                                             bool reference) const {
+  if (args.size() != arguments.size() || int64_t(seeds.size()) != seeds_needed())
+    throw Error("program '" + name + "': run with " + std::to_string(args.size()) +
+                " arguments and " + std::to_string(seeds.size()) + " seeds; it takes " +
+                std::to_string(arguments.size()) + " and " + std::to_string(seeds_needed()));
+  // Storage: arguments are the caller's; every other root value gets a buffer on its
+  // device; views share their root's.
+  std::vector<BoundBuffer> at(values.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ShardedValue &v = values[size_t(arguments[i])];
+    if (!args[i].buffer || args[i].buffer->device() != v.device ||
+        args[i].offset + v.bytes() > args[i].buffer->bytes())
+      throw Error("program '" + name + "': argument #" + std::to_string(i) + " (" +
+                  dtype_name(v.dtype) + " " + shape_rules::str(v.shape) + ") must live on " +
+                  v.device.str());
+    at[size_t(arguments[i])] = args[i];
+  }
+  for (size_t id = 0; id < values.size(); ++id) {
+    const ShardedValue &v = values[id];
+    if (at[id].buffer)
+      continue;
+    if (v.alias_of >= 0) {
+      const BoundBuffer &root = at[size_t(v.alias_of)];
+      at[id] = {root.buffer, root.offset + v.offset};
+    } else {
+      at[id] = {std::make_shared<Buffer>(allocate(v.device, std::max<size_t>(v.bytes(), 1))), 0};
+    }
+  }
+  auto self = shared_from_this();
+  auto ref = [&](int id) -> TensorRef {
+    const ShardedValue &v = values[size_t(id)];
+    return {static_cast<char *>(at[size_t(id)].buffer->data()) + at[size_t(id)].offset, v.shape,
+            v.dtype};
+  };
+  size_t nextSeed = 0;
+  for (const ShardedStep &step : steps) {
+    std::vector<std::shared_ptr<Buffer>> reads, writes;
+    for (int in : step.inputs)
+      reads.push_back(at[size_t(in)].buffer);
+    for (int out : step.outputs)
+      writes.push_back(at[size_t(out)].buffer);
+    if (step.kind == ShardedStep::Kind::all_reduce) {
+      // Each device sums every replica in the same order: bit-identical results.
+      std::vector<TensorRef> inputs;
+      for (int in : step.inputs)
+        inputs.push_back(ref(in));
+      for (size_t d = 0; d < step.devices.size(); ++d) {
+        TensorRef out = ref(step.outputs[d]);
+        bool mean = step.reduce_kind == 1;
+        enqueue(step.devices[d], reads, {at[size_t(step.outputs[d])].buffer},
+                [self, inputs, out, mean] {
+                  if (out.dtype != DType::f32)
+                    throw DTypeError("all_reduce: the CPU collective sums float32, got " +
+                                     std::string(dtype_name(out.dtype)));
+                  int64_t n = out.numel();
+                  float *o = out.as<float>();
+                  std::vector<float> sum(size_t(n), 0.f);
+                  for (const TensorRef &in : inputs)
+                    for (int64_t i = 0; i < n; ++i)
+                      sum[size_t(i)] += in.as<float>()[i];
+                  float scale = mean ? 1.f / float(inputs.size()) : 1.f;
+                  for (int64_t i = 0; i < n; ++i)
+                    o[i] = sum[size_t(i)] * scale;
+                });
+      }
+      continue;
+    }
+    if (step.kind == ShardedStep::Kind::copy) {
+      TensorRef from = ref(step.inputs[0]), to = ref(step.outputs[0]);
+      size_t bytes = values[size_t(step.outputs[0])].bytes();
+      enqueue(step.device, reads, writes,
+              [self, from, to, bytes] { std::memmove(to.data, from.data, bytes); });
+      continue;
+    }
+    auto attrs = std::make_shared<Attrs>(step.attrs);
+    if (step.fresh_seed)
+      attrs->set("seed", seeds[nextSeed++]);
+    KernelArgs call;
+    call.attrs = nullptr;
+    call.device = step.device;
+    for (int in : step.inputs)
+      call.inputs.push_back(ref(in));
+    for (int out : step.outputs)
+      call.outputs.push_back(ref(out));
+    KernelFn kernel = reference ? step.kernels.reference : step.kernels.fast;
+    enqueue(step.device, reads, writes, [self, call, attrs, kernel]() mutable {
+      call.attrs = attrs.get();
+      kernel(call);
+    });
+  }
+  for (const auto &[value, argument] : updates) {
+    TensorRef from = ref(value), to = ref(arguments[size_t(argument)]);
+    size_t bytes = values[size_t(value)].bytes();
+    enqueue(values[size_t(arguments[size_t(argument)])].device, {at[size_t(value)].buffer},
+            {at[size_t(arguments[size_t(argument)])].buffer},
+            [self, from, to, bytes] { std::memmove(to.data, from.data, bytes); });
+  }
+  std::vector<BoundBuffer> out;
+  for (int r : results)
+    out.push_back(at[size_t(r)]);
+  return out;
+}
+
+std::string ShardedProgram::str() const {
+  std::ostringstream os;
+  os << "sharded program @" << name << "\n";
+  for (const ShardedStep &step : steps) {
+    os << "  [" << (step.kind == ShardedStep::Kind::all_reduce ? std::string("all devices")
+                                                               : step.device.str())
+       << "] ";
+    for (size_t k = 0; k < step.outputs.size(); ++k)
+      os << (k ? ", " : "") << "%" << step.outputs[k];
+    os << " = " << step.op << "(";
+    for (size_t k = 0; k < step.inputs.size(); ++k)
+      os << (k ? ", " : "") << "%" << step.inputs[k];
+    os << ")\n";
+  }
+  return os.str();
+}
+
+} // namespace dlc
