@@ -17,6 +17,7 @@
 #include "dlc/Gluon/Loss.h"
 #include "dlc/Gluon/Parameter.h"
 #include "dlc/Gluon/SafeTensors.h"
+#include "dlc/Gluon/TrainStep.h"
 #include "dlc/Gluon/Trainer.h"
 #include "dlc/Gluon/Vision.h"
 #include "dlc/Runtime/Allocator.h"

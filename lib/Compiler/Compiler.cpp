@@ -10,8 +10,12 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <mutex>
 
 namespace dlc::compiler {
 
@@ -64,6 +68,51 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
       return function ? error : "hybridize: function @" + graph->name + " vanished";
     out.programs.push_back(std::move(program));
   }
+  return "";
+}
+
+std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
+                                  CompiledDataParallel &out) {
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  context.loadDialect<mlir::dlc::DLCDialect, func::FuncDialect>();
+  std::string diagnostics;
+  ScopedDiagnosticHandler collect(&context, [&](Diagnostic &diagnostic) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << diagnostic.getLocation() << ": " << diagnostic << "\n";
+    return success();
+  });
+  std::string error;
+  OwningOpRef<ModuleOp> module = emitModule(context, {&step}, error);
+  if (!module)
+    return error;
+  out.traced_ir = print(*module);
+  if (failed(verify(*module)))
+    return "training step: the traced module does not verify:\n" + diagnostics;
+
+  PassManager pipeline(&context);
+  if (devices.size() > 1) {
+    static std::once_flag registered;
+    std::call_once(registered, [] { mlir::dlc::registerDLCPasses(); });
+    std::string list;
+    for (Device device : devices) {
+      std::string text = device.str(); // "cpu(1)" -> "cpu:1"
+      std::replace(text.begin(), text.end(), '(', ':');
+      text.erase(std::remove(text.begin(), text.end(), ')'), text.end());
+      list += (list.empty() ? "" : ",") + text;
+    }
+    if (failed(parsePassPipeline("dlc-shard-data-parallel{devices=" + list + "}", pipeline)))
+      return "training step: cannot build the sharding pass for devices " + list;
+  }
+  mlir::dlc::buildDLCPipeline(pipeline, devices.front().kind == DeviceKind::gpu
+                                            ? mlir::dlc::PipelineTarget::cuda
+                                            : mlir::dlc::PipelineTarget::cpu);
+  if (failed(pipeline.run(*module)))
+    return "training step: the pipeline failed:\n" + diagnostics;
+  out.ir = print(*module);
+  auto function = module->lookupSymbol<func::FuncOp>(step.name);
+  out.program = function ? lowerToShardedProgram(function, error) : nullptr;
+  if (!out.program)
+    return function ? error : "training step: function @" + step.name + " vanished";
   return "";
 }
 

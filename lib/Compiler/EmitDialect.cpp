@@ -124,6 +124,8 @@ OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const G
       function.setArgAttr(unsigned(i), "dlc.name",
                           builder.getStringAttr(graph->arguments[i].name));
       function.setArgAttr(unsigned(i), mlir::dlc::DLCDialect::getDeviceAttrName(), device);
+      if (graph->arguments[i].batch)
+        function.setArgAttr(unsigned(i), "dlc.batch", builder.getUnitAttr());
     }
     for (size_t k = 0; k < graph->updates.size(); ++k)
       function.setResultAttr(unsigned(graph->results.size() + k), "dlc.updates",
@@ -166,6 +168,8 @@ OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const G
         if (Attribute converted = convert(context, node.op, attrName, attrValue, firstResult))
           state.addAttribute(attrName, converted);
       }
+      if (node.gradient)
+        state.addAttribute("dlc.gradient", inside.getUnitAttr());
       if (node.op != "dlc.constant") // constants belong to every device that uses them
         state.addAttribute(mlir::dlc::DLCDialect::getDeviceAttrName(), device);
       Operation *op = inside.create(state);

@@ -178,47 +178,14 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
   backwardGraph.name = "backward";
   backwardGraph.device = device;
   if (withGrad) {
-    // Which values a gradient must reach.
-    for (const trace::RecordedCall &call : forwardTracer.calls()) {
-      bool any = false;
-      for (const Tensor &in : call.inputs)
-        any = any || needsGrad[size_t(forwardTracer.find(in))];
-      if (any && call.vjp)
-        for (const Tensor &out : call.outputs)
-          needsGrad[size_t(forwardTracer.find(out))] = true;
-    }
     trace::Tracer backwardTracer(backwardGraph);
     Tensor outputGrad = trace::Tracer::symbolic(output.shape(), output.dtype(), device);
     backwardTracer.add_argument(outputGrad, "grad.output");
-    std::map<int, Tensor> grads{{outputValue, outputGrad}};
     {
       trace::Install install(backwardTracer);
       autograd::Pause pause(training);
-      const auto &calls = forwardTracer.calls();
-      for (auto call = calls.rbegin(); call != calls.rend(); ++call) {
-        if (!call->vjp)
-          continue;
-        std::vector<Tensor> outputGrads;
-        bool arrived = false;
-        for (const Tensor &out : call->outputs) {
-          auto it = grads.find(forwardTracer.find(out));
-          outputGrads.push_back(it == grads.end() ? Tensor() : it->second);
-          arrived = arrived || it != grads.end();
-        }
-        bool wanted = false;
-        for (const Tensor &in : call->inputs)
-          wanted = wanted || needsGrad[size_t(forwardTracer.find(in))];
-        if (!arrived || !wanted)
-          continue;
-        std::vector<Tensor> inputGrads = call->vjp(outputGrads);
-        for (size_t k = 0; k < inputGrads.size() && k < call->inputs.size(); ++k) {
-          int id = forwardTracer.find(call->inputs[k]);
-          if (!inputGrads[k].defined() || !needsGrad[size_t(id)])
-            continue;
-          auto it = grads.find(id);
-          grads[id] = it == grads.end() ? inputGrads[k] : it->second + inputGrads[k];
-        }
-      }
+      std::map<int, Tensor> grads = trace::backpropagate(
+          forwardTracer, forwardTracer.calls(), needsGrad, {{outputValue, outputGrad}});
       for (size_t i = 0; i < forwardGraph.arguments.size(); ++i) {
         int id = forwardGraph.arguments[i].value;
         if (!needsGrad[size_t(id)])

@@ -1,6 +1,8 @@
 //===- Tracer.cpp - recording ops into a Graph --------------------------------===//
 #include "Tracer.h"
 
+#include "dlc/Frontend/NumPy.h"
+
 namespace dlc::trace {
 
 namespace {
@@ -158,6 +160,45 @@ void Tracer::check_readable(const Tensor &tensor, const char *what) const {
 } // namespace dlc::trace
 
 namespace dlc::trace {
+
+std::map<int, Tensor> backpropagate(const Tracer &lookup, const std::vector<RecordedCall> &calls,
+                                    std::vector<bool> needs, std::map<int, Tensor> grads) {
+  auto id = [&](const Tensor &t) { return size_t(lookup.find(t)); };
+  for (const RecordedCall &call : calls) {
+    bool any = false;
+    for (const Tensor &in : call.inputs)
+      any = any || needs[id(in)];
+    if (any && call.vjp)
+      for (const Tensor &out : call.outputs)
+        needs[id(out)] = true;
+  }
+  for (auto call = calls.rbegin(); call != calls.rend(); ++call) {
+    if (!call->vjp)
+      continue;
+    std::vector<Tensor> outputGrads;
+    bool arrived = false;
+    for (const Tensor &out : call->outputs) {
+      auto it = grads.find(int(id(out)));
+      outputGrads.push_back(it == grads.end() ? Tensor() : it->second);
+      arrived = arrived || it != grads.end();
+    }
+    bool wanted = false;
+    for (const Tensor &in : call->inputs)
+      wanted = wanted || needs[id(in)];
+    if (!arrived || !wanted)
+      continue;
+    std::vector<Tensor> inputGrads = call->vjp(outputGrads);
+    for (size_t k = 0; k < inputGrads.size() && k < call->inputs.size(); ++k) {
+      int value = int(id(call->inputs[k]));
+      if (!inputGrads[k].defined() || !needs[size_t(value)])
+        continue;
+      auto it = grads.find(value);
+      grads[value] = it == grads.end() ? inputGrads[k] : it->second + inputGrads[k];
+    }
+  }
+  return grads;
+}
+
 bool active() { return installed != nullptr; }
 Pause::Pause() : previous_(installed) { installed = nullptr; }
 Pause::~Pause() { installed = static_cast<Tracer *>(previous_); }

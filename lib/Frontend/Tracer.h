@@ -79,6 +79,14 @@ private:
   int captured_ = 0;
 };
 
+/// Reverse-mode differentiation of a trace: runs the VJP rules of `calls` backwards from
+/// `seeds` (value -> its gradient), so that the installed tracer records the backward.
+/// `lookup` maps the calls' tensors to values; `needs` (per value, usually set for some
+/// arguments) is extended forward through the calls, and only those values get gradients.
+/// Returns the gradient of every value reached.
+std::map<int, Tensor> backpropagate(const Tracer &lookup, const std::vector<RecordedCall> &calls,
+                                    std::vector<bool> needs, std::map<int, Tensor> seeds);
+
 /// Installs `tracer` on this thread while it lives (nestable: restores the previous one).
 class Install {
 public:

@@ -45,7 +45,6 @@ void Trainer::step(int64_t batch_size) {
   autograd::Pause pause;
   ++steps_;
   double rescale = 1.0 / double(batch_size);
-  double wd = option("wd", 0), clip = option("clip_gradient", -1);
   for (const ParameterPtr &parameter : params_.values()) {
     if (parameter->grad_req() == GradReq::null || !parameter->initialized())
       continue;
@@ -57,44 +56,60 @@ void Trainer::step(int64_t batch_size) {
     for (size_t i = 1; i < grads.size(); ++i)
       grad = grad + grads[i].to(home);
     grad = grad * rescale;
-    if (clip > 0)
-      grad = np::minimum(np::maximum(grad, np::full({}, -clip, grad.dtype(), home)),
-                         np::full({}, clip, grad.dtype(), home));
     Tensor weight = parameter->data(home);
-    if (wd != 0)
-      grad = grad + weight * wd;
-
-    std::vector<Tensor> &state = state_[parameter.get()];
-    Tensor updated;
-    if (optimizer_ == "adam") {
-      double beta1 = option("beta1", 0.9), beta2 = option("beta2", 0.999);
-      double epsilon = option("epsilon", 1e-8);
-      if (state.empty())
-        state = {np::zeros(weight.shape(), weight.dtype(), home),
-                 np::zeros(weight.shape(), weight.dtype(), home)};
-      state[0] = state[0] * beta1 + grad * (1 - beta1);
-      state[1] = state[1] * beta2 + grad * grad * (1 - beta2);
-      double correction = std::sqrt(1 - std::pow(beta2, double(steps_))) /
-                          (1 - std::pow(beta1, double(steps_)));
-      updated = weight - state[0] * (learningRate_ * correction) / (np::sqrt(state[1]) + epsilon);
-    } else {
-      double momentum = option("momentum", optimizer_ == "nag" ? 0.9 : 0.0);
-      if (momentum == 0) {
-        updated = weight - grad * learningRate_;
-      } else {
-        if (state.empty())
-          state = {np::zeros(weight.shape(), weight.dtype(), home)};
-        state[0] = state[0] * momentum + grad;
-        Tensor direction = optimizer_ == "nag" ? grad + state[0] * momentum : state[0];
-        updated = weight - direction * learningRate_;
-      }
-    }
+    Tensor updated = update(weight, grad, state_[parameter.get()],
+                            np::full({}, effective_learning_rate(steps_), weight.dtype(), home));
     // One update, broadcast to every copy (in place: layers hold these tensors).
     for (Device device : devices) {
       Tensor copy = parameter->data(device);
       updated.to(device).copyto(copy);
     }
   }
+}
+
+size_t Trainer::state_size() const {
+  if (optimizer_ == "adam")
+    return 2;
+  return option("momentum", optimizer_ == "nag" ? 0.9 : 0.0) == 0 ? 0 : 1;
+}
+
+double Trainer::effective_learning_rate(int64_t step) const {
+  if (optimizer_ != "adam")
+    return learningRate_;
+  // Adam's bias correction, folded into the rate so that the update's graph does not
+  // change from step to step.
+  double beta1 = option("beta1", 0.9), beta2 = option("beta2", 0.999);
+  return learningRate_ * std::sqrt(1 - std::pow(beta2, double(step))) /
+         (1 - std::pow(beta1, double(step)));
+}
+
+Tensor Trainer::update(const Tensor &weight, Tensor grad, std::vector<Tensor> &state,
+                       const Tensor &rate) const {
+  double wd = option("wd", 0), clip = option("clip_gradient", -1);
+  Device home = weight.device();
+  if (clip > 0)
+    grad = np::minimum(np::maximum(grad, np::full({}, -clip, grad.dtype(), home)),
+                       np::full({}, clip, grad.dtype(), home));
+  if (wd != 0)
+    grad = grad + weight * wd;
+  if (optimizer_ == "adam") {
+    double beta1 = option("beta1", 0.9), beta2 = option("beta2", 0.999);
+    double epsilon = option("epsilon", 1e-8);
+    if (state.empty())
+      state = {np::zeros(weight.shape(), weight.dtype(), home),
+               np::zeros(weight.shape(), weight.dtype(), home)};
+    state[0] = state[0] * beta1 + grad * (1 - beta1);
+    state[1] = state[1] * beta2 + grad * grad * (1 - beta2);
+    return weight - state[0] * rate / (np::sqrt(state[1]) + epsilon);
+  }
+  double momentum = option("momentum", optimizer_ == "nag" ? 0.9 : 0.0);
+  if (momentum == 0)
+    return weight - grad * rate;
+  if (state.empty())
+    state = {np::zeros(weight.shape(), weight.dtype(), home)};
+  state[0] = state[0] * momentum + grad;
+  Tensor direction = optimizer_ == "nag" ? grad + state[0] * momentum : state[0];
+  return weight - direction * rate;
 }
 
 namespace utils {

@@ -14,6 +14,14 @@ int64_t ShardedProgram::seeds_needed() const {
                        [](const ShardedStep &s) { return s.fresh_seed; });
 }
 
+std::vector<Device> ShardedProgram::seed_devices() const {
+  std::vector<Device> out;
+  for (const ShardedStep &step : steps)
+    if (step.fresh_seed)
+      out.push_back(step.device);
+  return out;
+}
+
 std::vector<Device> ShardedProgram::devices() const {
   std::vector<Device> seen;
   for (const ShardedStep &step : steps)

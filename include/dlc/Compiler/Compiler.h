@@ -11,6 +11,7 @@
 
 #include "dlc/Compiler/Graph.h"
 #include "dlc/Runtime/Program.h"
+#include "dlc/Runtime/ShardedProgram.h"
 
 #include <memory>
 #include <string>
@@ -29,6 +30,20 @@ struct CompiledModule {
 /// diagnostics (MLIR's, with the op names of the trace as locations). Never throws:
 /// the compiler is built without exceptions, as LLVM is.
 std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out);
+
+/// A training step compiled for data parallelism.
+struct CompiledDataParallel {
+  std::string traced_ir; ///< the single-device step, as traced
+  std::string ir;        ///< after sharding and the pipeline: what was lowered
+  std::shared_ptr<ShardedProgram> program;
+};
+
+/// Emits `step` (a single-device training step whose sample arguments are marked `batch`
+/// and whose parameter gradients are marked `gradient`), shards it over `devices` with
+/// dlc-shard-data-parallel (when there are several), runs the CPU pipeline and lowers it
+/// to a ShardedProgram. Returns "" on success, else the diagnostics.
+std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
+                                  CompiledDataParallel &out);
 
 } // namespace dlc::compiler
 

@@ -33,6 +33,7 @@ struct GraphNode {
   Attrs attrs;
   std::vector<int> inputs;
   std::vector<int> outputs;
+  bool gradient = false; ///< a parameter's gradient (summed over data-parallel replicas)
 };
 
 /// A function argument: a value the graph reads from outside (the block's input, a
@@ -40,6 +41,7 @@ struct GraphNode {
 struct GraphArgument {
   int value = -1;
   std::string name;
+  bool batch = false; ///< holds samples: split over devices by data parallelism
 };
 
 /// A value written back into an argument's storage when the function ends (BatchNorm's

@@ -51,6 +51,9 @@ public:
   std::vector<std::pair<int, int>> updates; ///< (value, argument): written back at the end
 
   int64_t seeds_needed() const;
+  /// The device of each random step, in order: run() takes one seed per entry, drawn from
+  /// that device's generator as the eager ops would.
+  std::vector<Device> seed_devices() const;
   /// Every device the program runs on, in first-use order.
   std::vector<Device> devices() const;
 

@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::dlc {
 
@@ -24,7 +25,8 @@ namespace mlir::dlc {
 namespace {
 
 /// Result types of a replica's clone, whose operands may now be batch parts.
-void refreshTypes(Operation *clone, bool perSample, int64_t axis, int64_t whole, int64_t part) {
+void refreshTypes(Operation *original, Operation *clone, int64_t axis, int64_t whole,
+                  int64_t part) {
   if (auto infer = dyn_cast<InferTypeOpInterface>(clone)) {
     SmallVector<Type> types;
     if (succeeded(infer.inferReturnTypes(clone->getContext(), clone->getLoc(),
@@ -40,8 +42,25 @@ void refreshTypes(Operation *clone, bool perSample, int64_t axis, int64_t whole,
       result.setType(clone->getOperand(0).getType());
     return;
   }
-  // Reshapes, broadcasts, splits: a batch axis of the whole batch becomes a part.
-  if (!perSample)
+  if (clone->hasTrait<mlir::OpTrait::SameOperandsAndResultShape>() && clone->getNumOperands()) {
+    auto shape = cast<RankedTensorType>(clone->getOperand(0).getType()).getShape();
+    for (Value result : clone->getResults())
+      result.setType(RankedTensorType::get(
+          shape, cast<RankedTensorType>(result.getType()).getElementType()));
+    return;
+  }
+  // Ops whose result type is written, not inferred, and holds the samples (reshapes,
+  // broadcasts, the input gradients of convolution and pooling): the whole batch's axis
+  // becomes a part's. Weight-shaped results (conv2d_backward_filter) keep their type.
+  static const llvm::StringSet<> batchShaped = {
+      "dlc.reshape", "dlc.broadcast_to", "dlc.conv2d_backward_data", "dlc.max_pool2d_backward",
+      "dlc.avg_pool2d_backward"};
+  // Only when an operand became a part (a weight gradient's marking reshape stays whole).
+  bool operandCut = llvm::any_of(llvm::zip(original->getOperands(), clone->getOperands()),
+                                 [](auto pair) {
+                                   return std::get<0>(pair).getType() != std::get<1>(pair).getType();
+                                 });
+  if (!operandCut || !batchShaped.contains(clone->getName().getStringRef()))
     return;
   for (Value result : clone->getResults()) {
     auto type = dyn_cast<RankedTensorType>(result.getType());
@@ -208,15 +227,13 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
           mapping[d].map(op->getResults(), shared->getResults());
         continue;
       }
-      bool dependsOnSamples = llvm::any_of(op->getOperands(),
-                                           [&](Value v) { return samples.contains(v); });
       SmallVector<Operation *> clones;
       for (size_t d = 0; d < replicas; ++d) {
         Operation *clone = builder.clone(*op, mapping[d]);
         if (!isa<CopyOp>(clone))
           clone->setAttr(deviceName, targets[d]);
         clone->removeAttr("dlc.gradient");
-        refreshTypes(clone, dependsOnSamples, batchAxis, wholeBatch, partBatch);
+        refreshTypes(op, clone, batchAxis, wholeBatch, partBatch);
         clones.push_back(clone);
       }
       if (!op->hasAttr("dlc.gradient"))

@@ -1,0 +1,63 @@
+//===- DataParallelStep.h - a whole training step, compiled and sharded -------===//
+//
+// The engine behind gluon::TrainStep: forward, loss, backward and the optimizer's
+// update are traced once per input signature into one single-device function (samples
+// marked as batch arguments, parameter gradients marked as gradients), which
+// dlc-shard-data-parallel turns into the program for every device: the batch split,
+// parameters and optimizer state replicated, gradients all-reduced, identical updates.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_FRONTEND_DATAPARALLELSTEP_H
+#define DLC_FRONTEND_DATAPARALLELSTEP_H
+
+#include "dlc/Frontend/Tensor.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+class DataParallelStep {
+public:
+  /// A parameter: its copies, one per device of the step, in the devices' order.
+  struct Parameter {
+    std::string name;
+    std::vector<Tensor> copies;
+    bool grad = true;
+  };
+  /// Per-sample losses of a batch (the model's forward and the loss).
+  using Loss = std::function<Tensor(const Tensor &data, const Tensor &label)>;
+  /// The optimizer's rule (gluon::Trainer::update): new weight from weight, gradient,
+  /// state (updated in place in the vector) and a 0-d rate.
+  using Update = std::function<Tensor(const Tensor &weight, const Tensor &grad,
+                                      std::vector<Tensor> &state, const Tensor &rate)>;
+
+  DataParallelStep(std::string name, Loss loss, Update update, size_t state_size,
+                   std::vector<Device> devices);
+
+  /// One step on a whole batch (on any device; it is split over the step's devices):
+  /// returns the per-sample losses on the first device. Gradients are summed over the
+  /// batch and scaled by 1 / samples, as Trainer.step(batch_size) does.
+  Tensor operator()(const Tensor &data, const Tensor &label,
+                    const std::vector<Parameter> &parameters, double rate);
+
+  int64_t compiles() const;
+  /// The latest traced (single-device) and compiled (sharded) modules, and program.
+  std::string traced_ir() const;
+  std::string compiled_ir() const;
+  std::string program() const;
+  /// Kernel and transfer steps per run of the latest program.
+  int64_t steps() const;
+
+  struct State;
+
+private:
+  std::shared_ptr<State> state_;
+};
+
+} // namespace dlc
+
+#endif // DLC_FRONTEND_DATAPARALLELSTEP_H

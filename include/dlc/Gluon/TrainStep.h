@@ -1,0 +1,41 @@
+//===- TrainStep.h - the seed's training loop as one compiled call ------------===//
+#ifndef DLC_GLUON_TRAINSTEP_H
+#define DLC_GLUON_TRAINSTEP_H
+
+#include "dlc/Frontend/DataParallelStep.h"
+#include "dlc/Gluon/Block.h"
+#include "dlc/Gluon/Trainer.h"
+
+#include <functional>
+#include <vector>
+
+namespace dlc::gluon {
+
+/// forward, loss, backward and the optimizer's update over `devices`, compiled once per
+/// input signature into one data-parallel program (dlc-shard-data-parallel): the seed's
+/// split_and_load / record / backward / trainer.step loop as one call, with the same
+/// numbers. BatchNorm statistics are per device, as in that loop. The optimizer state
+/// lives in the TrainStep (do not mix its calls with trainer.step()).
+class TrainStep {
+public:
+  using LossFn = std::function<Tensor(const Tensor &prediction, const Tensor &label)>;
+
+  TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Device> devices);
+
+  /// One update from a whole batch (split over the devices); returns the per-sample
+  /// losses on the first device.
+  Tensor operator()(const Tensor &data, const Tensor &label);
+
+  const DataParallelStep &compiled() const { return step_; }
+
+private:
+  Block &net_;
+  Trainer &trainer_;
+  std::vector<Device> devices_;
+  DataParallelStep step_;
+  int64_t updates_ = 0;
+};
+
+} // namespace dlc::gluon
+
+#endif // DLC_GLUON_TRAINSTEP_H

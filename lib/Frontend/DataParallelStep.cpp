@@ -1,0 +1,273 @@
+//===- DataParallelStep.cpp - trace, shard and run a whole training step ------===//
+#include "dlc/Frontend/DataParallelStep.h"
+
+#include "dlc/Compiler/Compiler.h"
+#include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/NumPy.h"
+#include "dlc/Runtime/Kernel.h"
+#include "OpDefinitions.h"
+#include "Tracer.h"
+
+#include <mutex>
+
+namespace dlc {
+
+namespace {
+
+/// What a traced argument is bound to at each call.
+struct Binding {
+  enum class Kind { data, label, rate, parameter, state, captured } kind = Kind::captured;
+  std::string parameter; // parameter and state
+  size_t index = 0;      // state: which of the parameter's states
+  Tensor tensor;         // captured
+};
+
+struct Compiled {
+  std::shared_ptr<ShardedProgram> program;
+  std::vector<Binding> arguments; // the traced function's, before sharding
+  std::vector<bool> batch;
+};
+
+BoundBuffer bound(const Tensor &t) { return {t.buffer(), t.impl()->offset}; }
+
+} // namespace
+
+struct DataParallelStep::State {
+  std::string name;
+  Loss loss;
+  Update update;
+  size_t stateSize = 0;
+  std::vector<Device> devices;
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<Compiled>> cache;
+  /// Optimizer state per parameter, per device: replicas updated identically.
+  std::map<std::string, std::vector<std::vector<Tensor>>> optimizerState;
+  int64_t compiles = 0;
+  std::string tracedIr, compiledIr, programText;
+
+  std::shared_ptr<Compiled> compile(const Tensor &data, const Tensor &label,
+                                    const std::vector<Parameter> &parameters);
+};
+
+DataParallelStep::DataParallelStep(std::string name, Loss loss, Update update, size_t stateSize,
+                                   std::vector<Device> devices)
+    : state_(std::make_shared<State>()) {
+  if (devices.empty())
+    throw std::invalid_argument(name + ": needs at least one device");
+  state_->name = std::move(name);
+  state_->loss = std::move(loss);
+  state_->update = std::move(update);
+  state_->stateSize = stateSize;
+  state_->devices = std::move(devices);
+}
+
+std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
+                                                           const Tensor &label,
+                                                           const std::vector<Parameter> &params) {
+  Device home = devices.front();
+  compiler::Graph graph;
+  graph.name = "train_step";
+  graph.device = home;
+  trace::Tracer tracer(graph);
+  auto compiled = std::make_shared<Compiled>();
+
+  Tensor dataIn = trace::Tracer::symbolic(data.shape(), data.dtype(), home);
+  Tensor labelIn = trace::Tracer::symbolic(label.shape(), label.dtype(), home);
+  Tensor rate = trace::Tracer::symbolic({}, DType::f32, home);
+  tracer.add_argument(dataIn, "data");
+  graph.arguments.back().batch = true;
+  tracer.add_argument(labelIn, "label");
+  graph.arguments.back().batch = true;
+  tracer.add_argument(rate, "learning_rate");
+
+  trace::Install install(tracer);
+  autograd::Pause training(/*train_mode=*/true);
+  Tensor losses = loss(dataIn, labelIn);
+  if (!losses.defined() || losses.ndim() < 1 || losses.shape()[0] != data.shape()[0])
+    throw ShapeError(name + ": the loss must give one value per sample (" +
+                     std::to_string(data.shape()[0]) + "), got " +
+                     (losses.defined() ? shape_rules::str(losses.shape()) : "nothing"));
+  int lossValue = tracer.value(losses);
+
+  // Backward from per-sample losses seeded with ones, as loss.backward() does.
+  std::vector<trace::RecordedCall> forwardCalls = tracer.calls();
+  std::vector<bool> needs(graph.values.size(), false);
+  for (const Parameter &p : params)
+    if (p.grad && tracer.argument_index(p.copies[0]) >= 0)
+      needs[size_t(tracer.find(p.copies[0]))] = true;
+  Tensor head = np::ones(losses.shape(), losses.dtype(), home);
+  std::map<int, Tensor> grads =
+      trace::backpropagate(tracer, forwardCalls, needs, {{lossValue, head}});
+
+  // The optimizer on every parameter the step uses, with its state as arguments.
+  double rescale = 1.0 / double(data.shape()[0]);
+  for (const Parameter &p : params) {
+    int argument = tracer.argument_index(p.copies[0]);
+    if (!p.grad || argument < 0)
+      continue;
+    const compiler::GraphValue &v = graph.values[size_t(tracer.find(p.copies[0]))];
+    auto it = grads.find(tracer.find(p.copies[0]));
+    Tensor grad = it != grads.end() ? it->second : np::zeros(v.shape, v.dtype, home);
+    Tensor marked = grad.reshape(grad.shape()); // a view, marked for the all-reduce
+    int markedValue = tracer.find(marked);
+    for (compiler::GraphNode &node : graph.nodes)
+      if (!node.outputs.empty() && node.outputs[0] == markedValue)
+        node.gradient = true;
+    std::vector<std::vector<Tensor>> &replicas = optimizerState[p.name];
+    if (replicas.empty())
+      for (Device device : devices) {
+        trace::Pause real; // the state's zeros are real tensors, not traced ones
+        std::vector<Tensor> zeros;
+        for (size_t k = 0; k < stateSize; ++k)
+          zeros.push_back(np::zeros(v.shape, v.dtype, device));
+        replicas.push_back(std::move(zeros));
+      }
+    std::vector<Tensor> state = replicas[0];
+    Tensor updated = update(p.copies[0], marked * rescale, state, rate);
+    Tensor weight = p.copies[0];
+    updated.copyto(weight); // written back when the program ends
+    for (size_t k = 0; k < stateSize; ++k)
+      state[k].copyto(replicas[0][k]);
+  }
+  graph.results.push_back(lossValue);
+
+  // Bindings of the traced arguments.
+  for (size_t i = 0; i < graph.arguments.size(); ++i) {
+    const Tensor &t = tracer.argument_tensors()[i];
+    Binding b;
+    b.tensor = t;
+    if (i == 0)
+      b.kind = Binding::Kind::data;
+    else if (i == 1)
+      b.kind = Binding::Kind::label;
+    else if (i == 2)
+      b.kind = Binding::Kind::rate;
+    for (const Parameter &p : params) {
+      if (b.kind != Binding::Kind::captured)
+        break;
+      if (p.copies[0].buffer() == t.buffer()) {
+        b.kind = Binding::Kind::parameter;
+        b.parameter = p.name;
+        graph.arguments[i].name = p.name;
+      }
+      auto state = optimizerState.find(p.name);
+      if (state != optimizerState.end())
+        for (size_t k = 0; k < state->second[0].size(); ++k)
+          if (state->second[0][k].buffer() == t.buffer()) {
+            b.kind = Binding::Kind::state;
+            b.parameter = p.name;
+            b.index = k;
+            graph.arguments[i].name = p.name + ".state" + std::to_string(k);
+          }
+    }
+    compiled->arguments.push_back(b);
+    compiled->batch.push_back(graph.arguments[i].batch);
+  }
+
+  compiler::CompiledDataParallel module;
+  std::string error = compiler::compile_data_parallel(graph, devices, module);
+  if (!error.empty())
+    throw Error(name + ": " + error);
+  compiled->program = module.program;
+  ++compiles;
+  tracedIr = module.traced_ir;
+  compiledIr = module.ir;
+  programText = module.program->str();
+  return compiled;
+}
+
+Tensor DataParallelStep::operator()(const Tensor &data, const Tensor &label,
+                                    const std::vector<Parameter> &parameters, double rate) {
+  State &s = *state_;
+  for (const Parameter &p : parameters)
+    if (p.copies.size() != s.devices.size())
+      throw Error(s.name + ": parameter '" + p.name + "' has " + std::to_string(p.copies.size()) +
+                  " copies for " + std::to_string(s.devices.size()) +
+                  " devices; initialize the network on the step's devices");
+  Device home = s.devices.front();
+  Tensor x = data.to(home), y = label.to(home);
+  std::string key = std::string(dtype_name(x.dtype())) + shape_rules::str(x.shape()) + "," +
+                    dtype_name(y.dtype()) + shape_rules::str(y.shape());
+  std::shared_ptr<Compiled> compiled;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.cache.find(key);
+    compiled = it != s.cache.end() ? it->second : (s.cache[key] = s.compile(x, y, parameters));
+  }
+
+  std::map<std::string, const Parameter *> byName;
+  for (const Parameter &p : parameters)
+    byName[p.name] = &p;
+  // Arguments of the sharded function: batch ones once, the others once per device.
+  std::vector<Tensor> keep;
+  std::vector<BoundBuffer> arguments;
+  size_t replicas = s.devices.size();
+  for (size_t i = 0; i < compiled->arguments.size(); ++i) {
+    const Binding &b = compiled->arguments[i];
+    size_t copies = compiled->batch[i] || replicas == 1 ? 1 : replicas;
+    for (size_t d = 0; d < copies; ++d) {
+      Device device = s.devices[d];
+      Tensor t;
+      switch (b.kind) {
+      case Binding::Kind::data:
+        t = x;
+        break;
+      case Binding::Kind::label:
+        t = y;
+        break;
+      case Binding::Kind::rate:
+        t = np::full({}, rate, DType::f32, device);
+        break;
+      case Binding::Kind::parameter:
+        t = byName.at(b.parameter)->copies[d];
+        break;
+      case Binding::Kind::state:
+        t = s.optimizerState.at(b.parameter)[d][b.index];
+        break;
+      case Binding::Kind::captured:
+        t = b.tensor.to(device);
+        break;
+      }
+      keep.push_back(t);
+      arguments.push_back(bound(t));
+    }
+  }
+  std::vector<int64_t> seeds;
+  for (Device device : compiled->program->seed_devices())
+    seeds.push_back(detail::next_kernel_seed(device));
+  std::vector<BoundBuffer> results =
+      compiled->program->run(arguments, std::move(seeds), reference_kernels_enabled());
+  const ShardedValue &lossValue = compiled->program->values[size_t(compiled->program->results[0])];
+  auto impl = std::make_shared<Tensor::Impl>();
+  impl->shape = lossValue.shape;
+  impl->dtype = lossValue.dtype;
+  impl->buffer = results[0].buffer;
+  impl->offset = results[0].offset;
+  return Tensor(std::move(impl));
+}
+
+int64_t DataParallelStep::compiles() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->compiles;
+}
+std::string DataParallelStep::traced_ir() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->tracedIr;
+}
+std::string DataParallelStep::compiled_ir() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->compiledIr;
+}
+std::string DataParallelStep::program() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->programText;
+}
+int64_t DataParallelStep::steps() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  int64_t count = 0;
+  for (const auto &entry : state_->cache)
+    count = int64_t(entry.second->program->steps.size());
+  return count;
+}
+
+} // namespace dlc

@@ -1,0 +1,41 @@
+//===- TrainStep.cpp - the compiled data-parallel training step ---------------===//
+#include "dlc/Gluon/TrainStep.h"
+
+#include "dlc/Frontend/Autograd.h"
+
+namespace dlc::gluon {
+
+TrainStep::TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Device> devices)
+    : net_(net), trainer_(trainer), devices_(devices),
+      step_(
+          "TrainStep",
+          [&net, loss](const Tensor &data, const Tensor &label) {
+            return loss(net.forward(data), label);
+          },
+          [&trainer](const Tensor &weight, const Tensor &grad, std::vector<Tensor> &state,
+                     const Tensor &rate) { return trainer.update(weight, grad, state, rate); },
+          trainer.state_size(), devices) {}
+
+Tensor TrainStep::operator()(const Tensor &data, const Tensor &label) {
+  ParameterDict params = net_.collect_params();
+  bool deferred = false;
+  for (const ParameterPtr &p : params.values())
+    deferred = deferred || !p->initialized();
+  if (deferred) {
+    // Shapes are learnt from a first call: one eager forward, in predict mode (no
+    // dropout, no BatchNorm update), on one sample.
+    autograd::Pause predict;
+    net_.forward(data.slice(0, 1).to(devices_.front()));
+  }
+  std::vector<DataParallelStep::Parameter> parameters;
+  for (const std::string &name : params.keys()) {
+    const ParameterPtr &p = params[name];
+    DataParallelStep::Parameter bound{name, {}, p->grad_req() != GradReq::null};
+    for (Device device : devices_)
+      bound.copies.push_back(p->data(device));
+    parameters.push_back(std::move(bound));
+  }
+  return step_(data, label, parameters, trainer_.effective_learning_rate(++updates_));
+}
+
+} // namespace dlc::gluon
