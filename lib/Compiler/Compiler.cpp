@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 
 namespace dlc::compiler {
@@ -22,6 +23,12 @@ namespace dlc::compiler {
 using namespace mlir;
 
 namespace {
+/// DLC_DISABLE_FUSION=1 compiles without dlc-fuse (to measure what fusion saves).
+bool fusionEnabled() {
+  const char *flag = std::getenv("DLC_DISABLE_FUSION");
+  return !flag || !*flag || std::string(flag) == "0";
+}
+
 std::string print(ModuleOp module) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -53,8 +60,10 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
 
   PassManager pipeline(&context);
   bool onGpu = !graphs.empty() && graphs.front()->device.kind == DeviceKind::gpu;
-  mlir::dlc::buildDLCPipeline(pipeline, onGpu ? mlir::dlc::PipelineTarget::cuda
-                                              : mlir::dlc::PipelineTarget::cpu);
+  mlir::dlc::buildDLCPipeline(pipeline,
+                              onGpu ? mlir::dlc::PipelineTarget::cuda
+                                    : mlir::dlc::PipelineTarget::cpu,
+                              fusionEnabled());
   if (failed(pipeline.run(*module)))
     return "hybridize: the pipeline failed:\n" + diagnostics;
   out.ir = print(*module);
@@ -103,9 +112,11 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
     if (failed(parsePassPipeline("dlc-shard-data-parallel{devices=" + list + "}", pipeline)))
       return "training step: cannot build the sharding pass for devices " + list;
   }
-  mlir::dlc::buildDLCPipeline(pipeline, devices.front().kind == DeviceKind::gpu
-                                            ? mlir::dlc::PipelineTarget::cuda
-                                            : mlir::dlc::PipelineTarget::cpu);
+  mlir::dlc::buildDLCPipeline(pipeline,
+                              devices.front().kind == DeviceKind::gpu
+                                  ? mlir::dlc::PipelineTarget::cuda
+                                  : mlir::dlc::PipelineTarget::cpu,
+                              fusionEnabled());
   if (failed(pipeline.run(*module)))
     return "training step: the pipeline failed:\n" + diagnostics;
   out.ir = print(*module);

@@ -128,7 +128,27 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
       return true;
     }
     if (auto fused = dyn_cast<mlir::dlc::FusedOp>(op)) {
-      // Run the region's ops one by one, on the region's device.
+      std::optional<ProgramStep> single = fusedStep(fused, device, error);
+      if (!error.empty())
+        return false;
+      if (single) {
+        ShardedStep step;
+        step.op = single->op;
+        step.kernels = single->kernels;
+        step.attrs = single->attrs;
+        step.fused = single->fused;
+        step.device = device;
+        step.inputs = inputs;
+        for (Value result : op->getResults()) {
+          int id = addValue(result, device, -1, 0);
+          if (id < 0)
+            return false;
+          step.outputs.push_back(id);
+        }
+        program->steps.push_back(std::move(step));
+        return true;
+      }
+      // No fused kernel: the region's ops one by one, on the region's device.
       Block &region = fused.getBody().front();
       for (auto [argument, id] : llvm::zip(region.getArguments(), inputs))
         ids[argument] = id;
@@ -168,6 +188,30 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
   for (Operation &op : body)
     if (!lowerOp(&op))
       return nullptr;
+
+  // Each device's queue runs in order, and an all-reduce waits for every replica: queued
+  // in the middle of the backward it would stall each device until the others catch up.
+  // So the steps that need no all-reduce result go first and the all-reduces, with what
+  // depends on them (the optimizer), after: the devices overlap their whole backward, as
+  // the seed's loop does. (An asynchronous communication queue would let the sums
+  // overlap the backward too; the IR already places them for that.)
+  std::vector<bool> afterReduce(program->values.size(), false);
+  std::vector<ShardedStep> early, late;
+  for (ShardedStep &step : program->steps) {
+    bool late_ = step.kind == ShardedStep::Kind::all_reduce;
+    for (int in : step.inputs) {
+      int root = in;
+      while (program->values[size_t(root)].alias_of >= 0)
+        root = program->values[size_t(root)].alias_of;
+      late_ = late_ || afterReduce[size_t(in)] || afterReduce[size_t(root)];
+    }
+    for (int out : step.outputs)
+      afterReduce[size_t(out)] = late_;
+    (late_ ? late : early).push_back(std::move(step));
+  }
+  program->steps = std::move(early);
+  for (ShardedStep &step : late)
+    program->steps.push_back(std::move(step));
   return program;
 }
 

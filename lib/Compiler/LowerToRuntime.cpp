@@ -92,12 +92,6 @@ bool kernelAttrs(Operation *op, Attrs &attrs, std::string &error) {
   return true;
 }
 
-} // namespace detail
-
-using namespace detail;
-
-namespace {
-
 /// The single step of a dlc.fused region, if the runtime has a fused kernel for it:
 /// `conv2d_relu` / `dense_relu` call the library kernel with a ReLU epilogue, and
 /// `elementwise` chains of float32 ops run chunk by chunk. Nothing (and no error) when
@@ -181,7 +175,10 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
   return step;
 }
 
-} // namespace
+} // namespace detail
+
+using namespace detail;
+
 
 Device functionDevice(func::FuncOp function, Device fallback) {
   if (function.getNumArguments() == 0)

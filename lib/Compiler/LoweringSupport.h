@@ -4,6 +4,10 @@
 
 #include "dlc/Core/DType.h"
 #include "dlc/Runtime/Attrs.h"
+#include "dlc/Runtime/Program.h"
+#include "dlc/Dialect/DLC/IR/DLCOps.h"
+
+#include <optional>
 
 #include "mlir/IR/Operation.h"
 
@@ -17,6 +21,12 @@ bool toDType(mlir::Type element, DType &dtype);
 std::string describe(mlir::Operation *op);
 /// The eager kernels' attributes of `op`; false (with `error`) for one it cannot read.
 bool kernelAttrs(mlir::Operation *op, Attrs &attrs, std::string &error);
+
+/// The single step of a dlc.fused region on `device`, if the runtime has a fused kernel
+/// for it (ReLU epilogues, float32 element-wise chains); nothing when the region must run
+/// op by op; `error` set when it is malformed.
+std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
+                                     std::string &error);
 
 } // namespace dlc::compiler::detail
 

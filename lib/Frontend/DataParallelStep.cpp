@@ -82,7 +82,8 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
 
   trace::Install install(tracer);
   autograd::Pause training(/*train_mode=*/true);
-  Tensor losses = loss(dataIn, labelIn);
+  std::vector<Tensor> returned = loss(dataIn, labelIn);
+  Tensor losses = returned.empty() ? Tensor() : returned[0];
   if (!losses.defined() || losses.ndim() < 1 || losses.shape()[0] != data.shape()[0])
     throw ShapeError(name + ": the loss must give one value per sample (" +
                      std::to_string(data.shape()[0]) + "), got " +
@@ -130,6 +131,8 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
       state[k].copyto(replicas[0][k]);
   }
   graph.results.push_back(lossValue);
+  for (size_t k = 1; k < returned.size(); ++k)
+    graph.results.push_back(tracer.value(returned[k]));
 
   // Bindings of the traced arguments.
   for (size_t i = 0; i < graph.arguments.size(); ++i) {
@@ -176,8 +179,9 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
   return compiled;
 }
 
-Tensor DataParallelStep::operator()(const Tensor &data, const Tensor &label,
-                                    const std::vector<Parameter> &parameters, double rate) {
+std::vector<Tensor> DataParallelStep::operator()(const Tensor &data, const Tensor &label,
+                                                 const std::vector<Parameter> &parameters,
+                                                 double rate) {
   State &s = *state_;
   for (const Parameter &p : parameters)
     if (p.copies.size() != s.devices.size())
@@ -237,13 +241,17 @@ Tensor DataParallelStep::operator()(const Tensor &data, const Tensor &label,
     seeds.push_back(detail::next_kernel_seed(device));
   std::vector<BoundBuffer> results =
       compiled->program->run(arguments, std::move(seeds), reference_kernels_enabled());
-  const ShardedValue &lossValue = compiled->program->values[size_t(compiled->program->results[0])];
-  auto impl = std::make_shared<Tensor::Impl>();
-  impl->shape = lossValue.shape;
-  impl->dtype = lossValue.dtype;
-  impl->buffer = results[0].buffer;
-  impl->offset = results[0].offset;
-  return Tensor(std::move(impl));
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < results.size(); ++k) {
+    const ShardedValue &v = compiled->program->values[size_t(compiled->program->results[k])];
+    auto impl = std::make_shared<Tensor::Impl>();
+    impl->shape = v.shape;
+    impl->dtype = v.dtype;
+    impl->buffer = results[k].buffer;
+    impl->offset = results[k].offset;
+    out.push_back(Tensor(std::move(impl)));
+  }
+  return out;
 }
 
 int64_t DataParallelStep::compiles() const {

@@ -10,7 +10,8 @@ TrainStep::TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Devi
       step_(
           "TrainStep",
           [&net, loss](const Tensor &data, const Tensor &label) {
-            return loss(net.forward(data), label);
+            Tensor output = net.forward(data);
+            return std::vector<Tensor>{loss(output, label), output};
           },
           [&trainer](const Tensor &weight, const Tensor &grad, std::vector<Tensor> &state,
                      const Tensor &rate) { return trainer.update(weight, grad, state, rate); },
@@ -35,7 +36,10 @@ Tensor TrainStep::operator()(const Tensor &data, const Tensor &label) {
       bound.copies.push_back(p->data(device));
     parameters.push_back(std::move(bound));
   }
-  return step_(data, label, parameters, trainer_.effective_learning_rate(++updates_));
+  std::vector<Tensor> results =
+      step_(data, label, parameters, trainer_.effective_learning_rate(++updates_));
+  lastOutput_ = results[1];
+  return results[0];
 }
 
 } // namespace dlc::gluon

@@ -80,10 +80,9 @@ private:
   size_t end_ = 0;
 };
 
-/// Runs `body` over `elements` elements, chunk by chunk, the chunks spread over the
-/// device's threads. Sub-kernels see 1-d chunks (scalars as 0-d tensors), small enough
-/// that their own loops stay single-threaded.
-void runFused(const FusedElementwise &body, const std::vector<char *> &inputs,
+} // namespace
+
+void run_fused_elementwise(const FusedElementwise &body, const std::vector<char *> &inputs,
               const std::vector<char *> &outputs, int64_t elements, bool reference) {
   constexpr int64_t chunk = 4096;
   const int64_t chunks = std::max<int64_t>(1, (elements + chunk - 1) / chunk);
@@ -131,6 +130,8 @@ void runFused(const FusedElementwise &body, const std::vector<char *> &inputs,
   if (error)
     std::rethrow_exception(error);
 }
+
+namespace {
 
 const char *storageName(StorageKind kind) {
   switch (kind) {
@@ -319,7 +320,7 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
                                             : shape_rules::numElements(p.values[size_t(id)].shape));
         }
         auto start = std::chrono::steady_clock::now();
-        runFused(*step.fused, ins, outs, elements, reference_kernels);
+        run_fused_elementwise(*step.fused, ins, outs, elements, reference_kernels);
         if (profile)
           profile->add(step.op, std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                               start)

@@ -2,8 +2,10 @@
 #include "dlc/Runtime/ShardedProgram.h"
 
 #include "dlc/Core/Error.h"
+#include "dlc/Runtime/Profile.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <sstream>
 
@@ -108,6 +110,23 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
               [self, from, to, bytes] { std::memmove(to.data, from.data, bytes); });
       continue;
     }
+    if (step.fused) {
+      std::vector<char *> ins, outs;
+      int64_t elements = 1;
+      for (int in : step.inputs)
+        ins.push_back(static_cast<char *>(ref(in).data));
+      for (int out : step.outputs) {
+        outs.push_back(static_cast<char *>(ref(out).data));
+        elements = std::max(elements, values[size_t(out)].shape.empty()
+                                          ? int64_t(1)
+                                          : shape_rules::numElements(values[size_t(out)].shape));
+      }
+      std::shared_ptr<const FusedElementwise> body = step.fused;
+      enqueue(step.device, reads, writes, [self, body, ins, outs, elements, reference] {
+        run_fused_elementwise(*body, ins, outs, elements, reference);
+      });
+      continue;
+    }
     auto attrs = std::make_shared<Attrs>(step.attrs);
     if (step.fresh_seed)
       attrs->set("seed", seeds[nextSeed++]);
@@ -119,9 +138,16 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
     for (int out : step.outputs)
       call.outputs.push_back(ref(out));
     KernelFn kernel = reference ? step.kernels.reference : step.kernels.fast;
-    enqueue(step.device, reads, writes, [self, call, attrs, kernel]() mutable {
+    const std::string *op = &step.op;
+    enqueue(step.device, reads, writes, [self, call, attrs, kernel, op]() mutable {
       call.attrs = attrs.get();
+      KernelProfile *profile = KernelProfile::get();
+      if (!profile)
+        return kernel(call);
+      auto start = std::chrono::steady_clock::now();
       kernel(call);
+      profile->add(*op, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                            .count());
     });
   }
   for (const auto &[value, argument] : updates) {

@@ -61,6 +61,12 @@ cl::opt<std::string> resumeFrom("resume", cl::desc("parameters (.safetensors) to
 cl::opt<int> limit("limit", cl::desc("use only the first N training samples (0: all)"),
                    cl::init(0));
 cl::opt<uint64_t> seedOption("seed", cl::desc("random seed"), cl::init(1));
+cl::opt<bool> compiledStepOption(
+    "compiled-step",
+    cl::desc("train with one compiled data-parallel program per step (forward, loss, "
+             "backward, all-reduce, update); --compiled-step=false runs the seed's loop "
+             "(split_and_load, record, backward, trainer.step)"),
+    cl::init(true));
 cl::opt<bool> hybridizeOption(
     "hybridize",
     cl::desc("compile the network (forward and backward) per input signature; "
@@ -299,6 +305,11 @@ int main(int argc, char **argv) {
       net->hybridize();
     Trainer trainer(net->collect_params(), optimizerOption, {{"learning_rate", learningRate}});
     loss::SoftmaxCrossEntropyLoss lossFn;
+    bool compiledStep = compiledStepOption && hybridizeOption;
+    TrainStep trainStep(*net, lossFn, trainer, devices);
+    std::printf("dlc-train: %s\n", compiledStep ? "compiled data-parallel training step"
+                                   : hybridizeOption ? "seed loop, hybridized network"
+                                                     : "seed loop, eager network");
 
     std::vector<EpochLog> log;
     for (int epoch = 1; epoch <= epochs; ++epoch) {
@@ -309,19 +320,25 @@ int main(int argc, char **argv) {
       auto waitStart = std::chrono::steady_clock::now();
       for (data::Batch batch : trainLoader) {
         waiting += secondsSince(waitStart); // time the loop stood waiting for this batch
-        std::vector<Tensor> inputs = utils::split_and_load(prepare(batch.data), devices);
-        std::vector<Tensor> labels = utils::split_and_load(batch.label, devices);
-        std::vector<Tensor> outputs, losses;
-        {
-          autograd::Record record;
-          for (size_t i = 0; i < inputs.size(); ++i) {
-            outputs.push_back((*net)(inputs[i]));
-            losses.push_back(lossFn(outputs[i], labels[i]));
+        std::vector<Tensor> labels, outputs, losses;
+        if (compiledStep) {
+          losses = {trainStep(prepare(batch.data), batch.label)};
+          outputs = {trainStep.last_output()};
+          labels = {batch.label};
+        } else {
+          std::vector<Tensor> inputs = utils::split_and_load(prepare(batch.data), devices);
+          labels = utils::split_and_load(batch.label, devices);
+          {
+            autograd::Record record;
+            for (size_t i = 0; i < inputs.size(); ++i) {
+              outputs.push_back((*net)(inputs[i]));
+              losses.push_back(lossFn(outputs[i], labels[i]));
+            }
           }
+          for (Tensor &l : losses)
+            l.backward();
+          trainer.step(batchSize);
         }
-        for (Tensor &l : losses)
-          l.backward();
-        trainer.step(batchSize);
         for (const Tensor &l : losses)
           lossSum += np::sum(l).item<double>();
         accuracy.update(labels, outputs);
@@ -349,6 +366,11 @@ int main(int argc, char **argv) {
       writeSvg(outputFolder + "/accuracy.svg", log);
     }
     npx::waitall();
+    if (compiledStep)
+      std::printf("dlc-train: compiled training step: %lld signature(s), %lld steps per "
+                  "program run on %zu device(s)\n",
+                  (long long)trainStep.compiled().compiles(),
+                  (long long)trainStep.compiled().steps(), devices.size());
     if (hybridizeOption) {
       CompileStats stats = net->compile_stats();
       std::printf("dlc-train: hybridized: %lld signatures compiled (latest in %.3f s), %lld "

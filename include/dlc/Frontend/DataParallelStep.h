@@ -28,8 +28,9 @@ public:
     std::vector<Tensor> copies;
     bool grad = true;
   };
-  /// Per-sample losses of a batch (the model's forward and the loss).
-  using Loss = std::function<Tensor(const Tensor &data, const Tensor &label)>;
+  /// The model's forward and loss on a batch: the per-sample losses first (what the
+  /// gradients start from), then any other per-sample values to return (predictions).
+  using Loss = std::function<std::vector<Tensor>(const Tensor &data, const Tensor &label)>;
   /// The optimizer's rule (gluon::Trainer::update): new weight from weight, gradient,
   /// state (updated in place in the vector) and a 0-d rate.
   using Update = std::function<Tensor(const Tensor &weight, const Tensor &grad,
@@ -39,10 +40,11 @@ public:
                    std::vector<Device> devices);
 
   /// One step on a whole batch (on any device; it is split over the step's devices):
-  /// returns the per-sample losses on the first device. Gradients are summed over the
-  /// batch and scaled by 1 / samples, as Trainer.step(batch_size) does.
-  Tensor operator()(const Tensor &data, const Tensor &label,
-                    const std::vector<Parameter> &parameters, double rate);
+  /// returns what the loss function gave (per-sample losses, then the rest), gathered on
+  /// the first device. Gradients are summed over the batch and scaled by 1 / samples, as
+  /// Trainer.step(batch_size) does.
+  std::vector<Tensor> operator()(const Tensor &data, const Tensor &label,
+                                 const std::vector<Parameter> &parameters, double rate);
 
   int64_t compiles() const;
   /// The latest traced (single-device) and compiled (sharded) modules, and program.

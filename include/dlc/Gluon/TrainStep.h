@@ -25,6 +25,9 @@ public:
   /// One update from a whole batch (split over the devices); returns the per-sample
   /// losses on the first device.
   Tensor operator()(const Tensor &data, const Tensor &label);
+  /// The network's outputs (predictions) of the latest step, on the first device, for
+  /// metrics.
+  const Tensor &last_output() const { return lastOutput_; }
 
   const DataParallelStep &compiled() const { return step_; }
 
@@ -34,6 +37,7 @@ private:
   std::vector<Device> devices_;
   DataParallelStep step_;
   int64_t updates_ = 0;
+  Tensor lastOutput_;
 };
 
 } // namespace dlc::gluon

@@ -53,6 +53,13 @@ struct FusedElementwise {
   std::vector<bool> scalar;   ///< per local value: one element, not chunked
 };
 
+/// Runs `body` over `elements` elements, chunk by chunk, the chunks spread over the
+/// calling thread's OpenMP team. Sub-kernels see 1-d chunks (scalars as 0-d tensors),
+/// small enough that their own loops stay single-threaded.
+void run_fused_elementwise(const FusedElementwise &body, const std::vector<char *> &inputs,
+                           const std::vector<char *> &outputs, int64_t elements,
+                           bool reference_kernels);
+
 /// One kernel call; "copy" steps (no kernel) copy their input's bytes to their output;
 /// fused steps run a FusedElementwise body.
 struct ProgramStep {

@@ -39,6 +39,7 @@ struct ShardedStep {
   std::vector<Device> devices; ///< all_reduce: the devices
   int64_t reduce_kind = 0;  ///< all_reduce: 0 sum, 1 mean
   bool fresh_seed = false;
+  std::shared_ptr<const FusedElementwise> fused; ///< a fused element-wise region
 };
 
 class ShardedProgram : public std::enable_shared_from_this<ShardedProgram> {

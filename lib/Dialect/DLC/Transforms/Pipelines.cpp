@@ -6,7 +6,7 @@
 
 namespace mlir::dlc {
 
-void buildDLCPipeline(OpPassManager &pm, PipelineTarget target) {
+void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse) {
   pm.addPass(createCanonicalizerPass());
   DLCPlaceDevicesOptions placement;
   if (target == PipelineTarget::cuda) {
@@ -14,7 +14,8 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target) {
     placement.allowFallback = true;
   }
   pm.addNestedPass<func::FuncOp>(createDLCPlaceDevices(placement));
-  pm.addNestedPass<func::FuncOp>(createDLCFuse());
+  if (fuse)
+    pm.addNestedPass<func::FuncOp>(createDLCFuse());
 }
 
 namespace {

@@ -20,7 +20,8 @@ namespace mlir::dlc {
 /// `cuda`, placement defaults to gpu(0) and falls back to the CPU for ops without a GPU
 /// kernel.
 enum class PipelineTarget { cpu, cuda };
-void buildDLCPipeline(OpPassManager &pm, PipelineTarget target);
+/// `fuse = false` leaves dlc-fuse out (to measure what fusion saves).
+void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse = true);
 
 /// Registers `--dlc-pipeline=cpu` and `--dlc-pipeline=cuda` with the pass registry.
 void registerDLCPipelines();
