@@ -92,6 +92,17 @@ bool kernelAttrs(Operation *op, Attrs &attrs, std::string &error) {
   return true;
 }
 
+/// Whether `op`'s kernel reads element i of each same-shaped input before writing element
+/// i of its one output: unary ops, relu_backward, and the binary arithmetic ops.
+bool isInPlaceElementwise(Operation *op) {
+  static const std::set<std::string> binary = {"dlc.add", "dlc.sub", "dlc.mul", "dlc.div",
+                                               "dlc.pow", "dlc.max", "dlc.min"};
+  if (op->getNumResults() != 1 || !isa<mlir::dlc::DLCDialect>(op->getDialect()))
+    return false;
+  return op->hasTrait<mlir::OpTrait::Elementwise>() ||
+         binary.count(op->getName().getStringRef().str()) != 0;
+}
+
 /// The single step of a dlc.fused region, if the runtime has a fused kernel for it:
 /// `conv2d_relu` / `dense_relu` call the library kernel with a ReLU epilogue, and
 /// `elementwise` chains of float32 ops run chunk by chunk. Nothing (and no error) when
@@ -281,6 +292,7 @@ std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
     if (!kernelAttrs(op, step.attrs, error))
       return false;
     step.fresh_seed = step.attrs.has("seed");
+    step.in_place = isInPlaceElementwise(op);
     step.inputs = inputs;
     for (Value result : op->getResults()) {
       int id = addValue(result, -1);

@@ -22,6 +22,9 @@ std::string describe(mlir::Operation *op);
 /// The eager kernels' attributes of `op`; false (with `error`) for one it cannot read.
 bool kernelAttrs(mlir::Operation *op, Attrs &attrs, std::string &error);
 
+/// Whether `op` may write its output over a same-shaped input that dies with it.
+bool isInPlaceElementwise(mlir::Operation *op);
+
 /// The single step of a dlc.fused region on `device`, if the runtime has a fused kernel
 /// for it (ReLU epilogues, float32 element-wise chains); nothing when the region must run
 /// op by op; `error` set when it is malformed.

@@ -193,7 +193,8 @@ void Program::plan() {
   ArenaPlanner arena;
   std::vector<std::vector<int>> dyingAfter(size_t(stepCount) + 1);
   for (int s = 0; s < stepCount; ++s) {
-    for (int out : steps[size_t(s)].outputs) {
+    const ProgramStep &step = steps[size_t(s)];
+    for (int out : step.outputs) {
       int r = root(out);
       if (external[size_t(r)] || definedAt[size_t(r)] != s || r != out)
         continue;
@@ -201,7 +202,28 @@ void Program::plan() {
       bool reused = false;
       v.storage = StorageKind::arena;
       v.index = -1;
-      v.offset = arena.allocate(v.bytes(), reused);
+      // In place: an element-wise step may write over an input of its own shape that
+      // nothing reads afterwards (element i is read before it is written).
+      int donor = -1;
+      if (step.in_place)
+        for (int in : step.inputs) {
+          int d = root(in);
+          auto &dying = dyingAfter[size_t(s)];
+          if (d == in && !external[size_t(d)] && lastUse[size_t(d)] == s &&
+              values[size_t(d)].shape == v.shape && values[size_t(d)].dtype == v.dtype &&
+              std::find(dying.begin(), dying.end(), d) != dying.end()) {
+            donor = d;
+            dying.erase(std::find(dying.begin(), dying.end(), d));
+            break;
+          }
+        }
+      if (donor >= 0) {
+        v.offset = values[size_t(donor)].offset;
+        reused = true;
+        ++memory_.in_place;
+      } else {
+        v.offset = arena.allocate(v.bytes(), reused);
+      }
       memory_.intermediate_bytes += aligned(std::max<size_t>(v.bytes(), 1));
       memory_.reused += reused ? 1 : 0;
       int last = std::max(lastUse[size_t(r)], s);
@@ -393,7 +415,8 @@ std::string Program::str() const {
   for (const auto &[value, argument] : updates)
     os << "  update arg " << argument << " <- " << place(value) << "\n";
   os << "  arena " << memory_.arena_bytes << " bytes (intermediates " << memory_.intermediate_bytes
-     << " bytes without reuse, " << memory_.reused << " placed in freed memory)\n";
+     << " bytes without reuse, " << memory_.reused << " placed in freed memory, "
+     << memory_.in_place << " of them in place)\n";
   return os.str();
 }
 

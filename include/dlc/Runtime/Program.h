@@ -70,6 +70,7 @@ struct ProgramStep {
   std::vector<int> outputs;
   bool fresh_seed = false; ///< a random op: its "seed" is drawn anew for every run
   bool copy = false;
+  bool in_place = false; ///< element-wise: its output may take a dying input's memory
   std::shared_ptr<const FusedElementwise> fused;
 };
 
@@ -79,6 +80,7 @@ struct MemoryPlan {
   size_t intermediate_bytes = 0; ///< what they would take without reuse
   size_t result_bytes = 0;
   int64_t reused = 0;            ///< intermediates placed in memory a dead one freed
+  int64_t in_place = 0;          ///< ... of which written over their element-wise input
 };
 
 /// A buffer region handed to a run: an argument or a result.

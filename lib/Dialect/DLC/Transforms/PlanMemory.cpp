@@ -57,8 +57,8 @@ struct PlanMemoryPass : impl::DLCPlanMemoryBase<PlanMemoryPass> {
     function.emitRemark() << "memory plan on " << device.str() << ": arena " << plan.arena_bytes
                           << " bytes for " << plan.intermediate_bytes
                           << " bytes of intermediates (" << plan.reused
-                          << " placed in freed memory), results " << plan.result_bytes
-                          << " bytes";
+                          << " placed in freed memory, " << plan.in_place
+                          << " of them in place), results " << plan.result_bytes << " bytes";
   }
 };
 

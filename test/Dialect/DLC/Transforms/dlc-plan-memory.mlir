@@ -1,16 +1,17 @@
 // RUN: dlc-opt %s --dlc-plan-memory -split-input-file -verify-diagnostics | FileCheck %s
 
-// A chain of element-wise ops needs two live intermediates at a time: the third result
-// reuses the first one's block, and so on. The IR is unchanged.
-// expected-remark @+1 {{memory plan on cpu(0): arena 512 bytes for 1280 bytes of intermediates (3 placed in freed memory), results 256 bytes}}
+// A chain of element-wise ops runs in place: each result is written over its input,
+// which nothing reads afterwards, so one block serves the whole chain. The IR is
+// unchanged.
+// expected-remark @+1 {{memory plan on cpu(0): arena 256 bytes for 1280 bytes of intermediates (4 placed in freed memory, 4 of them in place), results 256 bytes}}
 func.func @chain(%x: tensor<64xf32> {dlc.device = #dlc.device<cpu:0>}) -> tensor<64xf32> {
   // expected-remark @+1 {{result #0 at arena offset 0 (256 bytes)}}
   %0 = dlc.relu %x : tensor<64xf32>
-  // expected-remark @+1 {{result #0 at arena offset 256 (256 bytes)}}
+  // expected-remark @+1 {{result #0 at arena offset 0 (256 bytes)}}
   %1 = dlc.tanh %0 : tensor<64xf32>
   // expected-remark @+1 {{result #0 at arena offset 0 (256 bytes)}}
   %2 = dlc.exp %1 : tensor<64xf32>
-  // expected-remark @+1 {{result #0 at arena offset 256 (256 bytes)}}
+  // expected-remark @+1 {{result #0 at arena offset 0 (256 bytes)}}
   %3 = dlc.sigmoid %2 : tensor<64xf32>
   // expected-remark @+1 {{result #0 at arena offset 0 (256 bytes)}}
   %4 = dlc.neg %3 : tensor<64xf32>
@@ -24,17 +25,18 @@ func.func @chain(%x: tensor<64xf32> {dlc.device = #dlc.device<cpu:0>}) -> tensor
 
 // -----
 
-// A value read again later stays live: %0 is added at the end, so %1 and %2 cannot take
-// its block. A reshape is a view of its input, and a result that is a view gets a copy.
-// expected-remark @+1 {{memory plan on cpu(1): arena 768 bytes for 768 bytes of intermediates (0 placed in freed memory), results 256 bytes}}
+// A value read again later stays live: %0 is added at the end, so tanh cannot write over
+// it; the add writes over tanh's result, its first input that dies there. A reshape is
+// a view of its input, and a result that is a view gets a copy.
+// expected-remark @+1 {{memory plan on cpu(1): arena 512 bytes for 768 bytes of intermediates (1 placed in freed memory, 1 of them in place), results 256 bytes}}
 func.func @live(%x: tensor<64xf32> {dlc.device = #dlc.device<cpu:1>}) -> tensor<8x8xf32> {
   // expected-remark @+1 {{result #0 at arena offset 0 (256 bytes)}}
   %0 = dlc.relu %x : tensor<64xf32>
   // expected-remark @+1 {{result #0 at arena offset 256 (256 bytes)}}
   %1 = dlc.tanh %0 : tensor<64xf32>
-  // expected-remark @+1 {{result #0 at arena offset 512 (256 bytes)}}
+  // expected-remark @+1 {{result #0 at arena offset 256 (256 bytes)}}
   %2 = dlc.add %1, %0 : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
-  // expected-remark @+1 {{result #0 views its input, at arena offset 512 (256 bytes)}}
+  // expected-remark @+1 {{result #0 views its input, at arena offset 256 (256 bytes)}}
   %3 = dlc.reshape %2 : tensor<64xf32> to tensor<8x8xf32>
   return %3 : tensor<8x8xf32>
 }
@@ -52,7 +54,7 @@ func.func @no_kernel(%a: tensor<3xf32> {dlc.device = #dlc.device<cpu:0>}, %b: te
 // -----
 
 // A fused element-wise region is one step: its result gets one place.
-// expected-remark @+1 {{memory plan on cpu(0): arena 0 bytes for 0 bytes of intermediates (0 placed in freed memory), results 16 bytes}}
+// expected-remark @+1 {{memory plan on cpu(0): arena 0 bytes for 0 bytes of intermediates (0 placed in freed memory, 0 of them in place), results 16 bytes}}
 func.func @fused(%x: tensor<4xf32> {dlc.device = #dlc.device<cpu:0>}) -> tensor<4xf32> {
   // expected-remark @+1 {{result #0 in result #0 (16 bytes)}}
   %0 = dlc.fused "elementwise" (%x) : (tensor<4xf32>) -> tensor<4xf32> {
