@@ -265,3 +265,23 @@ TEST(Hybridize, ExportWritesTheModuleAndTheParameters) {
   std::remove((prefix + ".safetensors").c_str());
 }
 
+
+TEST(Hybridize, InferenceBatchNormFoldsIntoTheConvolution) {
+  auto net = std::make_shared<HybridSequential>();
+  net->add(std::make_shared<nn::Conv2D>(8, 3), std::make_shared<nn::BatchNorm>(),
+           std::make_shared<nn::Activation>("relu"));
+  np::random::seed(4);
+  net->initialize(init::Xavier(), {cpu(0)});
+  for (int i = 0; i < 3; ++i) { // running statistics far from 0 and 1
+    autograd::Record train;
+    (*net)(randomTensor({4, 3, 10, 10}, 30 + i) * 3.0 + 1.0);
+  }
+  Tensor x = randomTensor({2, 3, 10, 10}, 7);
+  std::vector<float> eager = (*net)(x).to_vector<float>();
+  net->hybridize();
+  std::vector<float> compiled = (*net)(x).to_vector<float>();
+  expectClose(eager, compiled, 1e-5, "conv + batch norm + relu, folded");
+  std::string ir = net->compiled()->compiled_ir();
+  EXPECT_EQ(ir.find("dlc.batch_norm"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("dlc.fused \"conv2d_relu\""), std::string::npos) << ir;
+}

@@ -106,10 +106,59 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
 
   void runOnOperation() override {
     func::FuncOp function = getOperation();
+    if (foldBatchNorm)
+      foldBatchNorms(function);
     if (epilogues)
       foldEpilogues(function);
     if (elementwise)
       groupElementwise(function);
+  }
+
+  /// conv2d -> batch_norm (inference) becomes conv2d with scaled weights and a new bias.
+  void foldBatchNorms(func::FuncOp function) {
+    SmallVector<BatchNormOp> norms;
+    function.walk([&](BatchNormOp norm) {
+      auto conv = norm.getInput().getDefiningOp<Conv2DOp>();
+      if (conv && !norm.getTraining() && norm.getRunningStats().size() == 2 &&
+          conv->hasOneUse() && norm.getAxis() == 1 && deviceOf(conv) == deviceOf(norm) &&
+          isF32Tensor(norm.getType(0)))
+        norms.push_back(norm);
+    });
+    for (BatchNormOp norm : norms) {
+      auto conv = norm.getInput().getDefiningOp<Conv2DOp>();
+      OpBuilder b(norm);
+      Location loc = norm.getLoc();
+      Attribute device = deviceOf(norm);
+      auto placed = [&](Operation *op) {
+        if (device)
+          op->setAttr(DLCDialect::getDeviceAttrName(), device);
+        return op->getResult(0);
+      };
+      auto channels = cast<RankedTensorType>(norm.getGamma().getType());
+      auto scalarType = RankedTensorType::get({}, channels.getElementType());
+      Value epsilon = b.create<ConstantOp>(
+          loc, DenseElementsAttr::get(scalarType,
+                                      b.getFloatAttr(channels.getElementType(),
+                                                     norm.getEpsilon().convertToDouble())));
+      Value mean = norm.getRunningStats()[0], var = norm.getRunningStats()[1];
+      Value inverse = placed(b.create<RsqrtOp>(loc, placed(b.create<AddOp>(loc, var, epsilon))));
+      Value scale = placed(b.create<MulOp>(loc, norm.getGamma(), inverse));
+      auto weightType = cast<RankedTensorType>(conv.getWeight().getType());
+      auto columnType = RankedTensorType::get({weightType.getDimSize(0), 1, 1, 1},
+                                              weightType.getElementType());
+      Value column = placed(b.create<ReshapeOp>(loc, columnType, scale));
+      Value weight = placed(b.create<MulOp>(loc, conv.getWeight(), column));
+      Value shifted = conv.getBias()
+                          ? placed(b.create<SubOp>(loc, conv.getBias(), mean))
+                          : placed(b.create<NegOp>(loc, mean));
+      Value bias = placed(
+          b.create<AddOp>(loc, placed(b.create<MulOp>(loc, shifted, scale)), norm.getBeta()));
+      Operation *folded = b.clone(*conv);
+      folded->setOperands({conv.getInput(), weight, bias});
+      norm.getResult(0).replaceAllUsesWith(folded->getResult(0));
+      norm->erase();
+      conv->erase();
+    }
   }
 
   void foldEpilogues(func::FuncOp function) {

@@ -1,6 +1,7 @@
 // RUN: dlc-opt %s --dlc-fuse -split-input-file | FileCheck %s
 // RUN: dlc-opt %s --dlc-fuse="epilogues=false" -split-input-file | FileCheck %s --check-prefix=NOEPI
 // RUN: dlc-opt %s --dlc-fuse="max-ops=2" -split-input-file | FileCheck %s --check-prefix=MAX2
+// RUN: dlc-opt %s --dlc-fuse="elementwise=false" -split-input-file | FileCheck %s --check-prefix=FOLD
 
 // A ReLU after a convolution whose output has no other use folds into it.
 // CHECK-LABEL: func.func @conv_relu
@@ -98,4 +99,46 @@ func.func @interrupted(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>
   %2 = dlc.tanh %0 : tensor<4x8xf32>
   %3 = dlc.add %2, %1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %3, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Inference BatchNorm after a convolution folds into it: scale = gamma * rsqrt(var + eps)
+// per output channel multiplies the weights, and the bias becomes
+// (bias - mean) * scale + beta; the ReLU after it then becomes the epilogue.
+// FOLD-LABEL: func.func @conv_batch_norm
+// FOLD: %[[EPS:.*]] = dlc.constant dense<1.000000e-03> : tensor<f32>
+// FOLD: %[[V:.*]] = dlc.add %arg5, %[[EPS]]
+// FOLD: %[[INV:.*]] = dlc.rsqrt %[[V]]
+// FOLD: %[[SCALE:.*]] = dlc.mul %arg2, %[[INV]]
+// FOLD: %[[COL:.*]] = dlc.reshape %[[SCALE]] {{.*}} : tensor<8xf32> to tensor<8x1x1x1xf32>
+// FOLD: %[[W:.*]] = dlc.mul %arg1, %[[COL]] {{.*}} : (tensor<8x3x3x3xf32>, tensor<8x1x1x1xf32>) -> tensor<8x3x3x3xf32>
+// FOLD: %[[SHIFT:.*]] = dlc.neg %arg4
+// FOLD: %[[B0:.*]] = dlc.mul %[[SHIFT]], %[[SCALE]]
+// FOLD: %[[B:.*]] = dlc.add %[[B0]], %arg3
+// FOLD: dlc.fused "conv2d_relu"(%arg0, %[[W]], %[[B]])
+// FOLD-NEXT: ^bb0
+// With element-wise fusion too (the default), the parameter arithmetic is two regions.
+// CHECK-LABEL: func.func @conv_batch_norm
+// CHECK-COUNT-2: dlc.fused "elementwise"
+// CHECK: dlc.fused "conv2d_relu"
+// CHECK-NOT: dlc.batch_norm
+// CHECK-LABEL: func.func @conv_batch_norm_training
+// NOEPI-LABEL: func.func @conv_batch_norm
+// NOEPI: dlc.conv2d %arg0, %{{.*}}, %{{.*}} {dlc.device = #dlc.device<cpu:0>}
+// NOEPI-NEXT: dlc.relu
+func.func @conv_batch_norm(%x: tensor<2x3x8x8xf32>, %w: tensor<8x3x3x3xf32>, %g: tensor<8xf32>,
+                           %b: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> tensor<2x8x6x6xf32> {
+  %c = dlc.conv2d %x, %w {dlc.device = #dlc.device<cpu:0>} : (tensor<2x3x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<2x8x6x6xf32>
+  %n = dlc.batch_norm %c, %g, %b, %m, %v {epsilon = 1.0e-3 : f64, dlc.device = #dlc.device<cpu:0>} : (tensor<2x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x6x6xf32>
+  %r = dlc.relu %n {dlc.device = #dlc.device<cpu:0>} : tensor<2x8x6x6xf32>
+  return %r : tensor<2x8x6x6xf32>
+}
+
+// Training BatchNorm normalizes with the batch's statistics: nothing to fold.
+// CHECK: dlc.batch_norm {{.*}} {training}
+func.func @conv_batch_norm_training(%x: tensor<2x3x8x8xf32>, %w: tensor<8x3x3x3xf32>, %g: tensor<8xf32>) -> tensor<2x8x6x6xf32> {
+  %c = dlc.conv2d %x, %w : (tensor<2x3x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<2x8x6x6xf32>
+  %n:3 = dlc.batch_norm %c, %g, %g {training} : (tensor<2x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %n#0 : tensor<2x8x6x6xf32>
 }

@@ -103,7 +103,11 @@ def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
 def DLCFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
   let summary = "Group element-wise chains and library-op epilogues into dlc.fused regions";
   let description = [{
-    Two rewrites, each a `dlc.fused` region the runtime runs as one kernel:
+    First, in inference, a `dlc.batch_norm` right after a `dlc.conv2d` (whose output has no
+    other use) is folded into the convolution: its weights are scaled by
+    gamma / sqrt(running_var + epsilon) per output channel and its bias becomes
+    (bias - running_mean) * scale + beta, computed by small ops on the parameters.
+    Then two rewrites, each a `dlc.fused` region the runtime runs as one kernel:
 
     * **Epilogues**: `dlc.relu` of a `dlc.conv2d` or `dlc.dense` whose result has no other
       use becomes a region of kind `conv2d_relu` / `dense_relu`; the library kernel applies
@@ -136,6 +140,8 @@ def DLCFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
            "fold ReLU epilogues into conv2d and dense">,
     Option<"elementwise", "elementwise", "bool", /*default=*/"true",
            "group element-wise chains">,
+    Option<"foldBatchNorm", "fold-batch-norm", "bool", /*default=*/"true",
+           "fold inference-mode batch_norm into the convolution before it">,
   ];
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
