@@ -100,32 +100,36 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
   std::map<int, Tensor> grads =
       trace::backpropagate(tracer, forwardCalls, needs, {{lossValue, head}});
 
-  // The optimizer on every parameter the step uses, with its state as arguments.
+  // Every gradient first, marked for the all-reduce (so the sharding pass can bucket
+  // them), then the optimizer on every parameter, with its state as arguments.
   double rescale = 1.0 / double(data.shape()[0]);
+  std::vector<std::pair<const Parameter *, Tensor>> marked;
   for (const Parameter &p : params) {
-    int argument = tracer.argument_index(p.copies[0]);
-    if (!p.grad || argument < 0)
+    if (!p.grad || tracer.argument_index(p.copies[0]) < 0)
       continue;
     const compiler::GraphValue &v = graph.values[size_t(tracer.find(p.copies[0]))];
     auto it = grads.find(tracer.find(p.copies[0]));
     Tensor grad = it != grads.end() ? it->second : np::zeros(v.shape, v.dtype, home);
-    Tensor marked = grad.reshape(grad.shape()); // a view, marked for the all-reduce
-    int markedValue = tracer.find(marked);
+    Tensor view = grad.reshape(grad.shape()); // a view, marked for the all-reduce
+    int viewValue = tracer.find(view);
     for (compiler::GraphNode &node : graph.nodes)
-      if (!node.outputs.empty() && node.outputs[0] == markedValue)
+      if (!node.outputs.empty() && node.outputs[0] == viewValue)
         node.gradient = true;
-    std::vector<std::vector<Tensor>> &replicas = optimizerState[p.name];
+    marked.push_back({&p, view});
+  }
+  for (const auto &[p, grad] : marked) {
+    std::vector<std::vector<Tensor>> &replicas = optimizerState[p->name];
     if (replicas.empty())
       for (Device device : devices) {
         trace::Pause real; // the state's zeros are real tensors, not traced ones
         std::vector<Tensor> zeros;
         for (size_t k = 0; k < stateSize; ++k)
-          zeros.push_back(np::zeros(v.shape, v.dtype, device));
+          zeros.push_back(np::zeros(grad.shape(), grad.dtype(), device));
         replicas.push_back(std::move(zeros));
       }
     std::vector<Tensor> state = replicas[0];
-    Tensor updated = update(p.copies[0], marked * rescale, state, rate);
-    Tensor weight = p.copies[0];
+    Tensor updated = update(p->copies[0], grad * rescale, state, rate);
+    Tensor weight = p->copies[0];
     updated.copyto(weight); // written back when the program ends
     for (size_t k = 0; k < stateSize; ++k)
       state[k].copyto(replicas[0][k]);

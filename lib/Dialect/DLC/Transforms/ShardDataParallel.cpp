@@ -201,10 +201,77 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
       }
     }
 
+    // Gradients wait in a bucket until it holds bucket-bytes, then are summed by one
+    // all-reduce of their concatenation (fewer, larger transfers), or sooner if an op
+    // needs one of them.
+    struct Pending {
+      Value original;
+      SmallVector<Value> replicas;
+    };
+    SmallVector<Pending> bucket;
+    int64_t pendingBytes = 0;
+    SmallVector<Attribute> deviceList(targets.begin(), targets.end());
+    auto placeOn = [&](Operation *op, size_t d) {
+      op->setAttr(deviceName, targets[d]);
+      return op->getResult(0);
+    };
+    auto flush = [&]() {
+      if (bucket.empty())
+        return;
+      Location loc = bucket.back().original.getLoc();
+      auto sumOf = [&](ArrayRef<Value> parts) {
+        return builder.create<AllReduceOp>(
+            loc, SmallVector<Type>(replicas, parts.front().getType()),
+            ReduceKindAttr::get(context, ReduceKind::sum), parts,
+            builder.getArrayAttr(deviceList));
+      };
+      if (bucket.size() == 1) {
+        auto sum = sumOf(bucket.front().replicas);
+        for (size_t d = 0; d < replicas; ++d)
+          mapping[d].map(bucket.front().original, sum.getResult(unsigned(d)));
+      } else {
+        Type element = cast<RankedTensorType>(bucket.front().original.getType()).getElementType();
+        SmallVector<Type> flatTypes;
+        int64_t total = 0;
+        for (const Pending &p : bucket) {
+          int64_t n = cast<RankedTensorType>(p.original.getType()).getNumElements();
+          flatTypes.push_back(RankedTensorType::get({n}, element));
+          total += n;
+        }
+        SmallVector<Value> flats;
+        for (size_t d = 0; d < replicas; ++d) {
+          SmallVector<Value> pieces;
+          for (auto [p, flatType] : llvm::zip(bucket, flatTypes))
+            pieces.push_back(placeOn(builder.create<ReshapeOp>(loc, flatType, p.replicas[d]), d));
+          flats.push_back(placeOn(builder.create<ConcatOp>(
+                                      loc, RankedTensorType::get({total}, element), pieces,
+                                      builder.getI64IntegerAttr(0)),
+                                  d));
+        }
+        auto sum = sumOf(flats);
+        for (size_t d = 0; d < replicas; ++d) {
+          auto split = builder.create<SplitOp>(loc, flatTypes, sum.getResult(unsigned(d)),
+                                               builder.getI64IntegerAttr(0));
+          split->setAttr(deviceName, targets[d]);
+          for (auto [k, p] : llvm::enumerate(bucket))
+            mapping[d].map(p.original,
+                           placeOn(builder.create<ReshapeOp>(loc, p.original.getType(),
+                                                             split.getResult(unsigned(k))),
+                                   d));
+        }
+      }
+      bucket.clear();
+      pendingBytes = 0;
+    };
+
     // The body, op by op and replica by replica; gradients summed as soon as they exist.
     auto returnOp = cast<func::ReturnOp>(body.getTerminator());
     for (Operation &operation : body.without_terminator()) {
       Operation *op = &operation;
+      if (llvm::any_of(op->getOperands(), [&](Value v) {
+            return llvm::any_of(bucket, [&](const Pending &p) { return p.original == v; });
+          }))
+        flush();
       if (op->hasTrait<mlir::OpTrait::ConstantLike>()) {
         // Shared by the replicas; a splat with the whole batch's axis that per-sample ops
         // read (a loss's head gradient) is cut to one part's size.
@@ -240,17 +307,19 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
         continue;
       if (op->getNumResults() != 1)
         return op->emitError() << "dlc.gradient marks an op with one result";
-      SmallVector<Value> parts;
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      if (!bucket.empty() && cast<RankedTensorType>(bucket.front().original.getType())
+                                     .getElementType() != type.getElementType())
+        flush();
+      Pending pending{op->getResult(0), {}};
       for (Operation *clone : clones)
-        parts.push_back(clone->getResult(0));
-      SmallVector<Attribute> deviceList(targets.begin(), targets.end());
-      auto sum = builder.create<AllReduceOp>(
-          op->getLoc(), SmallVector<Type>(replicas, op->getResult(0).getType()),
-          ReduceKindAttr::get(context, ReduceKind::sum), parts,
-          builder.getArrayAttr(deviceList));
-      for (size_t d = 0; d < replicas; ++d)
-        mapping[d].map(op->getResult(0), sum.getResult(unsigned(d)));
+        pending.replicas.push_back(clone->getResult(0));
+      bucket.push_back(std::move(pending));
+      pendingBytes += type.getNumElements() * int64_t(type.getElementTypeBitWidth() / 8);
+      if (pendingBytes >= bucketBytes)
+        flush();
     }
+    flush();
 
     // Results: updates per replica, per-sample values gathered, the rest from replica 0.
     SmallVector<Value> results;

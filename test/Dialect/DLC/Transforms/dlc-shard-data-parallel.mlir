@@ -1,4 +1,5 @@
 // RUN: dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0,cpu:1" -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0,cpu:1 bucket-bytes=0" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=SINGLE
 // RUN: not dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0" -split-input-file 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: not dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0,npu:1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // ONE: needs at least two devices
@@ -6,8 +7,9 @@
 
 // One SGD step of a dense classifier: the samples are split and copied to each device,
 // the weight is replicated (one argument per device), every op runs on its device, the
-// gradient is summed right after both replicas computed it, both replicas apply the same
-// update, and the per-sample losses are gathered on the first device.
+// gradient is summed as soon as the update needs it (its bucket is not full), both
+// replicas apply the same update, and the per-sample losses are gathered on the first
+// device.
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME: %[[W0:[a-z0-9]+]]: tensor<2x4xf32> {dlc.device = #dlc.device<cpu:0>, dlc.name = "w"}
 // CHECK-SAME: %[[W1:[a-z0-9]+]]: tensor<2x4xf32> {dlc.device = #dlc.device<cpu:1>, dlc.name = "w"}
@@ -21,8 +23,8 @@
 // CHECK: dlc.constant dense<1.000000e+00> : tensor<4xf32>
 // CHECK: %[[G0:.*]] = dlc.matmul {{.*}} {dlc.device = #dlc.device<cpu:0>, transpose_a}
 // CHECK-NEXT: %[[G1:.*]] = dlc.matmul {{.*}} {dlc.device = #dlc.device<cpu:1>, transpose_a}
-// CHECK-NEXT: %[[SUM:.*]]:2 = dlc.all_reduce sum %[[G0]], %[[G1]] {devices = [#dlc.device<cpu:0>, #dlc.device<cpu:1>]}
-// CHECK: dlc.mul %[[SUM]]#0, {{.*}} {dlc.device = #dlc.device<cpu:0>}
+// CHECK: %[[SUM:.*]]:2 = dlc.all_reduce sum %[[G0]], %[[G1]] {devices = [#dlc.device<cpu:0>, #dlc.device<cpu:1>]}
+// CHECK-NEXT: dlc.mul %[[SUM]]#0
 // CHECK: dlc.mul %[[SUM]]#1, {{.*}} {dlc.device = #dlc.device<cpu:1>}
 // CHECK: %[[NEW0:.*]] = dlc.sub %[[W0]]
 // CHECK: %[[NEW1:.*]] = dlc.sub %[[W1]]
@@ -82,4 +84,32 @@ func.func @uneven(%w: tensor<3xf32>, %x: tensor<5x3xf32> {dlc.batch}) -> tensor<
 func.func @untouched(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = dlc.relu %x : tensor<4xf32>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+// Gradients are bucketed: both (16 and 12 bytes) wait until an op needs one, then each
+// replica flattens and concatenates them, one all-reduce sums the bucket, and each
+// replica cuts it back. With bucket-bytes=0 every gradient has its own all-reduce.
+// CHECK-LABEL: func.func @two_gradients
+// CHECK: %[[A0:.*]] = dlc.reshape %{{.*}} {dlc.device = #dlc.device<cpu:0>} : tensor<4xf32> to tensor<4xf32>
+// CHECK: %[[B0:.*]] = dlc.reshape %{{.*}} {dlc.device = #dlc.device<cpu:0>} : tensor<3xf32> to tensor<3xf32>
+// CHECK: %[[F0:.*]] = dlc.concat %[[A0]], %[[B0]] {{.*}} -> tensor<7xf32>
+// CHECK: %[[F1:.*]] = dlc.concat {{.*}} -> tensor<7xf32>
+// CHECK: %[[S:.*]]:2 = dlc.all_reduce sum %[[F0]], %[[F1]]
+// CHECK: dlc.split %[[S]]#0 {{.*}} : tensor<7xf32> -> tensor<4xf32>, tensor<3xf32>
+// CHECK: dlc.split %[[S]]#1 {{.*}} : tensor<7xf32> -> tensor<4xf32>, tensor<3xf32>
+// CHECK-NOT: dlc.all_reduce
+// CHECK: return
+// SINGLE-LABEL: func.func @two_gradients(
+// SINGLE-COUNT-2: dlc.all_reduce sum
+// SINGLE-NOT: dlc.concat
+func.func @two_gradients(%w: tensor<4xf32>, %v: tensor<3xf32>, %x: tensor<6x4xf32> {dlc.batch},
+                         %y: tensor<6x3xf32> {dlc.batch})
+    -> (tensor<4xf32> {dlc.updates = 0 : i64}, tensor<3xf32> {dlc.updates = 1 : i64}) {
+  %gw = dlc.reduce sum %x {axes = array<i64: 0>, dlc.gradient} : (tensor<6x4xf32>) -> tensor<4xf32>
+  %gv = dlc.reduce sum %y {axes = array<i64: 0>, dlc.gradient} : (tensor<6x3xf32>) -> tensor<3xf32>
+  %nw = dlc.sub %w, %gw : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %nv = dlc.sub %v, %gv : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %nw, %nv : tensor<4xf32>, tensor<3xf32>
 }

@@ -50,9 +50,12 @@ def DLCShardDataParallel : Pass<"dlc-shard-data-parallel", "mlir::ModuleOp"> {
     optimizer state) becomes one replica argument per device, same `dlc.name`, placed on
     that device. The body is cloned once per device, op by op, with `dlc.device` set.
     The value of every op marked `dlc.gradient` is summed over the replicas with
-    `dlc.all_reduce`, placed right after the last replica computes it (so the sum of one
-    gradient can overlap the rest of the backward), and each replica continues with the
-    sum: the optimizer updates are identical everywhere. Results: `dlc.updates = k`
+    `dlc.all_reduce`, and each replica continues with the sum: the optimizer updates are
+    identical everywhere. Gradients are bucketed: once the waiting ones hold
+    `bucket-bytes`, each replica concatenates them (flattened) and one all-reduce sums the
+    bucket, right after the last replica computed its last gradient (so the sums can
+    overlap the rest of the backward); a bucket is also summed as soon as an op needs one
+    of its gradients. Results: `dlc.updates = k`
     becomes one update per replica of argument `k`; per-sample results (with the batch
     axis) are concatenated on the first device; others come from the first replica.
     BatchNorm statistics are computed per device, as MXNet does.
@@ -72,6 +75,8 @@ def DLCShardDataParallel : Pass<"dlc-shard-data-parallel", "mlir::ModuleOp"> {
                "the devices, kind:ordinal, comma-separated (cpu:0,cpu:1 or gpu:0,gpu:1)">,
     Option<"batchAxis", "batch-axis", "int64_t", /*default=*/"0",
            "the axis of the dlc.batch arguments that holds the samples">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"1048576",
+           "sum gradients in buckets of at least this many bytes (0: one all-reduce each)">,
   ];
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
