@@ -209,8 +209,62 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
       afterReduce[size_t(out)] = late_;
     (late_ ? late : early).push_back(std::move(step));
   }
-  program->steps = std::move(early);
-  for (ShardedStep &step : late)
+  // Within each part, run as long a stretch of one device's steps as dependencies allow
+  // before switching devices: the runtime makes each stretch one task.
+  auto rootOf = [&](int id) {
+    while (program->values[size_t(id)].alias_of >= 0)
+      id = program->values[size_t(id)].alias_of;
+    return id;
+  };
+  auto byDevice = [&](std::vector<ShardedStep> part) {
+    std::vector<bool> ready(program->values.size(), true);
+    for (const ShardedStep &step : part)
+      for (int out : step.outputs)
+        ready[size_t(out)] = false;
+    std::vector<ShardedStep> ordered;
+    std::vector<bool> done(part.size(), false);
+    size_t left = part.size();
+    while (left > 0) {
+      size_t before = left;
+      for (Device device : program->devices().empty() ? std::vector<Device>{cpu(0)}
+                                                      : program->devices()) {
+        bool progress = true;
+        while (progress) {
+          progress = false;
+          for (size_t i = 0; i < part.size(); ++i) {
+            if (done[i])
+              continue;
+            bool inputsReady = std::all_of(part[i].inputs.begin(), part[i].inputs.end(),
+                                           [&](int in) { return ready[size_t(rootOf(in))]; });
+            if (!inputsReady)
+              break; // keep program order among what is not ready yet
+            if (part[i].device != device || part[i].kind == ShardedStep::Kind::all_reduce)
+              continue;
+            for (int out : part[i].outputs)
+              ready[size_t(out)] = true;
+            done[i] = true;
+            --left;
+            ordered.push_back(std::move(part[i]));
+            progress = true;
+          }
+        }
+      }
+      if (left == before) { // an all-reduce (or a step it feeds) is next: take it as is
+        for (size_t i = 0; i < part.size(); ++i)
+          if (!done[i]) {
+            for (int out : part[i].outputs)
+              ready[size_t(out)] = true;
+            done[i] = true;
+            --left;
+            ordered.push_back(std::move(part[i]));
+            break;
+          }
+      }
+    }
+    return ordered;
+  };
+  program->steps = byDevice(std::move(early));
+  for (ShardedStep &step : byDevice(std::move(late)))
     program->steps.push_back(std::move(step));
   return program;
 }

@@ -70,6 +70,45 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
     return {static_cast<char *>(at[size_t(id)].buffer->data()) + at[size_t(id)].offset, v.shape,
             v.dtype};
   };
+  // Consecutive kernel steps of one device run as one task: fewer engine round trips.
+  struct Segment {
+    Device device;
+    std::vector<std::shared_ptr<Buffer>> reads, writes;
+    std::vector<std::function<void()>> work;
+  } segment;
+  auto flushSegment = [&] {
+    if (segment.work.empty())
+      return;
+    auto unique = [](std::vector<std::shared_ptr<Buffer>> &list) {
+      std::sort(list.begin(), list.end());
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+    };
+    unique(segment.reads);
+    unique(segment.writes);
+    segment.reads.erase(std::remove_if(segment.reads.begin(), segment.reads.end(),
+                                       [&](const std::shared_ptr<Buffer> &b) {
+                                         return std::binary_search(segment.writes.begin(),
+                                                                   segment.writes.end(), b);
+                                       }),
+                        segment.reads.end());
+    enqueue(segment.device, segment.reads, segment.writes,
+            [work = std::move(segment.work)] {
+              for (const auto &step : work)
+                step();
+            });
+    segment = Segment{};
+  };
+  auto addToSegment = [&](Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
+                          const std::vector<std::shared_ptr<Buffer>> &writes,
+                          std::function<void()> work) {
+    if (!segment.work.empty() && segment.device != device)
+      flushSegment();
+    segment.device = device;
+    segment.reads.insert(segment.reads.end(), reads.begin(), reads.end());
+    segment.writes.insert(segment.writes.end(), writes.begin(), writes.end());
+    segment.work.push_back(std::move(work));
+  };
+
   size_t nextSeed = 0;
   for (const ShardedStep &step : steps) {
     std::vector<std::shared_ptr<Buffer>> reads, writes;
@@ -77,6 +116,8 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
       reads.push_back(at[size_t(in)].buffer);
     for (int out : step.outputs)
       writes.push_back(at[size_t(out)].buffer);
+    if (step.kind != ShardedStep::Kind::kernel)
+      flushSegment(); // transfers and collectives are their own tasks
     if (step.kind == ShardedStep::Kind::all_reduce) {
       // Each device sums every replica in the same order: bit-identical results.
       std::vector<TensorRef> inputs;
@@ -122,7 +163,7 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
                                           : shape_rules::numElements(values[size_t(out)].shape));
       }
       std::shared_ptr<const FusedElementwise> body = step.fused;
-      enqueue(step.device, reads, writes, [self, body, ins, outs, elements, reference] {
+      addToSegment(step.device, reads, writes, [self, body, ins, outs, elements, reference] {
         run_fused_elementwise(*body, ins, outs, elements, reference);
       });
       continue;
@@ -139,7 +180,7 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
       call.outputs.push_back(ref(out));
     KernelFn kernel = reference ? step.kernels.reference : step.kernels.fast;
     const std::string *op = &step.op;
-    enqueue(step.device, reads, writes, [self, call, attrs, kernel, op]() mutable {
+    addToSegment(step.device, reads, writes, [self, call, attrs, kernel, op]() mutable {
       call.attrs = attrs.get();
       KernelProfile *profile = KernelProfile::get();
       if (!profile)
@@ -150,6 +191,7 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
                             .count());
     });
   }
+  flushSegment();
   for (const auto &[value, argument] : updates) {
     TensorRef from = ref(value), to = ref(arguments[size_t(argument)]);
     size_t bytes = values[size_t(value)].bytes();
