@@ -266,6 +266,7 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
   program->steps = byDevice(std::move(early));
   for (ShardedStep &step : byDevice(std::move(late)))
     program->steps.push_back(std::move(step));
+  program->plan();
   return program;
 }
 

@@ -142,7 +142,10 @@ DeviceAllocator &allocatorFor(Device device) {
 
 } // namespace
 
-Storage::~Storage() { allocatorFor(device_).release(data_, bytes_); }
+Storage::~Storage() {
+  if (!base_)
+    allocatorFor(device_).release(data_, bytes_);
+}
 
 std::shared_ptr<Storage> allocate(Device device, size_t bytes) {
   return allocatorFor(device).allocate(bytes);

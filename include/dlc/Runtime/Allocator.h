@@ -26,6 +26,11 @@ struct MemoryStats {
 class Storage {
 public:
   Storage(void *data, size_t bytes, Device device) : data_(data), bytes_(bytes), device_(device) {}
+  /// `bytes` of `base` from `offset` on: a region with its own identity for the engine
+  /// (a compiled program's value in its arena), keeping `base` alive, releasing nothing.
+  Storage(std::shared_ptr<Storage> base, size_t offset, size_t bytes)
+      : data_(static_cast<char *>(base->data()) + offset), bytes_(bytes),
+        device_(base->device()), base_(std::move(base)) {}
   ~Storage();
   Storage(const Storage &) = delete;
   Storage &operator=(const Storage &) = delete;
@@ -38,6 +43,7 @@ private:
   void *data_;
   size_t bytes_; // rounded size
   Device device_;
+  std::shared_ptr<Storage> base_; // set for regions of another storage
 };
 
 /// Allocates `bytes` on `device` (reusing a cached block of the same size class when there
