@@ -234,12 +234,12 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
           for (size_t i = 0; i < part.size(); ++i) {
             if (done[i])
               continue;
+            if (part[i].device != device || part[i].kind == ShardedStep::Kind::all_reduce)
+              continue;
             bool inputsReady = std::all_of(part[i].inputs.begin(), part[i].inputs.end(),
                                            [&](int in) { return ready[size_t(rootOf(in))]; });
             if (!inputsReady)
-              break; // keep program order among what is not ready yet
-            if (part[i].device != device || part[i].kind == ShardedStep::Kind::all_reduce)
-              continue;
+              break; // this device's steps keep their order (and their seeds')
             for (int out : part[i].outputs)
               ready[size_t(out)] = true;
             done[i] = true;
