@@ -195,15 +195,19 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
                   if (out.dtype != DType::f32)
                     throw DTypeError("all_reduce: the CPU collective sums float32, got " +
                                      std::string(dtype_name(out.dtype)));
+                  // One pass, replicas added in device order: every device gets the
+                  // same bits.
                   int64_t n = out.numel();
                   float *o = out.as<float>();
-                  std::vector<float> sum(size_t(n), 0.f);
-                  for (const TensorRef &in : inputs)
-                    for (int64_t i = 0; i < n; ++i)
-                      sum[size_t(i)] += in.as<float>()[i];
+                  const float *first = inputs[0].as<float>();
                   float scale = mean ? 1.f / float(inputs.size()) : 1.f;
-                  for (int64_t i = 0; i < n; ++i)
-                    o[i] = sum[size_t(i)] * scale;
+#pragma omp parallel for if (n >= 1 << 16)
+                  for (int64_t i = 0; i < n; ++i) {
+                    float sum = first[i];
+                    for (size_t k = 1; k < inputs.size(); ++k)
+                      sum += inputs[k].as<float>()[i];
+                    o[i] = mean ? sum * scale : sum;
+                  }
                 });
       }
       continue;
