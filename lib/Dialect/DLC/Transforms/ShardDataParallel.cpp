@@ -311,11 +311,14 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
       if (!bucket.empty() && cast<RankedTensorType>(bucket.front().original.getType())
                                      .getElementType() != type.getElementType())
         flush();
+      int64_t bytes = type.getNumElements() * int64_t(type.getElementTypeBitWidth() / 8);
+      if (bytes >= bucketBytes)
+        flush(); // a large gradient is summed alone: no copy into a bucket
       Pending pending{op->getResult(0), {}};
       for (Operation *clone : clones)
         pending.replicas.push_back(clone->getResult(0));
       bucket.push_back(std::move(pending));
-      pendingBytes += type.getNumElements() * int64_t(type.getElementTypeBitWidth() / 8);
+      pendingBytes += bytes;
       if (pendingBytes >= bucketBytes)
         flush();
     }

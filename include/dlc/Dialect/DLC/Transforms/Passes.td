@@ -55,7 +55,7 @@ def DLCShardDataParallel : Pass<"dlc-shard-data-parallel", "mlir::ModuleOp"> {
     `bucket-bytes`, each replica concatenates them (flattened) and one all-reduce sums the
     bucket, right after the last replica computed its last gradient (so the sums can
     overlap the rest of the backward); a bucket is also summed as soon as an op needs one
-    of its gradients. Results: `dlc.updates = k`
+    of its gradients, and a gradient of `bucket-bytes` or more is summed alone (no copy). Results: `dlc.updates = k`
     becomes one update per replica of argument `k`; per-sample results (with the batch
     axis) are concatenated on the first device; others come from the first replica.
     BatchNorm statistics are computed per device, as MXNet does.
