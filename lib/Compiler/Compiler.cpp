@@ -81,7 +81,7 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
 }
 
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
-                                  CompiledDataParallel &out) {
+                                  CompiledDataParallel &out, bool syncBatchNorm) {
   MLIRContext context(MLIRContext::Threading::DISABLED);
   context.loadDialect<mlir::dlc::DLCDialect, func::FuncDialect>();
   std::string diagnostics;
@@ -109,7 +109,8 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
       text.erase(std::remove(text.begin(), text.end(), ')'), text.end());
       list += (list.empty() ? "" : ",") + text;
     }
-    if (failed(parsePassPipeline("dlc-shard-data-parallel{devices=" + list + "}", pipeline)))
+    std::string options = "devices=" + list + (syncBatchNorm ? " sync-batch-norm=true" : "");
+    if (failed(parsePassPipeline("dlc-shard-data-parallel{" + options + "}", pipeline)))
       return "training step: cannot build the sharding pass for devices " + list;
   }
   mlir::dlc::buildDLCPipeline(pipeline,

@@ -37,6 +37,7 @@ struct DataParallelStep::State {
   Loss loss;
   Update update;
   size_t stateSize = 0;
+  bool syncBatchNorm = false;
   std::vector<Device> devices;
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<Compiled>> cache;
@@ -172,7 +173,7 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
   }
 
   compiler::CompiledDataParallel module;
-  std::string error = compiler::compile_data_parallel(graph, devices, module);
+  std::string error = compiler::compile_data_parallel(graph, devices, module, syncBatchNorm);
   if (!error.empty())
     throw Error(name + ": " + error);
   compiled->program = module.program;
@@ -256,6 +257,13 @@ std::vector<Tensor> DataParallelStep::operator()(const Tensor &data, const Tenso
     out.push_back(Tensor(std::move(impl)));
   }
   return out;
+}
+
+void DataParallelStep::set_sync_batch_norm(bool sync) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  if (state_->syncBatchNorm != sync)
+    state_->cache.clear();
+  state_->syncBatchNorm = sync;
 }
 
 int64_t DataParallelStep::compiles() const {

@@ -5,7 +5,8 @@
 
 namespace dlc::gluon {
 
-TrainStep::TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Device> devices)
+TrainStep::TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Device> devices,
+                     bool sync_batch_norm)
     : net_(net), trainer_(trainer), devices_(devices),
       step_(
           "TrainStep",
@@ -15,7 +16,9 @@ TrainStep::TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Devi
           },
           [&trainer](const Tensor &weight, const Tensor &grad, std::vector<Tensor> &state,
                      const Tensor &rate) { return trainer.update(weight, grad, state, rate); },
-          trainer.state_size(), devices) {}
+          trainer.state_size(), devices) {
+  step_.set_sync_batch_norm(sync_batch_norm);
+}
 
 Tensor TrainStep::operator()(const Tensor &data, const Tensor &label) {
   ParameterDict params = net_.collect_params();

@@ -67,6 +67,11 @@ cl::opt<bool> compiledStepOption(
              "backward, all-reduce, update); --compiled-step=false runs the seed's loop "
              "(split_and_load, record, backward, trainer.step)"),
     cl::init(true));
+cl::opt<bool> syncBatchNormOption(
+    "sync-batch-norm",
+    cl::desc("with the compiled step, normalize BatchNorm with the whole batch's statistics "
+             "over all devices (SyncBatchNorm); default: per device, as the seed's loop"),
+    cl::init(false));
 cl::opt<bool> hybridizeOption(
     "hybridize",
     cl::desc("compile the network (forward and backward) per input signature; "
@@ -306,7 +311,7 @@ int main(int argc, char **argv) {
     Trainer trainer(net->collect_params(), optimizerOption, {{"learning_rate", learningRate}});
     loss::SoftmaxCrossEntropyLoss lossFn;
     bool compiledStep = compiledStepOption && hybridizeOption;
-    TrainStep trainStep(*net, lossFn, trainer, devices);
+    TrainStep trainStep(*net, lossFn, trainer, devices, syncBatchNormOption);
     std::printf("dlc-train: %s\n", compiledStep ? "compiled data-parallel training step"
                                    : hybridizeOption ? "seed loop, hybridized network"
                                                      : "seed loop, eager network");

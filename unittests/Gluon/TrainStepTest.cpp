@@ -26,9 +26,19 @@ struct TrainingRun {
   std::vector<float> lastLoss;
 };
 
+/// PlainLeaf with BatchNorm in its convolution blocks.
+class NormLeaf : public HybridSequential {
+public:
+  NormLeaf() {
+    add(leafnet::conv_block(8, 2, 2), leafnet::conv_block(16, 2, 2),
+        std::make_shared<nn::Flatten>(), leafnet::dense_block(20, "relu", /*dropout=*/0),
+        std::make_shared<nn::Dense>(2));
+  }
+};
+
 template <typename Net>
 TrainingRun train(bool compiled, const std::vector<Device> &devices, const std::string &optimizer,
-                  int steps = 20, double rate = 0.05) {
+                  int steps = 20, double rate = 0.05, bool syncBatchNorm = false) {
   np::random::seed(5);
   Net net;
   net.initialize(init::Xavier(), devices);
@@ -43,7 +53,7 @@ TrainingRun train(bool compiled, const std::vector<Device> &devices, const std::
     options["learning_rate"] = 0.01;
   Trainer trainer(net.collect_params(), optimizer, options);
   loss::SoftmaxCrossEntropyLoss lossFn;
-  TrainStep step(net, lossFn, trainer, devices);
+  TrainStep step(net, lossFn, trainer, devices, syncBatchNorm);
   Tensor images = randomTensor({8, 3, 32, 32}, 9);
   Tensor labels = np::array(std::vector<int64_t>{0, 1, 1, 0, 1, 0, 0, 1});
   np::random::seed(23); // dropout masks
@@ -119,6 +129,24 @@ TEST(TrainStep, TwoDevicesTrainLikeOneWithTheWholeBatch) {
   expectSame(one, firstCopies, 1e-4, "one device vs two");
   for (size_t p = 0; p + 1 < two.params.size(); p += 2)
     EXPECT_EQ(two.params[p], two.params[p + 1]) << "replicas stay identical";
+}
+
+TEST(TrainStep, SyncBatchNormTrainsLikeOneDeviceWithTheWholeBatch) {
+  TrainingRun one = train<NormLeaf>(false, {cpu(0)}, "sgd", 10, 0.01);
+  TrainingRun synced = train<NormLeaf>(true, {cpu(0), cpu(1)}, "sgd", 10, 0.01, true);
+  TrainingRun perDevice = train<NormLeaf>(true, {cpu(0), cpu(1)}, "sgd", 10, 0.01, false);
+  TrainingRun firstCopies, perDeviceFirst;
+  for (size_t p = 0; p < synced.params.size(); p += 2) {
+    firstCopies.params.push_back(synced.params[p]);
+    perDeviceFirst.params.push_back(perDevice.params[p]);
+  }
+  firstCopies.lastLoss = synced.lastLoss;
+  expectSame(one, firstCopies, 1e-4, "sync batch norm vs one device");
+  double largest = 0;
+  for (size_t p = 0; p < one.params.size(); ++p)
+    for (size_t i = 0; i < one.params[p].size(); ++i)
+      largest = std::max(largest, double(std::abs(one.params[p][i] - perDeviceFirst.params[p][i])));
+  EXPECT_GT(largest, 1e-3) << "per-device statistics differ from the whole batch's";
 }
 
 TEST(TrainStep, TheProgramIsShardedWithOneAllReducePerGradient) {

@@ -41,9 +41,10 @@ struct CompiledDataParallel {
 /// Emits `step` (a single-device training step whose sample arguments are marked `batch`
 /// and whose parameter gradients are marked `gradient`), shards it over `devices` with
 /// dlc-shard-data-parallel (when there are several), runs the CPU pipeline and lowers it
-/// to a ShardedProgram. Returns "" on success, else the diagnostics.
+/// to a ShardedProgram; `sync_batch_norm` normalizes with whole-batch statistics.
+/// Returns "" on success, else the diagnostics.
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
-                                  CompiledDataParallel &out);
+                                  CompiledDataParallel &out, bool sync_batch_norm = false);
 
 } // namespace dlc::compiler
 

@@ -46,6 +46,10 @@ public:
   std::vector<Tensor> operator()(const Tensor &data, const Tensor &label,
                                  const std::vector<Parameter> &parameters, double rate);
 
+  /// Normalize BatchNorm with the whole batch's statistics over all devices
+  /// (SyncBatchNorm); off by default (per-device statistics, as MXNet). Recompiles.
+  void set_sync_batch_norm(bool sync);
+
   int64_t compiles() const;
   /// The latest traced (single-device) and compiled (sharded) modules, and program.
   std::string traced_ir() const;

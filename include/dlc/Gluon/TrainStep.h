@@ -20,7 +20,11 @@ class TrainStep {
 public:
   using LossFn = std::function<Tensor(const Tensor &prediction, const Tensor &label)>;
 
-  TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Device> devices);
+  /// `sync_batch_norm`: BatchNorm normalizes with the whole batch's statistics over all
+  /// devices (SyncBatchNorm), so the step computes what one device with the whole batch
+  /// would; by default each device uses its own part's, as the seed's loop does.
+  TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Device> devices,
+            bool sync_batch_norm = false);
 
   /// One update from a whole batch (split over the devices); returns the per-sample
   /// losses on the first device.

@@ -7,6 +7,7 @@
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
 #include "dlc/Compiler/LowerToRuntime.h"
+#include "dlc/Dialect/DLC/IR/DLCOps.h"
 
 namespace mlir::dlc {
 
@@ -29,8 +30,40 @@ std::string place(const ::dlc::ProgramValue &value) {
 }
 
 struct PlanMemoryPass : impl::DLCPlanMemoryBase<PlanMemoryPass> {
+  /// Whether ops of `function` run on more than one device (a sharded step).
+  static bool multiDevice(func::FuncOp function) {
+    std::optional<Attribute> first;
+    bool several = false;
+    function.walk([&](Operation *op) {
+      if (isa<AllReduceOp>(op))
+        several = true;
+      if (Attribute device = op->getAttr(DLCDialect::getDeviceAttrName())) {
+        if (first && *first != device)
+          several = true;
+        first = device;
+      }
+    });
+    return several;
+  }
+
   void runOnOperation() override {
     func::FuncOp function = getOperation();
+    if (multiDevice(function)) {
+      std::string error;
+      std::shared_ptr<::dlc::ShardedProgram> program =
+          ::dlc::compiler::lowerToShardedProgram(function, error);
+      if (!program) {
+        function.emitError() << "cannot plan memory: " << error;
+        return signalPassFailure();
+      }
+      std::vector<::dlc::Device> devices = program->devices();
+      InFlightDiagnostic remark = function.emitRemark() << "memory plan over "
+                                                        << devices.size() << " devices:";
+      for (size_t d = 0; d < devices.size() && d < program->arena_bytes().size(); ++d)
+        remark << (d ? "," : "") << " " << devices[d].str() << " arena "
+               << program->arena_bytes()[d] << " bytes";
+      return;
+    }
     ::dlc::Device device = ::dlc::compiler::functionDevice(function, ::dlc::cpu(0));
     std::string error;
     llvm::DenseMap<Value, int> ids;

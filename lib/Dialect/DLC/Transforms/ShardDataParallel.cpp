@@ -264,6 +264,112 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
       pendingBytes = 0;
     };
 
+    // SyncBatchNorm: whole-batch statistics for every replica.
+    llvm::DenseSet<Value> syncedMeans; // original batch_norm means now whole-batch
+    auto scalar = [&](Location loc, Type element, double value) -> Value {
+      auto type = RankedTensorType::get({}, element);
+      return builder.create<ConstantOp>(
+          loc, DenseElementsAttr::get(type, builder.getFloatAttr(element, value)));
+    };
+    auto perChannel = [&](Location loc, Value vector, RankedTensorType like, size_t d) {
+      SmallVector<int64_t> shape(size_t(like.getRank()), 1);
+      shape[1] = like.getDimSize(1);
+      return placeOn(builder.create<ReshapeOp>(
+                         loc, RankedTensorType::get(shape, like.getElementType()), vector),
+                     d);
+    };
+    auto allMean = [&](Location loc, ArrayRef<Value> parts, ReduceKind kind) {
+      return builder.create<AllReduceOp>(loc, SmallVector<Type>(replicas, parts.front().getType()),
+                                         ReduceKindAttr::get(context, kind), parts,
+                                         builder.getArrayAttr(deviceList));
+    };
+    auto syncForward = [&](BatchNormOp original, ArrayRef<Operation *> clones) {
+      Location loc = original.getLoc();
+      auto input = cast<RankedTensorType>(cast<BatchNormOp>(clones[0]).getInput().getType());
+      Type element = input.getElementType();
+      SmallVector<Value> means, moments;
+      for (size_t d = 0; d < replicas; ++d) {
+        auto bn = cast<BatchNormOp>(clones[d]);
+        Value m = bn.getResult(1), v = bn.getResult(2);
+        means.push_back(m);
+        moments.push_back(placeOn(
+            builder.create<AddOp>(loc, v, placeOn(builder.create<MulOp>(loc, m, m), d)), d));
+      }
+      auto mean = allMean(loc, means, ReduceKind::mean);
+      auto moment = allMean(loc, moments, ReduceKind::mean);
+      Value epsilon = scalar(loc, element, original.getEpsilon().convertToDouble());
+      for (size_t d = 0; d < replicas; ++d) {
+        auto bn = cast<BatchNormOp>(clones[d]);
+        Value m = mean.getResult(unsigned(d));
+        Value var = placeOn(builder.create<SubOp>(loc, moment.getResult(unsigned(d)),
+                                                  placeOn(builder.create<MulOp>(loc, m, m), d)),
+                            d);
+        Value rstd = placeOn(
+            builder.create<RsqrtOp>(loc, placeOn(builder.create<AddOp>(loc, var, epsilon), d)), d);
+        Value centered = placeOn(
+            builder.create<SubOp>(loc, bn.getInput(), perChannel(loc, m, input, d)), d);
+        Value normalized = placeOn(
+            builder.create<MulOp>(loc, centered, perChannel(loc, rstd, input, d)), d);
+        Value scaled = placeOn(
+            builder.create<MulOp>(loc, normalized, perChannel(loc, bn.getGamma(), input, d)), d);
+        Value shifted = placeOn(
+            builder.create<AddOp>(loc, scaled, perChannel(loc, bn.getBeta(), input, d)), d);
+        mapping[d].map(original.getResult(0), shifted);
+        mapping[d].map(original.getResult(1), m);
+        mapping[d].map(original.getResult(2), var);
+      }
+      syncedMeans.insert(original.getResult(1));
+    };
+    auto syncBackward = [&](BatchNormBackwardOp original, ArrayRef<Operation *> clones) {
+      Location loc = original.getLoc();
+      auto input = cast<RankedTensorType>(cast<BatchNormBackwardOp>(clones[0]).getInput().getType());
+      Type element = input.getElementType();
+      SmallVector<Value> gammaSums, betaSums;
+      for (Operation *clone : clones) {
+        gammaSums.push_back(clone->getResult(1));
+        betaSums.push_back(clone->getResult(2));
+      }
+      auto sumGamma = allMean(loc, gammaSums, ReduceKind::sum);
+      auto sumBeta = allMean(loc, betaSums, ReduceKind::sum);
+      double count = double(input.getNumElements() / input.getDimSize(1)) * double(replicas);
+      Value inverseCount = scalar(loc, element, 1.0 / count);
+      Value epsilon = scalar(loc, element, original.getEpsilon().convertToDouble());
+      for (size_t d = 0; d < replicas; ++d) {
+        auto bn = cast<BatchNormBackwardOp>(clones[d]);
+        // dx = gamma * rstd * (dy - sum(dy) / n - xhat * sum(dy * xhat) / n), whole batch.
+        Value rstd = placeOn(builder.create<RsqrtOp>(
+                                 loc, placeOn(builder.create<AddOp>(loc, bn.getOperand(4),
+                                                                    epsilon),
+                                              d)),
+                             d);
+        Value rstd4 = perChannel(loc, rstd, input, d);
+        Value xhat = placeOn(
+            builder.create<MulOp>(
+                loc,
+                placeOn(builder.create<SubOp>(loc, bn.getInput(),
+                                              perChannel(loc, bn.getOperand(3), input, d)),
+                        d),
+                rstd4),
+            d);
+        Value meanDy = perChannel(
+            loc, placeOn(builder.create<MulOp>(loc, sumBeta.getResult(unsigned(d)), inverseCount), d),
+            input, d);
+        Value meanDyXhat = perChannel(
+            loc, placeOn(builder.create<MulOp>(loc, sumGamma.getResult(unsigned(d)), inverseCount), d),
+            input, d);
+        Value inner = placeOn(
+            builder.create<SubOp>(
+                loc, placeOn(builder.create<SubOp>(loc, bn.getGradOutput(), meanDy), d),
+                placeOn(builder.create<MulOp>(loc, xhat, meanDyXhat), d)),
+            d);
+        Value scale = placeOn(builder.create<MulOp>(loc, perChannel(loc, bn.getGamma(), input, d),
+                                                    rstd4),
+                              d);
+        mapping[d].map(original.getResult(0),
+                       placeOn(builder.create<MulOp>(loc, inner, scale), d));
+      }
+    };
+
     // The body, op by op and replica by replica; gradients summed as soon as they exist.
     auto returnOp = cast<func::ReturnOp>(body.getTerminator());
     for (Operation &operation : body.without_terminator()) {
@@ -302,6 +408,13 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
         clone->removeAttr("dlc.gradient");
         refreshTypes(op, clone, batchAxis, wholeBatch, partBatch);
         clones.push_back(clone);
+      }
+      if (syncBatchNorm) {
+        if (auto bn = dyn_cast<BatchNormOp>(op); bn && bn.getTraining())
+          syncForward(bn, clones);
+        if (auto back = dyn_cast<BatchNormBackwardOp>(op);
+            back && syncedMeans.contains(back->getOperand(3)))
+          syncBackward(back, clones);
       }
       if (!op->hasAttr("dlc.gradient"))
         continue;

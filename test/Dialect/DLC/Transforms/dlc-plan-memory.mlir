@@ -43,12 +43,12 @@ func.func @live(%x: tensor<64xf32> {dlc.device = #dlc.device<cpu:1>}) -> tensor<
 
 // -----
 
-// Ops without a runtime kernel cannot be planned (collectives run in the runtime's
-// collectives, not as kernels).
-// expected-error @+1 {{cannot plan memory: dlc.all_reduce}}
-func.func @no_kernel(%a: tensor<3xf32> {dlc.device = #dlc.device<cpu:0>}, %b: tensor<3xf32> {dlc.device = #dlc.device<cpu:1>}) -> tensor<3xf32> {
-  %r0, %r1 = dlc.all_reduce sum %a, %b {devices = [#dlc.device<cpu:0>, #dlc.device<cpu:1>]} : tensor<3xf32>, tensor<3xf32>
-  return %r0 : tensor<3xf32>
+// A single-device program has no transfers: a dlc.copy (even to the same device) cannot
+// be planned there.
+// expected-error @+1 {{cannot plan memory: dlc.copy}}
+func.func @no_kernel(%a: tensor<3xf32> {dlc.device = #dlc.device<cpu:0>}) -> tensor<3xf32> {
+  %c = dlc.copy %a : tensor<3xf32> to #dlc.device<cpu:0>
+  return %c : tensor<3xf32>
 }
 
 // -----
@@ -64,4 +64,18 @@ func.func @fused(%x: tensor<4xf32> {dlc.device = #dlc.device<cpu:0>}) -> tensor<
     dlc.yield %t : tensor<4xf32>
   }
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A function on several devices (a sharded training step) is planned per device: one
+// arena each; values read from another device keep their block to the end.
+// expected-remark @+1 {{memory plan over 2 devices: cpu(0) arena 256 bytes, cpu(1) arena 512 bytes}}
+func.func @two_devices(%a: tensor<64xf32> {dlc.device = #dlc.device<cpu:0>},
+                       %b: tensor<64xf32> {dlc.device = #dlc.device<cpu:1>}) -> tensor<64xf32> {
+  %x = dlc.relu %a {dlc.device = #dlc.device<cpu:0>} : tensor<64xf32>
+  %y = dlc.relu %b {dlc.device = #dlc.device<cpu:1>} : tensor<64xf32>
+  %z = dlc.tanh %y {dlc.device = #dlc.device<cpu:1>} : tensor<64xf32>
+  %r0, %r1 = dlc.all_reduce sum %x, %z {devices = [#dlc.device<cpu:0>, #dlc.device<cpu:1>]} : tensor<64xf32>, tensor<64xf32>
+  return %r0 : tensor<64xf32>
 }

@@ -1,5 +1,6 @@
 // RUN: dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0,cpu:1" -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0,cpu:1 bucket-bytes=0" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=SINGLE
+// RUN: dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0,cpu:1 sync-batch-norm=true" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=SYNC
 // RUN: not dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0" -split-input-file 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: not dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0,npu:1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // ONE: needs at least two devices
@@ -56,6 +57,17 @@ func.func @step(%w: tensor<2x4xf32> {dlc.name = "w", dlc.device = #dlc.device<cp
 // CHECK-NOT: dlc.all_reduce
 // CHECK: dlc.reshape %{{.*}} : tensor<2x3x4x4xf32> to tensor<2x48xf32>
 // CHECK: return {{.*}} : tensor<4x48xf32>, tensor<3xf32>, tensor<3xf32>
+// With sync-batch-norm the replicas' means and second moments are averaged, and each
+// replica normalizes with the whole batch's statistics (and updates its running mean
+// with them).
+// SYNC-LABEL: func.func @batch_norm(
+// SYNC: %[[M:.*]]:2 = dlc.all_reduce mean
+// SYNC: %[[Q:.*]]:2 = dlc.all_reduce mean
+// SYNC: dlc.sub %[[Q]]#0, %{{.*}} {dlc.device = #dlc.device<cpu:0>}
+// SYNC: dlc.rsqrt
+// SYNC: dlc.reshape %[[M]]#0 {{.*}} : tensor<3xf32> to tensor<1x3x1x1xf32>
+// SYNC: dlc.add %{{.*}}, %[[M]]#0 {dlc.device = #dlc.device<cpu:0>}
+// SYNC: dlc.add %{{.*}}, %[[M]]#1 {dlc.device = #dlc.device<cpu:1>}
 func.func @batch_norm(%g: tensor<3xf32>, %b: tensor<3xf32>, %rm: tensor<3xf32>,
                       %x: tensor<4x3x4x4xf32> {dlc.batch})
     -> (tensor<4x48xf32>, tensor<3xf32> {dlc.updates = 2 : i64}) {

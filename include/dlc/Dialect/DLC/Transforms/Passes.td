@@ -58,7 +58,11 @@ def DLCShardDataParallel : Pass<"dlc-shard-data-parallel", "mlir::ModuleOp"> {
     of its gradients, and a gradient of `bucket-bytes` or more is summed alone (no copy). Results: `dlc.updates = k`
     becomes one update per replica of argument `k`; per-sample results (with the batch
     axis) are concatenated on the first device; others come from the first replica.
-    BatchNorm statistics are computed per device, as MXNet does.
+    BatchNorm statistics are computed per device, as MXNet does; with `sync-batch-norm`
+    every replica normalizes with the whole batch's mean and variance (all-reduced from the
+    replicas' means and second moments) and its `batch_norm_backward` input gradient uses
+    the whole batch's sums, so the step computes what one device with the whole batch
+    would.
 
     A batch that does not divide by the number of devices is an error naming both.
 
@@ -75,6 +79,10 @@ def DLCShardDataParallel : Pass<"dlc-shard-data-parallel", "mlir::ModuleOp"> {
                "the devices, kind:ordinal, comma-separated (cpu:0,cpu:1 or gpu:0,gpu:1)">,
     Option<"batchAxis", "batch-axis", "int64_t", /*default=*/"0",
            "the axis of the dlc.batch arguments that holds the samples">,
+    Option<"syncBatchNorm", "sync-batch-norm", "bool", /*default=*/"false",
+           "normalize training BatchNorm with the whole batch's statistics (all-reduced "
+           "means of the replicas' means and second moments), and its input gradient "
+           "with the whole batch's sums">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"1048576",
            "sum gradients in buckets of at least this many bytes (0: one all-reduce each)">,
   ];
@@ -90,7 +98,9 @@ def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
     same-shaped input that dies with it (in place). Arguments and results stay in the
     caller's buffers. Emits a remark per op with the place of each result, and one on
     the function with the arena's size, what the intermediates would take without
-    reuse, and how many reuse freed memory. The IR is not changed.
+    reuse, and how many reuse freed memory. A function whose ops run on several devices
+    (a sharded step) is planned as the runtime runs it, one arena per device, and the
+    remark gives each device's arena. The IR is not changed.
 
     ```mlir
     // dlc-opt --dlc-plan-memory
