@@ -7,11 +7,14 @@
 // two-class image set (horizontal vs vertical stripes under noise) made in memory, so
 // the example runs anywhere; the seed's log lines are printed as it trains.
 //
-// The network is hybridized, as in the seed: each device's forward and backward run as
-// compiled programs. --eager keeps it imperative; --export PREFIX writes the latest traced
-// module (PREFIX.mlir, readable by dlc-opt) and the parameters (PREFIX.safetensors).
+// By default diffs 3-5 run as one compiled data-parallel program per step
+// (gluon::TrainStep: the same numbers as the loop); --seed-loop runs them as the seed
+// writes them, with the network hybridized as in the seed (each device's forward and
+// backward compiled); --eager keeps everything imperative. --export PREFIX writes the
+// latest traced module (PREFIX.mlir, readable by dlc-opt) and the parameters.
 //
-// Usage: dlc-example-leafnet [epochs] [images per class] [--eager] [--export PREFIX]
+// Usage: dlc-example-leafnet [epochs] [images per class] [--seed-loop] [--eager]
+//                            [--export PREFIX]
 //
 //===----------------------------------------------------------------------===//
 #include "LeafNetwork.h"
@@ -81,12 +84,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 int main(int argc, char **argv) {
   try {
     std::vector<std::string> positional;
-    bool eager = false;
+    bool eager = false, seed_loop = false;
     std::string export_prefix;
     for (int i = 1; i < argc; ++i) {
       std::string arg = argv[i];
       if (arg == "--eager")
-        eager = true;
+        eager = seed_loop = true;
+      else if (arg == "--seed-loop")
+        seed_loop = true;
       else if (arg == "--export" && i + 1 < argc)
         export_prefix = argv[++i];
       else
@@ -117,6 +122,12 @@ int main(int argc, char **argv) {
 
     loss::SoftmaxCrossEntropyLoss loss_fn;
     Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.01}, {"momentum", 0.9}});
+    // Diffs 3-5 as one compiled program per step (split, forward, loss, backward,
+    // gradient all-reduce, update), unless --seed-loop.
+    TrainStep step(net, loss_fn, trainer, devices);
+    std::printf("Training with %s\n", seed_loop ? (eager ? "the seed's loop, eager"
+                                                          : "the seed's loop, hybridized")
+                                                 : "one compiled data-parallel step");
     metric::Accuracy accuracy;
     const int log_interval = 5;
     int64_t samples = train_images.shape()[0];
@@ -128,22 +139,28 @@ int main(int argc, char **argv) {
       for (int64_t start = 0; start + batch_size <= samples; start += batch_size, ++idx) {
         Tensor data = train_images.slice(start, start + batch_size);
         Tensor label = train_labels.slice(start, start + batch_size);
-        // Diff 3: split the batch and load each part onto its device.
-        std::vector<Tensor> data_list = utils::split_and_load(data, devices);
-        std::vector<Tensor> label_list = utils::split_and_load(label, devices);
-        // Diff 4: forward and backward on each device; the devices' queues run them at
-        // the same time.
-        std::vector<Tensor> outputs, losses;
-        {
-          autograd::Record record;
-          for (const Tensor &x : data_list)
-            outputs.push_back(net(x));
-          for (size_t i = 0; i < outputs.size(); ++i)
-            losses.push_back(loss_fn(outputs[i], label_list[i]));
+        std::vector<Tensor> outputs, losses, label_list;
+        if (!seed_loop) {
+          losses = {step(data, label)};
+          outputs = {step.last_output()};
+          label_list = {label};
+        } else {
+          // Diff 3: split the batch and load each part onto its device.
+          std::vector<Tensor> data_list = utils::split_and_load(data, devices);
+          label_list = utils::split_and_load(label, devices);
+          // Diff 4: forward and backward on each device; the devices' queues run them at
+          // the same time.
+          {
+            autograd::Record record;
+            for (const Tensor &x : data_list)
+              outputs.push_back(net(x));
+            for (size_t i = 0; i < outputs.size(); ++i)
+              losses.push_back(loss_fn(outputs[i], label_list[i]));
+          }
+          for (Tensor &l : losses)
+            l.backward();
+          trainer.step(batch_size);
         }
-        for (Tensor &l : losses)
-          l.backward();
-        trainer.step(batch_size);
         // Diff 5: sum the devices' losses (item() copies each to the host).
         double train_loss = 0;
         for (const Tensor &l : losses)
