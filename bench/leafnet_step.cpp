@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../examples/LeafNetwork.h"
+#include "BenchSupport.h"
 
 #include <chrono>
 #include <cstdio>
@@ -23,34 +24,10 @@
 #include <string>
 
 using namespace dlc;
+using bench::report;
+using bench::timeIt;
 
 namespace {
-
-/// Median seconds of `repeats` runs of `work` after `warmup` runs; each run ends with
-/// waitall so that queued work is counted.
-double timeIt(const std::function<void()> &work, int warmup, int repeats) {
-  for (int i = 0; i < warmup; ++i) {
-    work();
-    npx::waitall();
-  }
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    work();
-    npx::waitall();
-    times.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-void report(const char *what, int64_t batch, double seconds) {
-  std::printf("{\"framework\": \"dlc\", \"bench\": \"%s\", \"batch\": %lld, \"seconds\": %.6f, "
-              "\"samples_per_s\": %.2f}\n",
-              what, (long long)batch, seconds, double(batch) / seconds);
-  std::fflush(stdout);
-}
 
 struct ConvBlock {
   Tensor weight, bias, gamma, beta;

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../examples/LeafNetwork.h"
+#include "BenchSupport.h"
 
 #include <algorithm>
 #include <chrono>
@@ -21,32 +22,9 @@
 #include <functional>
 
 using namespace dlc;
+using bench::report;
+using bench::timeIt;
 using namespace dlc::gluon;
-
-namespace {
-
-double medianSeconds(const std::function<void()> &work, int repeats) {
-  work(); // warm-up (compiles, autotunes)
-  npx::waitall();
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    work();
-    npx::waitall();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-void report(const char *bench, int64_t batch, double seconds) {
-  std::printf("{\"framework\": \"dlc\", \"bench\": \"%s\", \"batch\": %lld, \"seconds\": %.6f, "
-              "\"samples_per_s\": %.2f}\n",
-              bench, (long long)batch, seconds, double(batch) / seconds);
-  std::fflush(stdout);
-}
-
-} // namespace
 
 int main(int argc, char **argv) {
   int64_t batch = argc > 1 ? std::atoll(argv[1]) : 32;
@@ -76,21 +54,9 @@ int main(int argc, char **argv) {
     if (name == "train_step") {
       work = [&] { step(images, labels); };
     } else {
-      work = [&] {
-        std::vector<Tensor> data = utils::split_and_load(images, devices);
-        std::vector<Tensor> label = utils::split_and_load(labels, devices);
-        std::vector<Tensor> losses;
-        {
-          autograd::Record record;
-          for (size_t d = 0; d < data.size(); ++d)
-            losses.push_back(lossFn(net(data[d]), label[d]));
-        }
-        for (Tensor &l : losses)
-          l.backward();
-        trainer.step(batch);
-      };
+      work = [&] { leafnet::seed_loop_step(net, lossFn, trainer, images, labels, devices); };
     }
-    report(mode, batch, medianSeconds(work, repeats));
+    report(mode, batch, bench::timeIt(work, 1, repeats));
     if (name == "seed_loop_hybrid") {
       CompileStats stats = net.compile_stats();
       std::printf("# seed_loop_hybrid, batch %lld: per device %lld forward + %lld backward "

@@ -63,6 +63,29 @@ private:
   std::shared_ptr<nn::Dense> dense3;
 };
 
+/// One step of the seed's data-parallel loop (its diffs 3-5): split the batch over
+/// `devices`, forward and loss on each device under autograd.record, backward on each,
+/// and trainer.step over the whole batch. Returns each device's per-sample losses. The
+/// example and dlc-train write it out line by line, as the tutorial does; tests and
+/// benchmarks that compare against it call this.
+template <typename Loss>
+std::vector<Tensor> seed_loop_step(Block &net, const Loss &loss_fn, Trainer &trainer,
+                                   const Tensor &data, const Tensor &label,
+                                   const std::vector<Device> &devices) {
+  std::vector<Tensor> data_list = utils::split_and_load(data, devices);
+  std::vector<Tensor> label_list = utils::split_and_load(label, devices);
+  std::vector<Tensor> losses;
+  {
+    autograd::Record record;
+    for (size_t i = 0; i < data_list.size(); ++i)
+      losses.push_back(loss_fn(net(data_list[i]), label_list[i]));
+  }
+  for (Tensor &l : losses)
+    l.backward();
+  trainer.step(data.shape()[0]);
+  return losses;
+}
+
 } // namespace leafnet
 
 #endif // DLC_EXAMPLES_LEAFNETWORK_H

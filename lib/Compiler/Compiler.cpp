@@ -14,7 +14,6 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -37,40 +36,78 @@ std::string print(ModuleOp module) {
 }
 } // namespace
 
+namespace {
+
+/// One compilation: a context whose diagnostics are collected into a string (the
+/// compiler runs without exceptions), and the module being compiled.
+class Compilation {
+public:
+  Compilation() : collect_(&context_, [this](Diagnostic &diagnostic) {
+      llvm::raw_string_ostream os(diagnostics_);
+      os << diagnostic.getLocation() << ": " << diagnostic << "\n";
+      for (Diagnostic &note : diagnostic.getNotes())
+        os << "  note: " << note << "\n";
+      return success();
+    }) {
+    context_.loadDialect<mlir::dlc::DLCDialect, func::FuncDialect>();
+  }
+
+  /// Emits `graphs` and verifies them; "" or the error, after `what`.
+  std::string emit(const std::vector<const Graph *> &graphs, const std::string &what,
+                   std::string &tracedIr) {
+    std::string error;
+    module_ = emitModule(context_, graphs, error);
+    if (!module_)
+      return error;
+    tracedIr = print(*module_);
+    if (failed(verify(*module_)))
+      return what + ": the traced module does not verify:\n" + diagnostics_;
+    return "";
+  }
+
+  /// An empty pass manager on this compilation's context.
+  PassManager passes() { return PassManager(&context_); }
+
+  /// Runs `pipeline` (after the hybridize pipeline for `device`'s kind is added).
+  std::string run(PassManager &pipeline, Device device, const std::string &what,
+                  std::string &ir) {
+    mlir::dlc::buildDLCPipeline(pipeline,
+                                device.kind == DeviceKind::gpu ? mlir::dlc::PipelineTarget::cuda
+                                                               : mlir::dlc::PipelineTarget::cpu,
+                                fusionEnabled());
+    if (failed(pipeline.run(*module_)))
+      return what + ": the pipeline failed:\n" + diagnostics_;
+    ir = print(*module_);
+    return "";
+  }
+
+  func::FuncOp function(const std::string &name) {
+    return module_->lookupSymbol<func::FuncOp>(name);
+  }
+
+private:
+  MLIRContext context_{MLIRContext::Threading::DISABLED};
+  std::string diagnostics_;
+  ScopedDiagnosticHandler collect_;
+  OwningOpRef<ModuleOp> module_;
+};
+
+} // namespace
+
 std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out) {
-  MLIRContext context(MLIRContext::Threading::DISABLED);
-  context.loadDialect<mlir::dlc::DLCDialect, func::FuncDialect>();
-
-  std::string diagnostics;
-  ScopedDiagnosticHandler collect(&context, [&](Diagnostic &diagnostic) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << diagnostic.getLocation() << ": " << diagnostic << "\n";
-    for (Diagnostic &note : diagnostic.getNotes())
-      os << "  note: " << note << "\n";
-    return success();
-  });
-
-  std::string error;
-  OwningOpRef<ModuleOp> module = emitModule(context, graphs, error);
-  if (!module)
+  if (graphs.empty())
+    return "hybridize: nothing to compile";
+  Compilation compilation;
+  std::string error = compilation.emit(graphs, "hybridize", out.traced_ir);
+  if (!error.empty())
     return error;
-  out.traced_ir = print(*module);
-  if (failed(verify(*module)))
-    return "hybridize: the traced module does not verify:\n" + diagnostics;
-
-  PassManager pipeline(&context);
-  bool onGpu = !graphs.empty() && graphs.front()->device.kind == DeviceKind::gpu;
-  mlir::dlc::buildDLCPipeline(pipeline,
-                              onGpu ? mlir::dlc::PipelineTarget::cuda
-                                    : mlir::dlc::PipelineTarget::cpu,
-                              fusionEnabled());
-  if (failed(pipeline.run(*module)))
-    return "hybridize: the pipeline failed:\n" + diagnostics;
-  out.ir = print(*module);
-
+  PassManager pipeline = compilation.passes();
+  error = compilation.run(pipeline, graphs.front()->device, "hybridize", out.ir);
+  if (!error.empty())
+    return error;
   out.programs.clear();
   for (const Graph *graph : graphs) {
-    auto function = module->lookupSymbol<func::FuncOp>(graph->name);
+    func::FuncOp function = compilation.function(graph->name);
     std::shared_ptr<Program> program =
         function ? lowerToProgram(function, graph->device, error) : nullptr;
     if (!program)
@@ -82,46 +119,28 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
 
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
                                   CompiledDataParallel &out, bool syncBatchNorm) {
-  MLIRContext context(MLIRContext::Threading::DISABLED);
-  context.loadDialect<mlir::dlc::DLCDialect, func::FuncDialect>();
-  std::string diagnostics;
-  ScopedDiagnosticHandler collect(&context, [&](Diagnostic &diagnostic) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << diagnostic.getLocation() << ": " << diagnostic << "\n";
-    return success();
-  });
-  std::string error;
-  OwningOpRef<ModuleOp> module = emitModule(context, {&step}, error);
-  if (!module)
+  Compilation compilation;
+  std::string error = compilation.emit({&step}, "training step", out.traced_ir);
+  if (!error.empty())
     return error;
-  out.traced_ir = print(*module);
-  if (failed(verify(*module)))
-    return "training step: the traced module does not verify:\n" + diagnostics;
-
-  PassManager pipeline(&context);
+  PassManager pipeline = compilation.passes();
   if (devices.size() > 1) {
     static std::once_flag registered;
     std::call_once(registered, [] { mlir::dlc::registerDLCPasses(); });
+    // The devices in the dialect's spelling, which the pass option parses.
     std::string list;
-    for (Device device : devices) {
-      std::string text = device.str(); // "cpu(1)" -> "cpu:1"
-      std::replace(text.begin(), text.end(), '(', ':');
-      text.erase(std::remove(text.begin(), text.end(), ')'), text.end());
-      list += (list.empty() ? "" : ",") + text;
-    }
+    for (Device device : devices)
+      list += (list.empty() ? "" : ",") +
+              mlir::dlc::stringifyDeviceKind(mlir::dlc::DeviceKind(int32_t(device.kind))).str() +
+              ":" + std::to_string(device.id);
     std::string options = "devices=" + list + (syncBatchNorm ? " sync-batch-norm=true" : "");
     if (failed(parsePassPipeline("dlc-shard-data-parallel{" + options + "}", pipeline)))
       return "training step: cannot build the sharding pass for devices " + list;
   }
-  mlir::dlc::buildDLCPipeline(pipeline,
-                              devices.front().kind == DeviceKind::gpu
-                                  ? mlir::dlc::PipelineTarget::cuda
-                                  : mlir::dlc::PipelineTarget::cpu,
-                              fusionEnabled());
-  if (failed(pipeline.run(*module)))
-    return "training step: the pipeline failed:\n" + diagnostics;
-  out.ir = print(*module);
-  auto function = module->lookupSymbol<func::FuncOp>(step.name);
+  error = compilation.run(pipeline, devices.front(), "training step", out.ir);
+  if (!error.empty())
+    return error;
+  func::FuncOp function = compilation.function(step.name);
   out.program = function ? lowerToShardedProgram(function, error) : nullptr;
   if (!out.program)
     return function ? error : "training step: function @" + step.name + " vanished";

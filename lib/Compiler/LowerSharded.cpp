@@ -127,54 +127,39 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
       }
       return true;
     }
+    std::optional<ProgramStep> single;
     if (auto fused = dyn_cast<mlir::dlc::FusedOp>(op)) {
-      std::optional<ProgramStep> single = fusedStep(fused, device, error);
+      single = fusedStep(fused, device, error);
       if (!error.empty())
         return false;
-      if (single) {
-        ShardedStep step;
-        step.op = single->op;
-        step.kernels = single->kernels;
-        step.attrs = single->attrs;
-        step.fused = single->fused;
-        step.device = device;
-        step.inputs = inputs;
-        for (Value result : op->getResults()) {
-          int id = addValue(result, device, -1, 0);
-          if (id < 0)
+      if (!single) {
+        // No fused kernel: the region's ops one by one, on the region's device.
+        Block &region = fused.getBody().front();
+        for (auto [argument, id] : llvm::zip(region.getArguments(), inputs))
+          ids[argument] = id;
+        for (Operation &inner : region.without_terminator()) {
+          if (Attribute regionDevice = op->getAttr(deviceName))
+            inner.setAttr(deviceName, regionDevice);
+          if (!lowerOp(&inner))
             return false;
-          step.outputs.push_back(id);
         }
-        program->steps.push_back(std::move(step));
+        for (auto [result, yielded] :
+             llvm::zip(fused.getResults(), region.getTerminator()->getOperands()))
+          ids[result] = ids.lookup(yielded);
         return true;
       }
-      // No fused kernel: the region's ops one by one, on the region's device.
-      Block &region = fused.getBody().front();
-      for (auto [argument, id] : llvm::zip(region.getArguments(), inputs))
-        ids[argument] = id;
-      for (Operation &inner : region.without_terminator()) {
-        if (Attribute regionDevice = op->getAttr(deviceName))
-          inner.setAttr(deviceName, regionDevice);
-        if (!lowerOp(&inner))
-          return false;
-      }
-      for (auto [result, yielded] :
-           llvm::zip(fused.getResults(), region.getTerminator()->getOperands()))
-        ids[result] = ids.lookup(yielded);
-      return true;
+    } else {
+      single.emplace();
+      if (!kernelStep(op, device, *single, error))
+        return false;
     }
     ShardedStep step;
-    step.op = op->getName().getStringRef().str();
+    step.op = single->op;
+    step.kernels = single->kernels;
+    step.attrs = single->attrs;
+    step.fused = single->fused;
+    step.fresh_seed = single->fresh_seed;
     step.device = device;
-    const KernelEntry *kernels = find_kernel(step.op, device);
-    if (!kernels) {
-      error = describe(op) + ": no kernel for " + device.str();
-      return false;
-    }
-    step.kernels = *kernels;
-    if (!kernelAttrs(op, step.attrs, error))
-      return false;
-    step.fresh_seed = step.attrs.has("seed");
     step.inputs = inputs;
     for (Value result : op->getResults()) {
       int id = addValue(result, device, -1, 0);

@@ -92,6 +92,21 @@ bool kernelAttrs(Operation *op, Attrs &attrs, std::string &error) {
   return true;
 }
 
+bool kernelStep(Operation *op, Device device, ProgramStep &step, std::string &error) {
+  step.op = op->getName().getStringRef().str();
+  const KernelEntry *kernels = find_kernel(step.op, device);
+  if (!kernels) {
+    error = describe(op) + ": no kernel for " + device.str();
+    return false;
+  }
+  step.kernels = *kernels;
+  if (!kernelAttrs(op, step.attrs, error))
+    return false;
+  step.fresh_seed = step.attrs.has("seed");
+  step.in_place = isInPlaceElementwise(op);
+  return true;
+}
+
 /// Whether `op`'s kernel reads element i of each same-shaped input before writing element
 /// i of its one output: unary ops, relu_backward, and the binary arithmetic ops.
 bool isInPlaceElementwise(Operation *op) {
@@ -158,6 +173,7 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
     if (!addLocal(argument))
       return std::nullopt;
   body_->inputs = int(body.getNumArguments());
+  body_->elements = n;
   for (Operation *op : ops) {
     const KernelEntry *kernels = find_kernel(op->getName().getStringRef().str(), device);
     if (!kernels || op->getNumResults() != 1)
@@ -282,17 +298,8 @@ std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
       return true;
     }
     ProgramStep step;
-    step.op = name.str();
-    const KernelEntry *kernels = find_kernel(step.op, device);
-    if (!kernels) {
-      error = describe(op) + ": no kernel for " + device.str();
+    if (!kernelStep(op, device, step, error))
       return false;
-    }
-    step.kernels = *kernels;
-    if (!kernelAttrs(op, step.attrs, error))
-      return false;
-    step.fresh_seed = step.attrs.has("seed");
-    step.in_place = isInPlaceElementwise(op);
     step.inputs = inputs;
     for (Value result : op->getResults()) {
       int id = addValue(result, -1);

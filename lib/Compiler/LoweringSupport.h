@@ -22,6 +22,11 @@ std::string describe(mlir::Operation *op);
 /// The eager kernels' attributes of `op`; false (with `error`) for one it cannot read.
 bool kernelAttrs(mlir::Operation *op, Attrs &attrs, std::string &error);
 
+/// The step of a plain op on `device`: its kernels, the attributes they read, a fresh
+/// seed for random ops, in-place reuse for element-wise ones (inputs and outputs are the
+/// caller's). False, with `error`, when `device` has no kernel for it.
+bool kernelStep(mlir::Operation *op, Device device, ProgramStep &step, std::string &error);
+
 /// Whether `op` may write its output over a same-shaped input that dies with it.
 bool isInPlaceElementwise(mlir::Operation *op);
 

@@ -147,9 +147,8 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
     writes.push_back(result.buffer());
 
   auto sharedAttrs = std::make_shared<Attrs>(attrs);
-  KernelProfile *profile = KernelProfile::get();
   const std::string *opName = &op.dialect_op; // the same key as compiled programs
-  enqueue(where, reads, writes, [inputs, results, sharedAttrs, kernel, where, profile, opName] {
+  enqueue(where, reads, writes, [inputs, results, sharedAttrs, kernel, where, opName] {
     KernelArgs args;
     args.attrs = sharedAttrs.get();
     args.device = where;
@@ -157,12 +156,7 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
       args.inputs.push_back({t.data(), t.shape(), t.dtype()});
     for (const Tensor &t : results)
       args.outputs.push_back({t.data(), t.shape(), t.dtype()});
-    if (!profile)
-      return kernel(args);
-    auto start = std::chrono::steady_clock::now();
-    kernel(args);
-    profile->add(*opName, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                              .count());
+    KernelProfile::timed(*opName, [&] { kernel(args); });
   });
 
   if (op.vjp && autograd::is_recording()) {

@@ -19,7 +19,8 @@ namespace {
 } // namespace
 
 void run_fused_elementwise(const FusedElementwise &body, const std::vector<char *> &inputs,
-              const std::vector<char *> &outputs, int64_t elements, bool reference) {
+                           const std::vector<char *> &outputs, bool reference) {
+  const int64_t elements = body.elements;
   constexpr int64_t chunk = 4096;
   const int64_t chunks = std::max<int64_t>(1, (elements + chunk - 1) / chunk);
   const size_t locals = size_t(body.inputs) + body.steps.size();
@@ -257,7 +258,6 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
       return static_cast<char *>(arena->data()) + v.offset;
     };
     size_t nextSeed = 0;
-    KernelProfile *profile = KernelProfile::get();
     KernelArgs call;
     call.device = p.device;
     for (const ProgramStep &step : p.steps) {
@@ -270,19 +270,11 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
         std::vector<char *> ins, outs;
         for (int id : step.inputs)
           ins.push_back(address(id));
-        int64_t elements = 1;
-        for (int id : step.outputs) {
+        for (int id : step.outputs)
           outs.push_back(address(id));
-          elements = std::max(elements, p.values[size_t(id)].shape.empty()
-                                            ? int64_t(1)
-                                            : shape_rules::numElements(p.values[size_t(id)].shape));
-        }
-        auto start = std::chrono::steady_clock::now();
-        run_fused_elementwise(*step.fused, ins, outs, elements, reference_kernels);
-        if (profile)
-          profile->add(step.op, std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                              start)
-                                    .count());
+        KernelProfile::timed(step.op, [&] {
+          run_fused_elementwise(*step.fused, ins, outs, reference_kernels);
+        });
         continue;
       }
       Attrs seeded;
@@ -299,14 +291,7 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
         call.outputs.push_back(
             {address(id), p.values[size_t(id)].shape, p.values[size_t(id)].dtype});
       KernelFn kernel = reference_kernels ? step.kernels.reference : step.kernels.fast;
-      if (!profile) {
-        kernel(call);
-        continue;
-      }
-      auto start = std::chrono::steady_clock::now();
-      kernel(call);
-      profile->add(step.op, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                                .count());
+      KernelProfile::timed(step.op, [&] { kernel(call); });
     }
     for (const auto &[value, argument] : p.updates) {
       const ProgramValue &target = p.values[size_t(p.arguments[size_t(argument)])];

@@ -221,18 +221,14 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
     }
     if (step.fused) {
       std::vector<char *> ins, outs;
-      int64_t elements = 1;
       for (int in : step.inputs)
         ins.push_back(static_cast<char *>(ref(in).data));
-      for (int out : step.outputs) {
+      for (int out : step.outputs)
         outs.push_back(static_cast<char *>(ref(out).data));
-        elements = std::max(elements, values[size_t(out)].shape.empty()
-                                          ? int64_t(1)
-                                          : shape_rules::numElements(values[size_t(out)].shape));
-      }
       std::shared_ptr<const FusedElementwise> body = step.fused;
-      addToSegment(step.device, reads, writes, [self, body, ins, outs, elements, reference] {
-        run_fused_elementwise(*body, ins, outs, elements, reference);
+      const std::string *op = &step.op;
+      addToSegment(step.device, reads, writes, [self, body, ins, outs, reference, op] {
+        KernelProfile::timed(*op, [&] { run_fused_elementwise(*body, ins, outs, reference); });
       });
       continue;
     }
@@ -250,13 +246,7 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
     const std::string *op = &step.op;
     addToSegment(step.device, reads, writes, [self, call, attrs, kernel, op]() mutable {
       call.attrs = attrs.get();
-      KernelProfile *profile = KernelProfile::get();
-      if (!profile)
-        return kernel(call);
-      auto start = std::chrono::steady_clock::now();
-      kernel(call);
-      profile->add(*op, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                            .count());
+      KernelProfile::timed(*op, [&] { kernel(call); });
     });
   }
   flushSegment();

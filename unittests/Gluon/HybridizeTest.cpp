@@ -77,9 +77,10 @@ StepResult leafStep(bool hybridize, bool training, const std::vector<Device> &de
       result.params.push_back(p->data(d).to_vector<float>()); // running stats included
     }
   }
-  if (hybridize)
+  if (hybridize) {
     EXPECT_EQ(net.compile_stats().compiles, int64_t(devices.size()))
         << "one compile per device signature";
+  }
   return result;
 }
 
@@ -122,19 +123,8 @@ TEST(Hybridize, TwentyTrainingStepsEndWithTheSameParameters) {
     Tensor images = randomTensor({8, 3, 32, 32}, 5);
     Tensor labels = np::array(std::vector<int64_t>{0, 1, 1, 0, 1, 0, 0, 1});
     np::random::seed(17);
-    for (int step = 0; step < 20; ++step) {
-      std::vector<Tensor> data = utils::split_and_load(images, devices);
-      std::vector<Tensor> label = utils::split_and_load(labels, devices);
-      std::vector<Tensor> losses;
-      {
-        autograd::Record record;
-        for (size_t i = 0; i < data.size(); ++i)
-          losses.push_back(lossFn(net(data[i]), label[i]));
-      }
-      for (Tensor &l : losses)
-        l.backward();
-      trainer.step(8);
-    }
+    for (int step = 0; step < 20; ++step)
+      leafnet::seed_loop_step(net, lossFn, trainer, images, labels, devices);
     if (hybridize) {
       CompileStats stats = net.compile_stats();
       EXPECT_EQ(stats.compiles, 2) << "one signature per device";

@@ -63,17 +63,8 @@ TrainingRun train(bool compiled, const std::vector<Device> &devices, const std::
       run.lastLoss = step(images, labels).to_vector<float>();
       continue;
     }
-    std::vector<Tensor> data = utils::split_and_load(images, devices);
-    std::vector<Tensor> label = utils::split_and_load(labels, devices);
-    std::vector<Tensor> losses;
-    {
-      autograd::Record record;
-      for (size_t d = 0; d < data.size(); ++d)
-        losses.push_back(lossFn(net(data[d]), label[d]));
-    }
-    for (Tensor &l : losses)
-      l.backward();
-    trainer.step(8);
+    std::vector<Tensor> losses =
+        leafnet::seed_loop_step(net, lossFn, trainer, images, labels, devices);
     run.lastLoss.clear();
     for (const Tensor &l : losses)
       for (float v : l.to_vector<float>())

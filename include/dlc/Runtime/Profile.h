@@ -2,6 +2,7 @@
 #ifndef DLC_RUNTIME_PROFILE_H
 #define DLC_RUNTIME_PROFILE_H
 
+#include <chrono>
 #include <string>
 
 namespace dlc {
@@ -13,6 +14,18 @@ public:
   /// The process's profile, or null when profiling is off.
   static KernelProfile *get();
   void add(const std::string &op, double seconds);
+  /// Runs `work`, adding its time to `op` when profiling is on.
+  template <typename Work> static void timed(const std::string &op, Work &&work) {
+    KernelProfile *profile = get();
+    if (!profile) {
+      work();
+      return;
+    }
+    auto start = std::chrono::steady_clock::now();
+    work();
+    profile->add(op,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   void print();
 
 private:

@@ -48,17 +48,17 @@ struct FusedElementwise {
     std::vector<int> inputs; ///< local values
   };
   int inputs = 0;
+  int64_t elements = 1;       ///< elements per non-scalar value (its outputs' size)
   std::vector<SubStep> steps; ///< sub-step k defines local value inputs + k
   std::vector<int> outputs;   ///< the local value of each step output
   std::vector<bool> scalar;   ///< per local value: one element, not chunked
 };
 
-/// Runs `body` over `elements` elements, chunk by chunk, the chunks spread over the
-/// calling thread's OpenMP team. Sub-kernels see 1-d chunks (scalars as 0-d tensors),
-/// small enough that their own loops stay single-threaded.
+/// Runs `body` over its elements, chunk by chunk, the chunks spread over the calling
+/// thread's OpenMP team. Sub-kernels see 1-d chunks (scalars as 0-d tensors), small
+/// enough that their own loops stay single-threaded.
 void run_fused_elementwise(const FusedElementwise &body, const std::vector<char *> &inputs,
-                           const std::vector<char *> &outputs, int64_t elements,
-                           bool reference_kernels);
+                           const std::vector<char *> &outputs, bool reference_kernels);
 
 /// One kernel call; "copy" steps (no kernel) copy their input's bytes to their output;
 /// fused steps run a FusedElementwise body.

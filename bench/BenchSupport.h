@@ -1,0 +1,45 @@
+//===- BenchSupport.h - timing and reporting shared by the dlc benchmarks -----===//
+#ifndef DLC_BENCH_BENCHSUPPORT_H
+#define DLC_BENCH_BENCHSUPPORT_H
+
+#include <dlc/dlc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+namespace dlc::bench {
+
+/// Median seconds of `repeats` runs of `work` after `warmup` runs; each run ends with
+/// waitall so that queued work is counted.
+inline double timeIt(const std::function<void()> &work, int warmup, int repeats) {
+  for (int i = 0; i < warmup; ++i) {
+    work();
+    npx::waitall();
+  }
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    work();
+    npx::waitall();
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+/// One JSON line per measurement, in the format bench/peers/*.py print, so that
+/// bench/compare.py can put dlc and its peers side by side.
+inline void report(const char *bench, int64_t batch, double seconds) {
+  std::printf("{\"framework\": \"dlc\", \"bench\": \"%s\", \"batch\": %lld, \"seconds\": %.6f, "
+              "\"samples_per_s\": %.2f}\n",
+              bench, (long long)batch, seconds, double(batch) / seconds);
+  std::fflush(stdout);
+}
+
+} // namespace dlc::bench
+
+#endif // DLC_BENCH_BENCHSUPPORT_H
