@@ -51,6 +51,7 @@ build() {
   cmake -G Ninja -S "$root" -B "$build_dir" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache \
     ${DLC_CMAKE_ARGS:-}
   cmake --build "$build_dir" ${DLC_JOBS:+-j "$DLC_JOBS"}
   say "built in $((SECONDS - started)) s ($(ccache -s 2>/dev/null | grep -iE '^ *hits' | head -1 | xargs || true))"

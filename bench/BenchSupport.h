@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <functional>
 #include <vector>
 
@@ -29,6 +31,23 @@ inline double timeIt(const std::function<void()> &work, int warmup, int repeats)
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
+}
+
+/// The devices a benchmark runs on: `fallback`, unless DLC_BENCH_DEVICES says "gpu" (every
+/// GPU) or "gpu:N" (the first N GPUs); scripts/gpu-check.sh sets it.
+inline std::vector<Device> benchDevices(std::vector<Device> fallback) {
+  const char *wanted = std::getenv("DLC_BENCH_DEVICES");
+  if (!wanted || std::string(wanted).rfind("gpu", 0) != 0)
+    return fallback;
+  std::string text = wanted;
+  int count = text.size() > 4 ? std::atoi(text.c_str() + 4) : num_gpus();
+  if (count < 1 || count > num_gpus())
+    throw Error("DLC_BENCH_DEVICES=" + text + ": this process sees " +
+                std::to_string(num_gpus()) + " GPUs");
+  std::vector<Device> gpus;
+  for (int i = 0; i < count; ++i)
+    gpus.push_back(gpu(i));
+  return gpus;
 }
 
 /// One JSON line per measurement, in the format bench/peers/*.py print, so that

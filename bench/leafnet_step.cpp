@@ -11,6 +11,7 @@
 // bench/compare.py can put dlc and its peers side by side.
 //
 // Usage: dlc-bench-leafnet [--step-only | --only=BENCH] [batch ...]   (default: 4 32)
+// On cpu(0), or on gpu(0) with DLC_BENCH_DEVICES=gpu (see BenchSupport.h).
 //
 //===----------------------------------------------------------------------===//
 #include "../examples/LeafNetwork.h"
@@ -158,9 +159,12 @@ int main(int argc, char **argv) {
   }
   if (batches.empty())
     batches = {4, 32};
+  Device device = bench::benchDevices({cpu(0)}).front();
+  DeviceScope scope(device); // every tensor below is created there
+  bool onGpu = !device.is_host();
   np::random::seed(0);
   for (int64_t batch : batches) {
-    int repeats = batch >= 32 ? 5 : 10;
+    int repeats = (batch >= 32 ? 5 : 10) * (onGpu ? 4 : 1);
     if (!stepOnly)
       benchLayers(batch, repeats);
     LeafNetwork net;
@@ -171,7 +175,7 @@ int main(int argc, char **argv) {
       report("leafnet_step", batch, timeIt([&] { net.step(images, labels); }, 2, repeats));
     // The same step as users write it: Gluon layers and autograd (peers do the same).
     leafnet::LeafNetwork gluonNet;
-    gluonNet.initialize(init::Xavier(), {cpu(0)});
+    gluonNet.initialize(init::Xavier(), {device});
     gluon::loss::SoftmaxCrossEntropyLoss lossFn;
     if (wanted("leafnet_step_gluon"))
       report("leafnet_step_gluon", batch, timeIt([&] {
@@ -186,7 +190,7 @@ int main(int argc, char **argv) {
     if (!wanted("leafnet_step_hybrid"))
       continue;
     leafnet::LeafNetwork hybridNet;
-    hybridNet.initialize(init::Xavier(), {cpu(0)});
+    hybridNet.initialize(init::Xavier(), {device});
     hybridNet.hybridize();
     auto hybridStep = [&] {
       Tensor loss;

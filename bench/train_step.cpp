@@ -10,6 +10,7 @@
 // dlc-fuse, to count what fusion saves.
 //
 // Usage: dlc-bench-trainstep [batch] [repeats] [mode]   (default: 32 5, every mode)
+// DLC_BENCH_DEVICES=gpu (every GPU) or gpu:N runs it on GPUs instead (BenchSupport.h).
 //
 //===----------------------------------------------------------------------===//
 #include "../examples/LeafNetwork.h"
@@ -30,7 +31,7 @@ int main(int argc, char **argv) {
   int64_t batch = argc > 1 ? std::atoll(argv[1]) : 32;
   int repeats = argc > 2 ? std::atoi(argv[2]) : 5;
   std::string only = argc > 3 ? argv[3] : ""; // one mode alone (for DLC_PROFILE)
-  std::vector<Device> devices{cpu(0), cpu(1)};
+  std::vector<Device> devices = bench::benchDevices({cpu(0), cpu(1)});
   np::random::seed(0);
   Tensor images = np::random::uniform(-1, 1, {batch, 3, 128, 128});
   Tensor labels = np::random::randint(0, 2, {batch});
@@ -41,7 +42,7 @@ int main(int argc, char **argv) {
     net.initialize(init::Xavier(), devices);
     {
       autograd::Pause predict;
-      net(np::zeros({1, 3, 128, 128}));
+      net(np::zeros({1, 3, 128, 128}, devices.front()));
     }
     Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.01}, {"momentum", 0.9}});
     std::string name = mode;

@@ -17,6 +17,8 @@ def parse():
     parser.add_argument("framework", choices=["torch", "mxnet"])
     parser.add_argument("batches", type=int, nargs="*", default=[4, 32])
     parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--device", default="cpu",
+                        help="torch only: cpu (default) or cuda (GPU check, scripts/gpu-check.sh)")
     parser.add_argument("--steps-only", action="store_true",
                         help="only the whole-network steps, not the single layers")
     parser.add_argument("--no-compiled", action="store_true",
@@ -58,12 +60,22 @@ def run_torch(args):
                              nn.Flatten(), nn.Linear(21632, 100), nn.ReLU(), nn.Dropout(0.2),
                              nn.Linear(100, 10), nn.ReLU(), nn.Dropout(0.2), nn.Linear(10, 2))
 
-    sync = lambda: None  # eager CPU PyTorch is synchronous
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        # Strict float32, as dlc's GPU kernels default to (no TF32).
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.benchmark = True
+        sync = torch.cuda.synchronize
+    else:
+        sync = lambda: None  # eager CPU PyTorch is synchronous
     for batch in args.batches:
         repeats = 5 if batch >= 32 else 10
-        x = torch.rand(batch, 3, 128, 128) * 2 - 1
+        if device.type == "cuda":
+            repeats *= 4
+        x = (torch.rand(batch, 3, 128, 128) * 2 - 1).to(device)
         if not args.steps_only:
-            conv = nn.Conv2d(3, 32, 2)
+            conv = nn.Conv2d(3, 32, 2).to(device)
             xg = x.clone().requires_grad_(True)
 
             def conv_step():
@@ -77,22 +89,22 @@ def run_torch(args):
                 y.backward(y.detach())
             report("torch", "max_pool2d_fwd_bwd", batch, median_time(pool_step, sync, 1, repeats))
             pooled = F.max_pool2d(relu_out.detach(), 4, 2).requires_grad_(True)
-            bn = nn.BatchNorm2d(32)
+            bn = nn.BatchNorm2d(32).to(device)
 
             def bn_step():
                 y = bn(pooled)
                 y.backward(y.detach())
             report("torch", "batch_norm_fwd_bwd", batch, median_time(bn_step, sync, 1, repeats))
-            flat = (torch.rand(batch, 21632) * 2 - 1).requires_grad_(True)
-            dense = nn.Linear(21632, 100)
+            flat = (torch.rand(batch, 21632, device=device) * 2 - 1).requires_grad_(True)
+            dense = nn.Linear(21632, 100).to(device)
 
             def dense_step():
                 y = dense(flat)
                 y.backward(y.detach())
             report("torch", "dense_fwd_bwd", batch, median_time(dense_step, sync, 1, repeats))
 
-        net = make_net().train()
-        labels = torch.randint(0, 2, (batch,))
+        net = make_net().to(device).train()
+        labels = torch.randint(0, 2, (batch,)).to(device)
 
         def step():
             for p in net.parameters():

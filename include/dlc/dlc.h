@@ -22,6 +22,7 @@
 #include "dlc/Gluon/Vision.h"
 #include "dlc/Runtime/Allocator.h"
 #include "dlc/Runtime/Engine.h"
+#include "dlc/Runtime/Gpu.h"
 #include "dlc/Runtime/Kernel.h"
 
 #endif // DLC_DLC_H

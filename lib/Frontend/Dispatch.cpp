@@ -152,6 +152,7 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
     KernelArgs args;
     args.attrs = sharedAttrs.get();
     args.device = where;
+    args.op = opName->c_str();
     for (const Tensor &t : inputs)
       args.inputs.push_back({t.data(), t.shape(), t.dtype()});
     for (const Tensor &t : results)

@@ -124,15 +124,9 @@ void Tensor::copyto(Tensor &target) const {
     tracer->record_update(*this, target); // written back when the compiled program ends
     return;
   }
-  if (!device().is_host() || !target.device().is_host())
-    throw UnsupportedError("copyto(): copies to or from " +
-                           (device().is_host() ? target.device() : device()).str() +
-                           " need the CUDA backend");
-  // Runs on the target's queue, after the source's producer (maybe on another queue).
-  Tensor source = *this;
-  size_t bytes = nbytes();
-  enqueue(target.device(), {impl_->buffer}, {target.impl_->buffer},
-          [source, target, bytes] { std::memcpy(target.data(), source.data(), bytes); });
+  // Runs after the source's producer (maybe on another queue); see enqueue_copy for
+  // which queue runs it.
+  enqueue_copy(impl_->buffer, data(), target.impl_->buffer, target.data(), nbytes());
 }
 
 Tensor Tensor::to(Device target) const {

@@ -2,13 +2,20 @@
 //
 // Size classes: multiples of 512 B up to 1 MiB, multiples of 1 MiB above, so a block
 // freed by one step of a training loop fits the same request in the next step.
-// GPU memory arrives with the CUDA backend; host kinds (cpu, cpu_pinned, cpu_shared)
-// use 64-byte aligned host memory.
+// GPU memory comes from cudaMalloc (never managed memory), cpu_pinned from
+// cudaHostAlloc (page-locked, so uploads go by DMA); cpu and cpu_shared, and cpu_pinned
+// on a machine without a usable GPU, use 64-byte aligned host memory. Blocks are only
+// returned to the system by empty_cache() or when a request does not fit otherwise.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Runtime/Allocator.h"
 
+#include "dlc/Config.h"
 #include "dlc/Core/Error.h"
+
+#if DLC_HAVE_CUDA
+#include "CUDA/CudaEngine.h"
+#endif
 
 #include <cstdlib>
 #include <map>
@@ -40,14 +47,79 @@ std::string humanBytes(int64_t bytes) {
   return text;
 }
 
+/// Where one device's blocks come from and go back to.
+class MemorySource {
+public:
+  explicit MemorySource(Device device) : device_(device) {
+#if DLC_HAVE_CUDA
+    if (device.kind == DeviceKind::cpu_pinned)
+      pinned_ = num_gpus() > 0;
+#endif
+  }
+
+  /// A block of `bytes`, or null when the system has no memory for it.
+  void *take(size_t bytes) {
+#if DLC_HAVE_CUDA
+    if (!device_.is_host())
+      return cuda::device_malloc(device_.id, bytes);
+    if (pinned_)
+      return cuda::pinned_malloc(bytes);
+#endif
+    return std::aligned_alloc(64, bytes);
+  }
+
+  void give_back(void *data) {
+#if DLC_HAVE_CUDA
+    if (!device_.is_host())
+      return cuda::device_free(device_.id, data);
+    if (pinned_)
+      return cuda::pinned_free(data);
+#endif
+    std::free(data);
+  }
+
+  /// " (N free of M on the device)" for GPUs, "" otherwise.
+  std::string deviceMemoryNote() const {
+#if DLC_HAVE_CUDA
+    if (!device_.is_host()) {
+      try {
+        cuda::MemoryInfo info = cuda::memory_info(device_.id);
+        return "; " + humanBytes(int64_t(info.free)) + " free of " +
+               humanBytes(int64_t(info.total)) + " on the device";
+      } catch (const std::exception &) {
+      }
+    }
+#endif
+    return "";
+  }
+
+private:
+  Device device_;
+  bool pinned_ = false;
+};
+
+/// Refuses devices this process cannot allocate on, with the reason.
+void requireAllocatable(Device device) {
+  if (device.is_host())
+    return;
+#if DLC_HAVE_CUDA
+  int gpus = num_gpus();
+  if (device.id >= 0 && device.id < gpus)
+    return;
+  throw UnsupportedError("cannot allocate on " + device.str() + ": this process sees " +
+                         std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") +
+                         (gpus == 0 ? " (no CUDA driver or no device)" : ""));
+#else
+  throw UnsupportedError("cannot allocate on " + device.str() +
+                         ": dlc was built without CUDA (see DLC_ENABLE_CUDA)");
+#endif
+}
+
 class DeviceAllocator {
 public:
-  explicit DeviceAllocator(Device device) : device_(device) {}
+  explicit DeviceAllocator(Device device) : device_(device), source_(device) {}
 
   std::shared_ptr<Storage> allocate(size_t requested) {
-    if (!device_.is_host())
-      throw UnsupportedError("cannot allocate on " + device_.str() +
-                             ": this build has no GPU memory support yet");
     size_t bytes = roundUp(requested);
     void *data = nullptr;
     {
@@ -99,10 +171,10 @@ private:
     };
     if (!fits())
       emptyCacheLocked();
-    void *data = fits() ? std::aligned_alloc(64, bytes) : nullptr;
+    void *data = fits() ? source_.take(bytes) : nullptr;
     if (!data && stats_.bytes_cached > 0) {
       emptyCacheLocked();
-      data = fits() ? std::aligned_alloc(64, bytes) : nullptr;
+      data = fits() ? source_.take(bytes) : nullptr;
     }
     if (!data) {
       --stats_.allocations;
@@ -110,19 +182,21 @@ private:
           device_.str() + ": out of memory allocating " + humanBytes(int64_t(requested)) +
           " (" + std::to_string(requested) + " bytes); " + humanBytes(stats_.bytes_in_use) +
           " in use" +
-          (stats_.limit ? " of a " + humanBytes(stats_.limit) + " limit" : std::string()));
+          (stats_.limit ? " of a " + humanBytes(stats_.limit) + " limit" : std::string()) +
+          source_.deviceMemoryNote());
     }
     return data;
   }
 
   void emptyCacheLocked() {
     for (auto &[bytes, data] : free_)
-      std::free(data);
+      source_.give_back(data);
     free_.clear();
     stats_.bytes_cached = 0;
   }
 
   Device device_;
+  MemorySource source_;
   std::mutex mutex_;
   std::multimap<size_t, void *> free_;
   MemoryStats stats_;
@@ -148,6 +222,7 @@ Storage::~Storage() {
 }
 
 std::shared_ptr<Storage> allocate(Device device, size_t bytes) {
+  requireAllocatable(device);
   return allocatorFor(device).allocate(bytes);
 }
 

@@ -1,23 +1,64 @@
-//===- Devices.cpp - how many GPUs this process can use -----------------------===//
+//===- Devices.cpp - how many GPUs this process can use, GPU options ---------===//
 #include "dlc/Config.h"
 #include "dlc/Core/Device.h"
 #include "dlc/Core/Error.h"
+#include "dlc/Runtime/Gpu.h"
 
 #if DLC_HAVE_CUDA
+#include "CUDA/CudaEngine.h"
+#include "CUDA/CudaOptions.h"
 #include "dlc/Runtime/CUDA/CudaLibraries.h"
 #endif
+
+#include <atomic>
 
 namespace dlc {
 
 int num_gpus() {
 #if DLC_HAVE_CUDA
+  // The count cannot change within a process (CUDA reads CUDA_VISIBLE_DEVICES once), and
+  // allocations ask for it: remember it once known.
+  static std::atomic<int> known{-1};
+  int count = known.load();
+  if (count >= 0)
+    return count;
   try {
-    return cuda::countDevices().count;
+    count = cuda::countDevices().count;
   } catch (const std::exception &e) {
     throw Error(std::string("num_gpus: ") + e.what());
   }
+  known = count;
+  return count;
 #else
   return 0;
+#endif
+}
+
+void set_gpu_tf32(bool enabled) {
+#if DLC_HAVE_CUDA
+  cuda::set_tf32(enabled);
+#else
+  (void)enabled;
+#endif
+}
+
+bool gpu_tf32() {
+#if DLC_HAVE_CUDA
+  return cuda::tf32();
+#else
+  return false;
+#endif
+}
+
+GpuMemoryInfo gpu_memory_info(Device device) {
+  if (device.kind != DeviceKind::gpu || device.id < 0 || device.id >= num_gpus())
+    throw UnsupportedError("gpu_memory_info(" + device.str() + "): this process sees " +
+                           std::to_string(num_gpus()) + " GPUs");
+#if DLC_HAVE_CUDA
+  cuda::MemoryInfo info = cuda::memory_info(device.id);
+  return {int64_t(info.free), int64_t(info.total)};
+#else
+  return {};
 #endif
 }
 

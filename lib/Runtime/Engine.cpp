@@ -1,9 +1,16 @@
 //===- Engine.cpp - per-device worker threads and buffer ordering -------------===//
 #include "dlc/Runtime/Engine.h"
 
+#include "dlc/Config.h"
+#include "dlc/Core/Error.h"
+
+#if DLC_HAVE_CUDA
+#include "CUDA/CudaEngine.h"
+#endif
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <thread>
 #include <utility>
@@ -58,7 +65,13 @@ struct Task {
 
 class DeviceQueue {
 public:
-  explicit DeviceQueue(Device device) : device_(device), worker_([this] { serve(); }) {}
+  explicit DeviceQueue(Device device)
+      : device_(device), gpu_(!device.is_host()), worker_([this] { serve(); }) {
+#if DLC_HAVE_CUDA
+    if (gpu_)
+      completer_ = std::thread([this] { complete(); });
+#endif
+  }
 
   void push(Task task) {
     {
@@ -86,6 +99,16 @@ public:
 
 private:
   void serve() {
+#if DLC_HAVE_CUDA
+    std::exception_ptr startError;
+    if (gpu_) {
+      try {
+        cuda::start_worker(device_.id);
+      } catch (...) {
+        startError = std::current_exception(); // every task of this queue fails with it
+      }
+    }
+#endif
     int appliedThreads = 0;
     for (;;) {
       Task task;
@@ -103,28 +126,68 @@ private:
 #endif
         appliedThreads = threads;
       }
-      std::exception_ptr error = run(task);
-      // Release what the work captured (its buffers) before anyone can see the queue
-      // idle: memory statistics and waiters then see the memory freed.
-      task.work = nullptr;
-      task.inputs.clear();
-      task.orderAfter.clear();
-      task.state->finish(error);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (error && !firstError_)
-          firstError_ = error;
-        --pending_;
-        if (pending_ == 0)
-          idle_.notify_all();
+#if DLC_HAVE_CUDA
+      if (gpu_) {
+        std::exception_ptr error = startError ? startError : run(task);
+        if (!error) {
+          // Issued to the stream: the completion thread finishes the task once its fence
+          // has passed, and only then releases the buffers the work captured.
+          try {
+            InFlight flight{cuda::issue(device_.id), std::move(task)};
+            {
+              std::lock_guard<std::mutex> lock(mutex_);
+              inFlight_.push_back(std::move(flight));
+            }
+            landed_.notify_one();
+            continue;
+          } catch (...) {
+            error = std::current_exception();
+          }
+        } else if (!startError) {
+          cuda::abandon_issue(device_.id);
+        }
+        finish(task, error);
+        continue;
       }
+#endif
+      finish(task, run(task));
     }
   }
 
-  static std::exception_ptr run(Task &task) {
+  /// Marks `task` done with `error` and releases what its work captured (its buffers)
+  /// before anyone can see the queue idle: memory statistics and waiters then see the
+  /// memory freed.
+  void finish(Task &task, std::exception_ptr error) {
+    task.work = nullptr;
+    task.inputs.clear();
+    task.orderAfter.clear();
+    task.state->finish(error);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error && !firstError_)
+      firstError_ = error;
+    --pending_;
+    if (pending_ == 0)
+      idle_.notify_all();
+  }
+
+  /// Whether `dependency` was issued earlier to this GPU's stream, which orders it
+  /// before anything issued later without a host wait.
+  bool orderedByStream(const TaskHandle &dependency) const {
+    return gpu_ && dependency->queue() == this;
+  }
+
+  std::exception_ptr run(Task &task) {
     for (const TaskHandle &dependency : task.orderAfter)
-      dependency->wait();
+      if (!orderedByStream(dependency))
+        dependency->wait();
     for (const TaskHandle &input : task.inputs) {
+      if (orderedByStream(input)) {
+        // Failed when it was issued: known now. Failing later on the device: the
+        // completion thread passes that error on to this task.
+        if (input->done() && input->error())
+          return input->error();
+        continue;
+      }
       input->wait();
       if (std::exception_ptr error = input->error())
         return error; // an input is poisoned: so is everything computed from it
@@ -137,7 +200,39 @@ private:
     return nullptr;
   }
 
+#if DLC_HAVE_CUDA
+  struct InFlight {
+    cuda::IssuedTask issued;
+    Task task;
+  };
+
+  /// The GPU queue's completion thread: finishes issued tasks in order as their fences
+  /// pass.
+  void complete() {
+    for (;;) {
+      InFlight flight;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        landed_.wait(lock, [&] { return !inFlight_.empty(); });
+        flight = std::move(inFlight_.front());
+        inFlight_.pop_front();
+      }
+      std::exception_ptr error = cuda::complete(device_.id, flight.issued);
+      // Tasks issued after a same-stream input ran before its failure was known.
+      for (const TaskHandle &input : flight.task.inputs)
+        if (!error && input->done() && input->error())
+          error = input->error();
+      finish(flight.task, error);
+    }
+  }
+
+  std::deque<InFlight> inFlight_;
+  std::condition_variable landed_;
+  std::thread completer_;
+#endif
+
   Device device_;
+  bool gpu_;
   std::mutex mutex_;
   std::condition_variable wake_, idle_;
   std::deque<Task> tasks_;
@@ -271,7 +366,9 @@ TaskHandle enqueue(Device device, const std::vector<std::shared_ptr<Buffer>> &re
   TaskHandle state = task.state;
   thread_local DrainAtThreadExit drainAtExit;
   (void)drainAtExit;
-  queueFor(device).push(std::move(task));
+  DeviceQueue &queue = queueFor(device);
+  state->set_queue(&queue);
+  queue.push(std::move(task));
   return state;
 }
 
@@ -286,7 +383,22 @@ void waitall() {
 
 void wait_for_device(Device device) { queueFor(device).waitIdle(); }
 
-
+TaskHandle enqueue_copy(const std::shared_ptr<Buffer> &from, const void *source,
+                        const std::shared_ptr<Buffer> &to, void *target, size_t bytes) {
+  Device fromDevice = from->device(), toDevice = to->device();
+  if (fromDevice.is_host() && toDevice.is_host())
+    return enqueue(toDevice, {from}, {to},
+                   [target, source, bytes] { std::memcpy(target, source, bytes); });
+#if DLC_HAVE_CUDA
+  Device runner = toDevice.is_host() ? fromDevice : toDevice;
+  return enqueue(runner, {from}, {to}, [target, toDevice, source, fromDevice, bytes] {
+    cuda::copy_async(target, toDevice, source, fromDevice, bytes);
+  });
+#else
+  throw UnsupportedError("copyto(): copies between " + fromDevice.str() + " and " +
+                         toDevice.str() + " need dlc built with CUDA");
+#endif
+}
 
 void set_device_threads(Device device, int threads) { queueFor(device).setThreads(threads); }
 

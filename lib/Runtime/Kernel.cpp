@@ -2,6 +2,11 @@
 #include "dlc/Runtime/Kernel.h"
 
 #include "CPU/CpuKernels.h"
+#include "dlc/Config.h"
+
+#if DLC_HAVE_CUDA
+#include "CUDA/CudaKernels.h"
+#endif
 
 #include <atomic>
 #include <map>
@@ -29,7 +34,12 @@ std::atomic<bool> referenceOnly{false};
 // static library cannot drop a kernel file.
 void register_builtin_kernels() {
   static std::once_flag once;
-  std::call_once(once, [] { cpu_kernels::register_cpu_kernels(); });
+  std::call_once(once, [] {
+    cpu_kernels::register_cpu_kernels();
+#if DLC_HAVE_CUDA
+    cuda::register_cuda_kernels(); // table entries only: no CUDA call until one runs
+#endif
+  });
 }
 
 void register_kernel(const std::string &dialectOp, DeviceKind kind, KernelEntry entry) {
@@ -52,7 +62,11 @@ const KernelEntry *find_kernel(const std::string &dialectOp, Device device) {
   return it == t.entries.end() ? nullptr : &it->second;
 }
 
-bool can_compute_on(Device device) { return find_kernel("dlc.add", device) != nullptr; }
+bool can_compute_on(Device device) {
+  if (!find_kernel("dlc.add", device))
+    return false;
+  return device.is_host() || (device.id >= 0 && device.id < num_gpus());
+}
 
 void use_reference_kernels(bool enabled) { referenceOnly = enabled; }
 bool reference_kernels_enabled() { return referenceOnly; }

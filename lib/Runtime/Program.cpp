@@ -4,6 +4,11 @@
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Profile.h"
 #include "ArenaPlanner.h"
+#include "dlc/Config.h"
+
+#if DLC_HAVE_CUDA
+#include "CUDA/CudaEngine.h"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -69,6 +74,23 @@ void run_fused_elementwise(const FusedElementwise &body, const std::vector<char 
 }
 
 namespace {
+
+/// memmove on the program's device: in stream order on a GPU (the program runs as one
+/// task on the GPU's queue), a plain memmove on the host.
+void move_bytes(Device device, void *target, const void *source, size_t bytes) {
+  if (target == source)
+    return;
+  if (device.is_host()) {
+    std::memmove(target, source, bytes);
+    return;
+  }
+#if DLC_HAVE_CUDA
+  cuda::copy_async(target, device, source, device, bytes);
+#else
+  throw UnsupportedError("a compiled program on " + device.str() + " needs dlc built with CUDA");
+#endif
+}
+
 
 const char *storageName(StorageKind kind) {
   switch (kind) {
@@ -263,7 +285,7 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
     for (const ProgramStep &step : p.steps) {
       if (step.copy) {
         const ProgramValue &out = p.values[size_t(step.outputs[0])];
-        std::memmove(address(step.outputs[0]), address(step.inputs[0]), out.bytes());
+        move_bytes(p.device, address(step.outputs[0]), address(step.inputs[0]), out.bytes());
         continue;
       }
       if (step.fused) {
@@ -283,6 +305,7 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
         seeded.set("seed", seeds[nextSeed++]);
       }
       call.attrs = step.fresh_seed ? &seeded : &step.attrs;
+      call.op = step.op.c_str();
       call.inputs.clear();
       call.outputs.clear();
       for (int id : step.inputs)
@@ -295,7 +318,7 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
     }
     for (const auto &[value, argument] : p.updates) {
       const ProgramValue &target = p.values[size_t(p.arguments[size_t(argument)])];
-      std::memmove(address(p.arguments[size_t(argument)]), address(value), target.bytes());
+      move_bytes(p.device, address(p.arguments[size_t(argument)]), address(value), target.bytes());
     }
   });
 }

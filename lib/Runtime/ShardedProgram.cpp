@@ -4,6 +4,11 @@
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Profile.h"
 #include "ArenaPlanner.h"
+#include "dlc/Config.h"
+
+#if DLC_HAVE_CUDA
+#include "CUDA/CudaEngine.h"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -88,6 +93,32 @@ std::vector<Device> ShardedProgram::devices() const {
         seen.push_back(d);
   return seen;
 }
+
+namespace {
+
+/// Enqueues each GPU's rank of an all-reduce on its own queue (NCCL; see
+/// CUDA/Collectives.cpp). Input and output k live on step.devices[k].
+template <typename RefOf, typename BufferOf>
+void enqueueGpuAllReduce(const ShardedStep &step, RefOf &&refOf, BufferOf &&bufferOf) {
+#if DLC_HAVE_CUDA
+  std::vector<int> ordinals;
+  for (Device d : step.devices)
+    ordinals.push_back(d.id);
+  bool mean = step.reduce_kind == 1;
+  for (size_t rank = 0; rank < step.devices.size(); ++rank) {
+    TensorRef in = refOf(step.inputs[rank]), out = refOf(step.outputs[rank]);
+    enqueue(step.devices[rank], {bufferOf(step.inputs[rank])}, {bufferOf(step.outputs[rank])},
+            [ordinals, rank, in, out, mean] {
+              cuda::all_reduce(ordinals, rank, in.data, out.data, size_t(out.numel()),
+                               out.dtype, mean);
+            });
+  }
+#else
+  throw UnsupportedError("all_reduce across GPUs needs dlc built with CUDA and NCCL");
+#endif
+}
+
+} // namespace
 
 std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &args,
                                              std::vector<int64_t> seeds,
@@ -183,6 +214,17 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
     if (step.kind != ShardedStep::Kind::kernel)
       flushSegment(); // transfers and collectives are their own tasks
     if (step.kind == ShardedStep::Kind::all_reduce) {
+      bool onGpus = std::all_of(step.devices.begin(), step.devices.end(),
+                                [](Device d) { return d.kind == DeviceKind::gpu; });
+      if (onGpus) {
+        enqueueGpuAllReduce(step, [&](int id) { return ref(id); },
+                            [&](int id) { return at[size_t(id)].buffer; });
+        continue;
+      }
+      if (!std::all_of(step.devices.begin(), step.devices.end(),
+                       [](Device d) { return d.is_host(); }))
+        throw UnsupportedError("all_reduce: the devices of one all-reduce must all be GPUs or "
+                               "all be CPUs");
       // Each device sums every replica in the same order: bit-identical results.
       std::vector<TensorRef> inputs;
       for (int in : step.inputs)
@@ -213,10 +255,10 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
       continue;
     }
     if (step.kind == ShardedStep::Kind::copy) {
-      TensorRef from = ref(step.inputs[0]), to = ref(step.outputs[0]);
+      const BoundBuffer &from = at[size_t(step.inputs[0])], &to = at[size_t(step.outputs[0])];
       size_t bytes = values[size_t(step.outputs[0])].bytes();
-      enqueue(step.device, reads, writes,
-              [self, from, to, bytes] { std::memmove(to.data, from.data, bytes); });
+      enqueue_copy(from.buffer, ref(step.inputs[0]).data, to.buffer, ref(step.outputs[0]).data,
+                   bytes);
       continue;
     }
     if (step.fused) {
@@ -246,6 +288,7 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
     const std::string *op = &step.op;
     addToSegment(step.device, reads, writes, [self, call, attrs, kernel, op]() mutable {
       call.attrs = attrs.get();
+      call.op = op->c_str();
       KernelProfile::timed(*op, [&] { kernel(call); });
     });
   }

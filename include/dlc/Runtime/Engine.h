@@ -1,7 +1,8 @@
 //===- Engine.h - per-device asynchronous queues and buffer ordering --------===//
 //
-// Each device has one in-order queue served by its own worker thread (CUDA streams
-// later). Ops are enqueued and return at once; a buffer remembers the task that last
+// Each device has one in-order queue served by its own worker thread; a GPU's worker
+// issues work to the GPU's stream and a second thread completes tasks as their fences
+// pass. Ops are enqueued and return at once; a buffer remembers the task that last
 // wrote it and the tasks that read it since, so that a task on another queue (a copy
 // between devices) or a later write waits for exactly what it must, as MXNet's engine
 // does with its variables. A failed task poisons what it writes: readers fail with the
@@ -33,8 +34,13 @@ public:
   /// The error the task ended with, or null; meaningful once done.
   std::exception_ptr error() const;
   void finish(std::exception_ptr error);
+  /// The queue that runs the task: a GPU queue need not wait for its own earlier tasks,
+  /// which its stream already orders.
+  const void *queue() const { return queue_; }
+  void set_queue(const void *queue) { queue_ = queue; }
 
 private:
+  const void *queue_ = nullptr;
   mutable std::mutex mutex_;
   mutable std::condition_variable finished_;
   bool done_ = false;
@@ -79,6 +85,13 @@ void waitall();
 
 /// Waits until `device`'s queue is idle; does not rethrow.
 void wait_for_device(Device device);
+
+/// Copies `bytes` from `source` (inside `from`) to `target` (inside `to`) after the
+/// writers of `from` and the users of `to`. A copy that touches a GPU runs on that GPU's
+/// queue (the target's when both are GPUs), so it is ordered with the GPU's kernels;
+/// host-to-host copies run on the target's queue.
+TaskHandle enqueue_copy(const std::shared_ptr<Buffer> &from, const void *source,
+                        const std::shared_ptr<Buffer> &to, void *target, size_t bytes);
 
 /// Sets how many threads a kernel on `device`'s worker may use (OpenMP team of oneDNN).
 /// Defaults: 1 per device when several host devices are in use, all cores when one is.

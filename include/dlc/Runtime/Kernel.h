@@ -38,6 +38,7 @@ struct KernelArgs {
   std::vector<TensorRef> outputs;
   const Attrs *attrs = nullptr;
   Device device;
+  const char *op = nullptr; ///< the dialect op being run, for error messages (may be null)
 };
 
 using KernelFn = void (*)(const KernelArgs &);
@@ -56,7 +57,7 @@ const KernelEntry *find_kernel(const std::string &dialectOp, Device device);
 /// Registers the built-in kernels (once; later calls do nothing).
 void register_builtin_kernels();
 
-/// Whether this build has kernels for `device` (false for GPUs until the CUDA backend).
+/// Whether this build has kernels for `device` and the device exists in this process.
 bool can_compute_on(Device device);
 
 /// When true, every op runs its reference kernel (for debugging and tests).

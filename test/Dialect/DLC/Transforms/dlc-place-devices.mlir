@@ -1,6 +1,6 @@
-// RUN: dlc-opt %s --dlc-place-devices -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: %if cuda %{ dlc-opt %s --dlc-place-devices -split-input-file 2>&1 | FileCheck %s --check-prefixes=CHECK,GPU %} %else %{ dlc-opt %s --dlc-place-devices -split-input-file -verify-diagnostics | FileCheck %s %}
 // RUN: not dlc-opt %s --dlc-place-devices="explicit-only=true" -split-input-file 2>&1 | FileCheck %s --check-prefix=EXPLICIT
-// RUN: dlc-opt %s --dlc-place-devices="allow-fallback=true" -split-input-file 2>&1 | FileCheck %s --check-prefix=FALLBACK
+// RUN: %if !cuda %{ dlc-opt %s --dlc-place-devices="allow-fallback=true" -split-input-file 2>&1 | FileCheck %s --check-prefix=FALLBACK %}
 // RUN: not dlc-opt %s --dlc-place-devices="default-device=tpu:0" 2>&1 | FileCheck %s --check-prefix=BADOPT
 
 // Ops run where their inputs live; an op without inputs on the default device; constants
@@ -40,9 +40,12 @@ func.func @request(%x: tensor<4xf32> {dlc.device = #dlc.device<cpu:0>}) -> tenso
 
 // -----
 
-// Without a GPU backend in this build, ops asked to run on a GPU have no kernel: an error,
-// or with allow-fallback a CPU placement with a remark, and a copy back for consumers
-// that still run on the GPU.
+// Without the CUDA backend in the build, ops asked to run on a GPU have no kernel: an
+// error, or with allow-fallback a CPU placement with a remark, and a copy back for
+// consumers that still run on the GPU. With it, they run on the GPU.
+// GPU-LABEL: func.func @fallback
+// GPU-NOT: dlc.copy
+// GPU: dlc.exp %arg0 {dlc.device = #dlc.device<gpu:0>}
 // FALLBACK: remark: dlc.exp has no kernel for gpu(0) in this build; placed on cpu(0)
 // FALLBACK-LABEL: func.func @fallback
 // FALLBACK: %[[X:.*]] = dlc.copy %arg0 : tensor<4xf32> to #dlc.device<cpu:0>

@@ -1,0 +1,103 @@
+//===- BlasKernels.cpp - matmul and dense through cuBLAS ----------------------===//
+//
+// cuBLAS is column-major: a row-major (M, N) product C = A·B is computed as the
+// column-major Cᵀ = Bᵀ·Aᵀ, which reads the same buffers with the operands swapped.
+// float32 uses strict FP32 math unless set_gpu_tf32(true) (see DeviceContext::cublas).
+//
+//===----------------------------------------------------------------------===//
+#include "CudaKernels.h"
+
+namespace dlc::cuda {
+
+namespace {
+
+/// C (M, N) = op(A) (M, K) · op(B) (K, N), row-major, for `count` matrices at the given
+/// element strides (0: the same matrix for every product).
+void gemm(const float *a, bool transA, int64_t strideA, const float *b, bool transB,
+          int64_t strideB, float *c, int64_t M, int64_t N, int64_t K, int64_t count) {
+  cublasHandle_t handle = current_context().cublas();
+  const float one = 1.f, zero = 0.f;
+  check(cublasSgemmStridedBatched(handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                  transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(N), int(M), int(K), &one,
+                                  b, int(transB ? K : N), strideB, a, int(transA ? M : K), strideA,
+                                  &zero, c, int(N), M * N, int(count)),
+        "cublasSgemmStridedBatched");
+}
+
+// c (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N); batch dimensions broadcast.
+void matmul(const KernelArgs &args) {
+  OpScope scope("dlc.matmul");
+  const TensorRef &a = args.inputs[0], &b = args.inputs[1], &c = args.outputs[0];
+  if (c.dtype != DType::f32)
+    throw DTypeError(std::string("matmul: the GPU kernel takes float32, got ") +
+                     dtype_name(c.dtype));
+  bool transA = args.attrs->get_bool("transpose_a", false);
+  bool transB = args.attrs->get_bool("transpose_b", false);
+  size_t ra = a.shape.size(), rc = c.shape.size();
+  int64_t M = c.shape[rc - 2], N = c.shape[rc - 1];
+  int64_t K = transA ? a.shape[ra - 2] : a.shape[ra - 1];
+  Shape batch(c.shape.begin(), c.shape.end() - 2);
+  int64_t count = shape_rules::numElements(batch);
+  if (M * N * count == 0)
+    return;
+  if (K == 0) {
+    check(cudaMemsetAsync(c.data, 0, size_t(c.numel()) * sizeof(float), current_context().stream()),
+          "cudaMemsetAsync");
+    return;
+  }
+  Shape aBatch(a.shape.begin(), a.shape.end() - 2), bBatch(b.shape.begin(), b.shape.end() - 2);
+  int64_t aCount = shape_rules::numElements(aBatch), bCount = shape_rules::numElements(bBatch);
+  const float *pa = a.as<const float>(), *pb = b.as<const float>();
+  float *pc = c.as<float>();
+  // One strided call when each operand is either one matrix for all or one per product.
+  if ((aCount == 1 || aCount == count) && (bCount == 1 || bCount == count)) {
+    gemm(pa, transA, aCount == 1 ? 0 : M * K, pb, transB, bCount == 1 ? 0 : K * N, pc, M, N, K,
+         count);
+    return;
+  }
+  // Partial broadcasting ((2, 1) against (1, 3)): one product per output matrix.
+  std::vector<int64_t> aStrides = broadcast_strides(aBatch, batch),
+                       bStrides = broadcast_strides(bBatch, batch);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, ai = 0, bi = 0;
+    for (size_t d = batch.size(); d-- > 0;) {
+      int64_t coordinate = rest % batch[d];
+      rest /= batch[d];
+      ai += coordinate * aStrides[d];
+      bi += coordinate * bStrides[d];
+    }
+    gemm(pa + ai * M * K, transA, 0, pb + bi * K * N, transB, 0, pc + i * M * N, M, N, K, 1);
+  }
+}
+
+// y (..., units) = x (..., K) · wᵀ + b, then ReLU when the activation attribute says so.
+void dense(const KernelArgs &k) {
+  OpScope scope("dlc.dense");
+  require_f32(k, "dense");
+  const Shape &x = k.inputs[0].shape, &w = k.inputs[1].shape;
+  int64_t K = x.back(), units = w[0], M = K ? k.inputs[0].numel() / K : 0;
+  if (M * units == 0)
+    return;
+  std::string activation = k.attrs->get_string("activation", "");
+  if (!activation.empty() && activation != "relu")
+    throw UnsupportedError("activation '" + activation + "' is not a fused epilogue the GPU "
+                           "kernels have; expected relu");
+  float *y = k.outputs[0].as<float>();
+  if (K == 0)
+    check(cudaMemsetAsync(y, 0, size_t(M * units) * sizeof(float), current_context().stream()),
+          "cudaMemsetAsync");
+  else
+    gemm(k.inputs[0].as<const float>(), false, 0, k.inputs[1].as<const float>(), true, 0, y, M,
+         units, K, 1);
+  const float *bias = k.inputs.size() > 2 ? k.inputs[2].as<const float>() : nullptr;
+  launch_bias_activation(y, bias, M, units, activation == "relu");
+}
+
+} // namespace
+
+void register_blas_kernels() {
+  register_gpu_kernel("dlc.matmul", matmul);
+  register_gpu_kernel("dlc.dense", dense);
+}
+
+} // namespace dlc::cuda

@@ -1,0 +1,227 @@
+//===- CudaContext.cpp - per-GPU streams, handles, fences and error checks ---===//
+#include "CudaContext.h"
+#include "CudaEngine.h"
+#include "CudaOptions.h"
+
+#include "dlc/Core/Error.h"
+
+#include <atomic>
+#include <unordered_map>
+
+namespace dlc::cuda {
+
+namespace {
+
+thread_local const char *currentOp = nullptr;
+thread_local const char *lastOp = nullptr;
+thread_local DeviceContext *boundContext = nullptr;
+
+std::string where() {
+  int device = -1;
+  std::string text;
+  if (boundContext)
+    text = gpu(boundContext->ordinal()).str();
+  else if (cudaGetDevice(&device) == cudaSuccess)
+    text = gpu(device).str();
+  else
+    text = "an unknown GPU";
+  if (currentOp && *currentOp)
+    text += std::string(" in ") + currentOp;
+  return text;
+}
+
+[[noreturn]] void fail(const std::string &call, const std::string &what, bool outOfMemory) {
+  std::string message = call + " failed on " + where() + ": " + what;
+  if (outOfMemory)
+    throw OutOfMemoryError(message);
+  throw Error(message);
+}
+
+std::atomic<bool> tf32Enabled{false};
+
+} // namespace
+
+void check(cudaError_t status, const char *call) {
+  if (status == cudaSuccess)
+    return;
+  cudaGetLastError(); // clear a non-sticky error so that later calls start clean
+  fail(call, std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")",
+       status == cudaErrorMemoryAllocation);
+}
+
+void check(cudnnStatus_t status, const char *call) {
+  if (status == CUDNN_STATUS_SUCCESS)
+    return;
+  char detail[256] = {0};
+  cudnnGetLastErrorString(detail, sizeof detail);
+  fail(call, std::string(cudnnGetErrorString(status)) + (detail[0] ? std::string(": ") + detail : ""),
+       status == CUDNN_STATUS_ALLOC_FAILED);
+}
+
+void check(cublasStatus_t status, const char *call) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return;
+  fail(call, std::string(cublasGetStatusName(status)) + " (" + cublasGetStatusString(status) + ")",
+       status == CUBLAS_STATUS_ALLOC_FAILED);
+}
+
+void check_launch(const char *kernel) {
+  cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    fail(std::string("launching ") + kernel,
+         std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")", false);
+}
+
+OpScope::OpScope(const char *op) : previous_(currentOp) { currentOp = lastOp = op; }
+OpScope::~OpScope() { currentOp = previous_; }
+const char *current_op() { return currentOp ? currentOp : ""; }
+
+void set_tf32(bool enabled) { tf32Enabled = enabled; }
+bool tf32() { return tf32Enabled; }
+
+//===----------------------------------------------------------------------===//
+// DeviceContext
+//===----------------------------------------------------------------------===//
+
+DeviceContext::DeviceContext(int ordinal) : ordinal_(ordinal) {
+  DeviceGuard guard(ordinal);
+  // Non-blocking: the legacy default stream must not serialize dlc's queues.
+  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+}
+
+cudnnHandle_t DeviceContext::cudnn() {
+  if (!cudnn_) {
+    check(cudnnCreate(&cudnn_), "cudnnCreate");
+    check(cudnnSetStream(cudnn_, stream_), "cudnnSetStream");
+  }
+  return cudnn_;
+}
+
+cublasHandle_t DeviceContext::cublas() {
+  if (!cublas_) {
+    check(cublasCreate(&cublas_), "cublasCreate");
+    check(cublasSetStream(cublas_, stream_), "cublasSetStream");
+  }
+  // Strict float32 unless TF32 was asked for (results then match the CPU to 1e-4).
+  check(cublasSetMathMode(cublas_, tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+        "cublasSetMathMode");
+  return cublas_;
+}
+
+void *DeviceContext::workspace(size_t bytes) {
+  if (bytes == 0)
+    return nullptr;
+  if (!workspace_ || workspace_->bytes() < bytes)
+    workspace_ = allocate(device(), bytes); // the old block returns to the cache
+  return workspace_->data();
+}
+
+cudaEvent_t DeviceContext::record_fence() {
+  cudaEvent_t event = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(eventsMutex_);
+    if (!freeEvents_.empty()) {
+      event = freeEvents_.back();
+      freeEvents_.pop_back();
+    }
+  }
+  // Blocking sync: the completion thread sleeps instead of spinning on a shared core.
+  if (!event)
+    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming | cudaEventBlockingSync),
+          "cudaEventCreateWithFlags");
+  check(cudaEventRecord(event, stream_), "cudaEventRecord");
+  return event;
+}
+
+void DeviceContext::wait_fence(cudaEvent_t fence, const std::string &op) {
+  cudaError_t status = cudaEventSynchronize(fence);
+  {
+    std::lock_guard<std::mutex> lock(eventsMutex_);
+    freeEvents_.push_back(fence);
+  }
+  if (status != cudaSuccess)
+    throw Error("a kernel failed on " + device().str() + (op.empty() ? "" : " in " + op) +
+                " (reported asynchronously by cudaEventSynchronize): " +
+                cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
+}
+
+void DeviceContext::after_completion(std::function<void()> check) {
+  checks_.push_back(std::move(check));
+}
+
+std::vector<std::function<void()>> DeviceContext::take_completion_checks() {
+  return std::exchange(checks_, {});
+}
+
+DeviceContext &context(int ordinal) {
+  static std::mutex *mutex = new std::mutex;
+  static auto *contexts = new std::unordered_map<int, DeviceContext *>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  DeviceContext *&slot = (*contexts)[ordinal];
+  if (!slot)
+    slot = new DeviceContext(ordinal);
+  return *slot;
+}
+
+void bind_worker_thread(int ordinal) {
+  check(cudaSetDevice(ordinal), "cudaSetDevice");
+  boundContext = &context(ordinal);
+}
+
+DeviceContext &current_context() {
+  if (!boundContext)
+    throw Error(std::string("a GPU kernel") + (currentOp ? std::string(" (") + currentOp + ")" : "") +
+                " ran outside a GPU queue's worker thread");
+  return *boundContext;
+}
+
+DeviceGuard::DeviceGuard(int ordinal) {
+  check(cudaGetDevice(&previous_), "cudaGetDevice");
+  if (previous_ != ordinal)
+    check(cudaSetDevice(ordinal), "cudaSetDevice");
+  else
+    previous_ = -1;
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (previous_ >= 0)
+    cudaSetDevice(previous_);
+}
+
+ErrorFlag::ErrorFlag() : storage_(allocate(cpu_pinned(0), sizeof(int))) {
+  *static_cast<volatile int *>(storage_->data()) = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The engine's side (CudaEngine.h)
+//===----------------------------------------------------------------------===//
+
+void start_worker(int ordinal) { bind_worker_thread(ordinal); }
+
+IssuedTask issue(int ordinal) {
+  DeviceContext &ctx = context(ordinal);
+  IssuedTask task;
+  task.op = lastOp ? lastOp : "";
+  lastOp = nullptr;
+  task.checks = ctx.take_completion_checks();
+  task.fence = static_cast<void *>(ctx.record_fence());
+  return task;
+}
+
+void abandon_issue(int ordinal) {
+  lastOp = nullptr;
+  context(ordinal).take_completion_checks();
+}
+
+std::exception_ptr complete(int ordinal, IssuedTask &task) {
+  try {
+    context(ordinal).wait_fence(static_cast<cudaEvent_t>(task.fence), task.op);
+    for (auto &check : task.checks)
+      check();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+} // namespace dlc::cuda

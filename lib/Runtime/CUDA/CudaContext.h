@@ -1,0 +1,124 @@
+//===- CudaContext.h - per-GPU streams, library handles, checks (internal) ---===//
+//
+// Each GPU has one context: its compute stream, lazily created cuDNN and cuBLAS handles
+// bound to that stream, a workspace, and a pool of events. The device's queue worker
+// binds the context to its thread, so a kernel finds its stream with current_context().
+// Kernels run in stream order: a task is issued (launched) by the worker and completed
+// when its fence (an event recorded after it) has passed, see Engine.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_LIB_RUNTIME_CUDA_CUDACONTEXT_H
+#define DLC_LIB_RUNTIME_CUDA_CUDACONTEXT_H
+
+#include "dlc/Runtime/Allocator.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace dlc::cuda {
+
+/// Throws dlc::Error naming the failed call, the device and the op being run (see
+/// OpScope); allocation failures throw OutOfMemoryError.
+void check(cudaError_t status, const char *call);
+void check(cudnnStatus_t status, const char *call);
+void check(cublasStatus_t status, const char *call);
+/// Checks the last launch (cudaGetLastError) of `kernel`.
+void check_launch(const char *kernel);
+
+/// Names the op a kernel adapter runs, for error messages of the checks inside it and
+/// of the task's fence.
+class OpScope {
+public:
+  explicit OpScope(const char *op);
+  ~OpScope();
+  OpScope(const OpScope &) = delete;
+  OpScope &operator=(const OpScope &) = delete;
+
+private:
+  const char *previous_;
+};
+/// The op of the innermost OpScope of this thread, or "" when none.
+const char *current_op();
+
+class DeviceContext {
+public:
+  explicit DeviceContext(int ordinal);
+  DeviceContext(const DeviceContext &) = delete;
+  DeviceContext &operator=(const DeviceContext &) = delete;
+
+  int ordinal() const { return ordinal_; }
+  Device device() const { return gpu(ordinal_); }
+  cudaStream_t stream() const { return stream_; }
+  /// Library handles bound to stream(), created on first use.
+  cudnnHandle_t cudnn();
+  cublasHandle_t cublas();
+  /// At least `bytes` of device memory for one kernel's scratch space. Valid until the next
+  /// call; reuse is safe because everything on this device runs in stream order.
+  void *workspace(size_t bytes);
+
+  /// An event recorded on stream() now, from the pool.
+  cudaEvent_t record_fence();
+  /// Blocks until `fence` has passed and returns it to the pool; throws the asynchronous
+  /// error of the stream, if any, naming `op`.
+  void wait_fence(cudaEvent_t fence, const std::string &op);
+
+  /// Checks to run on the host once the current task's work has finished on the device
+  /// (errors that kernels report through flags in pinned memory: bad labels, integer
+  /// division by zero). The engine takes them after each task.
+  void after_completion(std::function<void()> check);
+  std::vector<std::function<void()>> take_completion_checks();
+
+private:
+  int ordinal_;
+  cudaStream_t stream_ = nullptr;
+  cudnnHandle_t cudnn_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  std::shared_ptr<Storage> workspace_;
+  std::mutex eventsMutex_;
+  std::vector<cudaEvent_t> freeEvents_;
+  std::vector<std::function<void()>> checks_;
+};
+
+/// The context of GPU `ordinal` (created on first use, never destroyed: worker threads
+/// may still use it while static objects are torn down).
+DeviceContext &context(int ordinal);
+/// Makes GPU `ordinal` current on this thread and binds its context (queue workers).
+void bind_worker_thread(int ordinal);
+/// The context bound to this thread; throws when the thread is not a GPU queue worker.
+DeviceContext &current_context();
+
+/// Sets this thread's current CUDA device for the guard's life (allocations and frees
+/// happen on user threads).
+class DeviceGuard {
+public:
+  explicit DeviceGuard(int ordinal);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard &) = delete;
+  DeviceGuard &operator=(const DeviceGuard &) = delete;
+
+private:
+  int previous_ = -1;
+};
+
+/// An int in pinned host memory that kernels set to report an error, read on the host
+/// once the task has finished (see DeviceContext::after_completion).
+class ErrorFlag {
+public:
+  ErrorFlag();
+  int *device_pointer() const { return static_cast<int *>(storage_->data()); }
+  int value() const { return *static_cast<volatile int *>(storage_->data()); }
+
+private:
+  std::shared_ptr<Storage> storage_;
+};
+
+} // namespace dlc::cuda
+
+#endif // DLC_LIB_RUNTIME_CUDA_CUDACONTEXT_H

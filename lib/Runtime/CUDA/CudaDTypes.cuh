@@ -1,0 +1,66 @@
+//===- CudaDTypes.cuh - dlc dtypes as device types (internal, CUDA only) -----===//
+#ifndef DLC_LIB_RUNTIME_CUDA_CUDADTYPES_CUH
+#define DLC_LIB_RUNTIME_CUDA_CUDADTYPES_CUH
+
+#include "dlc/Core/DType.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace dlc::cuda {
+
+/// Calls `f(T{})` with the device type of `dtype` (float16 is __half, bfloat16 is
+/// __nv_bfloat16: the same bits as dlc's host structs).
+template <typename F> void dispatch_dtype(DType dtype, F &&f) {
+  switch (dtype) {
+  case DType::f32:
+    return f(float{});
+  case DType::f16:
+    return f(__half{});
+  case DType::bf16:
+    return f(__nv_bfloat16{});
+  case DType::i32:
+    return f(int32_t{});
+  case DType::i64:
+    return f(int64_t{});
+  case DType::u8:
+    return f(uint8_t{});
+  case DType::boolean:
+    return f(bool{});
+  }
+}
+
+/// What arithmetic on T computes in: float for the 16-bit floats, T otherwise.
+template <typename T> struct Compute {
+  using type = T;
+};
+template <> struct Compute<__half> {
+  using type = float;
+};
+template <> struct Compute<__nv_bfloat16> {
+  using type = float;
+};
+template <typename T> using compute_t = typename Compute<T>::type;
+
+template <typename T> constexpr bool is_float_v =
+    std::is_floating_point_v<compute_t<T>>;
+
+template <typename T> __device__ __forceinline__ compute_t<T> load(T value) { return value; }
+__device__ __forceinline__ float load(__half value) { return __half2float(value); }
+__device__ __forceinline__ float load(__nv_bfloat16 value) { return __bfloat162float(value); }
+
+template <typename T, typename C> __device__ __forceinline__ T store(C value) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half(float(value));
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __float2bfloat16(float(value));
+  else
+    return static_cast<T>(value);
+}
+
+} // namespace dlc::cuda
+
+#endif // DLC_LIB_RUNTIME_CUDA_CUDADTYPES_CUH

@@ -1,0 +1,72 @@
+//===- CudaEngine.h - what the engine and the allocator call on GPUs (internal) -===//
+//
+// No CUDA types here: Engine.cpp and Allocator.cpp include this header only when dlc is
+// built with CUDA and stay plain C++.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_LIB_RUNTIME_CUDA_CUDAENGINE_H
+#define DLC_LIB_RUNTIME_CUDA_CUDAENGINE_H
+
+#include "dlc/Core/DType.h"
+#include "dlc/Core/Device.h"
+
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dlc::cuda {
+
+// --- queues ------------------------------------------------------------------------
+
+/// Binds GPU `ordinal`'s context to the calling thread (the device's queue worker).
+void start_worker(int ordinal);
+
+/// What the worker hands to the completion thread after issuing one task.
+struct IssuedTask {
+  void *fence = nullptr;                     // an event recorded after the task's launches
+  std::vector<std::function<void()>> checks; // host checks once the work has finished
+  std::string op;                            // the last op the task ran, for messages
+};
+/// Called by the worker after a task's work returned: records its fence.
+IssuedTask issue(int ordinal);
+/// Called by the worker after a task's work threw: drops what it left behind.
+void abandon_issue(int ordinal);
+/// Called by the completion thread: waits for the fence, runs the checks; returns the
+/// task's error (an asynchronous CUDA error or a failed check), or null.
+std::exception_ptr complete(int ordinal, IssuedTask &task);
+
+// --- memory ------------------------------------------------------------------------
+
+/// cudaMalloc on GPU `ordinal`; null when the device is out of memory. Other CUDA
+/// errors (no such device, no driver) throw.
+void *device_malloc(int ordinal, size_t bytes);
+void device_free(int ordinal, void *data);
+/// Page-locked host memory (cudaHostAlloc, portable and mapped); null when CUDA cannot
+/// provide it (no driver or no GPU).
+void *pinned_malloc(size_t bytes);
+void pinned_free(void *data);
+
+struct MemoryInfo {
+  size_t free = 0, total = 0;
+};
+MemoryInfo memory_info(int ordinal);
+
+/// Copies `bytes` from `source` on `from` to `target` on `to` on the current worker's
+/// stream (host memory on either side, or two GPUs: peer to peer when the GPUs can reach
+/// each other, staged through the host otherwise).
+void copy_async(void *target, Device to, const void *source, Device from, size_t bytes);
+
+// --- collectives -------------------------------------------------------------------
+
+/// Rank `rank`'s part of an all-reduce over the GPUs `devices` (ordinals, in rank order):
+/// sums (or averages) `count` elements of `input` across the ranks into `output`, on the
+/// current worker's stream. Every GPU of the set makes the same call from its own queue;
+/// every rank gets the same bits.
+void all_reduce(const std::vector<int> &devices, size_t rank, const void *input, void *output,
+                size_t count, DType dtype, bool mean);
+
+} // namespace dlc::cuda
+
+#endif // DLC_LIB_RUNTIME_CUDA_CUDAENGINE_H

@@ -1,0 +1,53 @@
+//===- CudaKernelTable.cpp - the GPU kernels in the kernel table -------------===//
+#include "CudaKernels.h"
+
+namespace dlc::cuda {
+
+std::vector<int64_t> broadcast_strides(const Shape &shape, const Shape &out) {
+  std::vector<int64_t> strides(out.size(), 0);
+  int64_t stride = 1;
+  size_t offset = out.size() - shape.size();
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[offset + i] = shape[i] == 1 ? 0 : stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+Indexer make_indexer(const char *op, const Shape &out,
+                     std::initializer_list<std::vector<int64_t>> operandStrides) {
+  if (out.size() > size_t(kMaxRank))
+    throw ShapeError(std::string(op) + ": the GPU kernels take tensors of rank up to " +
+                     std::to_string(kMaxRank) + ", got rank " + std::to_string(out.size()) +
+                     " " + shape_rules::str(out));
+  Indexer ix;
+  ix.rank = int(out.size());
+  for (size_t d = 0; d < out.size(); ++d)
+    ix.shape[d] = out[d];
+  int k = 0;
+  for (const std::vector<int64_t> &strides : operandStrides) {
+    for (size_t d = 0; d < strides.size(); ++d)
+      ix.strides[k][d] = strides[d];
+    ++k;
+  }
+  return ix;
+}
+
+void require_f32(const KernelArgs &args, const char *op) {
+  for (const TensorRef &t : args.inputs)
+    if (t.dtype != DType::f32 && t.dtype != DType::i32 && t.dtype != DType::i64)
+      throw DTypeError(std::string(op) + ": the GPU kernels take float32, got " +
+                       dtype_name(t.dtype));
+}
+
+void register_cuda_kernels() {
+  register_elementwise_kernels();
+  register_reduce_kernels();
+  register_layout_kernels();
+  register_loss_kernels();
+  register_creation_kernels();
+  register_blas_kernels();
+  register_cudnn_kernels();
+}
+
+} // namespace dlc::cuda

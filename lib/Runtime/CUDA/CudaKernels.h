@@ -1,0 +1,95 @@
+//===- CudaKernels.h - helpers shared by the GPU kernels (internal) ----------===//
+//
+// GPU kernels are registered under the same dialect op names as the CPU ones, for
+// DeviceKind::gpu. They run on the device's queue worker and launch on its stream
+// (current_context()); the CPU reference kernels are their oracle in tests.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_LIB_RUNTIME_CUDA_CUDAKERNELS_H
+#define DLC_LIB_RUNTIME_CUDA_CUDAKERNELS_H
+
+#include "CudaContext.h"
+
+#include "dlc/Core/Error.h"
+#include "dlc/Runtime/Kernel.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace dlc::cuda {
+
+/// Registers every GPU kernel in the kernel table (no CUDA call is made).
+void register_cuda_kernels();
+void register_elementwise_kernels(); // ElementwiseKernels.cu
+void register_reduce_kernels();      // ReduceKernels.cu
+void register_layout_kernels();      // LayoutKernels.cu
+void register_loss_kernels();        // LossKernels.cu
+void register_creation_kernels();    // CreationKernels.cu
+void register_blas_kernels();        // BlasKernels.cpp
+void register_cudnn_kernels();       // CudnnKernels.cpp
+
+/// Registers `fn` for `op` on GPUs. The oracle of a GPU kernel is the CPU reference
+/// kernel of the same op (tests compare the two), so the entry's reference is `fn` too.
+inline void register_gpu_kernel(const char *op, KernelFn fn) {
+  register_kernel(op, DeviceKind::gpu, {fn, fn});
+}
+
+constexpr int kThreads = 256;
+/// Blocks for a grid-stride loop over `n` elements.
+inline unsigned blocks_for(int64_t n) {
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  return unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(1) << 20)));
+}
+
+/// numpy broadcasting on the device: the output's shape and, per operand, its element
+/// strides aligned to the output (0 where it broadcasts). Passed to kernels by value.
+constexpr int kMaxRank = 8;
+constexpr int kMaxOperands = 3;
+struct Indexer {
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t strides[kMaxOperands][kMaxRank] = {};
+};
+
+/// Row-major strides of `shape` aligned to the last dimensions of `out`, 0 where `shape`
+/// broadcasts.
+std::vector<int64_t> broadcast_strides(const Shape &shape, const Shape &out);
+/// An Indexer over `out` with one stride vector per operand; throws ShapeError naming
+/// `op` for ranks above kMaxRank.
+Indexer make_indexer(const char *op, const Shape &out,
+                     std::initializer_list<std::vector<int64_t>> operandStrides);
+
+#ifdef __CUDACC__
+/// offsets[k] = the element of operand k that broadcasting pairs with output element i.
+template <int K>
+__device__ __forceinline__ void broadcast_offsets(const Indexer &ix, int64_t i, int64_t *offsets) {
+  for (int k = 0; k < K; ++k)
+    offsets[k] = 0;
+  for (int d = ix.rank - 1; d >= 0; --d) {
+    int64_t coordinate = i % ix.shape[d];
+    i /= ix.shape[d];
+    for (int k = 0; k < K; ++k)
+      offsets[k] += coordinate * ix.strides[k][d];
+  }
+}
+
+#define DLC_GRID_STRIDE_LOOP(i, n)                                                       \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);               \
+       i += int64_t(blockDim.x) * gridDim.x)
+#endif
+
+/// y (rows, columns) += bias (columns) when bias is given, then ReLU when `relu`
+/// (ElementwiseKernels.cu): the dense op's epilogue.
+void launch_bias_activation(float *y, const float *bias, int64_t rows, int64_t columns,
+                            bool relu);
+
+/// Requires every input and output of `args` to be float32 (the dtype the NN kernels
+/// take), naming `op` otherwise.
+void require_f32(const KernelArgs &args, const char *op);
+
+} // namespace dlc::cuda
+
+#endif // DLC_LIB_RUNTIME_CUDA_CUDAKERNELS_H

@@ -1,0 +1,361 @@
+//===- CudnnKernels.cpp - convolution, pooling and batch norm through cuDNN --===//
+//
+// cuDNN 9's legacy (descriptor) API: deprecated in favour of the graph API but complete
+// for these ops, and what MXNet and PyTorch used for years. Convolution algorithms are
+// chosen once per shape by cuDNN's heuristics and cached; their workspace comes from
+// the device context. Batch statistics are computed by dlc's own kernel (two passes in
+// double, as the CPU reference), so the op's `var` output is the biased variance the
+// contract names; cuDNN then normalizes with them.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaKernels.h"
+#include "CudaOptions.h"
+#include "CudnnSupport.h"
+
+#include <map>
+#include <mutex>
+
+// The descriptor API is deprecated in cuDNN 9; see the file comment.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace dlc::cuda {
+
+namespace {
+
+std::array<int64_t, 2> pairAttr(const Attrs &attrs, const char *name, int64_t fallback) {
+  std::vector<int64_t> values = attrs.get_ints(name, {fallback, fallback});
+  return {values.at(0), values.at(1)};
+}
+
+void setTensor4d(cudnnTensorDescriptor_t desc, int64_t n, int64_t c, int64_t h, int64_t w) {
+  check(cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(n), int(c),
+                                   int(h), int(w)),
+        "cudnnSetTensor4dDescriptor");
+}
+
+void setTensor4d(cudnnTensorDescriptor_t desc, const Shape &s) {
+  if (s.size() != 4)
+    throw ShapeError(std::string(current_op()) + ": the GPU kernel takes NCHW tensors, got " +
+                     shape_rules::str(s));
+  setTensor4d(desc, s[0], s[1], s[2], s[3]);
+}
+
+const float kOne = 1.f, kZero = 0.f;
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+/// Descriptors of one convolution: x (N,C,H,W), w (O,C/g,KH,KW), y (N,O,OH,OW).
+struct Convolution {
+  TensorDescriptor x, y;
+  FilterDescriptor w;
+  ConvolutionDescriptor conv;
+  std::string key;
+
+  Convolution(const Shape &xs, const Shape &ws, const Shape &ys, const Attrs &a) {
+    setTensor4d(x, xs);
+    setTensor4d(y, ys);
+    if (ws.size() != 4)
+      throw ShapeError(std::string(current_op()) + ": the weight must be (O, C/groups, KH, KW), got " +
+                       shape_rules::str(ws));
+    check(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, int(ws[0]),
+                                     int(ws[1]), int(ws[2]), int(ws[3])),
+          "cudnnSetFilter4dDescriptor");
+    auto stride = pairAttr(a, "stride", 1), padding = pairAttr(a, "padding", 0),
+         dilation = pairAttr(a, "dilation", 1);
+    check(cudnnSetConvolution2dDescriptor(conv, int(padding[0]), int(padding[1]), int(stride[0]),
+                                          int(stride[1]), int(dilation[0]), int(dilation[1]),
+                                          CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+          "cudnnSetConvolution2dDescriptor");
+    int64_t groups = a.get_int("groups", 1);
+    check(cudnnSetConvolutionGroupCount(conv, int(groups)), "cudnnSetConvolutionGroupCount");
+    // Strict float32 (FMA only) unless TF32 was asked for.
+    check(cudnnSetConvolutionMathType(conv, tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+          "cudnnSetConvolutionMathType");
+    key = shape_rules::str(xs) + "|" + shape_rules::str(ws) + "|" + shape_rules::str(ys) + "|" +
+          a.str() + "|" + (tf32() ? "tf32" : "fp32");
+  }
+};
+
+/// The algorithm cuDNN's heuristics rank first for `key` on this GPU, chosen once.
+template <typename Perf, typename Query>
+int chooseAlgorithm(const char *direction, const std::string &key, Query &&query) {
+  static std::mutex mutex;
+  static std::map<std::string, int> chosen;
+  std::string fullKey = std::string(direction) + "|gpu" +
+                        std::to_string(current_context().ordinal()) + "|" + key;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = chosen.find(fullKey);
+    if (it != chosen.end())
+      return it->second;
+  }
+  Perf perfs[16];
+  int returned = 0;
+  query(16, &returned, perfs);
+  int algorithm = -1;
+  for (int i = 0; i < returned && algorithm < 0; ++i)
+    if (perfs[i].status == CUDNN_STATUS_SUCCESS)
+      algorithm = int(perfs[i].algo);
+  if (algorithm < 0)
+    throw UnsupportedError(std::string(current_op()) + ": cuDNN has no " + direction +
+                           " algorithm for " + key);
+  std::lock_guard<std::mutex> lock(mutex);
+  chosen.emplace(fullKey, algorithm);
+  return algorithm;
+}
+
+void applyBiasAndRelu(const KernelArgs &k, const Convolution &c, float *y) {
+  cudnnHandle_t handle = current_context().cudnn();
+  if (k.inputs.size() > 2) {
+    TensorDescriptor bias;
+    setTensor4d(bias, 1, k.outputs[0].shape[1], 1, 1);
+    check(cudnnAddTensor(handle, &kOne, bias, k.inputs[2].data, &kOne, c.y, y), "cudnnAddTensor");
+  }
+  std::string activation = k.attrs->get_string("activation", "");
+  if (activation.empty())
+    return;
+  if (activation != "relu")
+    throw UnsupportedError("activation '" + activation + "' is not a fused epilogue the GPU "
+                           "kernels have; expected relu");
+  ActivationDescriptor relu;
+  check(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
+        "cudnnSetActivationDescriptor");
+  check(cudnnActivationForward(handle, relu, &kOne, c.y, y, &kZero, c.y, y),
+        "cudnnActivationForward");
+}
+
+// y = conv2d(x, w) + b, optionally followed by a ReLU epilogue.
+void conv2d(const KernelArgs &k) {
+  OpScope scope("dlc.conv2d");
+  require_f32(k, "conv2d");
+  DeviceContext &ctx = current_context();
+  Convolution c(k.inputs[0].shape, k.inputs[1].shape, k.outputs[0].shape, *k.attrs);
+  cudnnHandle_t handle = ctx.cudnn();
+  auto algo = cudnnConvolutionFwdAlgo_t(chooseAlgorithm<cudnnConvolutionFwdAlgoPerf_t>(
+      "forward", c.key, [&](int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perfs) {
+        check(cudnnGetConvolutionForwardAlgorithm_v7(handle, c.x, c.w, c.conv, c.y, requested,
+                                                     returned, perfs),
+              "cudnnGetConvolutionForwardAlgorithm_v7");
+      }));
+  size_t bytes = 0;
+  check(cudnnGetConvolutionForwardWorkspaceSize(handle, c.x, c.w, c.conv, c.y, algo, &bytes),
+        "cudnnGetConvolutionForwardWorkspaceSize");
+  float *y = k.outputs[0].as<float>();
+  check(cudnnConvolutionForward(handle, &kOne, c.x, k.inputs[0].data, c.w, k.inputs[1].data,
+                                c.conv, algo, ctx.workspace(bytes), bytes, &kZero, c.y, y),
+        "cudnnConvolutionForward");
+  applyBiasAndRelu(k, c, y);
+}
+
+// dx from (dy, w); dx's shape is the output's.
+void conv2dBackwardData(const KernelArgs &k) {
+  OpScope scope("dlc.conv2d_backward_data");
+  require_f32(k, "conv2d_backward_data");
+  DeviceContext &ctx = current_context();
+  Convolution c(k.outputs[0].shape, k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
+  cudnnHandle_t handle = ctx.cudnn();
+  auto algo = cudnnConvolutionBwdDataAlgo_t(chooseAlgorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
+      "backward-data", c.key,
+      [&](int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perfs) {
+        check(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, c.w, c.y, c.conv, c.x,
+                                                          requested, returned, perfs),
+              "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      }));
+  size_t bytes = 0;
+  check(cudnnGetConvolutionBackwardDataWorkspaceSize(handle, c.w, c.y, c.conv, c.x, algo, &bytes),
+        "cudnnGetConvolutionBackwardDataWorkspaceSize");
+  check(cudnnConvolutionBackwardData(handle, &kOne, c.w, k.inputs[1].data, c.y, k.inputs[0].data,
+                                     c.conv, algo, ctx.workspace(bytes), bytes, &kZero, c.x,
+                                     k.outputs[0].data),
+        "cudnnConvolutionBackwardData");
+}
+
+// dw from (dy, x); dw's shape is the output's.
+void conv2dBackwardFilter(const KernelArgs &k) {
+  OpScope scope("dlc.conv2d_backward_filter");
+  require_f32(k, "conv2d_backward_filter");
+  DeviceContext &ctx = current_context();
+  Convolution c(k.inputs[1].shape, k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
+  cudnnHandle_t handle = ctx.cudnn();
+  auto algo =
+      cudnnConvolutionBwdFilterAlgo_t(chooseAlgorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
+          "backward-filter", c.key,
+          [&](int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perfs) {
+            check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, c.x, c.y, c.conv, c.w,
+                                                                requested, returned, perfs),
+                  "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+          }));
+  size_t bytes = 0;
+  check(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, c.x, c.y, c.conv, c.w, algo,
+                                                       &bytes),
+        "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+  check(cudnnConvolutionBackwardFilter(handle, &kOne, c.x, k.inputs[1].data, c.y,
+                                       k.inputs[0].data, c.conv, algo, ctx.workspace(bytes),
+                                       bytes, &kZero, c.w, k.outputs[0].data),
+        "cudnnConvolutionBackwardFilter");
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+struct Pooling {
+  TensorDescriptor x, y;
+  PoolingDescriptor pool;
+
+  Pooling(const Shape &xs, const Shape &ys, const Attrs &a, cudnnPoolingMode_t mode) {
+    setTensor4d(x, xs);
+    setTensor4d(y, ys);
+    auto kernel = pairAttr(a, "kernel", 1), stride = pairAttr(a, "stride", 1),
+         padding = pairAttr(a, "padding", 0);
+    check(cudnnSetPooling2dDescriptor(pool, mode, CUDNN_NOT_PROPAGATE_NAN, int(kernel[0]),
+                                      int(kernel[1]), int(padding[0]), int(padding[1]),
+                                      int(stride[0]), int(stride[1])),
+          "cudnnSetPooling2dDescriptor");
+    // cuDNN rounds output sizes down; MXNet's 'full' convention (ceil_mode) rounds up.
+    for (int d = 0; d < 2; ++d) {
+      int64_t floor = (xs[size_t(2 + d)] + 2 * padding[size_t(d)] - kernel[size_t(d)]) /
+                          stride[size_t(d)] + 1;
+      if (ys[size_t(2 + d)] != floor)
+        throw UnsupportedError(std::string(current_op()) + ": the GPU kernel pools with "
+                               "rounded-down output sizes (ceil_mode=false); " +
+                               shape_rules::str(xs) + " -> " + shape_rules::str(ys) +
+                               " rounds up");
+    }
+  }
+};
+
+cudnnPoolingMode_t averageMode(const Attrs &a) {
+  return a.get_bool("count_include_pad", true) ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                               : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+}
+
+void maxPool(const KernelArgs &k) {
+  OpScope scope("dlc.max_pool2d");
+  require_f32(k, "max_pool2d");
+  Pooling p(k.inputs[0].shape, k.outputs[0].shape, *k.attrs, CUDNN_POOLING_MAX_DETERMINISTIC);
+  check(cudnnPoolingForward(current_context().cudnn(), p.pool, &kOne, p.x, k.inputs[0].data,
+                            &kZero, p.y, k.outputs[0].data),
+        "cudnnPoolingForward");
+}
+
+// dx from (dy, x): cuDNN also needs the forward output, recomputed into the workspace.
+void maxPoolBackward(const KernelArgs &k) {
+  OpScope scope("dlc.max_pool2d_backward");
+  require_f32(k, "max_pool2d_backward");
+  DeviceContext &ctx = current_context();
+  Pooling p(k.inputs[1].shape, k.inputs[0].shape, *k.attrs, CUDNN_POOLING_MAX_DETERMINISTIC);
+  void *y = ctx.workspace(size_t(k.inputs[0].numel()) * sizeof(float));
+  check(cudnnPoolingForward(ctx.cudnn(), p.pool, &kOne, p.x, k.inputs[1].data, &kZero, p.y, y),
+        "cudnnPoolingForward");
+  check(cudnnPoolingBackward(ctx.cudnn(), p.pool, &kOne, p.y, y, p.y, k.inputs[0].data, p.x,
+                             k.inputs[1].data, &kZero, p.x, k.outputs[0].data),
+        "cudnnPoolingBackward");
+}
+
+void avgPool(const KernelArgs &k) {
+  OpScope scope("dlc.avg_pool2d");
+  require_f32(k, "avg_pool2d");
+  Pooling p(k.inputs[0].shape, k.outputs[0].shape, *k.attrs, averageMode(*k.attrs));
+  check(cudnnPoolingForward(current_context().cudnn(), p.pool, &kOne, p.x, k.inputs[0].data,
+                            &kZero, p.y, k.outputs[0].data),
+        "cudnnPoolingForward");
+}
+
+// dx from dy. Average pooling's gradient reads neither x nor y; cuDNN still takes
+// pointers for them, given here as buffers of the right shapes (dx and dy).
+void avgPoolBackward(const KernelArgs &k) {
+  OpScope scope("dlc.avg_pool2d_backward");
+  require_f32(k, "avg_pool2d_backward");
+  Pooling p(k.outputs[0].shape, k.inputs[0].shape, *k.attrs, averageMode(*k.attrs));
+  check(cudnnPoolingBackward(current_context().cudnn(), p.pool, &kOne, p.y, k.inputs[0].data, p.y,
+                             k.inputs[0].data, p.x, k.outputs[0].data, &kZero, p.x,
+                             k.outputs[0].data),
+        "cudnnPoolingBackward");
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalization
+//===----------------------------------------------------------------------===//
+
+/// x (N, C, ...) as the 4-d (N, C, S, 1) cuDNN normalizes per channel, and the (1, C, 1, 1)
+/// descriptor of its per-channel operands.
+struct BatchNorm {
+  TensorDescriptor x, channel;
+  int64_t N, C, S;
+
+  explicit BatchNorm(const Shape &xs) {
+    if (xs.size() < 2)
+      throw ShapeError(std::string(current_op()) + ": the input must be (N, C, ...), got " +
+                       shape_rules::str(xs));
+    N = xs[0];
+    C = xs[1];
+    S = shape_rules::numElements(Shape(xs.begin() + 2, xs.end()));
+    setTensor4d(x, N, C, S, 1);
+    setTensor4d(channel, 1, C, 1, 1);
+  }
+};
+
+// training: (x, gamma, beta[, running_mean, running_var]) -> (y, mean, var);
+// inference: (x, gamma, beta, running_mean, running_var) -> y.
+void batchNorm(const KernelArgs &k) {
+  OpScope scope("dlc.batch_norm");
+  require_f32(k, "batch_norm");
+  DeviceContext &ctx = current_context();
+  BatchNorm b(k.inputs[0].shape);
+  if (b.N * b.C * b.S == 0)
+    return;
+  double epsilon = k.attrs->get_float("epsilon", 1e-5);
+  const float *x = k.inputs[0].as<const float>();
+  const void *mean, *var;
+  if (k.attrs->get_bool("training", false)) {
+    launch_channel_statistics(x, b.N, b.C, b.S, k.outputs[1].as<float>(), k.outputs[2].as<float>());
+    mean = k.outputs[1].data;
+    var = k.outputs[2].data;
+  } else {
+    mean = k.inputs[3].data;
+    var = k.inputs[4].data;
+  }
+  check(cudnnBatchNormalizationForwardInference(ctx.cudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne,
+                                                &kZero, b.x, x, b.x, k.outputs[0].data, b.channel,
+                                                k.inputs[1].data, k.inputs[2].data, mean, var,
+                                                epsilon),
+        "cudnnBatchNormalizationForwardInference");
+}
+
+// (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
+void batchNormBackward(const KernelArgs &k) {
+  OpScope scope("dlc.batch_norm_backward");
+  require_f32(k, "batch_norm_backward");
+  DeviceContext &ctx = current_context();
+  BatchNorm b(k.inputs[1].shape);
+  if (b.N * b.C * b.S == 0)
+    return;
+  double epsilon = k.attrs->get_float("epsilon", 1e-5);
+  auto *invStd = static_cast<float *>(ctx.workspace(size_t(b.C) * sizeof(float)));
+  launch_inverse_std(k.inputs[4].as<const float>(), invStd, b.C, epsilon);
+  check(cudnnBatchNormalizationBackward(ctx.cudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero,
+                                        &kOne, &kZero, b.x, k.inputs[1].data, b.x,
+                                        k.inputs[0].data, b.x, k.outputs[0].data, b.channel,
+                                        k.inputs[2].data, k.outputs[1].data, k.outputs[2].data,
+                                        epsilon, k.inputs[3].data, invStd),
+        "cudnnBatchNormalizationBackward");
+}
+
+} // namespace
+
+void register_cudnn_kernels() {
+  register_gpu_kernel("dlc.conv2d", conv2d);
+  register_gpu_kernel("dlc.conv2d_backward_data", conv2dBackwardData);
+  register_gpu_kernel("dlc.conv2d_backward_filter", conv2dBackwardFilter);
+  register_gpu_kernel("dlc.max_pool2d", maxPool);
+  register_gpu_kernel("dlc.max_pool2d_backward", maxPoolBackward);
+  register_gpu_kernel("dlc.avg_pool2d", avgPool);
+  register_gpu_kernel("dlc.avg_pool2d_backward", avgPoolBackward);
+  register_gpu_kernel("dlc.batch_norm", batchNorm);
+  register_gpu_kernel("dlc.batch_norm_backward", batchNormBackward);
+}
+
+} // namespace dlc::cuda

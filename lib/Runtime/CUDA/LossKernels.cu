@@ -1,0 +1,215 @@
+//===- LossKernels.cu - GPU softmax cross entropy, dropout, batch statistics --===//
+#include "CudaDTypes.cuh"
+#include "CudaKernels.h"
+#include "CudnnSupport.h"
+
+#include <random>
+
+namespace dlc::cuda {
+
+namespace {
+
+template <typename Label>
+__device__ __forceinline__ bool labelOf(const Label *labels, int64_t n, int64_t C,
+                                        int *badLabel, int64_t &label) {
+  label = int64_t(labels[n]);
+  if (label < 0 || label >= C) {
+    atomicExch(badLabel, int(n) + 1); // row + 1 (0 means no error)
+    return false;
+  }
+  return true;
+}
+
+/// Max of the row and the sum of exp(logit - max), in double.
+__device__ __forceinline__ void rowTerms(const float *row, int64_t C, double &peak, double &sum) {
+  peak = -INFINITY;
+  for (int64_t c = 0; c < C; ++c)
+    peak = fmax(peak, double(row[c]));
+  sum = 0;
+  for (int64_t c = 0; c < C; ++c)
+    sum += exp(double(row[c]) - peak);
+}
+
+template <typename Label>
+__global__ void crossEntropyForward(const float *logits, const Label *labels, float *loss,
+                                    int64_t N, int64_t C, int *badLabel) {
+  DLC_GRID_STRIDE_LOOP(n, N) {
+    int64_t label;
+    if (!labelOf(labels, n, C, badLabel, label)) {
+      loss[n] = NAN;
+      continue;
+    }
+    const float *row = logits + n * C;
+    double peak, sum;
+    rowTerms(row, C, peak, sum);
+    loss[n] = float(log(sum) + peak - double(row[label]));
+  }
+}
+
+template <typename Label>
+__global__ void crossEntropyBackward(const float *dloss, const float *logits,
+                                     const Label *labels, float *dlogits, int64_t N, int64_t C,
+                                     int *badLabel) {
+  DLC_GRID_STRIDE_LOOP(n, N) {
+    int64_t label;
+    bool valid = labelOf(labels, n, C, badLabel, label);
+    const float *row = logits + n * C;
+    double peak, sum;
+    rowTerms(row, C, peak, sum);
+    for (int64_t c = 0; c < C; ++c) {
+      double p = exp(double(row[c]) - peak) / sum;
+      dlogits[n * C + c] =
+          valid ? float((p - (c == label ? 1.0 : 0.0)) * double(dloss[n])) : NAN;
+    }
+  }
+}
+
+/// A flag the kernels set to row + 1 of a label outside [0, C); checked on the host
+/// once the task has finished, with the CPU kernel's message.
+int *labelCheck(const char *op, int64_t C) {
+  auto flag = std::make_shared<ErrorFlag>();
+  std::string name = op;
+  current_context().after_completion([flag, name, C] {
+    if (int row = flag->value())
+      throw Error(name + ": a label of row " + std::to_string(row - 1) + " is outside [0, " +
+                  std::to_string(C) + ") for " + std::to_string(C) + " classes");
+  });
+  return flag->device_pointer();
+}
+
+template <typename F> void withLabels(const TensorRef &labels, const char *op, F &&f) {
+  if (labels.dtype == DType::i64)
+    f(labels.as<const int64_t>());
+  else if (labels.dtype == DType::i32)
+    f(labels.as<const int32_t>());
+  else
+    throw DTypeError(std::string(op) + ": labels must be int32 or int64, got " +
+                     dtype_name(labels.dtype));
+}
+
+// loss (N) from logits (N, C) and labels (N)
+void softmaxCrossEntropy(const KernelArgs &k) {
+  OpScope scope("dlc.softmax_cross_entropy");
+  require_f32(k, "softmax_cross_entropy");
+  int64_t N = k.inputs[0].shape[0], C = k.inputs[0].shape[1];
+  if (N == 0)
+    return;
+  DeviceContext &ctx = current_context();
+  int *flag = labelCheck("softmax_cross_entropy", C);
+  withLabels(k.inputs[1], "softmax_cross_entropy", [&](auto labels) {
+    using Label = std::remove_const_t<std::remove_pointer_t<decltype(labels)>>;
+    crossEntropyForward<Label><<<blocks_for(N), kThreads, 0, ctx.stream()>>>(
+        k.inputs[0].as<const float>(), labels, k.outputs[0].as<float>(), N, C, flag);
+  });
+  check_launch("crossEntropyForward");
+}
+
+// dlogits (N, C) from dloss (N), logits (N, C), labels (N)
+void softmaxCrossEntropyBackward(const KernelArgs &k) {
+  OpScope scope("dlc.softmax_cross_entropy_backward");
+  require_f32(k, "softmax_cross_entropy_backward");
+  int64_t N = k.inputs[1].shape[0], C = k.inputs[1].shape[1];
+  if (N == 0)
+    return;
+  DeviceContext &ctx = current_context();
+  int *flag = labelCheck("softmax_cross_entropy_backward", C);
+  withLabels(k.inputs[2], "softmax_cross_entropy_backward", [&](auto labels) {
+    using Label = std::remove_const_t<std::remove_pointer_t<decltype(labels)>>;
+    crossEntropyBackward<Label><<<blocks_for(N), kThreads, 0, ctx.stream()>>>(
+        k.inputs[0].as<const float>(), k.inputs[1].as<const float>(), labels,
+        k.outputs[0].as<float>(), N, C, flag);
+  });
+  check_launch("crossEntropyBackward");
+}
+
+__global__ void dropoutApply(const float *x, const bool *mask, float *y, int64_t n, float scale) {
+  DLC_GRID_STRIDE_LOOP(i, n) { y[i] = mask[i] ? x[i] * scale : 0.f; }
+}
+
+// (y, mask) = dropout(x). The mask is drawn on the host from the `seed` attribute with
+// the CPU kernel's generator, so a seed drops the same elements on every device.
+void dropout(const KernelArgs &k) {
+  OpScope scope("dlc.dropout");
+  require_f32(k, "dropout");
+  int64_t n = k.inputs[0].numel();
+  if (n == 0)
+    return;
+  double ratio = k.attrs->get_float("ratio", 0.5);
+  std::mt19937_64 generator(uint64_t(k.attrs->get_int("seed", 0)));
+  std::bernoulli_distribution keep(1.0 - ratio);
+  std::vector<unsigned char> mask(static_cast<size_t>(n));
+  for (auto &m : mask)
+    m = keep(generator);
+  DeviceContext &ctx = current_context();
+  bool *deviceMask = k.outputs[1].as<bool>();
+  check(cudaMemcpyAsync(deviceMask, mask.data(), mask.size(), cudaMemcpyHostToDevice,
+                        ctx.stream()),
+        "cudaMemcpyAsync");
+  dropoutApply<<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
+      k.inputs[0].as<const float>(), deviceMask, k.outputs[0].as<float>(), n,
+      float(1.0 / (1.0 - ratio)));
+  check_launch("dropoutApply");
+}
+
+// One block per channel: mean and biased variance of x (N, C, S) over N and S, two
+// passes in double as the CPU reference does.
+__global__ void channelStatistics(const float *x, int64_t N, int64_t C, int64_t S, float *mean,
+                                  float *var) {
+  __shared__ double partial[kThreads];
+  int64_t count = N * S;
+  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
+    double sums[2] = {0, 0};
+    for (int pass = 0; pass < 2; ++pass) {
+      double mu = pass ? sums[0] / double(count) : 0.0;
+      double acc = 0;
+      for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
+        int64_t n = i / S, s = i % S;
+        double v = double(x[(n * C + c) * S + s]);
+        acc += pass ? (v - mu) * (v - mu) : v;
+      }
+      partial[threadIdx.x] = acc;
+      __syncthreads();
+      for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half)
+          partial[threadIdx.x] += partial[threadIdx.x + half];
+        __syncthreads();
+      }
+      sums[pass] = partial[0];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      mean[c] = float(sums[0] / double(count));
+      var[c] = float(sums[1] / double(count));
+    }
+  }
+}
+
+__global__ void inverseStd(const float *var, float *invStd, int64_t C, double epsilon) {
+  DLC_GRID_STRIDE_LOOP(c, C) { invStd[c] = float(1.0 / sqrt(double(var[c]) + epsilon)); }
+}
+
+} // namespace
+
+void launch_channel_statistics(const float *x, int64_t N, int64_t C, int64_t S, float *mean,
+                               float *var) {
+  if (C == 0)
+    return;
+  unsigned grid = unsigned(std::min<int64_t>(C, 65535));
+  channelStatistics<<<grid, kThreads, 0, current_context().stream()>>>(x, N, C, S, mean, var);
+  check_launch("channelStatistics");
+}
+
+void launch_inverse_std(const float *var, float *invStd, int64_t C, double epsilon) {
+  if (C == 0)
+    return;
+  inverseStd<<<blocks_for(C), kThreads, 0, current_context().stream()>>>(var, invStd, C, epsilon);
+  check_launch("inverseStd");
+}
+
+void register_loss_kernels() {
+  register_gpu_kernel("dlc.softmax_cross_entropy", softmaxCrossEntropy);
+  register_gpu_kernel("dlc.softmax_cross_entropy_backward", softmaxCrossEntropyBackward);
+  register_gpu_kernel("dlc.dropout", dropout);
+}
+
+} // namespace dlc::cuda

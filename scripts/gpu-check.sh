@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh - the GPU check: build dlc for the GPU, run the GPU tests, time
+# kernels and the LeafNetwork training step against PyTorch, print a short table.
+#
+#   scripts/gpu-check.sh [--out DIR] [--build-dir DIR] [--no-build] [--arch SM]
+#
+#   --out DIR        where the logs go (default: $DLC_GPU_CHECK_OUT, else a new temporary
+#                    folder); the last lines printed name it
+#   --build-dir DIR  build tree (default: build-gpu); with --no-build, binaries are taken
+#                    from DIR/bin as they are (built elsewhere and carried over)
+#   --arch SM        CUDA architecture (default 90: Hopper, H100/H200)
+#
+# Stages are time-boxed so that the whole check stays under 8 minutes on an H200 with a
+# warm build; the exit status is non-zero when a stage fails or no GPU is visible.
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${DLC_GPU_CHECK_OUT:-}"
+build_dir="$root/build-gpu"
+build=1
+arch=90
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out="$2"; shift 2 ;;
+    --build-dir) build_dir="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --arch) arch="$2"; shift 2 ;;
+    *) echo "gpu-check: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+[ -n "$out" ] || out="$(mktemp -d -t dlc-gpu-check.XXXXXX)"
+mkdir -p "$out"
+started=$SECONDS
+status=0
+summary=()
+say() { printf '[gpu-check %3ds] %s\n' "$((SECONDS - started))" "$*"; }
+note() { summary+=("$*"); }
+
+# --- 1. the machine ---------------------------------------------------------------
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader \
+    >"$out/gpus.txt" 2>&1 || true
+  say "GPUs: $(tr '\n' ';' <"$out/gpus.txt")"
+else
+  say "nvidia-smi not found"
+fi
+
+# --- 2. build ------------------------------------------------------------------------
+if [ "$build" = 1 ]; then
+  say "building (Release, sm_$arch) in $build_dir; log: $out/build.log"
+  launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+                                           -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  if ! timeout 300 bash -c "cmake -G Ninja -S '$root' -B '$build_dir' -DCMAKE_BUILD_TYPE=Release \
+        -DDLC_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$arch ${launcher[*]} &&
+      cmake --build '$build_dir' --target dlc-gpu-tests dlc-bench-leafnet dlc-bench-trainstep" \
+      >"$out/build.log" 2>&1; then
+    say "build failed (last lines below; full log $out/build.log)"
+    tail -20 "$out/build.log"
+    exit 1
+  fi
+fi
+bin="$build_dir/bin"
+for tool in dlc-gpu-tests dlc-bench-leafnet dlc-bench-trainstep; do
+  [ -x "$bin/$tool" ] || { say "missing $bin/$tool"; exit 1; }
+done
+
+# --- 3. GPU tests ----------------------------------------------------------------------
+say "GPU tests (device API, every kernel vs the CPU reference, training on all GPUs)"
+timeout 240 "$bin/dlc-gpu-tests" --gtest_output="xml:$out/gpu-tests.xml" >"$out/gpu-tests.log" 2>&1
+rc=$?
+# One line per test as it ends ("... (12 ms)"); the summary repeats them without a time.
+passed=$(grep -c '^\[       OK \] .* ms)$' "$out/gpu-tests.log" || true)
+failed=$(grep -c '^\[  FAILED  \] .* ms)$' "$out/gpu-tests.log" || true)
+skipped=$(grep -c '^\[  SKIPPED \] .* ms)$' "$out/gpu-tests.log" || true)
+note "gpu tests: $passed passed, $failed failed, $skipped skipped (exit $rc)"
+if [ "$rc" -ne 0 ] || [ "$passed" -eq 0 ]; then
+  status=1
+  grep -E 'FAILED|Failure|error' "$out/gpu-tests.log" | head -20
+fi
+if [ "$skipped" -gt 0 ] && [ "$passed" -eq 0 ]; then
+  say "no GPU visible to dlc: the tests skipped; nothing to time"
+  for line in "${summary[@]}"; do say "$line"; done
+  exit 1
+fi
+
+# --- 4. timings ------------------------------------------------------------------------
+say "timing dlc on gpu(0): layers and the LeafNetwork step, batch 32"
+DLC_BENCH_DEVICES=gpu:1 timeout 150 "$bin/dlc-bench-leafnet" 32 >"$out/dlc-leafnet.jsonl" 2>&1 ||
+  { say "dlc-bench-leafnet failed (see $out/dlc-leafnet.jsonl)"; status=1; }
+gpus=$( (nvidia-smi -L 2>/dev/null || echo gpu) | grep -c .)
+say "timing the training step on 1 GPU and on all $gpus"
+DLC_BENCH_DEVICES=gpu:1 timeout 90 "$bin/dlc-bench-trainstep" 32 20 >"$out/dlc-trainstep-1.jsonl" 2>&1 ||
+  { say "dlc-bench-trainstep (1 GPU) failed"; status=1; }
+if [ "$gpus" -gt 1 ]; then
+  DLC_BENCH_DEVICES=gpu timeout 90 "$bin/dlc-bench-trainstep" $((32 * gpus)) 20 \
+    >"$out/dlc-trainstep-all.jsonl" 2>&1 || { say "dlc-bench-trainstep (all GPUs) failed"; status=1; }
+fi
+if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
+  say "timing PyTorch eager on cuda:0"
+  timeout 120 python3 "$root/bench/peers/leafnet.py" torch 32 --device cuda --no-compiled \
+    >"$out/torch-leafnet.jsonl" 2>&1 || say "the PyTorch peer failed (see $out/torch-leafnet.jsonl)"
+else
+  say "PyTorch with CUDA not importable: no peer column"
+fi
+
+# --- 5. the table ----------------------------------------------------------------------
+python3 - "$out" <<'PY' | tee "$out/table.txt"
+import json, os, sys
+out = sys.argv[1]
+def load(name):
+    rows = {}
+    path = os.path.join(out, name)
+    if os.path.exists(path):
+        for line in open(path):
+            if line.startswith("{"):
+                r = json.loads(line)
+                rows[r["bench"]] = r
+    return rows
+dlc, torch = load("dlc-leafnet.jsonl"), load("torch-leafnet.jsonl")
+one, every = load("dlc-trainstep-1.jsonl"), load("dlc-trainstep-all.jsonl")
+print(f"{'benchmark (batch 32, gpu 0)':34} {'dlc ms':>9} {'torch ms':>9} {'dlc/torch speed':>16}")
+for bench in ["conv2d_fwd_bwd", "max_pool2d_fwd_bwd", "batch_norm_fwd_bwd", "dense_fwd_bwd",
+              "leafnet_step", "leafnet_step_gluon", "leafnet_step_hybrid"]:
+    d, t = dlc.get(bench), torch.get("leafnet_step" if bench.startswith("leafnet") else bench)
+    if not d:
+        continue
+    ratio = f"{t['seconds'] / d['seconds']:.2f}x" if t else "-"
+    tms = f"{t['seconds'] * 1e3:9.3f}" if t else f"{'-':>9}"
+    print(f"{bench:34} {d['seconds'] * 1e3:9.3f} {tms} {ratio:>16}")
+for mode in ["seed_loop_eager", "seed_loop_hybrid", "train_step"]:
+    a, b = one.get(mode), every.get(mode)
+    if a:
+        scale = f"  all GPUs {b['samples_per_s']:.0f}/s = {b['samples_per_s'] / a['samples_per_s']:.2f}x" if b else ""
+        print(f"training {mode:25} 1 GPU {a['samples_per_s']:.0f} samples/s{scale}")
+PY
+for line in "${summary[@]}"; do say "$line"; done
+say "logs in $out; $( [ $status = 0 ] && echo PASSED || echo FAILED ) in $((SECONDS - started)) s"
+exit $status

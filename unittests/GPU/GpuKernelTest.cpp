@@ -1,0 +1,359 @@
+//===- GpuKernelTest.cpp - every GPU kernel against the CPU reference --------===//
+//
+// Each case draws random inputs on the CPU (never zeros), runs the op eagerly on gpu(0)
+// and with the CPU reference kernels, and compares. Also: copies in every direction,
+// pinned memory, memory statistics, the errors a GPU reports late (bad labels, integer
+// division by zero) and early (device mismatch, out of memory). Every test skips, saying
+// why, when this process sees no GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/dlc.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+using namespace dlc;
+
+namespace {
+
+class Gpu : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (num_gpus() == 0)
+      GTEST_SKIP() << "no GPU in this process (num_gpus() == 0): GPU tests are skipped";
+  }
+};
+
+Tensor randomOnCpu(const Shape &shape, double low = -1, double high = 1, uint64_t seed = 7) {
+  np::random::seed(seed, cpu(0));
+  return np::random::uniform(low, high, shape, cpu(0));
+}
+
+std::vector<float> values(const Tensor &t) {
+  return (t.dtype() == DType::f32 ? t : t.astype(DType::f32)).to_vector<float>();
+}
+
+/// Runs `op` on copies of `inputs` on gpu(0) and, with the reference kernels, on cpu(0);
+/// expects every result to agree to `tolerance` (relative, absolute below 1).
+void expectGpuMatchesCpu(const std::vector<Tensor> &inputs,
+                         const std::function<std::vector<Tensor>(const std::vector<Tensor> &)> &op,
+                         const std::string &what, double tolerance = 1e-5) {
+  std::vector<Tensor> onGpu;
+  for (const Tensor &t : inputs)
+    onGpu.push_back(t.copyto(gpu(0)));
+  std::vector<Tensor> gpuResults = op(onGpu);
+  use_reference_kernels(true);
+  std::vector<Tensor> cpuResults = op(inputs);
+  use_reference_kernels(false);
+  ASSERT_EQ(gpuResults.size(), cpuResults.size()) << what;
+  for (size_t k = 0; k < gpuResults.size(); ++k) {
+    EXPECT_EQ(gpuResults[k].device(), gpu(0)) << what << " result #" << k;
+    ASSERT_EQ(gpuResults[k].shape(), cpuResults[k].shape()) << what << " result #" << k;
+    ASSERT_EQ(gpuResults[k].dtype(), cpuResults[k].dtype()) << what << " result #" << k;
+    std::vector<float> g = values(gpuResults[k]), c = values(cpuResults[k]);
+    for (size_t i = 0; i < g.size(); ++i)
+      ASSERT_NEAR(g[i], c[i], tolerance * std::max(1.f, std::abs(c[i])))
+          << what << " result #" << k << " element " << i;
+  }
+}
+
+std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
+
+} // namespace
+
+TEST_F(Gpu, DeviceApi) {
+  EXPECT_GT(num_gpus(), 0);
+  EXPECT_TRUE(can_compute_on(gpu(0)));
+  EXPECT_FALSE(can_compute_on(gpu(num_gpus())));
+  EXPECT_THROW(np::zeros({2}, gpu(num_gpus())), UnsupportedError);
+  Tensor x = np::ones({3, 4}, gpu(0));
+  EXPECT_EQ(x.device(), gpu(0));
+  {
+    DeviceScope scope(gpu(0));
+    EXPECT_EQ(np::zeros({2}).device(), gpu(0));
+  }
+  GpuMemoryInfo info = gpu_memory_info(gpu(0));
+  EXPECT_GT(info.total_bytes, 0);
+  EXPECT_LE(info.free_bytes, info.total_bytes);
+}
+
+TEST_F(Gpu, CopiesInEveryDirection) {
+  Tensor host = randomOnCpu({5, 7});
+  Tensor onGpu = host.copyto(gpu(0));
+  EXPECT_EQ(values(onGpu.copyto(cpu(0))), values(host));
+  // A view (row slice) copies from its offset.
+  Tensor rows = host.slice(1, 4).copyto(gpu(0));
+  EXPECT_EQ(values(rows), values(host.slice(1, 4)));
+  // Pinned host memory both ways, and the host copy of a GPU result.
+  Tensor pinned = host.copyto(cpu_pinned(0));
+  EXPECT_EQ(values(pinned.copyto(gpu(0))), values(host));
+  EXPECT_EQ(values((onGpu + onGpu).copyto(cpu_pinned(0))), values(host + host));
+  if (num_gpus() > 1) {
+    Tensor other = onGpu.copyto(gpu(1));
+    EXPECT_EQ(other.device(), gpu(1));
+    EXPECT_EQ(values(other), values(host));
+    EXPECT_THROW(onGpu + other, DeviceMismatchError);
+  }
+  EXPECT_THROW(onGpu + host, DeviceMismatchError);
+}
+
+TEST_F(Gpu, MemoryStatisticsAndOutOfMemory) {
+  waitall();
+  int64_t before = memory_stats(gpu(0)).bytes_in_use;
+  {
+    Tensor big = np::zeros({1 << 20}, gpu(0));
+    big.wait_to_read();
+    EXPECT_GE(memory_stats(gpu(0)).bytes_in_use, before + (int64_t(4) << 20));
+  }
+  waitall();
+  EXPECT_EQ(memory_stats(gpu(0)).bytes_in_use, before);
+  try {
+    np::zeros({int64_t(1) << 50}, gpu(0)); // 4 PiB
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError &e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("gpu(0)"), std::string::npos) << message;
+    EXPECT_NE(message.find("free of"), std::string::npos) << message;
+  }
+}
+
+TEST_F(Gpu, ElementwiseWithBroadcasting) {
+  Tensor a = randomOnCpu({3, 1, 5}, 0.5, 2, 1), b = randomOnCpu({4, 5}, 0.5, 2, 2);
+  using Op = Tensor (*)(const Tensor &, const Tensor &);
+  std::vector<std::pair<const char *, Op>> ops = {
+      {"add", np::add},         {"subtract", np::subtract}, {"multiply", np::multiply},
+      {"divide", np::divide},   {"power", np::power},       {"maximum", np::maximum},
+      {"minimum", np::minimum}, {"less", np::less},         {"greater_equal", np::greater_equal},
+      {"equal", np::equal}};
+  for (auto &[name, op] : ops) {
+    expectGpuMatchesCpu({a, b}, [op = op](auto &in) { return one(op(in[0], in[1])); }, name);
+    expectGpuMatchesCpu({a, a}, [op = op](auto &in) { return one(op(in[0], in[1])); },
+                        std::string(name) + " same shape");
+  }
+  expectGpuMatchesCpu({a, np::array(std::vector<float>{1.5f}, Shape{})},
+                      [](auto &in) { return one(in[0] * in[1]); }, "scalar");
+  Tensor half = a.astype(DType::f16);
+  expectGpuMatchesCpu({half, b.astype(DType::f16)}, [](auto &in) { return one(in[0] + in[1]); },
+                      "float16 add", 1e-3);
+}
+
+TEST_F(Gpu, UnaryAndSelect) {
+  Tensor x = randomOnCpu({6, 33}, -2, 2, 3), positive = randomOnCpu({6, 33}, 0.1, 3, 4);
+  using Op = Tensor (*)(const Tensor &);
+  for (auto [name, op] : std::vector<std::pair<const char *, Op>>{
+           {"negative", np::negative}, {"exp", np::exp}, {"tanh", np::tanh},
+           {"relu", npx::relu}, {"sigmoid", npx::sigmoid}})
+    expectGpuMatchesCpu({x}, [op = op](auto &in) { return one(op(in[0])); }, name);
+  for (auto [name, op] : std::vector<std::pair<const char *, Op>>{
+           {"log", np::log}, {"sqrt", np::sqrt}, {"rsqrt", np::rsqrt}})
+    expectGpuMatchesCpu({positive}, [op = op](auto &in) { return one(op(in[0])); }, name);
+  expectGpuMatchesCpu({randomOnCpu({6, 33}, -1, 1, 5), x},
+                      [](auto &in) { return one(npx::relu_backward(in[0], in[1])); },
+                      "relu_backward");
+  expectGpuMatchesCpu({x, positive},
+                      [](auto &in) { return one(np::where(in[0] > in[1], in[0], in[1])); },
+                      "where");
+  expectGpuMatchesCpu({x}, [](auto &in) { return one(in[0].astype(DType::i32)); }, "cast f32->i32");
+  expectGpuMatchesCpu({x}, [](auto &in) { return one(in[0].astype(DType::bf16)); }, "cast f32->bf16",
+                      1e-2);
+}
+
+TEST_F(Gpu, ReductionsArgmaxSoftmax) {
+  Tensor x = randomOnCpu({4, 5, 6}, -1, 1, 6);
+  for (std::vector<int64_t> axes : std::vector<std::vector<int64_t>>{{}, {1}, {0, 2}, {-1}}) {
+    std::string tag = "axes size " + std::to_string(axes.size());
+    expectGpuMatchesCpu({x}, [&](auto &in) { return one(np::sum(in[0], axes)); }, "sum " + tag);
+    expectGpuMatchesCpu({x}, [&](auto &in) { return one(np::mean(in[0], axes, true)); },
+                        "mean " + tag);
+    expectGpuMatchesCpu({x}, [&](auto &in) { return one(np::max(in[0], axes)); }, "max " + tag);
+    expectGpuMatchesCpu({x}, [&](auto &in) { return one(np::min(in[0], axes)); }, "min " + tag);
+  }
+  // A long reduction takes the one-block-per-output path.
+  Tensor wide = randomOnCpu({3, 20000}, -1, 1, 8);
+  expectGpuMatchesCpu({wide}, [](auto &in) { return one(np::sum(in[0], {1})); }, "long sum");
+  expectGpuMatchesCpu({x}, [](auto &in) { return one(np::argmax(in[0], 1)); }, "argmax");
+  expectGpuMatchesCpu({x}, [](auto &in) { return one(npx::softmax(in[0], 1)); }, "softmax");
+  expectGpuMatchesCpu({x}, [](auto &in) { return one(npx::log_softmax(in[0])); }, "log_softmax");
+}
+
+TEST_F(Gpu, LayoutOps) {
+  Tensor x = randomOnCpu({2, 3, 4}, -1, 1, 9), y = randomOnCpu({2, 5, 4}, -1, 1, 10);
+  expectGpuMatchesCpu({x}, [](auto &in) { return one(np::transpose(in[0], {2, 0, 1})); },
+                      "transpose");
+  expectGpuMatchesCpu({x}, [](auto &in) { return one(np::broadcast_to(in[0], {3, 2, 3, 4})); },
+                      "broadcast_to");
+  expectGpuMatchesCpu({x, y}, [](auto &in) { return one(np::concatenate({in[0], in[1]}, 1)); },
+                      "concatenate");
+  expectGpuMatchesCpu({y}, [](auto &in) { return np::split_sizes(in[0], {1, 4}, 1); }, "split");
+  expectGpuMatchesCpu({x}, [](auto &in) { return one(np::reshape(in[0], {6, 4}) * 2.0); },
+                      "reshape");
+}
+
+TEST_F(Gpu, MatmulAndDense) {
+  expectGpuMatchesCpu({randomOnCpu({5, 7}, -1, 1, 11), randomOnCpu({7, 3}, -1, 1, 12)},
+                      [](auto &in) { return one(np::matmul(in[0], in[1])); }, "matmul");
+  expectGpuMatchesCpu({randomOnCpu({7, 5}, -1, 1, 13), randomOnCpu({3, 7}, -1, 1, 14)},
+                      [](auto &in) { return one(np::matmul(in[0], in[1], true, true)); },
+                      "matmul transposed");
+  expectGpuMatchesCpu({randomOnCpu({2, 5, 7}, -1, 1, 15), randomOnCpu({7, 3}, -1, 1, 16)},
+                      [](auto &in) { return one(np::matmul(in[0], in[1])); }, "batched matmul");
+  expectGpuMatchesCpu({randomOnCpu({2, 1, 5, 7}, -1, 1, 17), randomOnCpu({3, 7, 4}, -1, 1, 18)},
+                      [](auto &in) { return one(np::matmul(in[0], in[1])); },
+                      "partially broadcast matmul");
+  expectGpuMatchesCpu({randomOnCpu({6, 9}, -1, 1, 19), randomOnCpu({4, 9}, -1, 1, 20),
+                       randomOnCpu({4}, -1, 1, 21)},
+                      [](auto &in) { return one(npx::fully_connected(in[0], in[1], in[2])); },
+                      "dense");
+}
+
+TEST_F(Gpu, ConvolutionForwardAndBackward) {
+  for (int64_t groups : {1, 3}) {
+    npx::ConvOptions options;
+    options.stride = {2, 1};
+    options.padding = {1, 0};
+    options.dilation = {1, groups == 3 ? 2 : 1};
+    options.groups = groups;
+    Tensor x = randomOnCpu({2, 3, 9, 7}, -1, 1, 22), w = randomOnCpu({6, 3 / groups, 3, 2}, -1, 1, 23);
+    Tensor b = randomOnCpu({6}, -1, 1, 24);
+    Shape xs = x.shape(), ws = w.shape();
+    std::string tag = "groups " + std::to_string(groups);
+    expectGpuMatchesCpu({x, w, b},
+                        [&](auto &in) { return one(npx::convolution(in[0], in[1], in[2], options)); },
+                        "conv2d " + tag, 1e-4);
+    Tensor dy = randomOnCpu(npx::convolution(x, w, b, options).shape(), -1, 1, 25);
+    expectGpuMatchesCpu(
+        {dy, w}, [&](auto &in) { return one(npx::convolution_backward_data(in[0], in[1], xs, options)); },
+        "conv2d backward data " + tag, 1e-4);
+    expectGpuMatchesCpu(
+        {dy, x},
+        [&](auto &in) { return one(npx::convolution_backward_filter(in[0], in[1], ws, options)); },
+        "conv2d backward filter " + tag, 1e-4);
+  }
+}
+
+TEST_F(Gpu, PoolingForwardAndBackward) {
+  Tensor x = randomOnCpu({2, 3, 8, 7}, -1, 1, 26);
+  npx::PoolOptions max;
+  max.kernel = {2, 2};
+  max.stride = {2, 2};
+  Tensor y = npx::max_pool2d(x, max);
+  Tensor dy = randomOnCpu(y.shape(), -1, 1, 27);
+  expectGpuMatchesCpu({x}, [&](auto &in) { return one(npx::max_pool2d(in[0], max)); }, "max_pool2d");
+  expectGpuMatchesCpu({dy, x}, [&](auto &in) { return one(npx::max_pool2d_backward(in[0], in[1], max)); },
+                      "max_pool2d backward");
+  for (bool includePad : {true, false}) {
+    npx::PoolOptions avg;
+    avg.kernel = {3, 3};
+    avg.stride = {2, 2};
+    avg.padding = {1, 1};
+    avg.count_include_pad = includePad;
+    Tensor ya = npx::avg_pool2d(x, avg);
+    Tensor dya = randomOnCpu(ya.shape(), -1, 1, 28);
+    std::string tag = includePad ? " including padding" : " excluding padding";
+    expectGpuMatchesCpu({x}, [&](auto &in) { return one(npx::avg_pool2d(in[0], avg)); },
+                        "avg_pool2d" + tag);
+    expectGpuMatchesCpu({dya}, [&](auto &in) { return one(npx::avg_pool2d_backward(in[0], x.shape(), avg)); },
+                        "avg_pool2d backward" + tag);
+  }
+}
+
+TEST_F(Gpu, BatchNormTrainingInferenceBackward) {
+  Tensor x = randomOnCpu({4, 3, 5, 6}, -2, 3, 29), gamma = randomOnCpu({3}, 0.5, 1.5, 30);
+  Tensor beta = randomOnCpu({3}, -1, 1, 31), mean = randomOnCpu({3}, -1, 1, 32);
+  Tensor var = randomOnCpu({3}, 0.5, 2, 33), dy = randomOnCpu({4, 3, 5, 6}, -1, 1, 34);
+  expectGpuMatchesCpu({x, gamma, beta},
+                      [](auto &in) {
+                        auto r = npx::batch_norm_training(in[0], in[1], in[2]);
+                        return std::vector<Tensor>{r.output, r.mean, r.var};
+                      },
+                      "batch_norm training", 1e-4);
+  expectGpuMatchesCpu({x, gamma, beta, mean, var},
+                      [](auto &in) {
+                        return one(npx::batch_norm_inference(in[0], in[1], in[2], in[3], in[4]));
+                      },
+                      "batch_norm inference", 1e-4);
+  expectGpuMatchesCpu({dy, x, gamma, mean, var},
+                      [](auto &in) {
+                        auto g = npx::batch_norm_backward(in[0], in[1], in[2], in[3], in[4]);
+                        return std::vector<Tensor>{g.input, g.gamma, g.beta};
+                      },
+                      "batch_norm backward", 1e-4);
+}
+
+TEST_F(Gpu, LossDropoutAndRandom) {
+  Tensor logits = randomOnCpu({8, 5}, -3, 3, 35);
+  Tensor labels = np::array(std::vector<int64_t>{0, 4, 2, 1, 3, 3, 0, 4});
+  Tensor dloss = randomOnCpu({8}, 0.5, 1.5, 36);
+  expectGpuMatchesCpu({logits, labels},
+                      [](auto &in) { return one(npx::softmax_cross_entropy(in[0], in[1])); },
+                      "softmax_cross_entropy");
+  expectGpuMatchesCpu(
+      {dloss, logits, labels},
+      [](auto &in) { return one(npx::softmax_cross_entropy_backward(in[0], in[1], in[2])); },
+      "softmax_cross_entropy backward");
+  // A seed drops the same elements and draws the same numbers on every device.
+  expectGpuMatchesCpu({randomOnCpu({7, 9}, -1, 1, 37)},
+                      [](auto &in) {
+                        auto r = npx::dropout(in[0], 0.3, 1234);
+                        return std::vector<Tensor>{r.output, r.mask};
+                      },
+                      "dropout");
+  np::random::seed(99, gpu(0));
+  std::vector<float> first = values(np::random::uniform(2, 3, {500}, gpu(0)));
+  np::random::seed(99, gpu(0));
+  EXPECT_EQ(values(np::random::uniform(2, 3, {500}, gpu(0))), first);
+  float low = *std::min_element(first.begin(), first.end());
+  float high = *std::max_element(first.begin(), first.end());
+  EXPECT_GE(low, 2.f);
+  EXPECT_LT(high, 3.f);
+  EXPECT_GT(high - low, 0.5f); // spread, not a constant
+  EXPECT_EQ(values(np::full({4}, 2.5, DType::f32, gpu(0))), std::vector<float>(4, 2.5f));
+}
+
+TEST_F(Gpu, ErrorsFromTheDeviceSurfaceAtTheRead) {
+  Tensor logits = randomOnCpu({2, 3}).copyto(gpu(0));
+  Tensor bad = np::array(std::vector<int64_t>{0, 7}).copyto(gpu(0));
+  Tensor loss = npx::softmax_cross_entropy(logits, bad); // returns at once
+  try {
+    loss.wait_to_read();
+    FAIL() << "expected the bad label to be reported";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("outside [0, 3)"), std::string::npos) << e.what();
+  }
+  // What was computed from the failed result fails with the same error.
+  EXPECT_THROW(np::sum(loss).item<float>(), Error);
+  Tensor ints = np::array(std::vector<int64_t>{4, 5}).copyto(gpu(0));
+  Tensor zeroDivisor = np::array(std::vector<int64_t>{1, 0}).copyto(gpu(0));
+  EXPECT_THROW((ints / zeroDivisor).to_vector<int64_t>(), Error);
+  EXPECT_THROW(waitall(), Error); // the first error since the last waitall
+  waitall();                      // and only once
+}
+
+TEST_F(Gpu, AutogradOnTheGpuMatchesTheCpu) {
+  Tensor x = randomOnCpu({2, 3, 6, 6}, -1, 1, 40), w = randomOnCpu({4, 3, 3, 3}, -1, 1, 41);
+  Tensor b = randomOnCpu({4}, -1, 1, 42);
+  auto gradients = [&](Device device) {
+    Tensor xd = x.copyto(device), wd = w.copyto(device), bd = b.copyto(device);
+    xd.attach_grad();
+    wd.attach_grad();
+    bd.attach_grad();
+    {
+      autograd::Record record;
+      npx::PoolOptions pool;
+      pool.kernel = {2, 2};
+      pool.stride = {2, 2};
+      Tensor y = npx::max_pool2d(npx::relu(npx::convolution(xd, wd, bd)), pool);
+      Tensor loss = np::sum(y * y);
+      loss.backward();
+    }
+    return std::vector<std::vector<float>>{values(xd.grad()), values(wd.grad()), values(bd.grad())};
+  };
+  auto onGpu = gradients(gpu(0)), onCpu = gradients(cpu(0));
+  for (size_t k = 0; k < onGpu.size(); ++k)
+    for (size_t i = 0; i < onGpu[k].size(); ++i)
+      ASSERT_NEAR(onGpu[k][i], onCpu[k][i], 1e-4 * std::max(1.f, std::abs(onCpu[k][i])))
+          << "gradient #" << k << " element " << i;
+}

@@ -1,0 +1,109 @@
+//===- GpuTrainingTest.cpp - the seed's training loop on GPUs ----------------===//
+//
+// The seed's loop (split_and_load, record, backward, Trainer.step) on every GPU ends
+// where the same loop on as many CPU devices ends; hybridized and the compiled training
+// step (NCCL all-reduce with two GPUs or more) end where the eager GPU loop ends. Every
+// test skips, saying why, when this process sees no GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "../Frontend/GradientCheck.h"
+#include "../../examples/LeafNetwork.h"
+
+#include <cmath>
+
+using namespace dlc;
+using namespace dlc::gluon;
+using dlc::testing::randomTensor;
+
+namespace {
+
+/// A LeafNetwork with BatchNorm and no dropout (dropout masks differ across devices).
+class SmallLeaf : public HybridSequential {
+public:
+  SmallLeaf() {
+    add(leafnet::conv_block(8, 2, 2), leafnet::conv_block(16, 2, 2),
+        std::make_shared<nn::Flatten>(), leafnet::dense_block(20, "relu", /*dropout=*/0),
+        std::make_shared<nn::Dense>(2));
+  }
+};
+
+enum class Loop { eager, hybridized, compiled };
+
+/// Parameters after `steps` steps on `devices`, from the same initial values (drawn on
+/// cpu(0), then moved).
+std::vector<std::vector<float>> train(const std::vector<Device> &devices, Loop loop, int steps = 5) {
+  np::random::seed(5);
+  SmallLeaf net;
+  net.initialize(init::Xavier(), {cpu(0)});
+  {
+    autograd::Pause predict;
+    net(np::zeros({1, 3, 32, 32}, cpu(0)));
+  }
+  net.collect_params().reset_device(devices);
+  if (loop == Loop::hybridized)
+    net.hybridize();
+  Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.05}, {"momentum", 0.9}});
+  loss::SoftmaxCrossEntropyLoss lossFn;
+  std::optional<TrainStep> step;
+  if (loop == Loop::compiled)
+    step.emplace(net, lossFn, trainer, devices);
+  size_t batch = 4 * devices.size();
+  Tensor images = randomTensor({int64_t(batch), 3, 32, 32}, 9);
+  std::vector<int64_t> labelValues;
+  for (size_t i = 0; i < batch; ++i)
+    labelValues.push_back(int64_t((i * 7) % 2));
+  Tensor labels = np::array(labelValues);
+  for (int i = 0; i < steps; ++i) {
+    if (step)
+      (*step)(images, labels).wait_to_read();
+    else
+      leafnet::seed_loop_step(net, lossFn, trainer, images, labels, devices);
+  }
+  std::vector<std::vector<float>> params;
+  for (const ParameterPtr &p : net.collect_params().values())
+    for (Device d : devices)
+      params.push_back(p->data(d).to_vector<float>());
+  return params;
+}
+
+void expectSameParameters(const std::vector<std::vector<float>> &a,
+                          const std::vector<std::vector<float>> &b, double tolerance,
+                          const char *what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t k = 0; k < a.size(); ++k) {
+    ASSERT_EQ(a[k].size(), b[k].size()) << what;
+    for (size_t i = 0; i < a[k].size(); ++i)
+      ASSERT_NEAR(a[k][i], b[k][i], tolerance * std::max(1.f, std::abs(b[k][i])))
+          << what << ": parameter copy #" << k << " element " << i;
+  }
+}
+
+class GpuTraining : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (num_gpus() == 0)
+      GTEST_SKIP() << "no GPU in this process (num_gpus() == 0): GPU tests are skipped";
+    for (int i = 0; i < num_gpus(); ++i) {
+      gpus.push_back(gpu(i));
+      cpus.push_back(cpu(i));
+    }
+  }
+  std::vector<Device> gpus, cpus;
+};
+
+} // namespace
+
+TEST_F(GpuTraining, SeedLoopOnEveryGpuMatchesTheCpus) {
+  expectSameParameters(train(gpus, Loop::eager), train(cpus, Loop::eager), 1e-3,
+                       "eager GPUs vs eager CPUs");
+}
+
+TEST_F(GpuTraining, HybridizedMatchesEagerOnGpus) {
+  expectSameParameters(train(gpus, Loop::hybridized), train(gpus, Loop::eager), 1e-4,
+                       "hybridized vs eager on GPUs");
+}
+
+TEST_F(GpuTraining, CompiledStepMatchesTheSeedLoopOnGpus) {
+  expectSameParameters(train(gpus, Loop::compiled), train(gpus, Loop::eager), 1e-4,
+                       "compiled step vs eager loop on GPUs");
+}
