@@ -58,6 +58,7 @@ namespace {
 
 struct Task {
   std::function<void()> work;
+  bool alwaysRun = false; // a collective rank: runs even when an input failed
   std::vector<TaskHandle> inputs;     // wait, and fail with their error
   std::vector<TaskHandle> orderAfter; // wait only
   TaskHandle state;
@@ -97,6 +98,8 @@ public:
     threads_ = threads;
   }
 
+  std::mutex &enqueueMutex() { return enqueueMutex_; }
+
 private:
   void serve() {
 #if DLC_HAVE_CUDA
@@ -128,24 +131,26 @@ private:
       }
 #if DLC_HAVE_CUDA
       if (gpu_) {
-        std::exception_ptr error = startError ? startError : run(task);
-        if (!error) {
-          // Issued to the stream: the completion thread finishes the task once its fence
-          // has passed, and only then releases the buffers the work captured.
-          try {
-            InFlight flight{cuda::issue(device_.id), std::move(task)};
-            {
-              std::lock_guard<std::mutex> lock(mutex_);
-              inFlight_.push_back(std::move(flight));
-            }
-            landed_.notify_one();
-            continue;
-          } catch (...) {
-            error = std::current_exception();
-          }
-        } else if (!startError) {
-          cuda::abandon_issue(device_.id);
+        if (startError) {
+          finish(task, startError);
+          continue;
         }
+        // Whatever the work launched before it returned or threw is on the stream: the
+        // task finishes, and releases what it captured, only once its fence has passed.
+        std::exception_ptr error = run(task);
+        try {
+          InFlight flight{cuda::issue(device_.id), std::move(task), error};
+          {
+            std::lock_guard<std::mutex> lock(mutex_);
+            inFlight_.push_back(std::move(flight));
+          }
+          landed_.notify_one();
+          continue;
+        } catch (...) {
+          if (!error)
+            error = std::current_exception();
+        }
+        cuda::abandon_issue(device_.id);
         finish(task, error);
         continue;
       }
@@ -180,30 +185,37 @@ private:
     for (const TaskHandle &dependency : task.orderAfter)
       if (!orderedByStream(dependency))
         dependency->wait();
+    std::exception_ptr inputError;
     for (const TaskHandle &input : task.inputs) {
       if (orderedByStream(input)) {
         // Failed when it was issued: known now. Failing later on the device: the
         // completion thread passes that error on to this task.
         if (input->done() && input->error())
-          return input->error();
-        continue;
+          inputError = input->error();
+      } else {
+        input->wait();
+        inputError = input->error();
       }
-      input->wait();
-      if (std::exception_ptr error = input->error())
-        return error; // an input is poisoned: so is everything computed from it
+      if (inputError)
+        break;
     }
+    // An input is poisoned: so is everything computed from it. A collective still takes
+    // part (its peers would wait for it forever) and fails afterwards.
+    if (inputError && !task.alwaysRun)
+      return inputError;
     try {
       task.work();
     } catch (...) {
       return std::current_exception();
     }
-    return nullptr;
+    return inputError;
   }
 
 #if DLC_HAVE_CUDA
   struct InFlight {
     cuda::IssuedTask issued;
     Task task;
+    std::exception_ptr error; // known when it was issued
   };
 
   /// The GPU queue's completion thread: finishes issued tasks in order as their fences
@@ -217,7 +229,8 @@ private:
         flight = std::move(inFlight_.front());
         inFlight_.pop_front();
       }
-      std::exception_ptr error = cuda::complete(device_.id, flight.issued);
+      std::exception_ptr completion = cuda::complete(device_.id, flight.issued);
+      std::exception_ptr error = flight.error ? flight.error : completion;
       // Tasks issued after a same-stream input ran before its failure was known.
       for (const TaskHandle &input : flight.task.inputs)
         if (!error && input->done() && input->error())
@@ -233,6 +246,7 @@ private:
 
   Device device_;
   bool gpu_;
+  std::mutex enqueueMutex_;
   std::mutex mutex_;
   std::condition_variable wake_, idle_;
   std::deque<Task> tasks_;
@@ -339,11 +353,18 @@ void Buffer::wait_to_write() const {
     task->wait();
 }
 
-TaskHandle enqueue(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
-                   const std::vector<std::shared_ptr<Buffer>> &writes,
-                   std::function<void()> work) {
+TaskHandle detail::enqueue_task(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
+                                const std::vector<std::shared_ptr<Buffer>> &writes,
+                                std::function<void()> work, bool alwaysRun) {
+  DeviceQueue &queue = queueFor(device);
+  // Registration and push happen under the queue's lock: a task another thread finds as
+  // a writer on this queue is already in it, ahead of the finder (a GPU queue relies on
+  // that order instead of waiting).
+  std::lock_guard<std::mutex> ordered(queue.enqueueMutex());
   Task task;
+  task.alwaysRun = alwaysRun;
   task.state = std::make_shared<TaskState>();
+  task.state->set_queue(&queue);
   // The buffers stay alive until the work has run.
   task.work = [work = std::move(work), reads, writes] { work(); };
   for (const auto &buffer : reads) {
@@ -366,10 +387,20 @@ TaskHandle enqueue(Device device, const std::vector<std::shared_ptr<Buffer>> &re
   TaskHandle state = task.state;
   thread_local DrainAtThreadExit drainAtExit;
   (void)drainAtExit;
-  DeviceQueue &queue = queueFor(device);
-  state->set_queue(&queue);
   queue.push(std::move(task));
   return state;
+}
+
+TaskHandle enqueue(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
+                   const std::vector<std::shared_ptr<Buffer>> &writes,
+                   std::function<void()> work) {
+  return detail::enqueue_task(device, reads, writes, std::move(work), false);
+}
+
+TaskHandle enqueue_collective(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
+                              const std::vector<std::shared_ptr<Buffer>> &writes,
+                              std::function<void()> work) {
+  return detail::enqueue_task(device, reads, writes, std::move(work), true);
 }
 
 void waitall() {

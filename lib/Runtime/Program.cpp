@@ -4,11 +4,7 @@
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Profile.h"
 #include "ArenaPlanner.h"
-#include "dlc/Config.h"
-
-#if DLC_HAVE_CUDA
-#include "CUDA/CudaEngine.h"
-#endif
+#include "DeviceBytes.h"
 
 #include <algorithm>
 #include <chrono>
@@ -74,23 +70,6 @@ void run_fused_elementwise(const FusedElementwise &body, const std::vector<char 
 }
 
 namespace {
-
-/// memmove on the program's device: in stream order on a GPU (the program runs as one
-/// task on the GPU's queue), a plain memmove on the host.
-void move_bytes(Device device, void *target, const void *source, size_t bytes) {
-  if (target == source)
-    return;
-  if (device.is_host()) {
-    std::memmove(target, source, bytes);
-    return;
-  }
-#if DLC_HAVE_CUDA
-  cuda::copy_async(target, device, source, device, bytes);
-#else
-  throw UnsupportedError("a compiled program on " + device.str() + " needs dlc built with CUDA");
-#endif
-}
-
 
 const char *storageName(StorageKind kind) {
   switch (kind) {

@@ -4,6 +4,7 @@
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Profile.h"
 #include "ArenaPlanner.h"
+#include "DeviceBytes.h"
 #include "dlc/Config.h"
 
 #if DLC_HAVE_CUDA
@@ -107,8 +108,8 @@ void enqueueGpuAllReduce(const ShardedStep &step, RefOf &&refOf, BufferOf &&buff
   bool mean = step.reduce_kind == 1;
   for (size_t rank = 0; rank < step.devices.size(); ++rank) {
     TensorRef in = refOf(step.inputs[rank]), out = refOf(step.outputs[rank]);
-    enqueue(step.devices[rank], {bufferOf(step.inputs[rank])}, {bufferOf(step.outputs[rank])},
-            [ordinals, rank, in, out, mean] {
+    enqueue_collective(step.devices[rank], {bufferOf(step.inputs[rank])},
+                       {bufferOf(step.outputs[rank])}, [ordinals, rank, in, out, mean] {
               cuda::all_reduce(ordinals, rank, in.data, out.data, size_t(out.numel()),
                                out.dtype, mean);
             });
@@ -296,9 +297,9 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
   for (const auto &[value, argument] : updates) {
     TensorRef from = ref(value), to = ref(arguments[size_t(argument)]);
     size_t bytes = values[size_t(value)].bytes();
-    enqueue(values[size_t(arguments[size_t(argument)])].device, {at[size_t(value)].buffer},
-            {at[size_t(arguments[size_t(argument)])].buffer},
-            [self, from, to, bytes] { std::memmove(to.data, from.data, bytes); });
+    Device device = values[size_t(arguments[size_t(argument)])].device;
+    enqueue(device, {at[size_t(value)].buffer}, {at[size_t(arguments[size_t(argument)])].buffer},
+            [self, device, from, to, bytes] { move_bytes(device, to.data, from.data, bytes); });
   }
   std::vector<BoundBuffer> out;
   for (int r : results)

@@ -48,6 +48,14 @@ private:
 };
 using TaskHandle = std::shared_ptr<TaskState>;
 
+class Buffer;
+namespace detail {
+/// enqueue and enqueue_collective (always_run: the work runs even when an input failed).
+TaskHandle enqueue_task(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
+                        const std::vector<std::shared_ptr<Buffer>> &writes,
+                        std::function<void()> work, bool always_run);
+} // namespace detail
+
 /// Memory of one or more tensors (views share it), with the tasks that order access to it.
 class Buffer {
 public:
@@ -64,9 +72,9 @@ public:
   void wait_to_write() const;
 
 private:
-  friend TaskHandle enqueue(Device, const std::vector<std::shared_ptr<Buffer>> &,
-                            const std::vector<std::shared_ptr<Buffer>> &,
-                            std::function<void()>);
+  friend TaskHandle detail::enqueue_task(Device, const std::vector<std::shared_ptr<Buffer>> &,
+                                         const std::vector<std::shared_ptr<Buffer>> &,
+                                         std::function<void()>, bool);
   std::shared_ptr<Storage> storage_;
   mutable std::mutex mutex_;
   TaskHandle writer_;
@@ -78,6 +86,13 @@ private:
 /// and the task fails with that error. Returns at once.
 TaskHandle enqueue(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
                    const std::vector<std::shared_ptr<Buffer>> &writes, std::function<void()> work);
+
+/// enqueue for one rank of a collective (an all-reduce): `work` runs even when an input
+/// failed, because the other ranks wait for every rank's part; the task then fails with
+/// the input's error.
+TaskHandle enqueue_collective(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
+                              const std::vector<std::shared_ptr<Buffer>> &writes,
+                              std::function<void()> work);
 
 /// Waits until every queue is idle, then rethrows the first error any task has ended with
 /// since the previous waitall (MXNet's `npx.waitall()`).

@@ -30,18 +30,37 @@ void checkNccl(ncclResult_t status, const char *call, const std::vector<int> &de
               ncclGetErrorString(status) + " (" + ncclGetLastError(nullptr) + ")");
 }
 
+std::mutex &cacheMutex() {
+  static std::mutex *mutex = new std::mutex;
+  return *mutex;
+}
+std::map<std::vector<int>, std::vector<ncclComm_t>> &cache() {
+  static auto *instance = new std::map<std::vector<int>, std::vector<ncclComm_t>>;
+  return *instance;
+}
+
 /// The communicators of `devices`, one per rank (rank i is devices[i]).
-const std::vector<ncclComm_t> &communicators(const std::vector<int> &devices) {
-  static std::mutex mutex;
-  static auto *cache = new std::map<std::vector<int>, std::vector<ncclComm_t>>;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache->find(devices);
-  if (it != cache->end())
+std::vector<ncclComm_t> communicators(const std::vector<int> &devices) {
+  std::lock_guard<std::mutex> lock(cacheMutex());
+  auto it = cache().find(devices);
+  if (it != cache().end())
     return it->second;
   std::vector<ncclComm_t> comms(devices.size());
   checkNccl(ncclCommInitAll(comms.data(), int(devices.size()), devices.data()), "ncclCommInitAll",
             devices);
-  return cache->emplace(devices, std::move(comms)).first->second;
+  return cache().emplace(devices, std::move(comms)).first->second;
+}
+
+/// After a rank failed, its peers' NCCL kernels would wait for it forever: abort the set's
+/// communicators (their pending operations fail) and forget them.
+void abortCommunicators(const std::vector<int> &devices) {
+  std::lock_guard<std::mutex> lock(cacheMutex());
+  auto it = cache().find(devices);
+  if (it == cache().end())
+    return;
+  for (ncclComm_t comm : it->second)
+    ncclCommAbort(comm);
+  cache().erase(it);
 }
 
 ncclDataType_t ncclType(DType dtype) {
@@ -69,10 +88,15 @@ ncclDataType_t ncclType(DType dtype) {
 void all_reduce(const std::vector<int> &devices, size_t rank, const void *input, void *output,
                 size_t count, DType dtype, bool mean) {
   OpScope scope("dlc.all_reduce");
-  const std::vector<ncclComm_t> &comms = communicators(devices);
-  checkNccl(ncclAllReduce(input, output, count, ncclType(dtype), mean ? ncclAvg : ncclSum,
-                          comms.at(rank), current_context().stream()),
-            "ncclAllReduce", devices);
+  try {
+    std::vector<ncclComm_t> comms = communicators(devices);
+    checkNccl(ncclAllReduce(input, output, count, ncclType(dtype), mean ? ncclAvg : ncclSum,
+                            comms.at(rank), current_context().stream()),
+              "ncclAllReduce", devices);
+  } catch (...) {
+    abortCommunicators(devices);
+    throw;
+  }
 }
 
 } // namespace dlc::cuda

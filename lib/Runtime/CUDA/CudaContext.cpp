@@ -129,7 +129,12 @@ cudaEvent_t DeviceContext::record_fence() {
   if (!event)
     check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming | cudaEventBlockingSync),
           "cudaEventCreateWithFlags");
-  check(cudaEventRecord(event, stream_), "cudaEventRecord");
+  cudaError_t status = cudaEventRecord(event, stream_);
+  if (status != cudaSuccess) {
+    std::lock_guard<std::mutex> lock(eventsMutex_);
+    freeEvents_.push_back(event);
+  }
+  check(status, "cudaEventRecord");
   return event;
 }
 

@@ -153,8 +153,6 @@ template <Unary U> void unary(const KernelArgs &args) {
     if constexpr (std::is_same_v<T, bool> || (integral && U != Unary::neg && U != Unary::relu)) {
       throw DTypeError(std::string("this op needs a floating-point tensor, got ") +
                        dtype_name(y.dtype));
-    } else if constexpr (std::is_same_v<T, uint8_t> && U == Unary::neg) {
-      throw DTypeError("negative of an unsigned (uint8) tensor is not supported");
     } else {
       unaryKernel<U, T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(x.as<const T>(),
                                                                        y.as<T>(), n);

@@ -86,6 +86,12 @@ void copyRows(void *target, size_t targetPitch, const void *source, size_t sourc
               size_t block, size_t rows) {
   if (block == 0 || rows == 0)
     return;
+  if (rows == 1) { // one block: no pitch (2-D copies refuse pitches over about 2 GiB)
+    check(cudaMemcpyAsync(target, source, block, cudaMemcpyDeviceToDevice,
+                          current_context().stream()),
+          "cudaMemcpyAsync");
+    return;
+  }
   check(cudaMemcpy2DAsync(target, targetPitch, source, sourcePitch, block, rows,
                           cudaMemcpyDeviceToDevice, current_context().stream()),
         "cudaMemcpy2DAsync");
