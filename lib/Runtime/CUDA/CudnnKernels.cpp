@@ -94,9 +94,12 @@ int chooseAlgorithm(const char *direction, const std::string &key, Query &&query
   Perf perfs[16];
   int returned = 0;
   query(16, &returned, perfs);
+  // In strict FP32 only algorithms that run with FMA math qualify (the descriptor asks
+  // for it; the ranking may still list tensor-op entries).
   int algorithm = -1;
   for (int i = 0; i < returned && algorithm < 0; ++i)
-    if (perfs[i].status == CUDNN_STATUS_SUCCESS)
+    if (perfs[i].status == CUDNN_STATUS_SUCCESS &&
+        (tf32() || perfs[i].mathType == CUDNN_FMA_MATH))
       algorithm = int(perfs[i].algo);
   if (algorithm < 0)
     throw UnsupportedError(std::string(current_op()) + ": cuDNN has no " + direction +
