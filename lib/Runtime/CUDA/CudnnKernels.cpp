@@ -94,13 +94,14 @@ int chooseAlgorithm(const char *direction, const std::string &key, Query &&query
   Perf perfs[16];
   int returned = 0;
   query(16, &returned, perfs);
-  // In strict FP32 only algorithms that run with FMA math qualify (the descriptor asks
-  // for it; the ranking may still list tensor-op entries).
+  // In strict FP32, prefer entries ranked for FMA math (the descriptor asks for it; the
+  // ranking may still list tensor-op entries); else the first that cuDNN can run.
   int algorithm = -1;
-  for (int i = 0; i < returned && algorithm < 0; ++i)
-    if (perfs[i].status == CUDNN_STATUS_SUCCESS &&
-        (tf32() || perfs[i].mathType == CUDNN_FMA_MATH))
-      algorithm = int(perfs[i].algo);
+  for (int pass = tf32() ? 1 : 0; pass < 2 && algorithm < 0; ++pass)
+    for (int i = 0; i < returned && algorithm < 0; ++i)
+      if (perfs[i].status == CUDNN_STATUS_SUCCESS &&
+          (pass == 1 || perfs[i].mathType == CUDNN_FMA_MATH))
+        algorithm = int(perfs[i].algo);
   if (algorithm < 0)
     throw UnsupportedError(std::string(current_op()) + ": cuDNN has no " + direction +
                            " algorithm for " + key);
