@@ -44,6 +44,18 @@ inline unsigned blocks_for(int64_t n) {
   return unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(1) << 20)));
 }
 
+/// (outer, axis, inner) element counts of a shape around `axis`; passed to kernels by
+/// value.
+struct AxisSplit {
+  int64_t outer = 1, axis = 1, inner = 1;
+};
+inline AxisSplit split_at_axis(const Shape &shape, int64_t axis) {
+  AxisSplit s;
+  for (int64_t d = 0; d < int64_t(shape.size()); ++d)
+    (d < axis ? s.outer : d == axis ? s.axis : s.inner) *= shape[size_t(d)];
+  return s;
+}
+
 /// numpy broadcasting on the device: the output's shape and, per operand, its element
 /// strides aligned to the output (0 where it broadcasts). Passed to kernels by value.
 constexpr int kMaxRank = 8;

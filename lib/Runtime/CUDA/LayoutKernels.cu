@@ -70,17 +70,6 @@ void broadcastTo(const KernelArgs &args) {
          "broadcast_to");
 }
 
-/// (outer, axis, inner) element counts around `axis`.
-struct AxisSplit {
-  int64_t outer = 1, axis = 1, inner = 1;
-};
-AxisSplit splitAt(const Shape &shape, int64_t axis) {
-  AxisSplit s;
-  for (int64_t d = 0; d < int64_t(shape.size()); ++d)
-    (d < axis ? s.outer : d == axis ? s.axis : s.inner) *= shape[size_t(d)];
-  return s;
-}
-
 /// Copies `rows` blocks of `block` bytes between pitched layouts, in stream order.
 void copyRows(void *target, size_t targetPitch, const void *source, size_t sourcePitch,
               size_t block, size_t rows) {
@@ -104,10 +93,10 @@ void concat(const KernelArgs &args) {
   int64_t axis = shape_rules::normalizeAxis(args.attrs->get_int("axis", 0),
                                             int64_t(y.shape.size()));
   size_t width = dtype_size(y.dtype);
-  AxisSplit out = splitAt(y.shape, axis);
+  AxisSplit out = split_at_axis(y.shape, axis);
   int64_t start = 0;
   for (const TensorRef &x : args.inputs) {
-    AxisSplit in = splitAt(x.shape, axis);
+    AxisSplit in = split_at_axis(x.shape, axis);
     size_t block = size_t(in.axis * in.inner) * width;
     copyRows(static_cast<char *>(y.data) + size_t(start * out.inner) * width,
              size_t(out.axis * out.inner) * width, x.data, block, block, size_t(out.outer));
@@ -122,10 +111,10 @@ void split(const KernelArgs &args) {
   int64_t axis = shape_rules::normalizeAxis(args.attrs->get_int("axis", 0),
                                             int64_t(x.shape.size()));
   size_t width = dtype_size(x.dtype);
-  AxisSplit in = splitAt(x.shape, axis);
+  AxisSplit in = split_at_axis(x.shape, axis);
   int64_t start = 0;
   for (const TensorRef &y : args.outputs) {
-    AxisSplit part = splitAt(y.shape, axis);
+    AxisSplit part = split_at_axis(y.shape, axis);
     size_t block = size_t(part.axis * part.inner) * width;
     copyRows(y.data, block, static_cast<const char *>(x.data) + size_t(start * in.inner) * width,
              size_t(in.axis * in.inner) * width, block, size_t(in.outer));

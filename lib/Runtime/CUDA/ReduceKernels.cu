@@ -134,17 +134,6 @@ void reduce(const KernelArgs &args) {
   });
 }
 
-/// (outer, axis, inner) around `axis`.
-struct AxisSplit {
-  int64_t outer = 1, axis = 1, inner = 1;
-};
-AxisSplit splitAt(const Shape &shape, int64_t axis) {
-  AxisSplit s;
-  for (int64_t d = 0; d < int64_t(shape.size()); ++d)
-    (d < axis ? s.outer : d == axis ? s.axis : s.inner) *= shape[size_t(d)];
-  return s;
-}
-
 template <typename T>
 __global__ void argmaxKernel(const T *x, int64_t *y, AxisSplit s) {
   DLC_GRID_STRIDE_LOOP(t, s.outer * s.inner) {
@@ -167,7 +156,7 @@ __global__ void argmaxKernel(const T *x, int64_t *y, AxisSplit s) {
 void argmax(const KernelArgs &args) {
   OpScope scope("dlc.argmax");
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
-  AxisSplit s = splitAt(x.shape, shape_rules::normalizeAxis(args.attrs->get_int("axis", 0),
+  AxisSplit s = split_at_axis(x.shape, shape_rules::normalizeAxis(args.attrs->get_int("axis", 0),
                                                              int64_t(x.shape.size())));
   if (s.axis == 0)
     throw ShapeError("argmax over an empty axis has no value");
@@ -206,7 +195,7 @@ __global__ void softmaxKernel(const T *x, T *y, AxisSplit s) {
 template <bool Log> void softmax(const KernelArgs &args) {
   OpScope scope(Log ? "dlc.log_softmax" : "dlc.softmax");
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
-  AxisSplit s = splitAt(x.shape, shape_rules::normalizeAxis(args.attrs->get_int("axis", -1),
+  AxisSplit s = split_at_axis(x.shape, shape_rules::normalizeAxis(args.attrs->get_int("axis", -1),
                                                              int64_t(x.shape.size())));
   if (s.outer * s.inner == 0)
     return;
