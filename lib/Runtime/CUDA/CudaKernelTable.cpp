@@ -3,17 +3,6 @@
 
 namespace dlc::cuda {
 
-std::vector<int64_t> broadcast_strides(const Shape &shape, const Shape &out) {
-  std::vector<int64_t> strides(out.size(), 0);
-  int64_t stride = 1;
-  size_t offset = out.size() - shape.size();
-  for (size_t i = shape.size(); i-- > 0;) {
-    strides[offset + i] = shape[i] == 1 ? 0 : stride;
-    stride *= shape[i];
-  }
-  return strides;
-}
-
 Indexer make_indexer(const char *op, const Shape &out,
                      std::initializer_list<std::vector<int64_t>> operandStrides) {
   if (out.size() > size_t(kMaxRank))

@@ -9,6 +9,7 @@
 #define DLC_LIB_RUNTIME_CUDA_CUDAKERNELS_H
 
 #include "CudaContext.h"
+#include "../CPU/CpuKernels.h"
 
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Kernel.h"
@@ -44,17 +45,11 @@ inline unsigned blocks_for(int64_t n) {
   return unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(1) << 20)));
 }
 
-/// (outer, axis, inner) element counts of a shape around `axis`; passed to kernels by
-/// value.
-struct AxisSplit {
-  int64_t outer = 1, axis = 1, inner = 1;
-};
-inline AxisSplit split_at_axis(const Shape &shape, int64_t axis) {
-  AxisSplit s;
-  for (int64_t d = 0; d < int64_t(shape.size()); ++d)
-    (d < axis ? s.outer : d == axis ? s.axis : s.inner) *= shape[size_t(d)];
-  return s;
-}
+// Shape helpers shared with the CPU kernels (host code; AxisSplit is passed to kernels
+// by value).
+using cpu_kernels::AxisSplit;
+using cpu_kernels::broadcast_strides;
+using cpu_kernels::split_at_axis;
 
 /// numpy broadcasting on the device: the output's shape and, per operand, its element
 /// strides aligned to the output (0 where it broadcasts). Passed to kernels by value.
@@ -66,9 +61,6 @@ struct Indexer {
   int64_t strides[kMaxOperands][kMaxRank] = {};
 };
 
-/// Row-major strides of `shape` aligned to the last dimensions of `out`, 0 where `shape`
-/// broadcasts.
-std::vector<int64_t> broadcast_strides(const Shape &shape, const Shape &out);
 /// An Indexer over `out` with one stride vector per operand; throws ShapeError naming
 /// `op` for ranks above kMaxRank.
 Indexer make_indexer(const char *op, const Shape &out,
