@@ -133,6 +133,14 @@ void benchLayers(int64_t batch, int repeats) {
            npx::BatchNormResult f = npx::batch_norm_training(pooled, gamma, beta);
            npx::batch_norm_backward(f.output, pooled, gamma, f.mean, f.var);
          }, 1, repeats));
+  // The cost of one eager op on tiny data: 100 dependent adds, then a wait. What is left
+  // when the kernels take no time is the framework's own (dispatch, queue, launch).
+  Tensor small = np::random::uniform(-1, 1, {4}), increment = np::ones({4});
+  report("small_op_x100", batch, timeIt([&] {
+           Tensor acc = small;
+           for (int i = 0; i < 100; ++i)
+             acc = acc + increment;
+         }, 1, repeats));
   Tensor flat = np::random::uniform(-1, 1, {batch, 21632});
   Tensor w1 = np::random::normal(0, 0.01, {100, 21632}), b1 = np::zeros({100});
   report("dense_fwd_bwd", batch, timeIt([&] {

@@ -2,28 +2,33 @@
 # scripts/gpu-check.sh - the GPU check: build dlc for the GPU, run the GPU tests, time
 # kernels and the LeafNetwork training step against PyTorch, print a short table.
 #
-#   scripts/gpu-check.sh [--out DIR] [--build-dir DIR] [--no-build] [--arch SM]
+#   scripts/gpu-check.sh [--out DIR] [--build-dir DIR] [--no-build] [--bundle FILE] [--arch SM]
 #
 #   --out DIR        where the logs go (default: $DLC_GPU_CHECK_OUT, else a new temporary
 #                    folder); the last lines printed name it
 #   --build-dir DIR  build tree (default: build-gpu); with --no-build, binaries are taken
 #                    from DIR/bin as they are (built elsewhere and carried over)
+#   --bundle FILE    run the programs packed by scripts/gpu-bundle.sh (no build): for a
+#                    GPU machine without LLVM, MLIR or oneDNN
 #   --arch SM        CUDA architecture (default 90: Hopper, H100/H200)
 #
-# Stages are time-boxed so that the whole check stays under 8 minutes on an H200 with a
-# warm build; the exit status is non-zero when a stage fails or no GPU is visible.
+# Each GPU test runs in its own process, so that a crash or a hang costs one test, not the
+# rest. Stages are time-boxed so that the whole check stays under 7 minutes on an H200 with
+# a warm build; the exit status is non-zero when a stage fails or no GPU is visible.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${DLC_GPU_CHECK_OUT:-}"
 build_dir="$root/build-gpu"
 build=1
+bundle=""
 arch=90
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
     --build-dir) build_dir="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
+    --bundle) bundle="$(realpath "$2")"; build=0; shift 2 ;;
     --arch) arch="$2"; shift 2 ;;
     *) echo "gpu-check: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
@@ -61,23 +66,63 @@ if [ "$build" = 1 ]; then
   fi
 fi
 bin="$build_dir/bin"
+if [ -n "$bundle" ]; then
+  unpacked="$out/bundle"
+  mkdir -p "$unpacked"
+  say "unpacking $bundle"
+  tar -C "$unpacked" -xJf "$bundle" 2>/dev/null ||
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+      "$bundle" "$unpacked" || { say "cannot unpack $bundle"; exit 1; }
+  bin="$unpacked/bin"
+  # cuDNN, cuBLAS and NCCL come from this machine: the system's, else the CUDA toolkit's,
+  # else the pip packages beside PyTorch.
+  libdirs="$unpacked/lib"
+  for lib in libcudnn.so.9 libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do
+    ldconfig -p 2>/dev/null | grep -q "$lib " && continue
+    found=$(find /usr/local /opt /usr/lib -name "$lib" 2>/dev/null | head -1)
+    if [ -n "$found" ]; then libdirs="$libdirs:$(dirname "$found")"
+    else say "$lib not found on this machine"; fi
+  done
+  export LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  say "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  missing=$(ldd "$bin/dlc-gpu-tests" | grep 'not found' || true)
+  [ -z "$missing" ] || { say "libraries missing: $missing"; exit 1; }
+fi
 for tool in dlc-gpu-tests dlc-bench-leafnet dlc-bench-trainstep; do
   [ -x "$bin/$tool" ] || { say "missing $bin/$tool"; exit 1; }
 done
 
 # --- 3. GPU tests ----------------------------------------------------------------------
 say "GPU tests (device API, every kernel vs the CPU reference, training on all GPUs)"
-timeout 240 "$bin/dlc-gpu-tests" --gtest_output="xml:$out/gpu-tests.xml" >"$out/gpu-tests.log" 2>&1
-rc=$?
-# One line per test as it ends ("... (12 ms)"); the summary repeats them without a time.
-passed=$(grep -c '^\[       OK \] .* ms)$' "$out/gpu-tests.log" || true)
-failed=$(grep -c '^\[  FAILED  \] .* ms)$' "$out/gpu-tests.log" || true)
-skipped=$(grep -c '^\[  SKIPPED \] .* ms)$' "$out/gpu-tests.log" || true)
-note "gpu tests: $passed passed, $failed failed, $skipped skipped (exit $rc)"
-if [ "$rc" -ne 0 ] || [ "$passed" -eq 0 ]; then
-  status=1
-  grep -E 'FAILED|Failure|error' "$out/gpu-tests.log" | head -20
-fi
+# "Suite." lines, then "  Test" lines, from gtest's listing.
+tests=$("$bin/dlc-gpu-tests" --gtest_list_tests |
+        awk '/^[^ ]/ {suite=$1} /^  [^ ]/ {print suite $1}')
+: >"$out/gpu-tests.log"
+passed=0 failed=0 skipped=0 failures=()
+for t in $tests; do
+  if [ $((SECONDS - started)) -gt 240 ]; then
+    say "test stage over its time: $t and the rest not run"; failures+=("$t (not run)"); continue
+  fi
+  t0=$SECONDS
+  timeout 90 "$bin/dlc-gpu-tests" --gtest_filter="$t" >"$out/test.log" 2>&1
+  rc=$?
+  cat "$out/test.log" >>"$out/gpu-tests.log"
+  if [ "$rc" -eq 0 ] && grep -q '^\[  SKIPPED \] .* ms)$' "$out/test.log"; then
+    result=skipped; skipped=$((skipped + 1))
+  elif [ "$rc" -eq 0 ]; then
+    result=passed; passed=$((passed + 1))
+  else
+    result="FAILED (exit $rc$( [ "$rc" -eq 124 ] && echo ', timed out'))"
+    failed=$((failed + 1)); failures+=("$t")
+    grep -E 'Failure|error|Error|what\(\)|Expected|Which is|actual' "$out/test.log" | head -8 |
+      sed 's/^/    /'
+  fi
+  say "$t: $result in $((SECONDS - t0)) s"
+done
+rm -f "$out/test.log"
+note "gpu tests: $passed passed, $failed failed, $skipped skipped"
+[ ${#failures[@]} -eq 0 ] || note "failed: ${failures[*]}"
+if [ "$failed" -gt 0 ] || [ "$passed" -eq 0 ]; then status=1; fi
 if [ "$skipped" -gt 0 ] && [ "$passed" -eq 0 ]; then
   say "no GPU visible to dlc: the tests skipped; nothing to time"
   for line in "${summary[@]}"; do say "$line"; done
@@ -86,11 +131,14 @@ fi
 
 # --- 4. timings ------------------------------------------------------------------------
 say "timing dlc on gpu(0): layers and the LeafNetwork step, batch 32"
-DLC_BENCH_DEVICES=gpu:1 timeout 150 "$bin/dlc-bench-leafnet" 32 >"$out/dlc-leafnet.jsonl" 2>&1 ||
+DLC_BENCH_DEVICES=gpu:1 timeout 120 "$bin/dlc-bench-leafnet" 32 >"$out/dlc-leafnet.jsonl" 2>&1 ||
   { say "dlc-bench-leafnet failed (see $out/dlc-leafnet.jsonl)"; status=1; }
+# Where the step's time goes: DLC_PROFILE waits for each op's kernels (kernel time per op).
+DLC_PROFILE=1 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-leafnet" --only=leafnet_step 32 \
+  >"$out/dlc-leafnet-profile.txt" 2>&1 || say "the profiled step failed (see $out/dlc-leafnet-profile.txt)"
 gpus=$( (nvidia-smi -L 2>/dev/null || echo gpu) | grep -c .)
 say "timing the training step on 1 GPU and on all $gpus"
-DLC_BENCH_DEVICES=gpu:1 timeout 90 "$bin/dlc-bench-trainstep" 32 20 >"$out/dlc-trainstep-1.jsonl" 2>&1 ||
+DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-trainstep" 32 20 >"$out/dlc-trainstep-1.jsonl" 2>&1 ||
   { say "dlc-bench-trainstep (1 GPU) failed"; status=1; }
 if [ "$gpus" -gt 1 ]; then
   DLC_BENCH_DEVICES=gpu timeout 90 "$bin/dlc-bench-trainstep" $((32 * gpus)) 20 \
@@ -98,7 +146,7 @@ if [ "$gpus" -gt 1 ]; then
 fi
 if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
   say "timing PyTorch eager on cuda:0"
-  timeout 120 python3 "$root/bench/peers/leafnet.py" torch 32 --device cuda --no-compiled \
+  timeout 90 python3 "$root/bench/peers/leafnet.py" torch 32 --device cuda --no-compiled \
     >"$out/torch-leafnet.jsonl" 2>&1 || say "the PyTorch peer failed (see $out/torch-leafnet.jsonl)"
 else
   say "PyTorch with CUDA not importable: no peer column"
@@ -120,7 +168,7 @@ def load(name):
 dlc, torch = load("dlc-leafnet.jsonl"), load("torch-leafnet.jsonl")
 one, every = load("dlc-trainstep-1.jsonl"), load("dlc-trainstep-all.jsonl")
 print(f"{'benchmark (batch 32, gpu 0)':34} {'dlc ms':>9} {'torch ms':>9} {'dlc/torch speed':>16}")
-for bench in ["conv2d_fwd_bwd", "max_pool2d_fwd_bwd", "batch_norm_fwd_bwd", "dense_fwd_bwd",
+for bench in ["small_op_x100", "conv2d_fwd_bwd", "max_pool2d_fwd_bwd", "batch_norm_fwd_bwd", "dense_fwd_bwd",
               "leafnet_step", "leafnet_step_gluon", "leafnet_step_hybrid"]:
     d, t = dlc.get(bench), torch.get("leafnet_step" if bench.startswith("leafnet") else bench)
     if not d:

@@ -95,6 +95,14 @@ def run_torch(args):
                 y = bn(pooled)
                 y.backward(y.detach())
             report("torch", "batch_norm_fwd_bwd", batch, median_time(bn_step, sync, 1, repeats))
+            small = torch.rand(4, device=device) * 2 - 1
+            increment = torch.ones(4, device=device)
+
+            def small_ops():
+                acc = small
+                for _ in range(100):
+                    acc = acc + increment
+            report("torch", "small_op_x100", batch, median_time(small_ops, sync, 1, repeats))
             flat = (torch.rand(batch, 21632, device=device) * 2 - 1).requires_grad_(True)
             dense = nn.Linear(21632, 100).to(device)
 

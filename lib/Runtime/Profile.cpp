@@ -1,6 +1,12 @@
 //===- Profile.cpp - the DLC_PROFILE kernel profile ----------------------------===//
 #include "dlc/Runtime/Profile.h"
 
+#include "dlc/Config.h"
+
+#if DLC_HAVE_CUDA
+#include "CUDA/CudaEngine.h"
+#endif
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +32,12 @@ KernelProfile *KernelProfile::get() {
     return created;
   }();
   return profile;
+}
+
+void KernelProfile::finish_device_work() {
+#if DLC_HAVE_CUDA
+  cuda::synchronize_if_gpu_worker();
+#endif
 }
 
 void KernelProfile::add(const std::string &op, double seconds) {

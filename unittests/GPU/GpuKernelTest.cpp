@@ -244,11 +244,33 @@ TEST_F(Gpu, PoolingForwardAndBackward) {
   expectGpuMatchesCpu({x}, [&](auto &in) { return one(npx::max_pool2d(in[0], max)); }, "max_pool2d");
   expectGpuMatchesCpu({dy, x}, [&](auto &in) { return one(npx::max_pool2d_backward(in[0], in[1], max)); },
                       "max_pool2d backward");
+  // Overlapping windows (the LeafNetwork's 4x4, stride 2), padding, MXNet's 'full'
+  // convention (ceil_mode), and ties: small integers, so that many windows hold equal
+  // maxima and the gradient must go to the first of them as on the CPU.
+  Tensor ties = np::random::randint(0, 4, {2, 3, 9, 10}, cpu(0)).astype(DType::f32);
+  for (bool ceil : {false, true}) {
+    npx::PoolOptions overlap;
+    overlap.kernel = {4, 4};
+    overlap.stride = {2, 2};
+    overlap.padding = {1, 1};
+    overlap.ceil_mode = ceil;
+    std::string tag = ceil ? " (4x4/2, padded, ceil_mode)" : " (4x4/2, padded)";
+    for (const Tensor &input : {x, ties}) {
+      Tensor dyo = randomOnCpu(npx::max_pool2d(input, overlap).shape(), -1, 1, 41);
+      expectGpuMatchesCpu({input}, [&](auto &in) { return one(npx::max_pool2d(in[0], overlap)); },
+                          "max_pool2d" + tag);
+      expectGpuMatchesCpu(
+          {dyo, input},
+          [&](auto &in) { return one(npx::max_pool2d_backward(in[0], in[1], overlap)); },
+          "max_pool2d backward" + tag);
+    }
+  }
   for (bool includePad : {true, false}) {
     npx::PoolOptions avg;
     avg.kernel = {3, 3};
     avg.stride = {2, 2};
     avg.padding = {1, 1};
+    avg.ceil_mode = includePad; // both conventions, once each
     avg.count_include_pad = includePad;
     Tensor ya = npx::avg_pool2d(x, avg);
     Tensor dya = randomOnCpu(ya.shape(), -1, 1, 28);

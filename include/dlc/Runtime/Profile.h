@@ -8,7 +8,8 @@
 namespace dlc {
 
 /// Kernel time per op, for eager calls and compiled programs alike; printed to stderr at
-/// exit. Costs nothing when DLC_PROFILE is unset or "0".
+/// exit. Costs nothing when DLC_PROFILE is unset or "0". On GPUs an op's time includes
+/// waiting for its kernels, so it is the device time plus one launch and one wait.
 class KernelProfile {
 public:
   /// The process's profile, or null when profiling is off.
@@ -23,12 +24,16 @@ public:
     }
     auto start = std::chrono::steady_clock::now();
     work();
+    finish_device_work();
     profile->add(op,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   void print();
 
 private:
+  /// On a GPU queue's worker, waits for the kernels `work` launched, so that a GPU op's
+  /// time is its kernels' (profiling serializes the GPU's queue; off, nothing waits).
+  static void finish_device_work();
   KernelProfile() = default;
   struct Data;
   Data *data_ = nullptr;

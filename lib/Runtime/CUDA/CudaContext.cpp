@@ -180,6 +180,11 @@ DeviceContext &current_context() {
   return *boundContext;
 }
 
+void synchronize_if_gpu_worker() {
+  if (boundContext)
+    check(cudaStreamSynchronize(boundContext->stream()), "cudaStreamSynchronize (DLC_PROFILE)");
+}
+
 DeviceGuard::DeviceGuard(int ordinal) {
   check(cudaGetDevice(&previous_), "cudaGetDevice");
   if (previous_ != ordinal)

@@ -67,6 +67,10 @@ void copy_async(void *target, Device to, const void *source, Device from, size_t
 void all_reduce(const std::vector<int> &devices, size_t rank, const void *input, void *output,
                 size_t count, DType dtype, bool mean);
 
+/// Waits for the work this thread's GPU queue launched so far, when the thread is a GPU
+/// queue's worker (else returns at once): DLC_PROFILE times GPU kernels with it.
+void synchronize_if_gpu_worker();
+
 } // namespace dlc::cuda
 
 #endif // DLC_LIB_RUNTIME_CUDA_CUDAENGINE_H

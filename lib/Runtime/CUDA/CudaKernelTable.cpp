@@ -37,6 +37,7 @@ void register_cuda_kernels() {
   register_creation_kernels();
   register_blas_kernels();
   register_cudnn_kernels();
+  register_pool_kernels();
 }
 
 } // namespace dlc::cuda

@@ -1,9 +1,11 @@
-//===- CudnnKernels.cpp - convolution, pooling and batch norm through cuDNN --===//
+//===- CudnnKernels.cpp - convolution and batch norm through cuDNN -----------===//
 //
 // cuDNN 9's legacy (descriptor) API: deprecated in favour of the graph API but complete
 // for these ops, and what MXNet and PyTorch used for years. Convolution algorithms are
-// chosen once per shape by cuDNN's heuristics and cached; their workspace comes from
-// the device context. Batch statistics are computed by dlc's own kernel (two passes in
+// chosen once per shape and direction and cached: by timing every algorithm cuDNN offers
+// on the op's own buffers (cudnnFind*Ex, as PyTorch's cudnn.benchmark does), or, with
+// DLC_CUDNN_CONV_ALGO=heuristics, by cuDNN's heuristics without running anything. Their
+// workspace comes from the device context. Batch statistics are computed by dlc's own kernel (two passes in
 // double, as the CPU reference), so the op's `var` output is the biased variance the
 // contract names; cuDNN then normalizes with them.
 //
@@ -12,6 +14,8 @@
 #include "CudaOptions.h"
 #include "CudnnSupport.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -78,13 +82,39 @@ struct Convolution {
   }
 };
 
-/// The algorithm cuDNN's heuristics rank first for `key` on this GPU, chosen once.
-template <typename Perf, typename Query>
-int chooseAlgorithm(const char *direction, const std::string &key, Query &&query) {
+/// Whether convolution algorithms are chosen by timing them (the default) or by cuDNN's
+/// heuristics alone (DLC_CUDNN_CONV_ALGO=heuristics: no search on the first call of a
+/// shape, but often a slower algorithm).
+bool searchAlgorithms() {
+  static const bool search = [] {
+    const char *mode = std::getenv("DLC_CUDNN_CONV_ALGO");
+    std::string value = mode ? mode : "find";
+    if (value != "find" && value != "heuristics")
+      throw UnsupportedError("DLC_CUDNN_CONV_ALGO must be 'find' or 'heuristics', got '" +
+                             value + "'");
+    return value == "find";
+  }();
+  return search;
+}
+
+/// Workspace the algorithm search may give one candidate: 256 MiB, or a quarter of what
+/// the GPU has free when that is less (the context keeps its largest workspace).
+size_t searchWorkspaceBytes() {
+  size_t freeBytes = 0, totalBytes = 0;
+  check(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
+  return std::min(size_t(256) << 20, freeBytes / 4);
+}
+
+/// The algorithm for `key` on this GPU, chosen once: `rank` fills cuDNN's perf results,
+/// best first (timed by the search, or ranked by the heuristics).
+template <typename Perf, typename Rank>
+int chooseAlgorithm(const char *direction, const std::string &key, Rank &&rank) {
   static std::mutex mutex;
   static std::map<std::string, int> chosen;
+  bool search = searchAlgorithms();
   std::string fullKey = std::string(direction) + "|gpu" +
-                        std::to_string(current_context().ordinal()) + "|" + key;
+                        std::to_string(current_context().ordinal()) + "|" + key +
+                        (search ? "|find" : "|heuristics");
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = chosen.find(fullKey);
@@ -93,9 +123,9 @@ int chooseAlgorithm(const char *direction, const std::string &key, Query &&query
   }
   Perf perfs[16];
   int returned = 0;
-  query(16, &returned, perfs);
-  // In strict FP32, prefer entries ranked for FMA math (the descriptor asks for it; the
-  // ranking may still list tensor-op entries); else the first that cuDNN can run.
+  rank(search, 16, &returned, perfs);
+  // In strict FP32, prefer entries that use FMA math (the descriptor asks for it; the
+  // list may still hold tensor-op entries); else the first that cuDNN can run.
   int algorithm = -1;
   for (int pass = tf32() ? 1 : 0; pass < 2 && algorithm < 0; ++pass)
     for (int i = 0; i < returned && algorithm < 0; ++i)
@@ -137,16 +167,24 @@ void conv2d(const KernelArgs &k) {
   DeviceContext &ctx = current_context();
   Convolution c(k.inputs[0].shape, k.inputs[1].shape, k.outputs[0].shape, *k.attrs);
   cudnnHandle_t handle = ctx.cudnn();
+  float *y = k.outputs[0].as<float>();
   auto algo = cudnnConvolutionFwdAlgo_t(chooseAlgorithm<cudnnConvolutionFwdAlgoPerf_t>(
-      "forward", c.key, [&](int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perfs) {
-        check(cudnnGetConvolutionForwardAlgorithm_v7(handle, c.x, c.w, c.conv, c.y, requested,
-                                                     returned, perfs),
-              "cudnnGetConvolutionForwardAlgorithm_v7");
+      "forward", c.key,
+      [&](bool search, int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perfs) {
+        size_t searchBytes = search ? searchWorkspaceBytes() : 0;
+        if (search) // the candidates write y, which the chosen one overwrites below
+          check(cudnnFindConvolutionForwardAlgorithmEx(
+                    handle, c.x, k.inputs[0].data, c.w, k.inputs[1].data, c.conv, c.y, y,
+                    requested, returned, perfs, ctx.workspace(searchBytes), searchBytes),
+                "cudnnFindConvolutionForwardAlgorithmEx");
+        else
+          check(cudnnGetConvolutionForwardAlgorithm_v7(handle, c.x, c.w, c.conv, c.y, requested,
+                                                       returned, perfs),
+                "cudnnGetConvolutionForwardAlgorithm_v7");
       }));
   size_t bytes = 0;
   check(cudnnGetConvolutionForwardWorkspaceSize(handle, c.x, c.w, c.conv, c.y, algo, &bytes),
         "cudnnGetConvolutionForwardWorkspaceSize");
-  float *y = k.outputs[0].as<float>();
   check(cudnnConvolutionForward(handle, &kOne, c.x, k.inputs[0].data, c.w, k.inputs[1].data,
                                 c.conv, algo, ctx.workspace(bytes), bytes, &kZero, c.y, y),
         "cudnnConvolutionForward");
@@ -162,10 +200,18 @@ void conv2dBackwardData(const KernelArgs &k) {
   cudnnHandle_t handle = ctx.cudnn();
   auto algo = cudnnConvolutionBwdDataAlgo_t(chooseAlgorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
       "backward-data", c.key,
-      [&](int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perfs) {
-        check(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, c.w, c.y, c.conv, c.x,
-                                                          requested, returned, perfs),
-              "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      [&](bool search, int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perfs) {
+        size_t searchBytes = search ? searchWorkspaceBytes() : 0;
+        if (search) // the candidates write dx, which the chosen one overwrites below
+          check(cudnnFindConvolutionBackwardDataAlgorithmEx(
+                    handle, c.w, k.inputs[1].data, c.y, k.inputs[0].data, c.conv, c.x,
+                    k.outputs[0].data, requested, returned, perfs,
+                    ctx.workspace(searchBytes), searchBytes),
+                "cudnnFindConvolutionBackwardDataAlgorithmEx");
+        else
+          check(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, c.w, c.y, c.conv, c.x,
+                                                            requested, returned, perfs),
+                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
       }));
   size_t bytes = 0;
   check(cudnnGetConvolutionBackwardDataWorkspaceSize(handle, c.w, c.y, c.conv, c.x, algo, &bytes),
@@ -186,10 +232,20 @@ void conv2dBackwardFilter(const KernelArgs &k) {
   auto algo =
       cudnnConvolutionBwdFilterAlgo_t(chooseAlgorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
           "backward-filter", c.key,
-          [&](int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perfs) {
-            check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, c.x, c.y, c.conv, c.w,
-                                                                requested, returned, perfs),
-                  "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+          [&](bool search, int requested, int *returned,
+              cudnnConvolutionBwdFilterAlgoPerf_t *perfs) {
+            size_t searchBytes = search ? searchWorkspaceBytes() : 0;
+            if (search) // the candidates write dw, which the chosen one overwrites below
+              check(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                        handle, c.x, k.inputs[1].data, c.y, k.inputs[0].data, c.conv, c.w,
+                        k.outputs[0].data, requested, returned, perfs,
+                        ctx.workspace(searchBytes), searchBytes),
+                    "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+            else
+              check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, c.x, c.y, c.conv,
+                                                                  c.w, requested, returned,
+                                                                  perfs),
+                    "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
           }));
   size_t bytes = 0;
   check(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, c.x, c.y, c.conv, c.w, algo,
@@ -199,85 +255,6 @@ void conv2dBackwardFilter(const KernelArgs &k) {
                                        k.inputs[0].data, c.conv, algo, ctx.workspace(bytes),
                                        bytes, &kZero, c.w, k.outputs[0].data),
         "cudnnConvolutionBackwardFilter");
-}
-
-//===----------------------------------------------------------------------===//
-// Pooling
-//===----------------------------------------------------------------------===//
-
-struct Pooling {
-  TensorDescriptor x, y;
-  PoolingDescriptor pool;
-
-  Pooling(const Shape &xs, const Shape &ys, const Attrs &a, cudnnPoolingMode_t mode) {
-    setTensor4d(x, xs);
-    setTensor4d(y, ys);
-    auto kernel = pairAttr(a, "kernel", 1), stride = pairAttr(a, "stride", 1),
-         padding = pairAttr(a, "padding", 0);
-    check(cudnnSetPooling2dDescriptor(pool, mode, CUDNN_NOT_PROPAGATE_NAN, int(kernel[0]),
-                                      int(kernel[1]), int(padding[0]), int(padding[1]),
-                                      int(stride[0]), int(stride[1])),
-          "cudnnSetPooling2dDescriptor");
-    // cuDNN rounds output sizes down; MXNet's 'full' convention (ceil_mode) rounds up.
-    for (int d = 0; d < 2; ++d) {
-      int64_t floor = (xs[size_t(2 + d)] + 2 * padding[size_t(d)] - kernel[size_t(d)]) /
-                          stride[size_t(d)] + 1;
-      if (ys[size_t(2 + d)] != floor)
-        throw UnsupportedError(std::string(current_op()) + ": the GPU kernel pools with "
-                               "rounded-down output sizes (ceil_mode=false); " +
-                               shape_rules::str(xs) + " -> " + shape_rules::str(ys) +
-                               " rounds up");
-    }
-  }
-};
-
-cudnnPoolingMode_t averageMode(const Attrs &a) {
-  return a.get_bool("count_include_pad", true) ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
-                                               : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
-}
-
-void maxPool(const KernelArgs &k) {
-  OpScope scope("dlc.max_pool2d");
-  require_f32(k, "max_pool2d");
-  Pooling p(k.inputs[0].shape, k.outputs[0].shape, *k.attrs, CUDNN_POOLING_MAX_DETERMINISTIC);
-  check(cudnnPoolingForward(current_context().cudnn(), p.pool, &kOne, p.x, k.inputs[0].data,
-                            &kZero, p.y, k.outputs[0].data),
-        "cudnnPoolingForward");
-}
-
-// dx from (dy, x): cuDNN also needs the forward output, recomputed into the workspace.
-void maxPoolBackward(const KernelArgs &k) {
-  OpScope scope("dlc.max_pool2d_backward");
-  require_f32(k, "max_pool2d_backward");
-  DeviceContext &ctx = current_context();
-  Pooling p(k.inputs[1].shape, k.inputs[0].shape, *k.attrs, CUDNN_POOLING_MAX_DETERMINISTIC);
-  void *y = ctx.workspace(size_t(k.inputs[0].numel()) * sizeof(float));
-  check(cudnnPoolingForward(ctx.cudnn(), p.pool, &kOne, p.x, k.inputs[1].data, &kZero, p.y, y),
-        "cudnnPoolingForward");
-  check(cudnnPoolingBackward(ctx.cudnn(), p.pool, &kOne, p.y, y, p.y, k.inputs[0].data, p.x,
-                             k.inputs[1].data, &kZero, p.x, k.outputs[0].data),
-        "cudnnPoolingBackward");
-}
-
-void avgPool(const KernelArgs &k) {
-  OpScope scope("dlc.avg_pool2d");
-  require_f32(k, "avg_pool2d");
-  Pooling p(k.inputs[0].shape, k.outputs[0].shape, *k.attrs, averageMode(*k.attrs));
-  check(cudnnPoolingForward(current_context().cudnn(), p.pool, &kOne, p.x, k.inputs[0].data,
-                            &kZero, p.y, k.outputs[0].data),
-        "cudnnPoolingForward");
-}
-
-// dx from dy. Average pooling's gradient reads neither x nor y; cuDNN still takes
-// pointers for them, given here as buffers of the right shapes (dx and dy).
-void avgPoolBackward(const KernelArgs &k) {
-  OpScope scope("dlc.avg_pool2d_backward");
-  require_f32(k, "avg_pool2d_backward");
-  Pooling p(k.outputs[0].shape, k.inputs[0].shape, *k.attrs, averageMode(*k.attrs));
-  check(cudnnPoolingBackward(current_context().cudnn(), p.pool, &kOne, p.y, k.inputs[0].data, p.y,
-                             k.inputs[0].data, p.x, k.outputs[0].data, &kZero, p.x,
-                             k.outputs[0].data),
-        "cudnnPoolingBackward");
 }
 
 //===----------------------------------------------------------------------===//
@@ -354,10 +331,6 @@ void register_cudnn_kernels() {
   register_gpu_kernel("dlc.conv2d", conv2d);
   register_gpu_kernel("dlc.conv2d_backward_data", conv2dBackwardData);
   register_gpu_kernel("dlc.conv2d_backward_filter", conv2dBackwardFilter);
-  register_gpu_kernel("dlc.max_pool2d", maxPool);
-  register_gpu_kernel("dlc.max_pool2d_backward", maxPoolBackward);
-  register_gpu_kernel("dlc.avg_pool2d", avgPool);
-  register_gpu_kernel("dlc.avg_pool2d_backward", avgPoolBackward);
   register_gpu_kernel("dlc.batch_norm", batchNorm);
   register_gpu_kernel("dlc.batch_norm_backward", batchNormBackward);
 }

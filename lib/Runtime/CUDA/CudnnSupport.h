@@ -30,13 +30,11 @@ using FilterDescriptor = CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFil
 using ConvolutionDescriptor =
     CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
                     cudnnDestroyConvolutionDescriptor>;
-using PoolingDescriptor = CudnnDescriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
-                                          cudnnDestroyPoolingDescriptor>;
 using ActivationDescriptor =
     CudnnDescriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
                     cudnnDestroyActivationDescriptor>;
 
-/// mean[c] and biased var[c] of x (N, C, S) over N and S (LossKernels.cu).
+/// mean[c] and biased var[c] of x (N, C, S) over N and S (ReduceKernels.cu).
 void launch_channel_statistics(const float *x, int64_t N, int64_t C, int64_t S, float *mean,
                                float *var);
 /// invStd[c] = 1 / sqrt(var[c] + epsilon) (LossKernels.cu).

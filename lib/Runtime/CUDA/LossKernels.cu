@@ -151,53 +151,11 @@ void dropout(const KernelArgs &k) {
   check_launch("dropoutApply");
 }
 
-// One block per channel: mean and biased variance of x (N, C, S) over N and S, two
-// passes in double as the CPU reference does.
-__global__ void channelStatistics(const float *x, int64_t N, int64_t C, int64_t S, float *mean,
-                                  float *var) {
-  __shared__ double partial[kThreads];
-  int64_t count = N * S;
-  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
-    double sums[2] = {0, 0};
-    for (int pass = 0; pass < 2; ++pass) {
-      double mu = pass ? sums[0] / double(count) : 0.0;
-      double acc = 0;
-      for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
-        int64_t n = i / S, s = i % S;
-        double v = double(x[(n * C + c) * S + s]);
-        acc += pass ? (v - mu) * (v - mu) : v;
-      }
-      partial[threadIdx.x] = acc;
-      __syncthreads();
-      for (int half = blockDim.x / 2; half > 0; half /= 2) {
-        if (threadIdx.x < half)
-          partial[threadIdx.x] += partial[threadIdx.x + half];
-        __syncthreads();
-      }
-      sums[pass] = partial[0];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-      mean[c] = float(sums[0] / double(count));
-      var[c] = float(sums[1] / double(count));
-    }
-  }
-}
-
 __global__ void inverseStd(const float *var, float *invStd, int64_t C, double epsilon) {
   DLC_GRID_STRIDE_LOOP(c, C) { invStd[c] = float(1.0 / sqrt(double(var[c]) + epsilon)); }
 }
 
 } // namespace
-
-void launch_channel_statistics(const float *x, int64_t N, int64_t C, int64_t S, float *mean,
-                               float *var) {
-  if (C == 0)
-    return;
-  unsigned grid = unsigned(std::min<int64_t>(C, 65535));
-  channelStatistics<<<grid, kThreads, 0, current_context().stream()>>>(x, N, C, S, mean, var);
-  check_launch("channelStatistics");
-}
 
 void launch_inverse_std(const float *var, float *invStd, int64_t C, double epsilon) {
   if (C == 0)

@@ -1,37 +1,24 @@
-//===- ReduceKernels.cu - GPU reductions, argmax and softmax -----------------===//
+//===- ReduceKernels.cu - GPU reductions, batch statistics, argmax, softmax --===//
 //
 // Reductions accumulate in double, as the CPU kernels do, so that both agree to float
-// rounding. A long reduction gets one block per output element (a tree in shared
-// memory); a short one one thread per output element.
+// rounding. A short reduction gets one thread per output element. A long one is split
+// into parts, one block per (output, part), so that a few outputs still fill the GPU
+// (the bias gradient of a convolution reduces 66 MB into 32 numbers): each block sums its
+// part into a partial in the workspace, and a second kernel adds the parts in a fixed
+// order, so results do not depend on scheduling. Blocks walk the innermost reduced
+// dimension as rows and compute an offset once per row, not per element.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaDTypes.cuh"
 #include "CudaKernels.h"
+#include "CudnnSupport.h"
+#include "ReducePlan.h"
 
 #include <cmath>
 
 namespace dlc::cuda {
 
 namespace {
-
-/// An input walked as (kept dims) x (reduced dims): the output element and the position
-/// inside the reduction each map to an input offset through their own strides.
-struct ReducePlan {
-  int keptRank = 0, reducedRank = 0;
-  int64_t keptShape[kMaxRank] = {}, keptStride[kMaxRank] = {};
-  int64_t reducedShape[kMaxRank] = {}, reducedStride[kMaxRank] = {};
-  int64_t outputs = 1, length = 1; // output elements, elements per reduction
-};
-
-__device__ __forceinline__ int64_t offsetOf(int64_t index, int rank, const int64_t *shape,
-                                            const int64_t *stride) {
-  int64_t offset = 0;
-  for (int d = rank - 1; d >= 0; --d) {
-    offset += (index % shape[d]) * stride[d];
-    index /= shape[d];
-  }
-  return offset;
-}
 
 __device__ __forceinline__ double combine(int kind, double a, double b) {
   return kind == 2 ? fmax(a, b) : kind == 3 ? fmin(a, b) : a + b;
@@ -48,39 +35,75 @@ __device__ __forceinline__ void storeResult(T *y, int64_t o, int kind, double ac
   y[o] = store<T>(static_cast<compute_t<T>>(v));
 }
 
-// One block per output element (grid-stride over outputs).
-template <typename T>
-__global__ void reduceByBlock(const T *x, T *y, ReducePlan plan, int kind) {
-  __shared__ double partial[kThreads];
-  for (int64_t o = blockIdx.x; o < plan.outputs; o += gridDim.x) {
-    int64_t base = offsetOf(o, plan.keptRank, plan.keptShape, plan.keptStride);
+// Block b = (output o, part p) reduces elements [length*p/parts, length*(p+1)/parts) of
+// output o. Centered: sums (v - center[o])^2 instead (a variance's second pass). With
+// one part the result goes straight to y; else to partial[b].
+template <typename T, bool Centered>
+__global__ void reduceParts(const T *x, ReducePlan plan, int kind, int64_t parts,
+                            const double *center, double *partial, T *y) {
+  __shared__ double shared[kThreads];
+  for (int64_t b = blockIdx.x; b < plan.outputs * parts; b += gridDim.x) {
+    int64_t o = b / parts;
+    double c = Centered ? center[o] : 0.0;
     double acc = initial(kind);
-    for (int64_t r = threadIdx.x; r < plan.length; r += blockDim.x)
-      acc = combine(kind, acc,
-                    double(load(x[base + offsetOf(r, plan.reducedRank, plan.reducedShape,
-                                                  plan.reducedStride)])));
-    partial[threadIdx.x] = acc;
+    visit_part(plan, o, b % parts, parts, threadIdx.x, blockDim.x, [&](int64_t offset) {
+      double v = double(load(x[offset]));
+      acc = Centered ? acc + (v - c) * (v - c) : combine(kind, acc, v);
+    });
+    shared[threadIdx.x] = acc;
     __syncthreads();
     for (int half = blockDim.x / 2; half > 0; half /= 2) {
       if (threadIdx.x < half)
-        partial[threadIdx.x] = combine(kind, partial[threadIdx.x], partial[threadIdx.x + half]);
+        shared[threadIdx.x] = combine(kind, shared[threadIdx.x], shared[threadIdx.x + half]);
       __syncthreads();
     }
-    if (threadIdx.x == 0)
-      storeResult(y, o, kind, partial[0], plan.length);
-    __syncthreads(); // partial is reused by the next output
+    if (threadIdx.x == 0) {
+      if (parts == 1 && y)
+        storeResult(y, o, kind, shared[0], plan.length);
+      else
+        partial[b] = shared[0];
+    }
+    __syncthreads(); // shared is reused by the next block index
   }
+}
+
+// y[o] = the parts of output o combined in order.
+template <typename T>
+__global__ void reduceFinish(const double *partial, int64_t parts, ReducePlan plan, int kind,
+                             T *y) {
+  DLC_GRID_STRIDE_LOOP(o, plan.outputs) {
+    double acc = initial(kind);
+    for (int64_t p = 0; p < parts; ++p)
+      acc = combine(kind, acc, partial[o * parts + p]);
+    storeResult(y, o, kind, acc, plan.length);
+  }
+}
+
+/// parts_for on the current GPU.
+int64_t partsFor(const ReducePlan &plan) {
+  static int multiprocessors[64] = {};
+  int ordinal = current_context().ordinal();
+  int &count = multiprocessors[ordinal & 63];
+  if (count == 0)
+    check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, ordinal),
+          "cudaDeviceGetAttribute(multiProcessorCount)");
+  return parts_for(plan, count);
+}
+
+/// Grid for a loop over `blocks` block indices.
+unsigned gridFor(int64_t blocks) {
+  return unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(1) << 20)));
 }
 
 // One thread per output element.
 template <typename T>
 __global__ void reduceByThread(const T *x, T *y, ReducePlan plan, int kind) {
   DLC_GRID_STRIDE_LOOP(o, plan.outputs) {
-    int64_t base = offsetOf(o, plan.keptRank, plan.keptShape, plan.keptStride);
+    int64_t base = offset_of(o, plan.keptRank, plan.keptShape, plan.keptStride);
     double acc = initial(kind);
     for (int64_t r = 0; r < plan.length; ++r)
       acc = combine(kind, acc,
-                    double(load(x[base + offsetOf(r, plan.reducedRank, plan.reducedShape,
+                    double(load(x[base + offset_of(r, plan.reducedRank, plan.reducedShape,
                                                   plan.reducedStride)])));
     storeResult(y, o, kind, acc, plan.length);
   }
@@ -98,24 +121,7 @@ void reduce(const KernelArgs &args) {
   std::vector<bool> reduced(size_t(rank), false);
   for (int64_t axis : args.attrs->get_ints("axes", {}))
     reduced[size_t(shape_rules::normalizeAxis(axis, rank))] = true;
-  ReducePlan plan;
-  int64_t stride = 1;
-  std::vector<int64_t> strides(static_cast<size_t>(rank), 0);
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    strides[size_t(d)] = stride;
-    stride *= x.shape[size_t(d)];
-  }
-  for (int64_t d = 0; d < rank; ++d) {
-    if (reduced[size_t(d)]) {
-      plan.reducedShape[plan.reducedRank] = x.shape[size_t(d)];
-      plan.reducedStride[plan.reducedRank++] = strides[size_t(d)];
-      plan.length *= x.shape[size_t(d)];
-    } else {
-      plan.keptShape[plan.keptRank] = x.shape[size_t(d)];
-      plan.keptStride[plan.keptRank++] = strides[size_t(d)];
-      plan.outputs *= x.shape[size_t(d)];
-    }
-  }
+  ReducePlan plan = make_reduce_plan(x.shape, reduced);
   if (plan.outputs == 0)
     return;
   if (plan.length == 0 && kind >= 2)
@@ -124,8 +130,17 @@ void reduce(const KernelArgs &args) {
   dispatch_dtype(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (plan.length > 64) {
-      unsigned grid = unsigned(std::min<int64_t>(plan.outputs, 65535));
-      reduceByBlock<T><<<grid, kThreads, 0, ctx.stream()>>>(x.as<const T>(), y.as<T>(), plan, kind);
+      int64_t parts = partsFor(plan);
+      double *partial = parts == 1 ? nullptr
+                                   : static_cast<double *>(ctx.workspace(
+                                         size_t(plan.outputs * parts) * sizeof(double)));
+      reduceParts<T, false><<<gridFor(plan.outputs * parts), kThreads, 0, ctx.stream()>>>(
+          x.as<const T>(), plan, kind, parts, nullptr, partial, y.as<T>());
+      if (parts > 1) {
+        check_launch("reduceParts");
+        reduceFinish<T><<<blocks_for(plan.outputs), kThreads, 0, ctx.stream()>>>(
+            partial, parts, plan, kind, y.as<T>());
+      }
     } else {
       reduceByThread<T><<<blocks_for(plan.outputs), kThreads, 0, ctx.stream()>>>(
           x.as<const T>(), y.as<T>(), plan, kind);
@@ -213,7 +228,64 @@ template <bool Log> void softmax(const KernelArgs &args) {
   });
 }
 
+// mean[c] = sum / count, kept in double for the second pass.
+__global__ void channelMean(const double *partial, int64_t parts, int64_t C, int64_t count,
+                            double *center, float *mean) {
+  DLC_GRID_STRIDE_LOOP(c, C) {
+    double sum = 0;
+    for (int64_t p = 0; p < parts; ++p)
+      sum += partial[c * parts + p];
+    center[c] = sum / double(count);
+    mean[c] = float(center[c]);
+  }
+}
+
+__global__ void channelVariance(const double *partial, int64_t parts, int64_t C, int64_t count,
+                                float *var) {
+  DLC_GRID_STRIDE_LOOP(c, C) {
+    double sum = 0;
+    for (int64_t p = 0; p < parts; ++p)
+      sum += partial[c * parts + p];
+    var[c] = float(sum / double(count));
+  }
+}
+
 } // namespace
+
+// Two passes in double, as the CPU reference: the mean, then the mean squared deviation.
+void launch_channel_statistics(const float *x, int64_t N, int64_t C, int64_t S, float *mean,
+                               float *var) {
+  if (C == 0)
+    return;
+  ReducePlan plan; // (N, C, S): keep C, reduce N and S (S is the contiguous row)
+  plan.keptRank = 1;
+  plan.keptShape[0] = C;
+  plan.keptStride[0] = S;
+  plan.reducedRank = S == 1 ? 1 : 2;
+  plan.reducedShape[0] = N;
+  plan.reducedStride[0] = C * S;
+  plan.reducedShape[1] = S;
+  plan.reducedStride[1] = 1;
+  plan.outputs = C;
+  plan.length = N * S;
+  DeviceContext &ctx = current_context();
+  int64_t parts = partsFor(plan);
+  auto *center = static_cast<double *>(ctx.workspace(size_t(C * (parts + 1)) * sizeof(double)));
+  double *partial = center + C;
+  unsigned grid = gridFor(C * parts);
+  reduceParts<float, false><<<grid, kThreads, 0, ctx.stream()>>>(x, plan, 0, parts, nullptr,
+                                                                 partial, nullptr);
+  check_launch("reduceParts");
+  channelMean<<<blocks_for(C), kThreads, 0, ctx.stream()>>>(partial, parts, C, plan.length,
+                                                            center, mean);
+  check_launch("channelMean");
+  reduceParts<float, true><<<grid, kThreads, 0, ctx.stream()>>>(x, plan, 0, parts, center,
+                                                                partial, nullptr);
+  check_launch("reduceParts");
+  channelVariance<<<blocks_for(C), kThreads, 0, ctx.stream()>>>(partial, parts, C, plan.length,
+                                                                var);
+  check_launch("channelVariance");
+}
 
 void register_reduce_kernels() {
   register_gpu_kernel("dlc.reduce", reduce);
