@@ -11,6 +11,7 @@
 // bench/compare.py can put dlc and its peers side by side.
 //
 // Usage: dlc-bench-leafnet [--step-only | --only=BENCH] [batch ...]   (default: 4 32)
+// (--only=BENCH runs that one benchmark, a layer's or a step's, e.g. for DLC_PROFILE)
 // On cpu(0), or on gpu(0) with DLC_BENCH_DEVICES=gpu (see BenchSupport.h).
 //
 //===----------------------------------------------------------------------===//
@@ -109,41 +110,47 @@ struct LeafNetwork {
   }
 };
 
-void benchLayers(int64_t batch, int repeats) {
+/// Times the layer benchmarks `wanted` accepts.
+void benchLayers(int64_t batch, int repeats, const std::function<bool(const char *)> &wanted) {
   npx::PoolOptions pool;
   pool.kernel = {4, 4};
   pool.stride = {2, 2};
   Tensor x = np::random::uniform(-1, 1, {batch, 3, 128, 128});
   Tensor w = np::random::normal(0, 0.1, {32, 3, 2, 2}), b = np::zeros({32});
   Tensor conv = npx::convolution(x, w, b);
-  report("conv2d_fwd_bwd", batch, timeIt([&] {
+  if (wanted("conv2d_fwd_bwd"))
+    report("conv2d_fwd_bwd", batch, timeIt([&] {
            Tensor y = npx::convolution(x, w, b);
            Tensor dy = y; // any tensor of y's shape
            npx::convolution_backward_filter(dy, x, w.shape());
            np::sum(dy, {0, 2, 3});
            npx::convolution_backward_data(dy, w, x.shape());
          }, 1, repeats));
-  report("max_pool2d_fwd_bwd", batch, timeIt([&] {
+  if (wanted("max_pool2d_fwd_bwd"))
+    report("max_pool2d_fwd_bwd", batch, timeIt([&] {
            Tensor y = npx::max_pool2d(conv, pool);
            npx::max_pool2d_backward(y, conv, pool);
          }, 1, repeats));
   Tensor pooled = npx::max_pool2d(conv, pool);
   Tensor gamma = np::ones({32}), beta = np::zeros({32});
-  report("batch_norm_fwd_bwd", batch, timeIt([&] {
+  if (wanted("batch_norm_fwd_bwd"))
+    report("batch_norm_fwd_bwd", batch, timeIt([&] {
            npx::BatchNormResult f = npx::batch_norm_training(pooled, gamma, beta);
            npx::batch_norm_backward(f.output, pooled, gamma, f.mean, f.var);
          }, 1, repeats));
   // The cost of one eager op on tiny data: 100 dependent adds, then a wait. What is left
   // when the kernels take no time is the framework's own (dispatch, queue, launch).
   Tensor small = np::random::uniform(-1, 1, {4}), increment = np::ones({4});
-  report("small_op_x100", batch, timeIt([&] {
+  if (wanted("small_op_x100"))
+    report("small_op_x100", batch, timeIt([&] {
            Tensor acc = small;
            for (int i = 0; i < 100; ++i)
              acc = acc + increment;
          }, 1, repeats));
   Tensor flat = np::random::uniform(-1, 1, {batch, 21632});
   Tensor w1 = np::random::normal(0, 0.01, {100, 21632}), b1 = np::zeros({100});
-  report("dense_fwd_bwd", batch, timeIt([&] {
+  if (wanted("dense_fwd_bwd"))
+    report("dense_fwd_bwd", batch, timeIt([&] {
            Tensor y = npx::fully_connected(flat, w1, b1);
            np::matmul(y, flat, true);
            np::sum(y, {0});
@@ -173,12 +180,13 @@ int main(int argc, char **argv) {
   np::random::seed(0);
   for (int64_t batch : batches) {
     int repeats = (batch >= 32 ? 5 : 10) * (onGpu ? 4 : 1);
-    if (!stepOnly)
-      benchLayers(batch, repeats);
+    auto wanted = [&](const char *bench) { return only.empty() || only == bench; };
+    bool layerOnly = only.rfind("leafnet_step", 0) != 0; // --only names a layer benchmark
+    if (!stepOnly || (!only.empty() && layerOnly))
+      benchLayers(batch, repeats, wanted);
     LeafNetwork net;
     Tensor images = np::random::uniform(-1, 1, {batch, 3, 128, 128});
     Tensor labels = np::random::randint(0, 2, {batch});
-    auto wanted = [&](const char *bench) { return only.empty() || only == bench; };
     if (wanted("leafnet_step"))
       report("leafnet_step", batch, timeIt([&] { net.step(images, labels); }, 2, repeats));
     // The same step as users write it: Gluon layers and autograd (peers do the same).

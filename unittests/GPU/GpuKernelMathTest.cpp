@@ -97,18 +97,26 @@ TEST(GpuPoolMath, MaxPoolingMatchesTheReferenceBitForBit) {
       std::vector<float> x = randomValues(inputs, seed++, ties);
       std::vector<float> dy = randomValues(outputs, seed++, false);
 
+      pool::Plane plane = pool::plane_of(g);
+      int64_t planeIn = g.H * g.W, planeOut = g.OH * g.OW;
       std::vector<float> y(outputs), yRef(outputs);
-      for (size_t t = 0; t < outputs; ++t)
-        y[t] = pool::max_output(g, x.data(), int64_t(t));
+      std::vector<int32_t> argmax(outputs);
+      for (int64_t nc = 0; nc < g.N * g.C; ++nc)
+        for (int oh = 0; oh < plane.OH; ++oh)
+          for (int ow = 0; ow < plane.OW; ++ow) {
+            int64_t t = nc * planeOut + oh * g.OW + ow;
+            y[size_t(t)] = pool::max_output(plane, x.data() + nc * planeIn, oh, ow);
+            argmax[size_t(t)] = pool::first_max(plane, x.data() + nc * planeIn, oh, ow);
+          }
       ref::max_pool2d_forward(g, x.data(), yRef.data());
       expectSameBits(y, yRef, what + " forward");
 
-      std::vector<int32_t> argmax(outputs);
-      for (size_t t = 0; t < outputs; ++t)
-        argmax[t] = pool::max_window_argmax(g, x.data(), int64_t(t));
       std::vector<float> dx(inputs), dxRef(inputs);
-      for (size_t t = 0; t < inputs; ++t)
-        dx[t] = pool::max_gradient(g, argmax.data(), dy.data(), int64_t(t));
+      for (int64_t nc = 0; nc < g.N * g.C; ++nc)
+        for (int ih = 0; ih < plane.H; ++ih)
+          for (int iw = 0; iw < plane.W; ++iw)
+            dx[size_t(nc * planeIn + ih * g.W + iw)] = pool::max_gradient(
+                plane, argmax.data() + nc * planeOut, dy.data() + nc * planeOut, ih, iw);
       ref::max_pool2d_backward(g, x.data(), dy.data(), dxRef.data());
       expectSameBits(dx, dxRef, what + " backward");
     }
@@ -124,15 +132,23 @@ TEST(GpuPoolMath, AveragePoolingMatchesTheReferenceBitForBit) {
       std::vector<float> x = randomValues(inputs, seed++, false);
       std::vector<float> dy = randomValues(outputs, seed++, false);
 
+      pool::Plane plane = pool::plane_of(g);
+      int64_t planeIn = g.H * g.W, planeOut = g.OH * g.OW;
       std::vector<float> y(outputs), yRef(outputs);
-      for (size_t t = 0; t < outputs; ++t)
-        y[t] = pool::avg_output(g, includePad, x.data(), int64_t(t));
+      for (int64_t nc = 0; nc < g.N * g.C; ++nc)
+        for (int oh = 0; oh < plane.OH; ++oh)
+          for (int ow = 0; ow < plane.OW; ++ow)
+            y[size_t(nc * planeOut + oh * g.OW + ow)] =
+                pool::avg_output(plane, includePad, x.data() + nc * planeIn, oh, ow);
       ref::avg_pool2d_forward(g, includePad, x.data(), yRef.data());
       expectSameBits(y, yRef, what + " forward");
 
       std::vector<float> dx(inputs), dxRef(inputs);
-      for (size_t t = 0; t < inputs; ++t)
-        dx[t] = pool::avg_gradient(g, includePad, dy.data(), int64_t(t));
+      for (int64_t nc = 0; nc < g.N * g.C; ++nc)
+        for (int ih = 0; ih < plane.H; ++ih)
+          for (int iw = 0; iw < plane.W; ++iw)
+            dx[size_t(nc * planeIn + ih * g.W + iw)] =
+                pool::avg_gradient(plane, includePad, dy.data() + nc * planeOut, ih, iw);
       ref::avg_pool2d_backward(g, includePad, dy.data(), dxRef.data());
       expectSameBits(dx, dxRef, what + " backward");
     }

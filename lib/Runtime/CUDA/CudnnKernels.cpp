@@ -105,6 +105,17 @@ size_t searchWorkspaceBytes() {
   return std::min(size_t(256) << 20, freeBytes / 4);
 }
 
+/// The search's workspace: `bytes` of the context's, or none when dlc's memory limit
+/// refuses it (the search then times only the algorithms that need no workspace).
+void *searchWorkspace(DeviceContext &ctx, size_t &bytes) {
+  try {
+    return ctx.workspace(bytes);
+  } catch (const OutOfMemoryError &) {
+    bytes = 0;
+    return nullptr;
+  }
+}
+
 /// The algorithm for `key` on this GPU, chosen once: `rank` fills cuDNN's perf results,
 /// best first (timed by the search, or ranked by the heuristics).
 template <typename Perf, typename Rank>
@@ -124,14 +135,28 @@ int chooseAlgorithm(const char *direction, const std::string &key, Rank &&rank) 
   Perf perfs[16];
   int returned = 0;
   rank(search, 16, &returned, perfs);
-  // In strict FP32, prefer entries that use FMA math (the descriptor asks for it; the
-  // list may still hold tensor-op entries); else the first that cuDNN can run.
-  int algorithm = -1;
-  for (int pass = tf32() ? 1 : 0; pass < 2 && algorithm < 0; ++pass)
-    for (int i = 0; i < returned && algorithm < 0; ++i)
-      if (perfs[i].status == CUDNN_STATUS_SUCCESS &&
-          (pass == 1 || perfs[i].mathType == CUDNN_FMA_MATH))
-        algorithm = int(perfs[i].algo);
+  // In strict FP32, only entries that use FMA math qualify first (the descriptor asks for
+  // it; the list may still hold tensor-op entries); else any that cuDNN can run.
+  auto qualifies = [&](const Perf &perf, int pass) {
+    return perf.status == CUDNN_STATUS_SUCCESS && (pass == 1 || perf.mathType == CUDNN_FMA_MATH);
+  };
+  int best = -1;
+  for (int pass = tf32() ? 1 : 0; pass < 2 && best < 0; ++pass)
+    for (int i = 0; i < returned && best < 0; ++i)
+      if (qualifies(perfs[i], pass))
+        best = i;
+  // Timed: a deterministic algorithm (no atomics: the same bits every run) within 10 % of
+  // the fastest is taken instead of it.
+  if (search && best >= 0 && perfs[best].determinism != CUDNN_DETERMINISTIC) {
+    int pass = qualifies(perfs[best], 0) ? 0 : 1;
+    for (int i = best + 1; i < returned; ++i)
+      if (qualifies(perfs[i], pass) && perfs[i].determinism == CUDNN_DETERMINISTIC &&
+          perfs[i].time <= 1.1f * perfs[best].time) {
+        best = i;
+        break;
+      }
+  }
+  int algorithm = best < 0 ? -1 : int(perfs[best].algo);
   if (algorithm < 0)
     throw UnsupportedError(std::string(current_op()) + ": cuDNN has no " + direction +
                            " algorithm for " + key);
@@ -172,10 +197,11 @@ void conv2d(const KernelArgs &k) {
       "forward", c.key,
       [&](bool search, int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perfs) {
         size_t searchBytes = search ? searchWorkspaceBytes() : 0;
+        void *space = search ? searchWorkspace(ctx, searchBytes) : nullptr;
         if (search) // the candidates write y, which the chosen one overwrites below
           check(cudnnFindConvolutionForwardAlgorithmEx(
                     handle, c.x, k.inputs[0].data, c.w, k.inputs[1].data, c.conv, c.y, y,
-                    requested, returned, perfs, ctx.workspace(searchBytes), searchBytes),
+                    requested, returned, perfs, space, searchBytes),
                 "cudnnFindConvolutionForwardAlgorithmEx");
         else
           check(cudnnGetConvolutionForwardAlgorithm_v7(handle, c.x, c.w, c.conv, c.y, requested,
@@ -202,11 +228,11 @@ void conv2dBackwardData(const KernelArgs &k) {
       "backward-data", c.key,
       [&](bool search, int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perfs) {
         size_t searchBytes = search ? searchWorkspaceBytes() : 0;
+        void *space = search ? searchWorkspace(ctx, searchBytes) : nullptr;
         if (search) // the candidates write dx, which the chosen one overwrites below
           check(cudnnFindConvolutionBackwardDataAlgorithmEx(
                     handle, c.w, k.inputs[1].data, c.y, k.inputs[0].data, c.conv, c.x,
-                    k.outputs[0].data, requested, returned, perfs,
-                    ctx.workspace(searchBytes), searchBytes),
+                    k.outputs[0].data, requested, returned, perfs, space, searchBytes),
                 "cudnnFindConvolutionBackwardDataAlgorithmEx");
         else
           check(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, c.w, c.y, c.conv, c.x,
@@ -235,11 +261,11 @@ void conv2dBackwardFilter(const KernelArgs &k) {
           [&](bool search, int requested, int *returned,
               cudnnConvolutionBwdFilterAlgoPerf_t *perfs) {
             size_t searchBytes = search ? searchWorkspaceBytes() : 0;
+            void *space = search ? searchWorkspace(ctx, searchBytes) : nullptr;
             if (search) // the candidates write dw, which the chosen one overwrites below
               check(cudnnFindConvolutionBackwardFilterAlgorithmEx(
                         handle, c.x, k.inputs[1].data, c.y, k.inputs[0].data, c.conv, c.w,
-                        k.outputs[0].data, requested, returned, perfs,
-                        ctx.workspace(searchBytes), searchBytes),
+                        k.outputs[0].data, requested, returned, perfs, space, searchBytes),
                     "cudnnFindConvolutionBackwardFilterAlgorithmEx");
             else
               check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, c.x, c.y, c.conv,

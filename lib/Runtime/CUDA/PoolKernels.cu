@@ -4,7 +4,8 @@
 // output (dlc's op contract passes only x and dy, so it had to be recomputed), and cuDNN
 // rounds output sizes down only, while MXNet's 'full' convention (ceil_mode) rounds up.
 //
-// One thread per element; what it computes is in PoolWindows.h (checked on the CPU too).
+// One thread per element, planes along the grid's y; what a thread computes is in
+// PoolWindows.h (checked on the CPU too), in 32-bit plane coordinates.
 // Windows are visited in the CPU reference's order and sums are in double, so GPU and
 // CPU agree bit for bit, and nothing depends on scheduling: the gradients are gathers
 // (one thread per input element, over the windows that cover it), not atomic scatters.
@@ -36,36 +37,83 @@ Pool2DGeometry poolGeometry(const Shape &x, const Shape &y, const Attrs &a) {
   return g;
 }
 
-__global__ void maxPoolForward(Pool2DGeometry g, const float *x, float *y) {
-  DLC_GRID_STRIDE_LOOP(t, g.N * g.C * g.OH * g.OW) { y[t] = pool::max_output(g, x, t); }
+/// Runs the statement after it for every (plane, element of the plane): blockIdx.y
+/// strides over the N*C planes, the x dimension over the plane's `count` elements, which
+/// are `row` wide, binding the element's 32-bit coordinates (r, c).
+#define DLC_FOR_PLANE_ELEMENTS(plane, r, c, planes, count, row)                           \
+  for (int64_t plane = blockIdx.y; plane < (planes); plane += gridDim.y)                   \
+    for (int64_t e_ = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e_ < (count);         \
+         e_ += int64_t(gridDim.x) * blockDim.x)                                            \
+      for (int r = int(e_) / (row), c = int(e_) % (row), once_ = 1; once_; once_ = 0)
+
+__global__ void maxPoolForward(pool::Plane g, int64_t planes, const float *x, float *y) {
+  int64_t in = int64_t(g.H) * g.W, out = int64_t(g.OH) * g.OW;
+  DLC_FOR_PLANE_ELEMENTS(nc, oh, ow, planes, g.OH * g.OW, g.OW) {
+    y[nc * out + oh * g.OW + ow] = pool::max_output(g, x + nc * in, oh, ow);
+  }
 }
 
-__global__ void maxPoolArgmax(Pool2DGeometry g, const float *x, int32_t *argmax) {
-  DLC_GRID_STRIDE_LOOP(t, g.N * g.C * g.OH * g.OW) { argmax[t] = pool::max_window_argmax(g, x, t); }
+__global__ void maxPoolArgmax(pool::Plane g, int64_t planes, const float *x, int32_t *argmax) {
+  int64_t in = int64_t(g.H) * g.W, out = int64_t(g.OH) * g.OW;
+  DLC_FOR_PLANE_ELEMENTS(nc, oh, ow, planes, g.OH * g.OW, g.OW) {
+    argmax[nc * out + oh * g.OW + ow] = pool::first_max(g, x + nc * in, oh, ow);
+  }
 }
 
-__global__ void maxPoolGather(Pool2DGeometry g, const int32_t *argmax, const float *dy,
+__global__ void maxPoolGather(pool::Plane g, int64_t planes, const int32_t *argmax,
+                              const float *dy, float *dx) {
+  int64_t in = int64_t(g.H) * g.W, out = int64_t(g.OH) * g.OW;
+  DLC_FOR_PLANE_ELEMENTS(nc, ih, iw, planes, g.H * g.W, g.W) {
+    dx[nc * in + ih * g.W + iw] = pool::max_gradient(g, argmax + nc * out, dy + nc * out, ih, iw);
+  }
+}
+
+__global__ void avgPoolForward(pool::Plane g, int64_t planes, bool includePad, const float *x,
+                               float *y) {
+  int64_t in = int64_t(g.H) * g.W, out = int64_t(g.OH) * g.OW;
+  DLC_FOR_PLANE_ELEMENTS(nc, oh, ow, planes, g.OH * g.OW, g.OW) {
+    y[nc * out + oh * g.OW + ow] = pool::avg_output(g, includePad, x + nc * in, oh, ow);
+  }
+}
+
+__global__ void avgPoolGather(pool::Plane g, int64_t planes, bool includePad, const float *dy,
                               float *dx) {
-  DLC_GRID_STRIDE_LOOP(t, g.N * g.C * g.H * g.W) { dx[t] = pool::max_gradient(g, argmax, dy, t); }
+  int64_t in = int64_t(g.H) * g.W, out = int64_t(g.OH) * g.OW;
+  DLC_FOR_PLANE_ELEMENTS(nc, ih, iw, planes, g.H * g.W, g.W) {
+    dx[nc * in + ih * g.W + iw] = pool::avg_gradient(g, includePad, dy + nc * out, ih, iw);
+  }
 }
 
-__global__ void avgPoolForward(Pool2DGeometry g, bool includePad, const float *x, float *y) {
-  DLC_GRID_STRIDE_LOOP(t, g.N * g.C * g.OH * g.OW) { y[t] = pool::avg_output(g, includePad, x, t); }
+/// The grid of a per-plane loop over `count` elements in each of `planes` planes.
+dim3 planeGrid(int64_t planes, int64_t count) {
+  int64_t x = std::min<int64_t>((count + kThreads - 1) / kThreads, int64_t(1) << 16);
+  return dim3(unsigned(std::max<int64_t>(1, x)),
+              unsigned(std::max<int64_t>(1, std::min<int64_t>(planes, 65535))));
 }
 
-__global__ void avgPoolGather(Pool2DGeometry g, bool includePad, const float *dy, float *dx) {
-  DLC_GRID_STRIDE_LOOP(t, g.N * g.C * g.H * g.W) { dx[t] = pool::avg_gradient(g, includePad, dy, t); }
+/// The geometry of a pooling op as 32-bit planes, or an error naming the op when a plane
+/// is too large.
+pool::Plane planeOf(const Pool2DGeometry &g) {
+  // Every product the 32-bit math forms: plane sizes, padded extents, window sizes.
+  if (g.H * g.W > INT32_MAX || g.OH * g.OW > INT32_MAX ||
+      (g.H + 2 * g.padH) * (g.W + 2 * g.padW) > INT32_MAX ||
+      (g.OH * g.strideH + g.kernelH) * (g.OW * g.strideW + g.kernelW) > INT32_MAX)
+    throw UnsupportedError(std::string(current_op()) + ": the GPU kernels take planes of "
+                           "fewer than 2^31 elements, got " + std::to_string(g.H) + "x" +
+                           std::to_string(g.W) + " -> " + std::to_string(g.OH) + "x" +
+                           std::to_string(g.OW));
+  return pool::plane_of(g);
 }
 
 void maxPool(const KernelArgs &k) {
   OpScope scope("dlc.max_pool2d");
   require_f32(k, "max_pool2d");
   Pool2DGeometry g = poolGeometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
-  int64_t n = k.outputs[0].numel();
-  if (n == 0)
+  if (k.outputs[0].numel() == 0)
     return;
-  maxPoolForward<<<blocks_for(n), kThreads, 0, current_context().stream()>>>(
-      g, k.inputs[0].as<const float>(), k.outputs[0].as<float>());
+  pool::Plane plane = planeOf(g);
+  maxPoolForward<<<planeGrid(g.N * g.C, g.OH * g.OW), kThreads, 0, current_context().stream()>>>(
+      plane, g.N * g.C, k.inputs[0].as<const float>(), k.outputs[0].as<float>());
   check_launch("maxPoolForward");
 }
 
@@ -74,20 +122,20 @@ void maxPoolBackward(const KernelArgs &k) {
   OpScope scope("dlc.max_pool2d_backward");
   require_f32(k, "max_pool2d_backward");
   Pool2DGeometry g = poolGeometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
-  int64_t windows = k.inputs[0].numel(), inputs = k.outputs[0].numel();
-  if (inputs == 0)
+  if (k.outputs[0].numel() == 0)
     return;
-  if (g.H * g.W > INT32_MAX)
-    throw UnsupportedError(std::string(current_op()) + ": planes of more than 2^31 elements");
+  pool::Plane plane = planeOf(g);
+  int64_t planes = g.N * g.C;
   DeviceContext &ctx = current_context();
-  auto *argmax = static_cast<int32_t *>(ctx.workspace(size_t(windows) * sizeof(int32_t)));
-  if (windows > 0) {
-    maxPoolArgmax<<<blocks_for(windows), kThreads, 0, ctx.stream()>>>(
-        g, k.inputs[1].as<const float>(), argmax);
+  auto *argmax = static_cast<int32_t *>(
+      ctx.workspace(size_t(k.inputs[0].numel()) * sizeof(int32_t)));
+  if (k.inputs[0].numel() > 0) {
+    maxPoolArgmax<<<planeGrid(planes, g.OH * g.OW), kThreads, 0, ctx.stream()>>>(
+        plane, planes, k.inputs[1].as<const float>(), argmax);
     check_launch("maxPoolArgmax");
   }
-  maxPoolGather<<<blocks_for(inputs), kThreads, 0, ctx.stream()>>>(
-      g, argmax, k.inputs[0].as<const float>(), k.outputs[0].as<float>());
+  maxPoolGather<<<planeGrid(planes, g.H * g.W), kThreads, 0, ctx.stream()>>>(
+      plane, planes, argmax, k.inputs[0].as<const float>(), k.outputs[0].as<float>());
   check_launch("maxPoolGather");
 }
 
@@ -95,12 +143,12 @@ void avgPool(const KernelArgs &k) {
   OpScope scope("dlc.avg_pool2d");
   require_f32(k, "avg_pool2d");
   Pool2DGeometry g = poolGeometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
-  int64_t n = k.outputs[0].numel();
-  if (n == 0)
+  if (k.outputs[0].numel() == 0)
     return;
-  avgPoolForward<<<blocks_for(n), kThreads, 0, current_context().stream()>>>(
-      g, k.attrs->get_bool("count_include_pad", true), k.inputs[0].as<const float>(),
-      k.outputs[0].as<float>());
+  pool::Plane plane = planeOf(g);
+  avgPoolForward<<<planeGrid(g.N * g.C, g.OH * g.OW), kThreads, 0, current_context().stream()>>>(
+      plane, g.N * g.C, k.attrs->get_bool("count_include_pad", true),
+      k.inputs[0].as<const float>(), k.outputs[0].as<float>());
   check_launch("avgPoolForward");
 }
 
@@ -109,12 +157,12 @@ void avgPoolBackward(const KernelArgs &k) {
   OpScope scope("dlc.avg_pool2d_backward");
   require_f32(k, "avg_pool2d_backward");
   Pool2DGeometry g = poolGeometry(k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
-  int64_t n = k.outputs[0].numel();
-  if (n == 0)
+  if (k.outputs[0].numel() == 0)
     return;
-  avgPoolGather<<<blocks_for(n), kThreads, 0, current_context().stream()>>>(
-      g, k.attrs->get_bool("count_include_pad", true), k.inputs[0].as<const float>(),
-      k.outputs[0].as<float>());
+  pool::Plane plane = planeOf(g);
+  avgPoolGather<<<planeGrid(g.N * g.C, g.H * g.W), kThreads, 0, current_context().stream()>>>(
+      plane, g.N * g.C, k.attrs->get_bool("count_include_pad", true),
+      k.inputs[0].as<const float>(), k.outputs[0].as<float>());
   check_launch("avgPoolGather");
 }
 

@@ -14,6 +14,7 @@
 #include "CudnnSupport.h"
 #include "ReducePlan.h"
 
+#include <atomic>
 #include <cmath>
 
 namespace dlc::cuda {
@@ -79,14 +80,19 @@ __global__ void reduceFinish(const double *partial, int64_t parts, ReducePlan pl
   }
 }
 
+static_assert(kMaxReduceRank >= kMaxRank, "a reduce plan must hold every rank reduce takes");
+
 /// parts_for on the current GPU.
 int64_t partsFor(const ReducePlan &plan) {
-  static int multiprocessors[64] = {};
+  static std::atomic<int> cached[64] = {}; // multiprocessors of GPUs 0..63
   int ordinal = current_context().ordinal();
-  int &count = multiprocessors[ordinal & 63];
-  if (count == 0)
+  int count = ordinal < 64 ? cached[ordinal].load() : 0;
+  if (count == 0) {
     check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, ordinal),
           "cudaDeviceGetAttribute(multiProcessorCount)");
+    if (ordinal < 64)
+      cached[ordinal] = count;
+  }
   return parts_for(plan, count);
 }
 
@@ -255,7 +261,7 @@ __global__ void channelVariance(const double *partial, int64_t parts, int64_t C,
 // Two passes in double, as the CPU reference: the mean, then the mean squared deviation.
 void launch_channel_statistics(const float *x, int64_t N, int64_t C, int64_t S, float *mean,
                                float *var) {
-  if (C == 0)
+  if (C == 0 || N * S == 0) // no statistics to take (the caller returns earlier)
     return;
   ReducePlan plan; // (N, C, S): keep C, reduce N and S (S is the contiguous row)
   plan.keptRank = 1;

@@ -81,9 +81,11 @@ inline int64_t parts_for(const ReducePlan &plan, int multiprocessors) {
 
 /// Calls visit(offset) for the elements that thread `thread` of `threads` handles in
 /// part `part` of `parts` of output `output`: the flattened reduction range
-/// [length*part/parts, length*(part+1)/parts), walked row by row (the innermost reduced
-/// dim), the threads striding along each row. Every thread of a block takes the same
-/// trip count through the row loop, so a block may synchronize after it.
+/// [length*part/parts, length*(part+1)/parts). Rows (the innermost reduced dim) at least
+/// as long as the block are walked row by row, the threads striding along each row and
+/// the offset computed once per row; shorter rows would leave threads idle, so then the
+/// threads stride over the flattened range, computing each element's offset. No barrier
+/// inside: a block may synchronize after it.
 template <typename Visit>
 DLC_HOST_DEVICE void visit_part(const ReducePlan &plan, int64_t output, int64_t part,
                                 int64_t parts, int64_t thread, int64_t threads, Visit &&visit) {
@@ -91,6 +93,14 @@ DLC_HOST_DEVICE void visit_part(const ReducePlan &plan, int64_t output, int64_t 
   const int64_t rowLength = plan.reducedShape[rowDim], rowStride = plan.reducedStride[rowDim];
   int64_t begin = plan.length * part / parts, end = plan.length * (part + 1) / parts;
   int64_t base = offset_of(output, plan.keptRank, plan.keptShape, plan.keptStride);
+  if (rowLength < threads) {
+    for (int64_t at = begin + thread; at < end; at += threads) {
+      int64_t row = at / rowLength, column = at - row * rowLength;
+      visit(base + offset_of(row, rowDim, plan.reducedShape, plan.reducedStride) +
+            column * rowStride);
+    }
+    return;
+  }
   int64_t row = begin / rowLength, column = begin % rowLength;
   for (int64_t at = begin; at < end; ++row, column = 0) {
     int64_t rowBase = base + offset_of(row, rowDim, plan.reducedShape, plan.reducedStride);
