@@ -2,8 +2,10 @@
 #include "dlc/Gluon/Trainer.h"
 
 #include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/Collectives.h"
 #include "dlc/Frontend/NumPy.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dlc::gluon {
@@ -49,6 +51,25 @@ void Trainer::step(int64_t batch_size) {
     if (parameter->grad_req() == GradReq::null || !parameter->initialized())
       continue;
     std::vector<Device> devices = parameter->list_devices();
+    bool onGpus = devices.size() > 1 &&
+                  std::none_of(devices.begin(), devices.end(),
+                               [](Device d) { return d.is_host(); });
+    if (onGpus) {
+      // Every GPU gets the gradients' sum from one NCCL all-reduce and applies the same
+      // update to its own copy: identical inputs through identical kernels give identical
+      // weights, so no weight is copied.
+      std::vector<Tensor> summed = npx::all_reduce(parameter->list_grad());
+      std::vector<std::vector<Tensor>> &states = replicaState_[parameter.get()];
+      states.resize(devices.size());
+      double rate = effective_learning_rate(steps_);
+      for (size_t i = 0; i < devices.size(); ++i) {
+        Tensor weight = parameter->data(devices[i]);
+        Tensor updated = update(weight, summed[i] * rescale, states[i],
+                                np::full({}, rate, weight.dtype(), devices[i]));
+        updated.copyto(weight); // in place: layers hold these tensors
+      }
+      continue;
+    }
     Device home = devices.front();
     // KVStore 'device': the gradients of all copies meet on the first device.
     std::vector<Tensor> grads = parameter->list_grad();

@@ -1,15 +1,13 @@
 //===- ShardedProgram.cpp - running a data-parallel program ------------------===//
 #include "dlc/Runtime/ShardedProgram.h"
 
+#include "dlc/Runtime/Collectives.h"
+
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Profile.h"
 #include "ArenaPlanner.h"
 #include "DeviceBytes.h"
 #include "dlc/Config.h"
-
-#if DLC_HAVE_CUDA
-#include "CUDA/CudaEngine.h"
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -98,25 +96,14 @@ std::vector<Device> ShardedProgram::devices() const {
 namespace {
 
 /// Enqueues each GPU's rank of an all-reduce on its own queue (NCCL; see
-/// CUDA/Collectives.cpp). Input and output k live on step.devices[k].
+/// Collectives.cpp). Input and output k live on step.devices[k].
 template <typename RefOf, typename BufferOf>
 void enqueueGpuAllReduce(const ShardedStep &step, RefOf &&refOf, BufferOf &&bufferOf) {
-#if DLC_HAVE_CUDA
-  std::vector<int> ordinals;
-  for (Device d : step.devices)
-    ordinals.push_back(d.id);
-  bool mean = step.reduce_kind == 1;
-  for (size_t rank = 0; rank < step.devices.size(); ++rank) {
-    TensorRef in = refOf(step.inputs[rank]), out = refOf(step.outputs[rank]);
-    enqueue_collective(step.devices[rank], {bufferOf(step.inputs[rank])},
-                       {bufferOf(step.outputs[rank])}, [ordinals, rank, in, out, mean] {
-              cuda::all_reduce(ordinals, rank, in.data, out.data, size_t(out.numel()),
-                               out.dtype, mean);
-            });
-  }
-#else
-  throw UnsupportedError("all_reduce across GPUs needs dlc built with CUDA and NCCL");
-#endif
+  std::vector<AllReduceRank> ranks;
+  for (size_t rank = 0; rank < step.devices.size(); ++rank)
+    ranks.push_back({step.devices[rank], refOf(step.inputs[rank]), refOf(step.outputs[rank]),
+                     bufferOf(step.inputs[rank]), bufferOf(step.outputs[rank])});
+  enqueue_gpu_all_reduce(ranks, step.reduce_kind == 1);
 }
 
 } // namespace

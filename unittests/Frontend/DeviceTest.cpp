@@ -44,3 +44,42 @@ TEST(Device, NoGpuMeansZeroNotAnError) {
     EXPECT_THROW(np::zeros({2}, gpu(0)), UnsupportedError);
   }
 }
+
+TEST(Device, AllReduceSumsOneTensorPerDevice) {
+  np::random::seed(11, cpu(0));
+  std::vector<Device> devices{cpu(0), cpu(1), cpu(2)};
+  std::vector<Tensor> parts;
+  std::vector<double> expected(6, 0.0);
+  for (Device d : devices) {
+    Tensor t = np::random::uniform(-1, 1, {2, 3}, cpu(0)).to(d);
+    std::vector<float> v = t.to_vector<float>();
+    for (size_t i = 0; i < v.size(); ++i)
+      expected[i] += v[i];
+    parts.push_back(t);
+  }
+  for (bool mean : {false, true}) {
+    std::vector<Tensor> results = npx::all_reduce(parts, mean);
+    ASSERT_EQ(results.size(), devices.size());
+    for (size_t k = 0; k < results.size(); ++k) {
+      EXPECT_EQ(results[k].device(), devices[k]);
+      EXPECT_EQ(results[k].shape(), (Shape{2, 3}));
+      std::vector<float> got = results[k].to_vector<float>();
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_NEAR(got[i], expected[i] / (mean ? 3.0 : 1.0), 1e-6) << "result " << k;
+    }
+  }
+}
+
+TEST(Device, AllReduceRejectsMismatchedTensors) {
+  Tensor a = np::ones({2, 3}, DType::f32, cpu(0)), b = np::ones({3, 2}, DType::f32, cpu(1));
+  EXPECT_THROW(npx::all_reduce({a, b}), ShapeError);
+  EXPECT_THROW(npx::all_reduce({a, np::ones({2, 3}, DType::i32, cpu(1))}), DTypeError);
+  EXPECT_THROW(npx::all_reduce({a, np::ones({2, 3}, DType::f32, cpu(0))}), std::invalid_argument);
+  EXPECT_THROW(npx::all_reduce({}), std::invalid_argument);
+  try {
+    npx::all_reduce({a, b});
+  } catch (const ShapeError &e) {
+    EXPECT_NE(std::string(e.what()).find("cpu(1)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("3x2"), std::string::npos) << e.what();
+  }
+}

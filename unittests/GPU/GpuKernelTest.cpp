@@ -379,3 +379,44 @@ TEST_F(Gpu, AutogradOnTheGpuMatchesTheCpu) {
       ASSERT_NEAR(onGpu[k][i], onCpu[k][i], 1e-4 * std::max(1.f, std::abs(onCpu[k][i])))
           << "gradient #" << k << " element " << i;
 }
+
+// npx::all_reduce of one random tensor per device against the sum on the CPU.
+void expectAllReduceMatchesCpuSum(const std::vector<Device> &devices, bool mean,
+                                  const std::string &what) {
+  std::vector<Tensor> parts;
+  std::vector<double> expected;
+  for (size_t k = 0; k < devices.size(); ++k) {
+    Tensor t = randomOnCpu({3, 257}, -1, 1, 60 + k);
+    std::vector<float> v = t.to_vector<float>();
+    expected.resize(v.size(), 0.0);
+    for (size_t i = 0; i < v.size(); ++i)
+      expected[i] += v[i];
+    parts.push_back(t.copyto(devices[k]));
+  }
+  std::vector<Tensor> results = npx::all_reduce(parts, mean);
+  ASSERT_EQ(results.size(), devices.size()) << what;
+  for (size_t k = 0; k < results.size(); ++k) {
+    EXPECT_EQ(results[k].device(), devices[k]) << what;
+    std::vector<float> got = results[k].to_vector<float>();
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], expected[i] / (mean ? double(devices.size()) : 1.0), 1e-5)
+          << what << " result " << k << " element " << i;
+  }
+}
+
+// A GPU and a CPU tensor meet through copies.
+TEST_F(Gpu, AllReduceOfGpuAndCpuMatchesTheCpuSum) {
+  expectAllReduceMatchesCpuSum({gpu(0), cpu(0)}, false, "gpu(0) + cpu(0)");
+  expectAllReduceMatchesCpuSum({cpu(0), gpu(0)}, true, "mean of cpu(0) and gpu(0)");
+}
+
+// Two or more GPUs: one NCCL all-reduce (Trainer.step's path on GPUs).
+TEST_F(Gpu, AllReduceOverGpusWithNcclMatchesTheCpuSum) {
+  if (num_gpus() < 2)
+    GTEST_SKIP() << "one GPU in this process: the NCCL all-reduce needs two";
+  std::vector<Device> gpus;
+  for (int i = 0; i < num_gpus(); ++i)
+    gpus.push_back(gpu(i));
+  expectAllReduceMatchesCpuSum(gpus, false, "NCCL sum over every GPU");
+  expectAllReduceMatchesCpuSum(gpus, true, "NCCL mean over every GPU");
+}

@@ -11,9 +11,11 @@
 namespace dlc::gluon {
 
 /// Applies an optimizer to parameters that may have a copy on several devices. step()
-/// sums each parameter's gradients over its devices, scales them by 1/batch_size,
-/// updates the first device's copy once and copies the result to every other device:
-/// MXNet's KVStore 'device' semantics.
+/// sums each parameter's gradients over its devices and scales them by 1/batch_size.
+/// On host devices (or a mix) it updates the first device's copy once and copies the
+/// result to every other device: MXNet's KVStore 'device' semantics. When every copy is
+/// on a GPU, the sum is one NCCL all-reduce (npx::all_reduce) and each GPU applies the
+/// same update to its own copy, keeping its own optimizer state.
 ///
 /// Optimizers and their options (defaults in brackets):
 ///   "sgd":  learning_rate [0.01], momentum [0], wd [0], clip_gradient [off]
@@ -52,6 +54,8 @@ private:
   double learningRate_;
   int64_t steps_ = 0;
   std::map<const Parameter *, std::vector<Tensor>> state_; // per-parameter optimizer state
+  /// Parameters on several GPUs: the optimizer state of each GPU's copy, in device order.
+  std::map<const Parameter *, std::vector<std::vector<Tensor>>> replicaState_;
 };
 
 namespace utils {

@@ -1,0 +1,72 @@
+//===- Collectives.cpp - npx::all_reduce --------------------------------------===//
+#include "dlc/Frontend/Collectives.h"
+
+#include "dlc/Core/Error.h"
+#include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/NumPy.h"
+#include "dlc/Runtime/Collectives.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace dlc::npx {
+
+namespace {
+
+void requireSameKind(const std::vector<Tensor> &tensors) {
+  if (tensors.empty())
+    throw std::invalid_argument("all_reduce: needs at least one tensor");
+  const Tensor &first = tensors.front();
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    const Tensor &t = tensors[i];
+    if (t.shape() != first.shape())
+      throw ShapeError("all_reduce: tensor " + std::to_string(i) + " on " + t.device().str() +
+                       " has shape " + shape_rules::str(t.shape()) + ", tensor 0 on " +
+                       first.device().str() + " has " + shape_rules::str(first.shape()) +
+                       "; every tensor must have the same shape");
+    if (t.dtype() != first.dtype())
+      throw DTypeError("all_reduce: tensor " + std::to_string(i) + " on " + t.device().str() +
+                       " is " + dtype_name(t.dtype()) + ", tensor 0 is " +
+                       dtype_name(first.dtype()) + "; every tensor must have the same dtype");
+    for (size_t j = 0; j < i; ++j)
+      if (tensors[j].device() == t.device())
+        throw std::invalid_argument("all_reduce: tensors " + std::to_string(j) + " and " +
+                                    std::to_string(i) + " are both on " + t.device().str() +
+                                    "; expected one tensor per device");
+  }
+}
+
+} // namespace
+
+std::vector<Tensor> all_reduce(const std::vector<Tensor> &tensors, bool mean) {
+  requireSameKind(tensors);
+  autograd::Pause pause; // a collective is not part of any recorded graph
+  size_t count = tensors.size();
+  bool gpus = count > 1 && std::all_of(tensors.begin(), tensors.end(),
+                                        [](const Tensor &t) { return !t.device().is_host(); });
+  std::vector<Tensor> results;
+  if (gpus) {
+    std::vector<AllReduceRank> ranks;
+    for (const Tensor &t : tensors) {
+      Tensor out = Tensor::empty(t.shape(), t.dtype(), t.device());
+      ranks.push_back({t.device(), {t.data(), t.shape(), t.dtype()},
+                       {out.data(), out.shape(), out.dtype()}, t.buffer(), out.buffer()});
+      results.push_back(out);
+    }
+    enqueue_gpu_all_reduce(ranks, mean);
+    return results;
+  }
+  // KVStore 'device': the tensors meet on the first device, in order.
+  Device home = tensors.front().device();
+  Tensor total = tensors.front();
+  for (size_t i = 1; i < count; ++i)
+    total = total + tensors[i].to(home);
+  if (mean && count > 1)
+    total = total / double(count);
+  for (const Tensor &t : tensors)
+    results.push_back(t.device() == home ? total : total.to(t.device()));
+  return results;
+}
+
+} // namespace dlc::npx
