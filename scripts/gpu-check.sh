@@ -182,6 +182,10 @@ for mode in ["seed_loop_eager", "seed_loop_hybrid", "train_step"]:
         scale = f"  all GPUs {b['samples_per_s']:.0f}/s = {b['samples_per_s'] / a['samples_per_s']:.2f}x" if b else ""
         print(f"training {mode:25} 1 GPU {a['samples_per_s']:.0f} samples/s{scale}")
 PY
+if [ -s "$out/dlc-leafnet-profile.txt" ]; then
+  echo "where dlc's leafnet_step spends GPU time (DLC_PROFILE, top ops):"
+  grep -A9 '^dlc kernel profile' "$out/dlc-leafnet-profile.txt" | tee -a "$out/table.txt"
+fi
 for line in "${summary[@]}"; do say "$line"; done
 say "logs in $out; $( [ $status = 0 ] && echo PASSED || echo FAILED ) in $((SECONDS - started)) s"
 exit $status
