@@ -148,6 +148,31 @@ TEST(Ops, ReductionsAndArgmax) {
   EXPECT_THROW(np::argmax(x, -4), ShapeError);
 }
 
+// Large enough for the threaded per-channel path: (R, K, S) summed over R and S (a bias
+// gradient) and (K, S) averaged over S.
+TEST(Ops, LargeChannelReductions) {
+  const int R = 5, K = 7, S = 1501;
+  std::vector<float> v = randomValues(size_t(R * K * S), 12);
+  Tensor x = np::array(v, Shape{R, K, S});
+  std::vector<float> sums = np::sum(x, {0, 2}).to_vector<float>();
+  std::vector<float> means = np::mean(x.reshape({R * K, S}), {1}).to_vector<float>();
+  ASSERT_EQ(sums.size(), size_t(K));
+  ASSERT_EQ(means.size(), size_t(R * K));
+  for (int k = 0; k < K; ++k) {
+    double expected = 0;
+    for (int r = 0; r < R; ++r)
+      for (int s = 0; s < S; ++s)
+        expected += v[size_t((r * K + k) * S + s)];
+    EXPECT_NEAR(sums[size_t(k)], expected, 1e-4) << "channel " << k;
+  }
+  for (int row = 0; row < R * K; ++row) {
+    double expected = 0;
+    for (int s = 0; s < S; ++s)
+      expected += v[size_t(row * S + s)];
+    EXPECT_NEAR(means[size_t(row)], expected / S, 1e-6) << "row " << row;
+  }
+}
+
 TEST(Ops, SoftmaxIsStableAndNormalized) {
   Tensor x = np::array(std::vector<float>{1000, 1001, 1002, -5, 0, 5}, Shape{2, 3});
   std::vector<float> p = npx::softmax(x).to_vector<float>();

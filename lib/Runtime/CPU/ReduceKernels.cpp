@@ -63,6 +63,28 @@ void reduceKernel(const KernelArgs &args) {
   dispatch_dtype(x.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T *px = x.as<T>();
+    // Sum of one reduced row; four partial sums let the additions overlap.
+    auto rowSum = [&](const T *in) {
+      double partial[4] = {0, 0, 0, 0};
+      int64_t j = 0;
+      for (; j + 4 <= inner; j += 4)
+        for (int lane = 0; lane < 4; ++lane)
+          partial[lane] += double(load(in[j + lane]));
+      for (; j < inner; ++j)
+        partial[0] += double(load(in[j]));
+      return (partial[0] + partial[1]) + (partial[2] + partial[3]);
+    };
+    // (R, K, S) or (K, S) summed over R and S (a bias gradient, per-channel statistics):
+    // threads take disjoint outputs k and add each one's rows in the order of the general
+    // walk below, so the result does not depend on the thread count.
+    bool outerReduced = shape.size() == 3 && reduced[0] && !reduced[1];
+    if (innerReduced && kind <= 1 && (outerReduced || (shape.size() == 2 && !reduced[0]))) {
+      int64_t R = outerReduced ? shape[0] : 1, K = shape[shape.size() - 2];
+#pragma omp parallel for if (inCount >= kParallelElements)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t r = 0; r < R; ++r)
+          acc[size_t(k)] += rowSum(px + (r * K + k) * inner);
+    } else
     for_each_broadcast<1>(rows, rowStrides, [&](int64_t row, const auto &at) {
       const T *in = px + row * inner;
       double *out = acc.data() + at[0];
@@ -78,15 +100,7 @@ void reduceKernel(const KernelArgs &args) {
         *out = best;
         return;
       }
-      // Four partial sums let the additions overlap.
-      double partial[4] = {0, 0, 0, 0};
-      int64_t j = 0;
-      for (; j + 4 <= inner; j += 4)
-        for (int lane = 0; lane < 4; ++lane)
-          partial[lane] += double(load(in[j + lane]));
-      for (; j < inner; ++j)
-        partial[0] += double(load(in[j]));
-      *out += (partial[0] + partial[1]) + (partial[2] + partial[3]);
+      *out += rowSum(in);
     });
     double count = outCount ? double(inCount) / double(outCount) : 1.0;
     T *py = y.as<T>();
