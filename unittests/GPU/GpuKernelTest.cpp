@@ -207,6 +207,22 @@ TEST_F(Gpu, MatmulAndDense) {
                        randomOnCpu({4}, -1, 1, 21)},
                       [](auto &in) { return one(npx::fully_connected(in[0], in[1], in[2])); },
                       "dense");
+  // float16 and bfloat16 on the tensor cores (float32 accumulation, one rounding) against
+  // the CPU reference (double accumulation, one rounding): within a few of the type's ulps.
+  for (auto [dtype, tolerance] : {std::pair{DType::f16, 4e-3}, std::pair{DType::bf16, 3e-2}}) {
+    std::string tag = std::string(" ") + dtype_name(dtype);
+    expectGpuMatchesCpu({randomOnCpu({3, 33, 37}, -1, 1, 70).astype(dtype),
+                         randomOnCpu({37, 18}, -1, 1, 71).astype(dtype)},
+                        [](auto &in) { return one(np::matmul(in[0], in[1])); },
+                        "batched matmul" + tag, tolerance);
+    expectGpuMatchesCpu({randomOnCpu({37, 33}, -1, 1, 72).astype(dtype),
+                         randomOnCpu({18, 37}, -1, 1, 73).astype(dtype)},
+                        [](auto &in) { return one(np::matmul(in[0], in[1], true, true)); },
+                        "matmul transposed" + tag, tolerance);
+  }
+  EXPECT_THROW(np::matmul(np::ones({2, 2}, DType::i32, gpu(0)), np::ones({2, 2}, DType::i32, gpu(0)))
+                   .wait_to_read(),
+               DTypeError);
 }
 
 TEST_F(Gpu, ConvolutionForwardAndBackward) {

@@ -2,7 +2,9 @@
 //
 // cuBLAS is column-major: a row-major (M, N) product C = A·B is computed as the
 // column-major Cᵀ = Bᵀ·Aᵀ, which reads the same buffers with the operands swapped.
-// float32 uses strict FP32 math unless set_gpu_tf32(true) (see DeviceContext::cublas).
+// float32 uses strict FP32 math unless set_gpu_tf32(true) (see DeviceContext::cublas);
+// float16 and bfloat16 products run on the tensor cores with float32 accumulation
+// (cublasGemmStridedBatchedEx), rounded once to the output's type.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaKernels.h"
@@ -12,25 +14,38 @@ namespace dlc::cuda {
 namespace {
 
 /// C (M, N) = op(A) (M, K) · op(B) (K, N), row-major, for `count` matrices at the given
-/// element strides (0: the same matrix for every product).
-void gemm(const float *a, bool transA, int64_t strideA, const float *b, bool transB,
-          int64_t strideB, float *c, int64_t M, int64_t N, int64_t K, int64_t count) {
+/// element strides (0: the same matrix for every product), all of element type `dtype`
+/// (f32, f16 or bf16).
+void gemm(DType dtype, const void *a, bool transA, int64_t strideA, const void *b, bool transB,
+          int64_t strideB, void *c, int64_t M, int64_t N, int64_t K, int64_t count) {
   cublasHandle_t handle = current_context().cublas();
   const float one = 1.f, zero = 0.f;
-  check(cublasSgemmStridedBatched(handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                  transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(N), int(M), int(K), &one,
-                                  b, int(transB ? K : N), strideB, a, int(transA ? M : K), strideA,
-                                  &zero, c, int(N), M * N, int(count)),
-        "cublasSgemmStridedBatched");
+  cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int lda = int(transA ? M : K), ldb = int(transB ? K : N);
+  if (dtype == DType::f32) {
+    check(cublasSgemmStridedBatched(handle, opB, opA, int(N), int(M), int(K), &one,
+                                    static_cast<const float *>(b), ldb, strideB,
+                                    static_cast<const float *>(a), lda, strideA, &zero,
+                                    static_cast<float *>(c), int(N), M * N, int(count)),
+          "cublasSgemmStridedBatched");
+    return;
+  }
+  cudaDataType type = dtype == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
+  check(cublasGemmStridedBatchedEx(handle, opB, opA, int(N), int(M), int(K), &one, b, type, ldb,
+                                   strideB, a, type, lda, strideA, &zero, c, type, int(N), M * N,
+                                   int(count), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx");
 }
 
 // c (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N); batch dimensions broadcast.
 void matmul(const KernelArgs &args) {
   OpScope scope("dlc.matmul");
   const TensorRef &a = args.inputs[0], &b = args.inputs[1], &c = args.outputs[0];
-  if (c.dtype != DType::f32)
-    throw DTypeError(std::string("matmul: the GPU kernel takes float32, got ") +
-                     dtype_name(c.dtype));
+  if (c.dtype != DType::f32 && c.dtype != DType::f16 && c.dtype != DType::bf16)
+    throw DTypeError(std::string("matmul: the GPU kernel takes float32, float16 or bfloat16, "
+                                 "got ") + dtype_name(c.dtype));
+  size_t element = dtype_size(c.dtype);
   bool transA = args.attrs->get_bool("transpose_a", false);
   bool transB = args.attrs->get_bool("transpose_b", false);
   size_t ra = a.shape.size(), rc = c.shape.size();
@@ -41,18 +56,18 @@ void matmul(const KernelArgs &args) {
   if (M * N * count == 0)
     return;
   if (K == 0) {
-    check(cudaMemsetAsync(c.data, 0, size_t(c.numel()) * sizeof(float), current_context().stream()),
+    check(cudaMemsetAsync(c.data, 0, size_t(c.numel()) * element, current_context().stream()),
           "cudaMemsetAsync");
     return;
   }
   Shape aBatch(a.shape.begin(), a.shape.end() - 2), bBatch(b.shape.begin(), b.shape.end() - 2);
   int64_t aCount = shape_rules::numElements(aBatch), bCount = shape_rules::numElements(bBatch);
-  const float *pa = a.as<const float>(), *pb = b.as<const float>();
-  float *pc = c.as<float>();
+  const char *pa = a.as<const char>(), *pb = b.as<const char>();
+  char *pc = c.as<char>();
   // One strided call when each operand is either one matrix for all or one per product.
   if ((aCount == 1 || aCount == count) && (bCount == 1 || bCount == count)) {
-    gemm(pa, transA, aCount == 1 ? 0 : M * K, pb, transB, bCount == 1 ? 0 : K * N, pc, M, N, K,
-         count);
+    gemm(c.dtype, pa, transA, aCount == 1 ? 0 : M * K, pb, transB, bCount == 1 ? 0 : K * N, pc,
+         M, N, K, count);
     return;
   }
   // Partial broadcasting ((2, 1) against (1, 3)): one product per output matrix.
@@ -66,7 +81,8 @@ void matmul(const KernelArgs &args) {
       ai += coordinate * aStrides[d];
       bi += coordinate * bStrides[d];
     }
-    gemm(pa + ai * M * K, transA, 0, pb + bi * K * N, transB, 0, pc + i * M * N, M, N, K, 1);
+    gemm(c.dtype, pa + size_t(ai * M * K) * element, transA, 0, pb + size_t(bi * K * N) * element,
+         transB, 0, pc + size_t(i * M * N) * element, M, N, K, 1);
   }
 }
 
@@ -87,8 +103,7 @@ void dense(const KernelArgs &k) {
     check(cudaMemsetAsync(y, 0, size_t(M * units) * sizeof(float), current_context().stream()),
           "cudaMemsetAsync");
   else
-    gemm(k.inputs[0].as<const float>(), false, 0, k.inputs[1].as<const float>(), true, 0, y, M,
-         units, K, 1);
+    gemm(DType::f32, k.inputs[0].data, false, 0, k.inputs[1].data, true, 0, y, M, units, K, 1);
   const float *bias = k.inputs.size() > 2 ? k.inputs[2].as<const float>() : nullptr;
   launch_bias_activation(y, bias, M, units, activation == "relu");
 }
