@@ -198,6 +198,14 @@ def run_mxnet(args):
             bn.initialize()
             report("mxnet", "batch_norm_fwd_bwd", batch,
                    median_time(layer_step(bn, pooled), sync, 1, repeats))
+            small = np.random.uniform(-1, 1, size=(4,))
+            increment = np.ones((4,))
+
+            def small_ops():
+                acc = small
+                for _ in range(100):
+                    acc = acc + increment
+            report("mxnet", "small_op_x100", batch, median_time(small_ops, sync, 1, repeats))
             flat = np.random.uniform(-1, 1, size=(batch, 21632))
             flat.attach_grad()
             dense = nn.Dense(100)
