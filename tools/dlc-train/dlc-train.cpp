@@ -33,50 +33,53 @@ namespace cl = llvm::cl;
 
 namespace {
 
+/// dlc-train's own options: --help lists these, not the ones LLVM's libraries register.
+cl::OptionCategory trainOptions("dlc-train options");
+
 cl::opt<std::string> dataOption(
     "data",
     cl::desc("dataset: fashion-mnist, or imagefolder:PATH (PATH/train and PATH/test hold one "
              "folder per class; images are resized to 28x28)"),
-    cl::init("fashion-mnist"));
+    cl::cat(trainOptions), cl::init("fashion-mnist"));
 cl::opt<std::string> exportFolder(
     "export-imagefolder",
     cl::desc("write Fashion-MNIST (the first --limit images of each split) as PNG files in "
              "DIR/train/<class>/ and DIR/test/<class>/, then exit"),
-    cl::init(""));
+    cl::cat(trainOptions), cl::init(""));
 cl::opt<std::string> dataRoot("data-root", cl::desc("folder of the IDX files"),
-                              cl::init("/usr/share/datasets/fashion-mnist"));
-cl::opt<int> epochs("epochs", cl::desc("passes over the training set"), cl::init(5));
+                              cl::cat(trainOptions), cl::init("/usr/share/datasets/fashion-mnist"));
+cl::opt<int> epochs("epochs", cl::desc("passes over the training set"), cl::cat(trainOptions), cl::init(5));
 cl::opt<int> batchSize("batch-size", cl::desc("samples per step, over all devices"),
-                       cl::init(64));
+                       cl::cat(trainOptions), cl::init(64));
 cl::opt<std::string> devicesOption("devices",
                                    cl::desc("devices, e.g. cpu:0,cpu:1 or gpu:0,gpu:1 "
                                             "(default: every GPU, else cpu:0,cpu:1)"),
-                                   cl::init(""));
-cl::opt<double> learningRate("lr", cl::desc("learning rate"), cl::init(0.001));
+                                   cl::cat(trainOptions), cl::init(""));
+cl::opt<double> learningRate("lr", cl::desc("learning rate"), cl::cat(trainOptions), cl::init(0.001));
 cl::opt<std::string> optimizerOption("optimizer", cl::desc("sgd, nag or adam"),
-                                     cl::init("adam"));
-cl::opt<std::string> outputFolder("out", cl::desc("output folder"), cl::init("dlc-train-out"));
+                                     cl::cat(trainOptions), cl::init("adam"));
+cl::opt<std::string> outputFolder("out", cl::desc("output folder"), cl::cat(trainOptions), cl::init("dlc-train-out"));
 cl::opt<std::string> resumeFrom("resume", cl::desc("parameters (.safetensors) to start from"),
-                                cl::init(""));
+                                cl::cat(trainOptions), cl::init(""));
 cl::opt<int> limit("limit", cl::desc("use only the first N training samples (0: all)"),
-                   cl::init(0));
-cl::opt<uint64_t> seedOption("seed", cl::desc("random seed"), cl::init(1));
+                   cl::cat(trainOptions), cl::init(0));
+cl::opt<uint64_t> seedOption("seed", cl::desc("random seed"), cl::cat(trainOptions), cl::init(1));
 cl::opt<bool> compiledStepOption(
     "compiled-step",
     cl::desc("train with one compiled data-parallel program per step (forward, loss, "
              "backward, all-reduce, update); --compiled-step=false runs the seed's loop "
              "(split_and_load, record, backward, trainer.step)"),
-    cl::init(true));
+    cl::cat(trainOptions), cl::init(true));
 cl::opt<bool> syncBatchNormOption(
     "sync-batch-norm",
     cl::desc("with the compiled step, normalize BatchNorm with the whole batch's statistics "
              "over all devices (SyncBatchNorm); default: per device, as the seed's loop"),
-    cl::init(false));
+    cl::cat(trainOptions), cl::init(false));
 cl::opt<bool> hybridizeOption(
     "hybridize",
     cl::desc("compile the network (forward and backward) per input signature; "
              "--hybridize=false runs it eagerly, op by op"),
-    cl::init(true));
+    cl::cat(trainOptions), cl::init(true));
 
 std::vector<Device> parseDevices(const std::string &text) {
   std::vector<Device> devices;
@@ -248,6 +251,7 @@ void writeSvg(const std::string &path, const std::vector<EpochLog> &log) {
 } // namespace
 
 int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(trainOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "dlc-train: trains a LeafNetwork-style CNN on Fashion-MNIST on "
                               "every device, with progress, a CSV log, a plot and checkpoints\n");
