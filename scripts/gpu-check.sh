@@ -133,6 +133,10 @@ fi
 say "timing dlc on gpu(0): layers and the LeafNetwork step, batch 32"
 DLC_BENCH_DEVICES=gpu:1 timeout 120 "$bin/dlc-bench-leafnet" 32 >"$out/dlc-leafnet.jsonl" 2>&1 ||
   { say "dlc-bench-leafnet failed (see $out/dlc-leafnet.jsonl)"; status=1; }
+# The convolution layer with cuDNN's heuristic algorithm picks instead of timed ones.
+DLC_CUDNN_CONV_ALGO=heuristics DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-leafnet" \
+  --only=conv2d_fwd_bwd 32 >"$out/dlc-conv-heuristics.jsonl" 2>&1 ||
+  say "the heuristic-algorithm convolution failed (see $out/dlc-conv-heuristics.jsonl)"
 # Where the step's time goes: DLC_PROFILE waits for each op's kernels (kernel time per op).
 DLC_PROFILE=1 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-leafnet" --only=leafnet_step 32 \
   >"$out/dlc-leafnet-profile.txt" 2>&1 || say "the profiled step failed (see $out/dlc-leafnet-profile.txt)"
@@ -176,6 +180,10 @@ for bench in ["small_op_x100", "conv2d_fwd_bwd", "max_pool2d_fwd_bwd", "batch_no
     ratio = f"{t['seconds'] / d['seconds']:.2f}x" if t else "-"
     tms = f"{t['seconds'] * 1e3:9.3f}" if t else f"{'-':>9}"
     print(f"{bench:34} {d['seconds'] * 1e3:9.3f} {tms} {ratio:>16}")
+    h = load("dlc-conv-heuristics.jsonl").get(bench) if bench == "conv2d_fwd_bwd" else None
+    if h:
+        hratio = f"{t['seconds'] / h['seconds']:.2f}x" if t else "-"
+        print(f"{'  (cuDNN heuristic algorithms)':34} {h['seconds'] * 1e3:9.3f} {tms} {hratio:>16}")
 for mode in ["seed_loop_eager", "seed_loop_hybrid", "train_step"]:
     a, b = one.get(mode), every.get(mode)
     if a:
