@@ -28,7 +28,9 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --build-dir) build_dir="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
-    --bundle) bundle="$(realpath "$2")"; build=0; shift 2 ;;
+    --bundle)
+      [ -f "${2:-}" ] || { echo "gpu-check: --bundle: no file '${2:-}'" >&2; exit 2; }
+      bundle="$(realpath "$2")"; build=0; shift 2 ;;
     --arch) arch="$2"; shift 2 ;;
     *) echo "gpu-check: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
@@ -99,12 +101,15 @@ tests=$("$bin/dlc-gpu-tests" --gtest_list_tests |
         awk '/^[^ ]/ {suite=$1} /^  [^ ]/ {print suite $1}')
 : >"$out/gpu-tests.log"
 passed=0 failed=0 skipped=0 failures=()
+tests_started=$SECONDS
 for t in $tests; do
-  if [ $((SECONDS - started)) -gt 240 ]; then
-    say "test stage over its time: $t and the rest not run"; failures+=("$t (not run)"); continue
+  # The stage gets 240 s; a test that starts gets 90 s more at most (then it is killed).
+  if [ $((SECONDS - tests_started)) -gt 240 ]; then
+    say "test stage over its time: $t not run"
+    failed=$((failed + 1)); failures+=("$t (not run)"); continue
   fi
   t0=$SECONDS
-  timeout 90 "$bin/dlc-gpu-tests" --gtest_filter="$t" >"$out/test.log" 2>&1
+  timeout -k 10 90 "$bin/dlc-gpu-tests" --gtest_filter="$t" >"$out/test.log" 2>&1
   rc=$?
   cat "$out/test.log" >>"$out/gpu-tests.log"
   if [ "$rc" -eq 0 ] && grep -q '^\[  SKIPPED \] .* ms)$' "$out/test.log"; then

@@ -14,10 +14,17 @@ namespace dlc::npx {
 
 namespace {
 
-void requireSameKind(const std::vector<Tensor> &tensors) {
+void requireSameKind(const std::vector<Tensor> &tensors, bool mean) {
   if (tensors.empty())
     throw std::invalid_argument("all_reduce: needs at least one tensor");
   const Tensor &first = tensors.front();
+  DType dtype = first.dtype();
+  if (dtype == DType::boolean)
+    throw DTypeError("all_reduce: cannot add bool tensors (tensor 0 on " +
+                     first.device().str() + ")");
+  if (mean && dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16)
+    throw DTypeError(std::string("all_reduce: the mean needs floating-point tensors, got ") +
+                     dtype_name(dtype) + " (tensor 0 on " + first.device().str() + ")");
   for (size_t i = 1; i < tensors.size(); ++i) {
     const Tensor &t = tensors[i];
     if (t.shape() != first.shape())
@@ -40,9 +47,11 @@ void requireSameKind(const std::vector<Tensor> &tensors) {
 } // namespace
 
 std::vector<Tensor> all_reduce(const std::vector<Tensor> &tensors, bool mean) {
-  requireSameKind(tensors);
+  requireSameKind(tensors, mean);
   autograd::Pause pause; // a collective is not part of any recorded graph
   size_t count = tensors.size();
+  if (count == 1) // results never share memory with the inputs
+    return {tensors.front().copyto(tensors.front().device())};
   bool gpus = count > 1 && std::all_of(tensors.begin(), tensors.end(),
                                         [](const Tensor &t) { return !t.device().is_host(); });
   std::vector<Tensor> results;
@@ -62,7 +71,7 @@ std::vector<Tensor> all_reduce(const std::vector<Tensor> &tensors, bool mean) {
   Tensor total = tensors.front();
   for (size_t i = 1; i < count; ++i)
     total = total + tensors[i].to(home);
-  if (mean && count > 1)
+  if (mean)
     total = total / double(count);
   for (const Tensor &t : tensors)
     results.push_back(t.device() == home ? total : total.to(t.device()));

@@ -59,16 +59,21 @@ void Trainer::step(int64_t batch_size) {
       // update to its own copy: identical inputs through identical kernels give identical
       // weights, so no weight is copied.
       std::vector<Tensor> summed = npx::all_reduce(parameter->list_grad());
-      std::vector<std::vector<Tensor>> &states = replicaState_[parameter.get()];
-      states.resize(devices.size());
+      std::map<Device, std::vector<Tensor>> &states = replicaStates(*parameter, devices);
       double rate = effective_learning_rate(steps_);
       for (size_t i = 0; i < devices.size(); ++i) {
         Tensor weight = parameter->data(devices[i]);
-        Tensor updated = update(weight, summed[i] * rescale, states[i],
+        Tensor updated = update(weight, summed[i] * rescale, states[devices[i]],
                                 np::full({}, rate, weight.dtype(), devices[i]));
         updated.copyto(weight); // in place: layers hold these tensors
       }
       continue;
+    }
+    // Back from GPUs (the parameter moved): the first copy's state carries on.
+    if (auto replicas = replicaState_.find(parameter.get()); replicas != replicaState_.end()) {
+      if (!replicas->second.empty())
+        state_[parameter.get()] = moveState(replicas->second.begin()->second, devices.front());
+      replicaState_.erase(replicas);
     }
     Device home = devices.front();
     // KVStore 'device': the gradients of all copies meet on the first device.
@@ -86,6 +91,37 @@ void Trainer::step(int64_t batch_size) {
       updated.to(device).copyto(copy);
     }
   }
+}
+
+std::vector<Tensor> Trainer::moveState(const std::vector<Tensor> &state, Device device) {
+  std::vector<Tensor> moved;
+  for (const Tensor &t : state)
+    moved.push_back(t.copyto(device));
+  return moved;
+}
+
+std::map<Device, std::vector<Tensor>> &
+Trainer::replicaStates(const Parameter &parameter, const std::vector<Device> &devices) {
+  std::map<Device, std::vector<Tensor>> &states = replicaState_[&parameter];
+  // The state of one copy to start a device that has none: the KVStore path's (the
+  // parameter was on host devices before), else another GPU's. Every copy then continues
+  // from the same state, as the weights do.
+  std::vector<Tensor> seed;
+  if (auto single = state_.find(&parameter); single != state_.end()) {
+    seed = single->second;
+    state_.erase(single);
+    states.clear();
+  } else if (!states.empty()) {
+    seed = states.begin()->second;
+  }
+  for (auto it = states.begin(); it != states.end();) // devices the parameter left
+    it = std::find(devices.begin(), devices.end(), it->first) == devices.end()
+             ? states.erase(it)
+             : std::next(it);
+  for (Device device : devices)
+    if (!states.count(device) && !seed.empty())
+      states[device] = moveState(seed, device);
+  return states;
 }
 
 size_t Trainer::state_size() const {

@@ -12,24 +12,38 @@
 namespace dlc {
 
 void enqueue_gpu_all_reduce(const std::vector<AllReduceRank> &ranks, bool mean) {
-  for (const AllReduceRank &rank : ranks)
+  for (const AllReduceRank &rank : ranks) {
     if (rank.device.is_host())
       throw UnsupportedError("all_reduce: the NCCL all-reduce takes GPU devices only, got " +
                              rank.device.str());
+    if (rank.input.numel() != ranks.front().input.numel() ||
+        rank.output.numel() != rank.input.numel() || rank.output.dtype != rank.input.dtype ||
+        rank.input.dtype != ranks.front().input.dtype)
+      throw ShapeError("all_reduce: every rank must reduce as many elements of one dtype; " +
+                       rank.device.str() + " has " + std::to_string(rank.input.numel()) + " " +
+                       dtype_name(rank.input.dtype) + ", " + ranks.front().device.str() +
+                       " has " + std::to_string(ranks.front().input.numel()) + " " +
+                       dtype_name(ranks.front().input.dtype));
+  }
 #if DLC_HAVE_CUDA
+  if (ranks.empty())
+    return;
+  // Everything that can fail before NCCL runs fails here, before any rank is queued.
+  cuda::check_all_reduce_dtype(ranks.front().input.dtype);
   std::vector<int> ordinals;
   for (const AllReduceRank &rank : ranks)
     ordinals.push_back(rank.device.id);
-  // Ranks are enqueued in one pass, so every GPU's queue sees collectives in the same
-  // order, as NCCL requires.
+  std::shared_ptr<cuda::CommunicatorSet> set = cuda::communicators(ordinals);
+  std::vector<CollectiveRank> group;
   for (size_t index = 0; index < ranks.size(); ++index) {
     const AllReduceRank &rank = ranks[index];
-    enqueue_collective(rank.device, {rank.input_buffer}, {rank.output_buffer},
-                       [ordinals, index, in = rank.input, out = rank.output, mean] {
-                         cuda::all_reduce(ordinals, index, in.data, out.data,
-                                          size_t(out.numel()), out.dtype, mean);
-                       });
+    group.push_back({rank.device, {rank.input_buffer}, {rank.output_buffer},
+                     [set, index, in = rank.input, out = rank.output, mean] {
+                       cuda::all_reduce(set, index, in.data, out.data, size_t(out.numel()),
+                                        out.dtype, mean);
+                     }});
   }
+  enqueue_collective(std::move(group));
 #else
   (void)mean;
   throw UnsupportedError("all_reduce across GPUs needs dlc built with CUDA and NCCL");

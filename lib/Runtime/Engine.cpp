@@ -56,9 +56,26 @@ void TaskState::finish(std::exception_ptr error) {
 
 namespace {
 
+/// The first input error any rank of one collective met: every rank ends with it.
+struct GroupError {
+  std::mutex mutex;
+  std::exception_ptr error;
+
+  void record(std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!error)
+      error = std::move(e);
+  }
+  std::exception_ptr get() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return error;
+  }
+};
+
 struct Task {
   std::function<void()> work;
   bool alwaysRun = false; // a collective rank: runs even when an input failed
+  std::shared_ptr<GroupError> group; // a collective rank: shared with its peers
   std::vector<TaskHandle> inputs;     // wait, and fail with their error
   std::vector<TaskHandle> orderAfter; // wait only
   TaskHandle state;
@@ -163,6 +180,9 @@ private:
   /// before anyone can see the queue idle: memory statistics and waiters then see the
   /// memory freed.
   void finish(Task &task, std::exception_ptr error) {
+    // A collective rank ends with its peers' input error too (it summed their data).
+    if (!error && task.group)
+      error = task.group->get();
     task.work = nullptr;
     task.inputs.clear();
     task.orderAfter.clear();
@@ -200,7 +220,10 @@ private:
         break;
     }
     // An input is poisoned: so is everything computed from it. A collective still takes
-    // part (its peers would wait for it forever) and fails afterwards.
+    // part (its peers would wait for it forever) and fails afterwards, with its peers:
+    // the error is recorded before the work launches, so before any rank can finish.
+    if (inputError && task.group)
+      task.group->record(inputError);
     if (inputError && !task.alwaysRun)
       return inputError;
     try {
@@ -353,37 +376,51 @@ void Buffer::wait_to_write() const {
     task->wait();
 }
 
-TaskHandle detail::enqueue_task(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
-                                const std::vector<std::shared_ptr<Buffer>> &writes,
-                                std::function<void()> work, bool alwaysRun) {
-  DeviceQueue &queue = queueFor(device);
-  // Registration and push happen under the queue's lock: a task another thread finds as
-  // a writer on this queue is already in it, ahead of the finder (a GPU queue relies on
-  // that order instead of waiting).
-  std::lock_guard<std::mutex> ordered(queue.enqueueMutex());
+namespace detail {
+
+struct Registrar {
+  /// Makes `task` wait for the last writers of `reads` and, for `writes`, for their last
+  /// writer and readers; then records it as their reader and writer.
+  static void track(Task &task, const std::vector<std::shared_ptr<Buffer>> &reads,
+                    const std::vector<std::shared_ptr<Buffer>> &writes) {
+    for (const auto &buffer : reads) {
+      std::lock_guard<std::mutex> lock(buffer->mutex_);
+      if (buffer->writer_)
+        task.inputs.push_back(buffer->writer_);
+      pruneFinished(buffer->readers_);
+      buffer->readers_.push_back(task.state);
+    }
+    for (const auto &buffer : writes) {
+      std::lock_guard<std::mutex> lock(buffer->mutex_);
+      if (buffer->writer_)
+        task.orderAfter.push_back(buffer->writer_);
+      for (const TaskHandle &reader : buffer->readers_)
+        if (reader != task.state)
+          task.orderAfter.push_back(reader);
+      buffer->readers_.clear();
+      buffer->writer_ = task.state;
+    }
+  }
+};
+
+} // namespace detail
+
+namespace {
+
+/// Registers a task on `queue` and pushes it; the caller holds queue.enqueueMutex(), so a
+/// task another thread finds as a writer on this queue is already in it, ahead of the
+/// finder (a GPU queue relies on that order instead of waiting).
+TaskHandle enqueueLocked(DeviceQueue &queue, const std::vector<std::shared_ptr<Buffer>> &reads,
+                         const std::vector<std::shared_ptr<Buffer>> &writes,
+                         std::function<void()> work, std::shared_ptr<GroupError> group) {
   Task task;
-  task.alwaysRun = alwaysRun;
+  task.alwaysRun = group != nullptr;
+  task.group = std::move(group);
   task.state = std::make_shared<TaskState>();
   task.state->set_queue(&queue);
   // The buffers stay alive until the work has run.
   task.work = [work = std::move(work), reads, writes] { work(); };
-  for (const auto &buffer : reads) {
-    std::lock_guard<std::mutex> lock(buffer->mutex_);
-    if (buffer->writer_)
-      task.inputs.push_back(buffer->writer_);
-    pruneFinished(buffer->readers_);
-    buffer->readers_.push_back(task.state);
-  }
-  for (const auto &buffer : writes) {
-    std::lock_guard<std::mutex> lock(buffer->mutex_);
-    if (buffer->writer_)
-      task.orderAfter.push_back(buffer->writer_);
-    for (const TaskHandle &reader : buffer->readers_)
-      if (reader != task.state)
-        task.orderAfter.push_back(reader);
-    buffer->readers_.clear();
-    buffer->writer_ = task.state;
-  }
+  detail::Registrar::track(task, reads, writes);
   TaskHandle state = task.state;
   thread_local DrainAtThreadExit drainAtExit;
   (void)drainAtExit;
@@ -391,25 +428,50 @@ TaskHandle detail::enqueue_task(Device device, const std::vector<std::shared_ptr
   return state;
 }
 
+} // namespace
+
 TaskHandle enqueue(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
                    const std::vector<std::shared_ptr<Buffer>> &writes,
                    std::function<void()> work) {
-  return detail::enqueue_task(device, reads, writes, std::move(work), false);
+  DeviceQueue &queue = queueFor(device);
+  std::lock_guard<std::mutex> ordered(queue.enqueueMutex());
+  return enqueueLocked(queue, reads, writes, std::move(work), nullptr);
 }
 
-TaskHandle enqueue_collective(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
-                              const std::vector<std::shared_ptr<Buffer>> &writes,
-                              std::function<void()> work) {
-  return detail::enqueue_task(device, reads, writes, std::move(work), true);
+std::vector<TaskHandle> enqueue_collective(std::vector<CollectiveRank> ranks) {
+  // One collective at a time, holding every involved queue's enqueue lock (taken in one
+  // global order, so two collectives never deadlock on them) while its ranks go in.
+  static std::mutex *collectives = new std::mutex;
+  std::lock_guard<std::mutex> serial(*collectives);
+  std::vector<DeviceQueue *> queues;
+  for (const CollectiveRank &rank : ranks)
+    queues.push_back(&queueFor(rank.device));
+  std::vector<DeviceQueue *> lockOrder = queues;
+  std::sort(lockOrder.begin(), lockOrder.end(), std::less<DeviceQueue *>());
+  lockOrder.erase(std::unique(lockOrder.begin(), lockOrder.end()), lockOrder.end());
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (DeviceQueue *queue : lockOrder)
+    locks.emplace_back(queue->enqueueMutex());
+  auto group = std::make_shared<GroupError>();
+  std::vector<TaskHandle> tasks;
+  for (size_t i = 0; i < ranks.size(); ++i)
+    tasks.push_back(enqueueLocked(*queues[i], ranks[i].reads, ranks[i].writes,
+                                  std::move(ranks[i].work), group));
+  return tasks;
 }
 
 void waitall() {
   std::vector<DeviceQueue *> queues = allQueues();
   for (DeviceQueue *queue : queues)
     queue->waitIdle();
+  // Every queue's error is taken, the first rethrown: an error several queues met (a
+  // failed collective) is reported once, not again at the next waitall.
+  std::exception_ptr first;
   for (DeviceQueue *queue : queues)
-    if (std::exception_ptr error = queue->takeFirstError())
-      std::rethrow_exception(error);
+    if (std::exception_ptr error = queue->takeFirstError(); error && !first)
+      first = error;
+  if (first)
+    std::rethrow_exception(first);
 }
 
 void wait_for_device(Device device) { queueFor(device).waitIdle(); }

@@ -76,6 +76,15 @@ TEST(Device, AllReduceRejectsMismatchedTensors) {
   EXPECT_THROW(npx::all_reduce({a, np::ones({2, 3}, DType::i32, cpu(1))}), DTypeError);
   EXPECT_THROW(npx::all_reduce({a, np::ones({2, 3}, DType::f32, cpu(0))}), std::invalid_argument);
   EXPECT_THROW(npx::all_reduce({}), std::invalid_argument);
+  Tensor flags = np::ones({2}, DType::boolean, cpu(0));
+  EXPECT_THROW(npx::all_reduce({flags, np::ones({2}, DType::boolean, cpu(1))}), DTypeError);
+  Tensor counts = np::ones({2}, DType::i32, cpu(0));
+  EXPECT_THROW(npx::all_reduce({counts, np::ones({2}, DType::i32, cpu(1))}, true), DTypeError);
+  // One tensor: its values, in new memory.
+  std::vector<Tensor> alone = npx::all_reduce({a});
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_NE(alone[0].data(), a.data());
+  EXPECT_EQ(alone[0].to_vector<float>(), a.to_vector<float>());
   try {
     npx::all_reduce({a, b});
   } catch (const ShapeError &e) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 using namespace dlc;
 
 TEST(Engine, KernelErrorSurfacesAtTheNextRead) {
@@ -43,6 +45,28 @@ TEST(Engine, CopiesOrderThemselvesAcrossQueues) {
   np::full({1 << 16}, 9.0, DType::f32, cpu(2)).copyto(source);
   EXPECT_EQ(copied.to_vector<float>().back(), 5.f);
   EXPECT_EQ(source.to_vector<float>().back(), 9.f);
+}
+
+// A collective's ranks: every rank's work runs, also the one whose input failed (its
+// peers would wait for it), and that rank ends with the input's error; ranks queue in one
+// step, in the same order on every queue.
+TEST(Engine, CollectiveRanksRunEvenWhenAnInputFailed) {
+  Tensor zero = np::zeros({4}, DType::i32, cpu(0));
+  Tensor failed = np::ones({4}, DType::i32, cpu(0)) / zero; // fails on the worker
+  Tensor fine = np::ones({4}, DType::i32, cpu(1));
+  std::atomic<int> ran{0};
+  std::vector<CollectiveRank> ranks;
+  for (const Tensor &input : {failed, fine})
+    ranks.push_back({input.device(), {input.buffer()}, {}, [&ran] { ++ran; }});
+  std::vector<TaskHandle> tasks = enqueue_collective(std::move(ranks));
+  ASSERT_EQ(tasks.size(), 2u);
+  for (const TaskHandle &task : tasks)
+    task->wait();
+  EXPECT_EQ(ran.load(), 2);
+  ASSERT_TRUE(tasks[0]->error());
+  EXPECT_THROW(std::rethrow_exception(tasks[0]->error()), Error);
+  EXPECT_THROW(waitall(), Error);
+  EXPECT_NO_THROW(waitall());
 }
 
 TEST(Allocator, StatisticsAndReuse) {

@@ -435,4 +435,14 @@ TEST_F(Gpu, AllReduceOverGpusWithNcclMatchesTheCpuSum) {
     gpus.push_back(gpu(i));
   expectAllReduceMatchesCpuSum(gpus, false, "NCCL sum over every GPU");
   expectAllReduceMatchesCpuSum(gpus, true, "NCCL mean over every GPU");
+  // A rank whose input failed poisons every rank's result (they summed its garbage).
+  Tensor failed = np::matmul(np::ones({2, 2}, DType::i32, gpu(0)),
+                             np::ones({2, 2}, DType::i32, gpu(0))); // no i32 GPU matmul
+  std::vector<Tensor> parts{failed};
+  for (int i = 1; i < num_gpus(); ++i)
+    parts.push_back(np::ones({2, 2}, DType::i32, gpu(i)));
+  for (const Tensor &result : npx::all_reduce(parts))
+    EXPECT_THROW(result.wait_to_read(), DTypeError) << result.device();
+  EXPECT_THROW(npx::waitall(), DTypeError);
+  EXPECT_NO_THROW(npx::waitall()) << "the collective's error is reported once";
 }

@@ -13,7 +13,9 @@ namespace dlc::npx {
 /// and dtype and sit on distinct devices. On two or more GPUs this is one NCCL all-reduce
 /// (each GPU's part queued after that GPU's earlier work); otherwise the tensors meet on
 /// the first device, in order, and the result is copied to the others. Not recorded by
-/// autograd. Throws ShapeError, DTypeError or std::invalid_argument naming the tensors.
+/// autograd. The results never share memory with the inputs. Throws ShapeError,
+/// DTypeError (bool tensors; a mean of integers) or std::invalid_argument naming the
+/// tensors.
 std::vector<Tensor> all_reduce(const std::vector<Tensor> &tensors, bool mean = false);
 
 } // namespace dlc::npx

@@ -54,8 +54,14 @@ private:
   double learningRate_;
   int64_t steps_ = 0;
   std::map<const Parameter *, std::vector<Tensor>> state_; // per-parameter optimizer state
-  /// Parameters on several GPUs: the optimizer state of each GPU's copy, in device order.
-  std::map<const Parameter *, std::vector<std::vector<Tensor>>> replicaState_;
+  /// Parameters on several GPUs: the optimizer state of each GPU's copy.
+  std::map<const Parameter *, std::map<Device, std::vector<Tensor>>> replicaState_;
+  /// The per-GPU states of `parameter` for `devices`: a device without one starts from
+  /// another copy's (or from the single state of the host path, which then ends), and
+  /// devices the parameter left are dropped.
+  std::map<Device, std::vector<Tensor>> &replicaStates(const Parameter &parameter,
+                                                       const std::vector<Device> &devices);
+  static std::vector<Tensor> moveState(const std::vector<Tensor> &state, Device device);
 };
 
 namespace utils {

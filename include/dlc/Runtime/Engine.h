@@ -50,10 +50,8 @@ using TaskHandle = std::shared_ptr<TaskState>;
 
 class Buffer;
 namespace detail {
-/// enqueue and enqueue_collective (always_run: the work runs even when an input failed).
-TaskHandle enqueue_task(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
-                        const std::vector<std::shared_ptr<Buffer>> &writes,
-                        std::function<void()> work, bool always_run);
+/// Records a task's accesses to buffers (Engine.cpp).
+struct Registrar;
 } // namespace detail
 
 /// Memory of one or more tensors (views share it), with the tasks that order access to it.
@@ -72,9 +70,7 @@ public:
   void wait_to_write() const;
 
 private:
-  friend TaskHandle detail::enqueue_task(Device, const std::vector<std::shared_ptr<Buffer>> &,
-                                         const std::vector<std::shared_ptr<Buffer>> &,
-                                         std::function<void()>, bool);
+  friend struct detail::Registrar;
   std::shared_ptr<Storage> storage_;
   mutable std::mutex mutex_;
   TaskHandle writer_;
@@ -87,12 +83,22 @@ private:
 TaskHandle enqueue(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
                    const std::vector<std::shared_ptr<Buffer>> &writes, std::function<void()> work);
 
-/// enqueue for one rank of a collective (an all-reduce): `work` runs even when an input
-/// failed, because the other ranks wait for every rank's part; the task then fails with
-/// the input's error.
-TaskHandle enqueue_collective(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
-                              const std::vector<std::shared_ptr<Buffer>> &writes,
-                              std::function<void()> work);
+/// One rank of a collective: its device (one rank per device), buffers and work.
+struct CollectiveRank {
+  Device device;
+  std::vector<std::shared_ptr<Buffer>> reads, writes;
+  std::function<void()> work;
+};
+
+/// Enqueues the ranks of one collective (an all-reduce) as one step on every queue
+/// involved: no other task and no other collective lands between them, so every device
+/// meets collectives in the same order (NCCL's rule) and no rank waits behind work that
+/// itself waits for a peer. Every rank's work runs even when one of its inputs failed,
+/// since its peers wait for it, and the rank then ends with that error. A rank that
+/// finishes after such a peer has run ends with the peer's error too: on GPUs that is
+/// every rank of a collective (none completes before all have launched), whose results
+/// are built from the failed input.
+std::vector<TaskHandle> enqueue_collective(std::vector<CollectiveRank> ranks);
 
 /// Waits until every queue is idle, then rethrows the first error any task has ended with
 /// since the previous waitall (MXNet's `npx.waitall()`).

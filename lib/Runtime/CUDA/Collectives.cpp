@@ -1,9 +1,9 @@
 //===- Collectives.cpp - all-reduce across GPUs with NCCL ---------------------===//
 //
 // One NCCL communicator set per list of GPUs, created on first use (ncclCommInitAll:
-// single process, one rank per GPU) and kept. Each GPU's queue worker launches its own
-// rank's call on its stream; NCCL matches the ranks on the devices, so no host thread
-// waits for another.
+// single process, one rank per GPU) by the thread that enqueues the collective, and kept
+// until a failure breaks it. Each GPU's queue worker launches its own rank's call on its
+// stream; NCCL matches the ranks on the devices, so no host thread waits for another.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaContext.h"
@@ -14,7 +14,9 @@
 #include <nccl.h>
 
 #include <map>
+#include <memory>
 #include <mutex>
+#include <shared_mutex>
 
 namespace dlc::cuda {
 
@@ -28,39 +30,6 @@ void checkNccl(ncclResult_t status, const char *call, const std::vector<int> &de
     set += (set.empty() ? "" : ", ") + gpu(d).str();
   throw Error(std::string(call) + " failed on {" + set + "} in dlc.all_reduce: " +
               ncclGetErrorString(status) + " (" + ncclGetLastError(nullptr) + ")");
-}
-
-std::mutex &cacheMutex() {
-  static std::mutex *mutex = new std::mutex;
-  return *mutex;
-}
-std::map<std::vector<int>, std::vector<ncclComm_t>> &cache() {
-  static auto *instance = new std::map<std::vector<int>, std::vector<ncclComm_t>>;
-  return *instance;
-}
-
-/// The communicators of `devices`, one per rank (rank i is devices[i]).
-std::vector<ncclComm_t> communicators(const std::vector<int> &devices) {
-  std::lock_guard<std::mutex> lock(cacheMutex());
-  auto it = cache().find(devices);
-  if (it != cache().end())
-    return it->second;
-  std::vector<ncclComm_t> comms(devices.size());
-  checkNccl(ncclCommInitAll(comms.data(), int(devices.size()), devices.data()), "ncclCommInitAll",
-            devices);
-  return cache().emplace(devices, std::move(comms)).first->second;
-}
-
-/// After a rank failed, its peers' NCCL kernels would wait for it forever: abort the set's
-/// communicators (their pending operations fail) and forget them.
-void abortCommunicators(const std::vector<int> &devices) {
-  std::lock_guard<std::mutex> lock(cacheMutex());
-  auto it = cache().find(devices);
-  if (it == cache().end())
-    return;
-  for (ncclComm_t comm : it->second)
-    ncclCommAbort(comm);
-  cache().erase(it);
 }
 
 ncclDataType_t ncclType(DType dtype) {
@@ -85,16 +54,87 @@ ncclDataType_t ncclType(DType dtype) {
 
 } // namespace
 
-void all_reduce(const std::vector<int> &devices, size_t rank, const void *input, void *output,
-                size_t count, DType dtype, bool mean) {
+class CommunicatorSet {
+public:
+  explicit CommunicatorSet(std::vector<int> devices)
+      : devices_(std::move(devices)), comms_(devices_.size()) {
+    checkNccl(ncclCommInitAll(comms_.data(), int(devices_.size()), devices_.data()),
+              "ncclCommInitAll", devices_);
+  }
+  // Deliberately never destroyed while cached (process lifetime); a broken set's
+  // communicators were aborted, which frees them.
+
+  const std::vector<int> &devices() const { return devices_; }
+  bool broken() {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    return broken_;
+  }
+
+  /// Launches rank `rank`'s all-reduce. Launches share the set's lock (a rank's first
+  /// call may wait for its peers' while NCCL connects them, so they must not exclude each
+  /// other); an abort takes it alone, so it never frees a communicator mid-launch.
+  void allReduce(size_t rank, const void *input, void *output, size_t count,
+                 ncclDataType_t type, ncclRedOp_t op, cudaStream_t stream) {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    if (broken_)
+      throw Error("ncclAllReduce not called on " + gpu(devices_.at(rank)).str() +
+                  " in dlc.all_reduce: another rank of this collective failed and its "
+                  "communicators were aborted");
+    checkNccl(ncclAllReduce(input, output, count, type, op, comms_.at(rank), stream),
+              "ncclAllReduce", devices_);
+  }
+
+  /// After a rank failed, its peers' NCCL kernels would wait for it forever: abort every
+  /// communicator of the set (their pending operations end with an error).
+  void abort() {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    if (broken_)
+      return;
+    broken_ = true;
+    for (ncclComm_t comm : comms_)
+      ncclCommAbort(comm);
+  }
+
+private:
+  std::vector<int> devices_;
+  std::vector<ncclComm_t> comms_;
+  std::shared_mutex mutex_;
+  bool broken_ = false;
+};
+
+namespace {
+
+std::mutex &cacheMutex() {
+  static std::mutex *mutex = new std::mutex;
+  return *mutex;
+}
+std::map<std::vector<int>, std::shared_ptr<CommunicatorSet>> &cache() {
+  static auto *instance = new std::map<std::vector<int>, std::shared_ptr<CommunicatorSet>>;
+  return *instance;
+}
+
+} // namespace
+
+std::shared_ptr<CommunicatorSet> communicators(const std::vector<int> &devices) {
+  std::lock_guard<std::mutex> lock(cacheMutex());
+  auto it = cache().find(devices);
+  if (it != cache().end() && !it->second->broken())
+    return it->second;
+  auto set = std::make_shared<CommunicatorSet>(devices); // a broken one is replaced
+  cache()[devices] = set;
+  return set;
+}
+
+void check_all_reduce_dtype(DType dtype) { (void)ncclType(dtype); }
+
+void all_reduce(const std::shared_ptr<CommunicatorSet> &set, size_t rank, const void *input,
+                void *output, size_t count, DType dtype, bool mean) {
   OpScope scope("dlc.all_reduce");
   try {
-    std::vector<ncclComm_t> comms = communicators(devices);
-    checkNccl(ncclAllReduce(input, output, count, ncclType(dtype), mean ? ncclAvg : ncclSum,
-                            comms.at(rank), current_context().stream()),
-              "ncclAllReduce", devices);
+    set->allReduce(rank, input, output, count, ncclType(dtype), mean ? ncclAvg : ncclSum,
+                   current_context().stream());
   } catch (...) {
-    abortCommunicators(devices);
+    set->abort();
     throw;
   }
 }

@@ -14,6 +14,7 @@
 #include <exception>
 #include <functional>
 #include <string>
+#include <memory>
 #include <vector>
 
 namespace dlc::cuda {
@@ -60,12 +61,27 @@ void copy_async(void *target, Device to, const void *source, Device from, size_t
 
 // --- collectives -------------------------------------------------------------------
 
-/// Rank `rank`'s part of an all-reduce over the GPUs `devices` (ordinals, in rank order):
-/// sums (or averages) `count` elements of `input` across the ranks into `output`, on the
-/// current worker's stream. Every GPU of the set makes the same call from its own queue;
-/// every rank gets the same bits.
-void all_reduce(const std::vector<int> &devices, size_t rank, const void *input, void *output,
-                size_t count, DType dtype, bool mean);
+/// The NCCL communicators of one list of GPUs (one rank per GPU), shared by the ranks of
+/// the collectives that use them (Collectives.cpp).
+class CommunicatorSet;
+
+/// The communicator set of `devices` (ordinals, in rank order): cached, created on first
+/// use. Called by the thread that enqueues a collective, before any rank is queued, so no
+/// queue worker creates communicators while its peers' kernels wait.
+std::shared_ptr<CommunicatorSet> communicators(const std::vector<int> &devices);
+
+/// Throws DTypeError naming `dtype` when NCCL cannot add it: checked before enqueueing,
+/// since a rank that fails before its NCCL call would leave its peers waiting.
+void check_all_reduce_dtype(DType dtype);
+
+/// Rank `rank`'s part of an all-reduce over `set`: sums (or averages) `count` elements of
+/// `input` across the ranks into `output`, on the current worker's stream. Every GPU of
+/// the set makes the same call from its own queue; every rank gets the same bits. When a
+/// rank's call fails the set's communicators are aborted (the peers' kernels then end
+/// with an error instead of waiting) and the set is dropped from the cache; a later rank
+/// of a broken set fails without calling NCCL.
+void all_reduce(const std::shared_ptr<CommunicatorSet> &set, size_t rank, const void *input,
+                void *output, size_t count, DType dtype, bool mean);
 
 /// Waits for the work this thread's GPU queue launched so far, when the thread is a GPU
 /// queue's worker (else returns at once): DLC_PROFILE times GPU kernels with it.
