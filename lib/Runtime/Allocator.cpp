@@ -123,7 +123,7 @@ public:
     size_t bytes = roundUp(requested);
     void *data = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::unique_lock<std::mutex> lock(mutex_);
       ++stats_.allocations;
       auto cached = free_.find(bytes);
       if (cached != free_.end()) {
@@ -132,7 +132,7 @@ public:
         stats_.bytes_cached -= int64_t(bytes);
         ++stats_.cache_hits;
       } else {
-        data = fresh(bytes, requested);
+        data = fresh(lock, bytes, requested);
       }
       stats_.bytes_in_use += int64_t(bytes);
       stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
@@ -158,22 +158,22 @@ public:
   }
 
   void emptyCache() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    emptyCacheLocked();
+    std::unique_lock<std::mutex> lock(mutex_);
+    emptyCache(lock);
   }
 
 private:
-  // Called with mutex_ held.
-  void *fresh(size_t bytes, size_t requested) {
+  // Called with `lock` (on mutex_) held; may release it while memory goes back.
+  void *fresh(std::unique_lock<std::mutex> &lock, size_t bytes, size_t requested) {
     auto fits = [&] {
       return stats_.limit == 0 ||
              stats_.bytes_in_use + stats_.bytes_cached + int64_t(bytes) <= stats_.limit;
     };
     if (!fits())
-      emptyCacheLocked();
+      emptyCache(lock);
     void *data = fits() ? source_.take(bytes) : nullptr;
     if (!data && stats_.bytes_cached > 0) {
-      emptyCacheLocked();
+      emptyCache(lock);
       data = fits() ? source_.take(bytes) : nullptr;
     }
     if (!data) {
@@ -188,11 +188,20 @@ private:
     return data;
   }
 
-  void emptyCacheLocked() {
-    for (auto &[bytes, data] : free_)
-      source_.give_back(data);
-    free_.clear();
+  /// Gives every cached block back to its source. The blocks leave the cache under the
+  /// lock; the lock is released while they go back, because cudaFree waits for the whole
+  /// device, whose kernels (an NCCL rank waiting for a peer) may wait for another thread
+  /// that needs this allocator.
+  void emptyCache(std::unique_lock<std::mutex> &lock) {
+    std::multimap<size_t, void *> blocks;
+    blocks.swap(free_);
     stats_.bytes_cached = 0;
+    if (blocks.empty())
+      return;
+    lock.unlock();
+    for (auto &[bytes, data] : blocks)
+      source_.give_back(data);
+    lock.lock();
   }
 
   Device device_;
