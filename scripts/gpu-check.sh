@@ -114,8 +114,10 @@ for t in $tests; do
   cat "$out/test.log" >>"$out/gpu-tests.log"
   if [ "$rc" -eq 0 ] && grep -q '^\[  SKIPPED \] .* ms)$' "$out/test.log"; then
     result=skipped; skipped=$((skipped + 1))
-  elif [ "$rc" -eq 0 ]; then
+  elif [ "$rc" -eq 0 ] && grep -q '^\[       OK \] .* ms)$' "$out/test.log"; then
     result=passed; passed=$((passed + 1))
+  elif [ "$rc" -eq 0 ]; then
+    result="FAILED (it did not run: disabled?)"; failed=$((failed + 1)); failures+=("$t")
   else
     result="FAILED (exit $rc$( [ "$rc" -eq 124 ] && echo ', timed out'))"
     failed=$((failed + 1)); failures+=("$t")
