@@ -85,6 +85,24 @@ void expectSameBits(const std::vector<float> &got, const std::vector<float> &wan
         << what << ": element " << i << " is " << got[i] << ", the reference " << want[i];
 }
 
+/// Calls f(plane pointer offset of x, of y, flat output index, oh, ow) for every window,
+/// as the forward kernels' threads see them.
+template <typename F> void forEachWindow(const Pool2DGeometry &g, F &&f) {
+  for (int64_t nc = 0; nc < g.N * g.C; ++nc)
+    for (int oh = 0; oh < int(g.OH); ++oh)
+      for (int ow = 0; ow < int(g.OW); ++ow)
+        f(nc * g.H * g.W, nc * g.OH * g.OW, nc * g.OH * g.OW + oh * g.OW + ow, oh, ow);
+}
+
+/// Calls f(plane offset of y, flat input index, ih, iw) for every input element, as the
+/// gradient kernels' threads see them.
+template <typename F> void forEachInput(const Pool2DGeometry &g, F &&f) {
+  for (int64_t nc = 0; nc < g.N * g.C; ++nc)
+    for (int ih = 0; ih < int(g.H); ++ih)
+      for (int iw = 0; iw < int(g.W); ++iw)
+        f(nc * g.OH * g.OW, nc * g.H * g.W + ih * g.W + iw, ih, iw);
+}
+
 } // namespace
 
 TEST(GpuPoolMath, MaxPoolingMatchesTheReferenceBitForBit) {
@@ -98,25 +116,20 @@ TEST(GpuPoolMath, MaxPoolingMatchesTheReferenceBitForBit) {
       std::vector<float> dy = randomValues(outputs, seed++, false);
 
       pool::Plane plane = pool::plane_of(g);
-      int64_t planeIn = g.H * g.W, planeOut = g.OH * g.OW;
       std::vector<float> y(outputs), yRef(outputs);
       std::vector<int32_t> argmax(outputs);
-      for (int64_t nc = 0; nc < g.N * g.C; ++nc)
-        for (int oh = 0; oh < plane.OH; ++oh)
-          for (int ow = 0; ow < plane.OW; ++ow) {
-            int64_t t = nc * planeOut + oh * g.OW + ow;
-            y[size_t(t)] = pool::max_output(plane, x.data() + nc * planeIn, oh, ow);
-            argmax[size_t(t)] = pool::first_max(plane, x.data() + nc * planeIn, oh, ow);
-          }
+      forEachWindow(g, [&](int64_t xPlane, int64_t, int64_t t, int oh, int ow) {
+        y[size_t(t)] = pool::max_output(plane, x.data() + xPlane, oh, ow);
+        argmax[size_t(t)] = pool::first_max(plane, x.data() + xPlane, oh, ow);
+      });
       ref::max_pool2d_forward(g, x.data(), yRef.data());
       expectSameBits(y, yRef, what + " forward");
 
       std::vector<float> dx(inputs), dxRef(inputs);
-      for (int64_t nc = 0; nc < g.N * g.C; ++nc)
-        for (int ih = 0; ih < plane.H; ++ih)
-          for (int iw = 0; iw < plane.W; ++iw)
-            dx[size_t(nc * planeIn + ih * g.W + iw)] = pool::max_gradient(
-                plane, argmax.data() + nc * planeOut, dy.data() + nc * planeOut, ih, iw);
+      forEachInput(g, [&](int64_t yPlane, int64_t t, int ih, int iw) {
+        dx[size_t(t)] =
+            pool::max_gradient(plane, argmax.data() + yPlane, dy.data() + yPlane, ih, iw);
+      });
       ref::max_pool2d_backward(g, x.data(), dy.data(), dxRef.data());
       expectSameBits(dx, dxRef, what + " backward");
     }
@@ -133,22 +146,17 @@ TEST(GpuPoolMath, AveragePoolingMatchesTheReferenceBitForBit) {
       std::vector<float> dy = randomValues(outputs, seed++, false);
 
       pool::Plane plane = pool::plane_of(g);
-      int64_t planeIn = g.H * g.W, planeOut = g.OH * g.OW;
       std::vector<float> y(outputs), yRef(outputs);
-      for (int64_t nc = 0; nc < g.N * g.C; ++nc)
-        for (int oh = 0; oh < plane.OH; ++oh)
-          for (int ow = 0; ow < plane.OW; ++ow)
-            y[size_t(nc * planeOut + oh * g.OW + ow)] =
-                pool::avg_output(plane, includePad, x.data() + nc * planeIn, oh, ow);
+      forEachWindow(g, [&](int64_t xPlane, int64_t, int64_t t, int oh, int ow) {
+        y[size_t(t)] = pool::avg_output(plane, includePad, x.data() + xPlane, oh, ow);
+      });
       ref::avg_pool2d_forward(g, includePad, x.data(), yRef.data());
       expectSameBits(y, yRef, what + " forward");
 
       std::vector<float> dx(inputs), dxRef(inputs);
-      for (int64_t nc = 0; nc < g.N * g.C; ++nc)
-        for (int ih = 0; ih < plane.H; ++ih)
-          for (int iw = 0; iw < plane.W; ++iw)
-            dx[size_t(nc * planeIn + ih * g.W + iw)] =
-                pool::avg_gradient(plane, includePad, dy.data() + nc * planeOut, ih, iw);
+      forEachInput(g, [&](int64_t yPlane, int64_t t, int ih, int iw) {
+        dx[size_t(t)] = pool::avg_gradient(plane, includePad, dy.data() + yPlane, ih, iw);
+      });
       ref::avg_pool2d_backward(g, includePad, dy.data(), dxRef.data());
       expectSameBits(dx, dxRef, what + " backward");
     }

@@ -3,12 +3,14 @@
 #define DLC_LIB_RUNTIME_CPU_CPUKERNELS_H
 
 #include "dlc/Core/Error.h"
+#include "dlc/Runtime/CPU/NNKernels.h"
 #include "dlc/Runtime/Kernel.h"
 
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace dlc::cpu_kernels {
@@ -52,15 +54,16 @@ template <typename T, typename C> inline T store(C value) { return static_cast<T
 template <> inline float16 store<float16, float>(float value) { return to_float16(value); }
 template <> inline bfloat16 store<bfloat16, float>(float value) { return to_bfloat16(value); }
 
-/// Calls `f(T{})` with the C++ type of `dtype`.
-template <typename F> void dispatch_dtype(DType dtype, F &&f) {
+/// Calls `f(T{})` with the C++ type of `dtype`, float16 and bfloat16 being `Half` and
+/// `BHalf` (the GPU kernels pass CUDA's types, of the same bits).
+template <typename Half, typename BHalf, typename F> void dispatch_dtype_as(DType dtype, F &&f) {
   switch (dtype) {
   case DType::f32:
     return f(float{});
   case DType::f16:
-    return f(float16{});
+    return f(Half{});
   case DType::bf16:
-    return f(bfloat16{});
+    return f(BHalf{});
   case DType::i32:
     return f(int32_t{});
   case DType::i64:
@@ -70,6 +73,11 @@ template <typename F> void dispatch_dtype(DType dtype, F &&f) {
   case DType::boolean:
     return f(bool{});
   }
+}
+
+/// Calls `f(T{})` with the C++ type of `dtype`.
+template <typename F> void dispatch_dtype(DType dtype, F &&f) {
+  dispatch_dtype_as<float16, bfloat16>(dtype, std::forward<F>(f));
 }
 
 /// Row-major strides of `shape`, aligned to the last `rank` dimensions of an output,
@@ -121,6 +129,12 @@ struct AxisSplit {
   int64_t outer = 1, axis = 1, inner = 1;
 };
 AxisSplit split_at_axis(const Shape &shape, int64_t axis);
+
+/// Per output dim i of a transpose, the row-major stride of input dim permutation[i].
+std::vector<int64_t> transposed_strides(const Shape &input, const std::vector<int64_t> &permutation);
+
+/// The geometry of a 2-D pooling from its (N,C,H,W) input, output and attributes.
+Pool2DGeometry pool_geometry(const Shape &x, const Shape &y, const Attrs &a);
 
 } // namespace dlc::cpu_kernels
 

@@ -5,6 +5,19 @@
 
 namespace dlc::cpu_kernels {
 
+std::vector<int64_t> transposed_strides(const Shape &input,
+                                        const std::vector<int64_t> &permutation) {
+  size_t rank = input.size();
+  std::vector<int64_t> inStrides(rank, 0), strides(permutation.size(), 0);
+  for (int64_t d = int64_t(rank) - 1, stride = 1; d >= 0; --d) {
+    inStrides[size_t(d)] = stride;
+    stride *= input[size_t(d)];
+  }
+  for (size_t i = 0; i < permutation.size(); ++i)
+    strides[i] = inStrides[size_t(permutation[i])];
+  return strides;
+}
+
 namespace {
 
 // y = x with dimensions permuted: y dim i is x dim permutation[i]. Copies elements of
@@ -12,14 +25,8 @@ namespace {
 void transposeKernel(const KernelArgs &args) {
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   std::vector<int64_t> permutation = args.attrs->get_ints("permutation", {});
-  size_t rank = x.shape.size(), width = dtype_size(x.dtype);
-  std::vector<int64_t> inStrides(rank, 0), strides(rank, 0);
-  for (int64_t d = int64_t(rank) - 1, stride = 1; d >= 0; --d) {
-    inStrides[size_t(d)] = stride;
-    stride *= x.shape[size_t(d)];
-  }
-  for (size_t i = 0; i < rank; ++i)
-    strides[i] = inStrides[size_t(permutation[i])];
+  size_t width = dtype_size(x.dtype);
+  std::vector<int64_t> strides = transposed_strides(x.shape, permutation);
   const char *px = static_cast<const char *>(x.data);
   char *py = static_cast<char *>(y.data);
   std::array<std::vector<int64_t>, 1> walk{strides};

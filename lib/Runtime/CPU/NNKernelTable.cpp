@@ -19,6 +19,21 @@ std::array<int64_t, 2> pairAttr(const Attrs &attrs, const char *name, int64_t fa
   return {values.at(0), values.at(1)};
 }
 
+} // namespace
+
+Pool2DGeometry pool_geometry(const Shape &x, const Shape &y, const Attrs &a) {
+  auto kernel = pairAttr(a, "kernel", 1), stride = pairAttr(a, "stride", 1),
+       padding = pairAttr(a, "padding", 0);
+  Pool2DGeometry g{x[0], x[1], x[2], x[3], y[2], y[3], kernel[0], kernel[1]};
+  g.strideH = stride[0];
+  g.strideW = stride[1];
+  g.padH = padding[0];
+  g.padW = padding[1];
+  return g;
+}
+
+namespace {
+
 /// Geometry from the (N,C,H,W) input, the (O,C/g,KH,KW) weight, the output and the attrs.
 Conv2DGeometry convGeometry(const Shape &x, const Shape &w, const Shape &y, const Attrs &a) {
   auto stride = pairAttr(a, "stride", 1), padding = pairAttr(a, "padding", 0),
@@ -31,17 +46,6 @@ Conv2DGeometry convGeometry(const Shape &x, const Shape &w, const Shape &y, cons
   g.dilationH = dilation[0];
   g.dilationW = dilation[1];
   g.groups = a.get_int("groups", 1);
-  return g;
-}
-
-Pool2DGeometry poolGeometry(const Shape &x, const Shape &y, const Attrs &a) {
-  auto kernel = pairAttr(a, "kernel", 1), stride = pairAttr(a, "stride", 1),
-       padding = pairAttr(a, "padding", 0);
-  Pool2DGeometry g{x[0], x[1], x[2], x[3], y[2], y[3], kernel[0], kernel[1]};
-  g.strideH = stride[0];
-  g.strideW = stride[1];
-  g.padH = padding[0];
-  g.padW = padding[1];
   return g;
 }
 
@@ -96,20 +100,20 @@ template <bool Fast> struct NN {
   }
   static void maxPool(const KernelArgs &k) {
     requireF32(k, "max_pool2d");
-    auto g = poolGeometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
+    auto g = pool_geometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
     (Fast ? onednn::max_pool2d_forward : ref::max_pool2d_forward)(g, f32(k.inputs[0]),
                                                                   f32out(k.outputs[0]));
   }
   // dx from (dy, x)
   static void maxPoolBackward(const KernelArgs &k) {
     requireF32(k, "max_pool2d_backward");
-    auto g = poolGeometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
+    auto g = pool_geometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
     (Fast ? onednn::max_pool2d_backward : ref::max_pool2d_backward)(
         g, f32(k.inputs[1]), f32(k.inputs[0]), f32out(k.outputs[0]));
   }
   static void avgPool(const KernelArgs &k) {
     requireF32(k, "avg_pool2d");
-    auto g = poolGeometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
+    auto g = pool_geometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
     bool includePad = k.attrs->get_bool("count_include_pad", true);
     (Fast ? onednn::avg_pool2d_forward : ref::avg_pool2d_forward)(g, includePad, f32(k.inputs[0]),
                                                                   f32out(k.outputs[0]));
@@ -117,7 +121,7 @@ template <bool Fast> struct NN {
   // dx from dy; dx's shape is the output's
   static void avgPoolBackward(const KernelArgs &k) {
     requireF32(k, "avg_pool2d_backward");
-    auto g = poolGeometry(k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
+    auto g = pool_geometry(k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
     bool includePad = k.attrs->get_bool("count_include_pad", true);
     (Fast ? onednn::avg_pool2d_backward : ref::avg_pool2d_backward)(
         g, includePad, f32(k.inputs[0]), f32out(k.outputs[0]));

@@ -3,6 +3,7 @@
 #define DLC_LIB_RUNTIME_CUDA_CUDADTYPES_CUH
 
 #include "dlc/Core/DType.h"
+#include "../CPU/CpuKernels.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -15,22 +16,7 @@ namespace dlc::cuda {
 /// Calls `f(T{})` with the device type of `dtype` (float16 is __half, bfloat16 is
 /// __nv_bfloat16: the same bits as dlc's host structs).
 template <typename F> void dispatch_dtype(DType dtype, F &&f) {
-  switch (dtype) {
-  case DType::f32:
-    return f(float{});
-  case DType::f16:
-    return f(__half{});
-  case DType::bf16:
-    return f(__nv_bfloat16{});
-  case DType::i32:
-    return f(int32_t{});
-  case DType::i64:
-    return f(int64_t{});
-  case DType::u8:
-    return f(uint8_t{});
-  case DType::boolean:
-    return f(bool{});
-  }
+  cpu_kernels::dispatch_dtype_as<__half, __nv_bfloat16>(dtype, std::forward<F>(f));
 }
 
 /// What arithmetic on T computes in: float for the 16-bit floats, T otherwise.

@@ -105,15 +105,23 @@ size_t searchWorkspaceBytes() {
   return std::min(size_t(256) << 20, freeBytes / 4);
 }
 
-/// The search's workspace: `bytes` of the context's, or none when dlc's memory limit
-/// refuses it (the search then times only the algorithms that need no workspace).
-void *searchWorkspace(DeviceContext &ctx, size_t &bytes) {
+/// The workspace an algorithm search gets.
+struct SearchSpace {
+  void *data = nullptr;
+  size_t bytes = 0;
+};
+
+/// The search's workspace: searchWorkspaceBytes() of the context's, or none when dlc's
+/// memory limit refuses it (the search then times only the algorithms that need none).
+SearchSpace searchSpace(DeviceContext &ctx) {
+  SearchSpace space;
+  space.bytes = searchWorkspaceBytes();
   try {
-    return ctx.workspace(bytes);
+    space.data = ctx.workspace(space.bytes);
   } catch (const OutOfMemoryError &) {
-    bytes = 0;
-    return nullptr;
+    space = {};
   }
+  return space;
 }
 
 /// The algorithm for `key` on this GPU, chosen once: `rank` fills cuDNN's perf results,
@@ -196,17 +204,17 @@ void conv2d(const KernelArgs &k) {
   auto algo = cudnnConvolutionFwdAlgo_t(chooseAlgorithm<cudnnConvolutionFwdAlgoPerf_t>(
       "forward", c.key,
       [&](bool search, int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perfs) {
-        size_t searchBytes = search ? searchWorkspaceBytes() : 0;
-        void *space = search ? searchWorkspace(ctx, searchBytes) : nullptr;
-        if (search) // the candidates write y, which the chosen one overwrites below
+        if (search) { // the candidates write y, which the chosen one overwrites below
+          SearchSpace space = searchSpace(ctx);
           check(cudnnFindConvolutionForwardAlgorithmEx(
                     handle, c.x, k.inputs[0].data, c.w, k.inputs[1].data, c.conv, c.y, y,
-                    requested, returned, perfs, space, searchBytes),
+                    requested, returned, perfs, space.data, space.bytes),
                 "cudnnFindConvolutionForwardAlgorithmEx");
-        else
+        } else {
           check(cudnnGetConvolutionForwardAlgorithm_v7(handle, c.x, c.w, c.conv, c.y, requested,
                                                        returned, perfs),
                 "cudnnGetConvolutionForwardAlgorithm_v7");
+        }
       }));
   size_t bytes = 0;
   check(cudnnGetConvolutionForwardWorkspaceSize(handle, c.x, c.w, c.conv, c.y, algo, &bytes),
@@ -227,17 +235,17 @@ void conv2dBackwardData(const KernelArgs &k) {
   auto algo = cudnnConvolutionBwdDataAlgo_t(chooseAlgorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
       "backward-data", c.key,
       [&](bool search, int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perfs) {
-        size_t searchBytes = search ? searchWorkspaceBytes() : 0;
-        void *space = search ? searchWorkspace(ctx, searchBytes) : nullptr;
-        if (search) // the candidates write dx, which the chosen one overwrites below
+        if (search) { // the candidates write dx, which the chosen one overwrites below
+          SearchSpace space = searchSpace(ctx);
           check(cudnnFindConvolutionBackwardDataAlgorithmEx(
                     handle, c.w, k.inputs[1].data, c.y, k.inputs[0].data, c.conv, c.x,
-                    k.outputs[0].data, requested, returned, perfs, space, searchBytes),
+                    k.outputs[0].data, requested, returned, perfs, space.data, space.bytes),
                 "cudnnFindConvolutionBackwardDataAlgorithmEx");
-        else
+        } else {
           check(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, c.w, c.y, c.conv, c.x,
                                                             requested, returned, perfs),
                 "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+        }
       }));
   size_t bytes = 0;
   check(cudnnGetConvolutionBackwardDataWorkspaceSize(handle, c.w, c.y, c.conv, c.x, algo, &bytes),
@@ -260,18 +268,18 @@ void conv2dBackwardFilter(const KernelArgs &k) {
           "backward-filter", c.key,
           [&](bool search, int requested, int *returned,
               cudnnConvolutionBwdFilterAlgoPerf_t *perfs) {
-            size_t searchBytes = search ? searchWorkspaceBytes() : 0;
-            void *space = search ? searchWorkspace(ctx, searchBytes) : nullptr;
-            if (search) // the candidates write dw, which the chosen one overwrites below
+            if (search) { // the candidates write dw, which the chosen one overwrites below
+              SearchSpace space = searchSpace(ctx);
               check(cudnnFindConvolutionBackwardFilterAlgorithmEx(
                         handle, c.x, k.inputs[1].data, c.y, k.inputs[0].data, c.conv, c.w,
-                        k.outputs[0].data, requested, returned, perfs, space, searchBytes),
+                        k.outputs[0].data, requested, returned, perfs, space.data, space.bytes),
                     "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-            else
+            } else {
               check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, c.x, c.y, c.conv,
                                                                   c.w, requested, returned,
                                                                   perfs),
                     "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+            }
           }));
   size_t bytes = 0;
   check(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, c.x, c.y, c.conv, c.w, algo,

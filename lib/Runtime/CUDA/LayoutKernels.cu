@@ -51,14 +51,7 @@ void transpose(const KernelArgs &args) {
   OpScope scope("dlc.transpose");
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   std::vector<int64_t> permutation = args.attrs->get_ints("permutation", {});
-  size_t rank = x.shape.size();
-  std::vector<int64_t> inStrides(rank, 0), strides(rank, 0);
-  for (int64_t d = int64_t(rank) - 1, stride = 1; d >= 0; --d) {
-    inStrides[size_t(d)] = stride;
-    stride *= x.shape[size_t(d)];
-  }
-  for (size_t i = 0; i < rank; ++i)
-    strides[i] = inStrides[size_t(permutation[i])];
+  std::vector<int64_t> strides = cpu_kernels::transposed_strides(x.shape, permutation);
   gather(x, y, make_indexer("dlc.transpose", y.shape, {strides}), "transpose");
 }
 

@@ -24,17 +24,7 @@ Pool2DGeometry poolGeometry(const Shape &x, const Shape &y, const Attrs &a) {
   if (x.size() != 4 || y.size() != 4)
     throw ShapeError(std::string(current_op()) + ": the GPU kernel takes NCHW tensors, got " +
                      shape_rules::str(x) + " -> " + shape_rules::str(y));
-  auto pair = [&](const char *name, int64_t fallback) {
-    std::vector<int64_t> v = a.get_ints(name, {fallback, fallback});
-    return std::array<int64_t, 2>{v.at(0), v.at(1)};
-  };
-  auto kernel = pair("kernel", 1), stride = pair("stride", 1), padding = pair("padding", 0);
-  Pool2DGeometry g{x[0], x[1], x[2], x[3], y[2], y[3], kernel[0], kernel[1]};
-  g.strideH = stride[0];
-  g.strideW = stride[1];
-  g.padH = padding[0];
-  g.padW = padding[1];
-  return g;
+  return cpu_kernels::pool_geometry(x, y, a);
 }
 
 /// Runs the statement after it for every (plane, element of the plane): blockIdx.y

@@ -48,6 +48,18 @@ DLC_HOST_DEVICE void covering_windows(int i, int kernel, int stride, int pad, in
     last = outputs - 1;
 }
 
+/// Calls visit(oh, ow) for the windows that cover input (ih, iw), in row-major order (the
+/// order the reference kernels meet them in, so sums come out bit-equal).
+template <typename Visit>
+DLC_HOST_DEVICE void for_each_covering_window(const Plane &g, int ih, int iw, Visit &&visit) {
+  int oh0, oh1, ow0, ow1;
+  covering_windows(ih, g.kernelH, g.strideH, g.padH, g.OH, oh0, oh1);
+  covering_windows(iw, g.kernelW, g.strideW, g.padW, g.OW, ow0, ow1);
+  for (int oh = oh0; oh <= oh1; ++oh)
+    for (int ow = ow0; ow <= ow1; ++ow)
+      visit(oh, ow);
+}
+
 /// Index in the plane of the first maximum of window (oh, ow), row-major; -1 when the
 /// window covers no input (possible in ceil mode).
 DLC_HOST_DEVICE int first_max(const Plane &g, const float *plane, int oh, int ow) {
@@ -98,15 +110,12 @@ DLC_HOST_DEVICE float max_output(const Plane &g, const float *plane, int oh, int
 /// argmax (first_max) for this plane.
 DLC_HOST_DEVICE float max_gradient(const Plane &g, const int32_t *argmax, const float *dy,
                                    int ih, int iw) {
-  int oh0, oh1, ow0, ow1;
-  covering_windows(ih, g.kernelH, g.strideH, g.padH, g.OH, oh0, oh1);
-  covering_windows(iw, g.kernelW, g.strideW, g.padW, g.OW, ow0, ow1);
   int p = ih * g.W + iw;
   double acc = 0;
-  for (int oh = oh0; oh <= oh1; ++oh)
-    for (int ow = ow0; ow <= ow1; ++ow)
-      if (argmax[oh * g.OW + ow] == p)
-        acc += dy[oh * g.OW + ow];
+  for_each_covering_window(g, ih, iw, [&](int oh, int ow) {
+    if (argmax[oh * g.OW + ow] == p)
+      acc += dy[oh * g.OW + ow];
+  });
   return float(acc);
 }
 
@@ -131,13 +140,10 @@ DLC_HOST_DEVICE float avg_output(const Plane &g, bool includePad, const float *p
 /// dx at (ih, iw): dy / divisor summed over the windows that cover it.
 DLC_HOST_DEVICE float avg_gradient(const Plane &g, bool includePad, const float *dy, int ih,
                                    int iw) {
-  int oh0, oh1, ow0, ow1;
-  covering_windows(ih, g.kernelH, g.strideH, g.padH, g.OH, oh0, oh1);
-  covering_windows(iw, g.kernelW, g.strideW, g.padW, g.OW, ow0, ow1);
   double acc = 0;
-  for (int oh = oh0; oh <= oh1; ++oh)
-    for (int ow = ow0; ow <= ow1; ++ow)
-      acc += double(dy[oh * g.OW + ow]) / double(avg_divisor(g, includePad, oh, ow));
+  for_each_covering_window(g, ih, iw, [&](int oh, int ow) {
+    acc += double(dy[oh * g.OW + ow]) / double(avg_divisor(g, includePad, oh, ow));
+  });
   return float(acc);
 }
 
