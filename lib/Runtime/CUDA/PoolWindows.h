@@ -60,27 +60,34 @@ DLC_HOST_DEVICE void for_each_covering_window(const Plane &g, int ih, int iw, Vi
       visit(oh, ow);
 }
 
-/// Index in the plane of the first maximum of window (oh, ow), row-major; -1 when the
-/// window covers no input (possible in ceil mode).
-DLC_HOST_DEVICE int first_max(const Plane &g, const float *plane, int oh, int ow) {
-  int best = -1;
-  float bestValue = 0.f;
+/// Calls visit(index in the plane) for the inputs window (oh, ow) covers, row-major
+/// (padding and the part of a ceil-mode window past the input are skipped).
+template <typename Visit>
+DLC_HOST_DEVICE void for_each_window_input(const Plane &g, int oh, int ow, Visit &&visit) {
   for (int kh = 0; kh < g.kernelH; ++kh) {
     int ih = oh * g.strideH - g.padH + kh;
     if (ih < 0 || ih >= g.H)
       continue;
     for (int kw = 0; kw < g.kernelW; ++kw) {
       int iw = ow * g.strideW - g.padW + kw;
-      if (iw < 0 || iw >= g.W)
-        continue;
-      float v = plane[ih * g.W + iw];
-      // Strictly greater: a later equal value never displaces the first maximum.
-      if (best < 0 || v > bestValue) {
-        best = ih * g.W + iw;
-        bestValue = v;
-      }
+      if (iw >= 0 && iw < g.W)
+        visit(ih * g.W + iw);
     }
   }
+}
+
+/// Index in the plane of the first maximum of window (oh, ow), row-major; -1 when the
+/// window covers no input (possible in ceil mode).
+DLC_HOST_DEVICE int first_max(const Plane &g, const float *plane, int oh, int ow) {
+  int best = -1;
+  float bestValue = 0.f;
+  for_each_window_input(g, oh, ow, [&](int at) {
+    // Strictly greater: a later equal value never displaces the first maximum.
+    if (best < 0 || plane[at] > bestValue) {
+      best = at;
+      bestValue = plane[at];
+    }
+  });
   return best;
 }
 
@@ -123,16 +130,7 @@ DLC_HOST_DEVICE float max_gradient(const Plane &g, const int32_t *argmax, const 
 DLC_HOST_DEVICE float avg_output(const Plane &g, bool includePad, const float *plane, int oh,
                                  int ow) {
   double sum = 0;
-  for (int kh = 0; kh < g.kernelH; ++kh) {
-    int ih = oh * g.strideH - g.padH + kh;
-    if (ih < 0 || ih >= g.H)
-      continue;
-    for (int kw = 0; kw < g.kernelW; ++kw) {
-      int iw = ow * g.strideW - g.padW + kw;
-      if (iw >= 0 && iw < g.W)
-        sum += plane[ih * g.W + iw];
-    }
-  }
+  for_each_window_input(g, oh, ow, [&](int at) { sum += plane[at]; });
   int divisor = avg_divisor(g, includePad, oh, ow);
   return divisor == 0 ? 0.f : float(sum / double(divisor));
 }
