@@ -3,6 +3,7 @@
 #define DLC_BENCH_BENCHSUPPORT_H
 
 #include <dlc/dlc.h>
+#include <dlc/Runtime/Profile.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +22,8 @@ inline double timeIt(const std::function<void()> &work, int warmup, int repeats)
     work();
     npx::waitall();
   }
+  if (KernelProfile *profile = KernelProfile::get())
+    profile->reset(); // DLC_PROFILE then reports the timed repeats only
   std::vector<double> times;
   for (int i = 0; i < repeats; ++i) {
     auto start = std::chrono::steady_clock::now();

@@ -47,6 +47,11 @@ void KernelProfile::add(const std::string &op, double seconds) {
   entry.second += seconds;
 }
 
+void KernelProfile::reset() {
+  std::lock_guard<std::mutex> lock(data_->mutex);
+  data_->calls.clear();
+}
+
 void KernelProfile::print() {
   std::lock_guard<std::mutex> lock(data_->mutex);
   std::vector<std::pair<std::string, std::pair<int64_t, double>>> rows(data_->calls.begin(),

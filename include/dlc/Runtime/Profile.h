@@ -29,6 +29,9 @@ public:
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   void print();
+  /// Forgets what was collected so far (a benchmark calls it after its warm-up, so that
+  /// the profile shows the steady state rather than first-use tuning).
+  void reset();
 
 private:
   /// On a GPU queue's worker, waits for the kernels `work` launched, so that a GPU op's

@@ -101,14 +101,16 @@ template <bool Fast> struct NN {
   static void maxPool(const KernelArgs &k) {
     requireF32(k, "max_pool2d");
     auto g = pool_geometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
-    (Fast ? onednn::max_pool2d_forward : ref::max_pool2d_forward)(g, f32(k.inputs[0]),
-                                                                  f32out(k.outputs[0]));
+    (Fast && direct::max_pool2d_supported(g) ? direct::max_pool2d_forward
+                                             : ref::max_pool2d_forward)(g, f32(k.inputs[0]),
+                                                                        f32out(k.outputs[0]));
   }
   // dx from (dy, x)
   static void maxPoolBackward(const KernelArgs &k) {
     requireF32(k, "max_pool2d_backward");
     auto g = pool_geometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
-    (Fast ? onednn::max_pool2d_backward : ref::max_pool2d_backward)(
+    (Fast && direct::max_pool2d_supported(g) ? direct::max_pool2d_backward
+                                             : ref::max_pool2d_backward)(
         g, f32(k.inputs[1]), f32(k.inputs[0]), f32out(k.outputs[0]));
   }
   static void avgPool(const KernelArgs &k) {

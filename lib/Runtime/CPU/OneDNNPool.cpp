@@ -1,15 +1,16 @@
-//===- OneDNNPool.cpp - 2-D max and average pooling forward and backward with oneDNN ===//
+//===- OneDNNPool.cpp - 2-D average pooling forward and backward with oneDNN ---===//
+//
+// (Max pooling is dlc's own, MaxPoolKernels.cpp: faster on plain NCHW, see there.)
 //
 // Ceil mode reaches oneDNN as a larger right padding (see paddingRightFor). That extra
-// padding is harmless for max pooling (padding never wins) and for average pooling that
-// excludes padding. For count_include_pad, oneDNN's pooling_avg_include_padding divides
+// padding is harmless for average pooling that excludes padding. For count_include_pad, oneDNN's pooling_avg_include_padding divides
 // by kernelH*kernelW, overhang included, which is the rule the reference implements;
 // MXNet itself clips the divisor of a ceil-mode window at H+pad, so the two differ on
 // the last row/column of ceil-mode average pooling with count_include_pad only.
 //
 // The dialect's ceil rule can also add a last output row (column) whose window starts
 // past the input, inside padding and overhang only (H=5, kernel 2, stride 2, pad 1).
-// oneDNN fills such a max window with the lowest float and rejects such an average, so
+// oneDNN rejects such an average window, so
 // the primitives run on the windows that do touch the input, writing through a strided
 // view of the caller's buffer, and the empty row/column is zeroed here: the reference
 // defines an empty window as 0 with no gradient.
@@ -104,7 +105,6 @@ void poolForward(const Pool2DGeometry &g, algorithm alg, const float *x, float *
     CachedKernel::Args args;
     args[DNNL_ARG_SRC] = k.bindUserBuffer(d.src);
     args[DNNL_ARG_DST] = k.bindUserBuffer(d.dst);
-    // Inference: no workspace to fill; the backward regenerates its own.
     k.addStep(dnnl::pooling_forward(forwardPd(d, prop_kind::forward_inference, alg)),
               std::move(args));
   });
@@ -113,40 +113,6 @@ void poolForward(const Pool2DGeometry &g, algorithm alg, const float *x, float *
 }
 
 } // namespace
-
-void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y) {
-  poolForward(g, algorithm::pooling_max, x, y);
-}
-
-void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx) {
-  const algorithm alg = algorithm::pooling_max;
-  CachedKernel &kernel =
-      cachedKernel(poolKey("max_pool2d_backward", g, alg), [&](CachedKernel &k) {
-        PoolDescs d = poolDescs(g);
-        // oneDNN's max-pool backward reads the argmax positions from the workspace of a
-        // training forward; the contract hands us x instead, so the kernel reruns the
-        // forward into buffers of its own first.
-        auto fwdPd = forwardPd(d, prop_kind::forward_training, alg);
-        dnnl::memory workspace = k.ownBuffer(fwdPd.workspace_desc());
-        CachedKernel::Args fwdArgs;
-        fwdArgs[DNNL_ARG_SRC] = k.bindUserBuffer(d.src);
-        // Same layout as dy (strided when a window is empty): oneDNN finds no backward
-        // whose diff_dst layout differs from its hint's dst.
-        fwdArgs[DNNL_ARG_DST] = k.ownBuffer(d.dst);
-        fwdArgs[DNNL_ARG_WORKSPACE] = workspace;
-        k.addStep(dnnl::pooling_forward(fwdPd), std::move(fwdArgs));
-
-        dnnl::pooling_backward::desc desc(alg, d.src, d.dst, d.strides, d.kernel,
-                                          d.paddingL, d.paddingR);
-        dnnl::pooling_backward::primitive_desc pd(desc, threadEngine(), fwdPd);
-        CachedKernel::Args args;
-        args[DNNL_ARG_DIFF_DST] = k.bindUserBuffer(d.dst);
-        args[DNNL_ARG_DIFF_SRC] = k.bindUserBuffer(d.src);
-        args[DNNL_ARG_WORKSPACE] = workspace;
-        k.addStep(dnnl::pooling_backward(pd), std::move(args));
-      });
-  kernel.run({x, dy, dx});
-}
 
 void avg_pool2d_forward(const Pool2DGeometry &g, bool countIncludePad, const float *x,
                         float *y) {

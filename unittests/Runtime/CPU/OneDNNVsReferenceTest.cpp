@@ -8,6 +8,8 @@
 #include "KernelTestSupport.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 
 using namespace dlc::cpu_kernels;
@@ -123,27 +125,56 @@ std::vector<PoolCase> poolCases() {
       {"K5S1P2", poolGeometry(1, 2, 6, 9, 5, 1, 2, false)},
       // The LeafNetwork's first pooling at batch 1.
       {"LeafPool1Batch1", poolGeometry(1, 32, 127, 127, 4, 2, 0, false)},
+      // Rows longer than one strip of the direct max pooling (512 outputs), odd stride.
+      {"WideRowsK3S3P1", poolGeometry(1, 2, 4, 1700, 3, 3, 1, true)},
+      {"WideRowsK2S2", poolGeometry(1, 1, 3, 1201, 2, 2, 0, false)},
+      // Padding wider than the input: some windows see only padding on one side.
+      {"K7S1P3Tiny", poolGeometry(1, 2, 3, 4, 7, 1, 3, false)},
   };
 }
 
 class PoolVsReference : public ::testing::TestWithParam<PoolCase> {};
 
+// The direct max pooling has a vector path (AVX-512, where the CPU has it) and the
+// portable one other machines run; both must match the reference.
+class PortableOnly {
+public:
+  explicit PortableOnly(bool portable) : before_(direct::use_portable_code(portable)) {}
+  ~PortableOnly() { direct::use_portable_code(before_); }
+
+private:
+  bool before_;
+};
+
+// Both paths of the direct max-pool backward give the reference's dx.
+void expectMaxBackwardMatches(const Pool2DGeometry &g, const std::vector<float> &x,
+                              const std::vector<float> &dy) {
+  std::vector<float> want(inputSize(g));
+  ref::max_pool2d_backward(g, x.data(), dy.data(), want.data());
+  for (bool portable : {false, true}) {
+    PortableOnly mode(portable);
+    std::vector<float> got(inputSize(g), -7.0f);
+    direct::max_pool2d_backward(g, x.data(), dy.data(), got.data());
+    EXPECT_TRUE(allClose(got, want, kTolerance)) << "portable=" << portable;
+  }
+}
+
 TEST_P(PoolVsReference, MaxForward) {
   const Pool2DGeometry &g = GetParam().g;
   auto x = randomTensor(inputSize(g), 11);
-  std::vector<float> want(outputSize(g)), got(outputSize(g), -7.0f);
+  std::vector<float> want(outputSize(g));
   ref::max_pool2d_forward(g, x.data(), want.data());
-  onednn::max_pool2d_forward(g, x.data(), got.data());
-  EXPECT_TRUE(allClose(got, want, kTolerance));
+  for (bool portable : {false, true}) {
+    PortableOnly mode(portable);
+    std::vector<float> got(outputSize(g), -7.0f);
+    direct::max_pool2d_forward(g, x.data(), got.data());
+    EXPECT_TRUE(allClose(got, want, kTolerance)) << "portable=" << portable;
+  }
 }
 
 TEST_P(PoolVsReference, MaxBackward) {
   const Pool2DGeometry &g = GetParam().g;
-  auto x = randomTensor(inputSize(g), 12), dy = randomTensor(outputSize(g), 13);
-  std::vector<float> want(inputSize(g)), got(inputSize(g), -7.0f);
-  ref::max_pool2d_backward(g, x.data(), dy.data(), want.data());
-  onednn::max_pool2d_backward(g, x.data(), dy.data(), got.data());
-  EXPECT_TRUE(allClose(got, want, kTolerance));
+  expectMaxBackwardMatches(g, randomTensor(inputSize(g), 12), randomTensor(outputSize(g), 13));
 }
 
 TEST_P(PoolVsReference, AvgForward) {
@@ -178,11 +209,29 @@ TEST(PoolVsReferenceTies, MaxBackwardWithTiesPicksFirstMaximum) {
   auto x = randomTensor(inputSize(g), 16);
   for (float &v : x)
     v = std::max(0.0f, std::round(v * 2.0f)); // values in {0, 1, 2}: many ties
-  auto dy = randomTensor(outputSize(g), 17);
-  std::vector<float> want(inputSize(g)), got(inputSize(g), -7.0f);
-  ref::max_pool2d_backward(g, x.data(), dy.data(), want.data());
-  onednn::max_pool2d_backward(g, x.data(), dy.data(), got.data());
-  EXPECT_TRUE(allClose(got, want, kTolerance));
+  expectMaxBackwardMatches(g, x, randomTensor(outputSize(g), 17));
+}
+
+// A NaN that comes first in its window is the window's maximum (nothing compares greater);
+// one that comes later is passed over. Both kernels follow that rule.
+TEST(PoolVsReferenceTies, MaxForwardNaNFollowsTheReference) {
+  const Pool2DGeometry g = poolGeometry(1, 2, 6, 40, 2, 2, 0, false);
+  auto x = randomTensor(inputSize(g), 18);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  x[0] = nan;          // first tap of window (0, 0) in plane 0
+  x[3] = nan;          // second tap of window (0, 1): passed over
+  x[6 * 40 + 41] = nan; // last tap of window (0, 0) in plane 1: passed over
+  std::vector<float> want(outputSize(g));
+  ref::max_pool2d_forward(g, x.data(), want.data());
+  ASSERT_TRUE(std::isnan(want[0]));
+  for (bool portable : {false, true}) {
+    PortableOnly mode(portable);
+    std::vector<float> got(outputSize(g), -7.0f);
+    direct::max_pool2d_forward(g, x.data(), got.data());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_TRUE(std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i])
+          << "output " << i << " portable=" << portable;
+  }
 }
 
 //===----------------------------------------------------------------------===//

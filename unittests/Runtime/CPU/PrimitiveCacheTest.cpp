@@ -22,8 +22,6 @@ void runEveryKernel(int64_t size) {
   const Pool2DGeometry pool = poolGeometry(1, 2, size, size + 1, 2, 2, 1, true);
   auto px = randomTensor(inputSize(pool), 5), py = randomTensor(outputSize(pool), 6);
   std::vector<float> pdx(inputSize(pool));
-  onednn::max_pool2d_forward(pool, px.data(), py.data());
-  onednn::max_pool2d_backward(pool, px.data(), py.data(), pdx.data());
   onednn::avg_pool2d_forward(pool, true, px.data(), py.data());
   onednn::avg_pool2d_backward(pool, false, py.data(), pdx.data());
 
@@ -61,10 +59,10 @@ TEST(PrimitiveCache, NewShapesGrowTheCache) {
   const int64_t before = onednn::cached_primitive_count();
   runEveryKernel(7);
   const int64_t after = onednn::cached_primitive_count();
-  // At least 14 primitives: conv 3, max pool 1 + 2 (backward reruns a training forward),
-  // avg pool 2, batch norm 3, dense 1 + 2; a convolution timed faster in oneDNN's
-  // blocked layouts adds the reorders to and from the plain buffers.
-  EXPECT_GE(after - before, 14);
+  // At least 11 primitives: conv 3, avg pool 2, batch norm 3, dense 1 + 2; a
+  // convolution timed faster in oneDNN's blocked layouts adds the reorders to and from
+  // the plain buffers. (Max pooling is not oneDNN's: MaxPoolKernels.cpp.)
+  EXPECT_GE(after - before, 11);
 }
 
 TEST(PrimitiveCache, CachedKernelServesNewBuffers) {

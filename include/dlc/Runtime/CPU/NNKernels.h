@@ -102,8 +102,6 @@ void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, con
 void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx);
 void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
                             float *db);
-void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y);
-void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx);
 void avg_pool2d_forward(const Pool2DGeometry &g, bool countIncludePad, const float *x, float *y);
 void avg_pool2d_backward(const Pool2DGeometry &g, bool countIncludePad, const float *dy,
                          float *dx);
@@ -125,6 +123,18 @@ void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const 
 /// Number of primitives in the calling thread's cache (for tests of the cache).
 int64_t cached_primitive_count();
 } // namespace onednn
+
+namespace direct {
+// Hand-vectorized kernels where oneDNN is slow on plain layouts (MaxPoolKernels.cpp says
+// why). Same contracts as ref::. They need plane offsets (H*W) that fit in int32;
+// max_pool2d_supported says whether `g` qualifies.
+bool max_pool2d_supported(const Pool2DGeometry &g);
+void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y);
+void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx);
+/// For tests: with `portable`, the kernels skip their AVX-512 code even where the CPU has
+/// it, as on machines without. Returns the previous setting. Not thread-safe.
+bool use_portable_code(bool portable);
+} // namespace direct
 
 } // namespace dlc::cpu_kernels
 
