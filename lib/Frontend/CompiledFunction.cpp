@@ -79,10 +79,14 @@ void dumpIR(const std::string &name, int64_t number, const compiler::CompiledMod
     programs << program->str();
 }
 
+/// The tensors' memory as a program reads it: plain (a blocked argument is converted;
+/// the programs write only into plain tensors: results, parameters, optimizer state).
 std::vector<BoundBuffer> boundBuffers(const std::vector<Tensor> &tensors) {
   std::vector<BoundBuffer> bound;
-  for (const Tensor &t : tensors)
-    bound.push_back({t.buffer(), t.impl()->offset});
+  for (const Tensor &t : tensors) {
+    Tensor plain = detail::plain(t);
+    bound.push_back({plain.buffer(), plain.impl()->offset});
+  }
   return bound;
 }
 

@@ -28,7 +28,11 @@ struct Compiled {
   std::vector<bool> batch;
 };
 
-BoundBuffer bound(const Tensor &t) { return {t.buffer(), t.impl()->offset}; }
+/// A program's view of `t`: its memory, plain (see boundBuffers in CompiledFunction.cpp).
+BoundBuffer bound(const Tensor &t) {
+  Tensor plain = detail::plain(t);
+  return {plain.buffer(), plain.impl()->offset};
+}
 
 } // namespace
 

@@ -38,6 +38,7 @@ void registerEveryOp() {
     detail::register_layout_ops();
     detail::register_creation_ops();
     detail::register_nn_ops();
+    detail::register_memory_layout_ops();
   });
 }
 
@@ -50,6 +51,38 @@ std::string describe(const std::vector<Tensor> &inputs) {
             shape_rules::str(t.shape()) + " on " + t.device().str();
   }
   return text.empty() ? "none" : text;
+}
+
+/// The layouts of one call: the op's rule, checked, or plain everywhere.
+LayoutPlan planLayouts(const OpDef &op, const std::vector<Tensor> &inputs,
+                       const std::vector<TensorMeta> &metas,
+                       const std::vector<TensorMeta> &outputs, const Attrs &attrs,
+                       Device where) {
+  std::vector<Layout> current;
+  current.reserve(inputs.size());
+  for (const Tensor &input : inputs)
+    current.push_back(input.impl()->layout);
+  if (!op.layout)
+    return detail::plain_layouts(inputs.size(), outputs.size());
+  // Blocked tensors are oneDNN's CPU layouts; the reference kernels read plain ones.
+  const bool allowBlocked =
+      where.is_host() && !reference_kernels_enabled() && blocked_layouts_enabled();
+  LayoutPlan plan = op.layout(current, metas, outputs, attrs, allowBlocked);
+  auto check = [&](const std::vector<Layout> &layouts, const std::vector<TensorMeta> &sides,
+                   const char *side) {
+    if (layouts.size() != sides.size())
+      throw Error(op.name + ": internal error: the layout rule plans " +
+                  std::to_string(layouts.size()) + " " + side + ", the op has " +
+                  std::to_string(sides.size()));
+    for (size_t i = 0; i < layouts.size(); ++i)
+      if (layouts[i] != Layout::plain && !blockable(sides[i].shape, sides[i].dtype))
+        throw Error(op.name + ": internal error: the layout rule plans " +
+                    layout_name(layouts[i]) + " for " + side + " #" + std::to_string(i) +
+                    ", " + dtype_name(sides[i].dtype) + " " + shape_rules::str(sides[i].shape));
+  };
+  check(plan.inputs, metas, "inputs");
+  check(plan.outputs, outputs, "outputs");
+  return plan;
 }
 
 template <typename ErrorT>
@@ -135,28 +168,38 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
     return symbolic;
   }
 
+  // What the kernel reads: the inputs, converted where its layouts differ (autograd
+  // records the inputs themselves: a conversion changes no value).
+  LayoutPlan layouts = planLayouts(op, inputs, metas, outputs, attrs, where);
+  std::vector<Tensor> operands = inputs;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].impl()->layout != layouts.inputs[i])
+      operands[i] = detail::in_layout(inputs[i], layouts.inputs[i]);
+
   std::vector<Tensor> results;
   results.reserve(outputs.size());
-  for (const TensorMeta &meta : outputs)
-    results.push_back(Tensor::empty(meta.shape, meta.dtype, where));
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    results.push_back(Tensor::empty(outputs[k].shape, outputs[k].dtype, where));
+    results.back().impl()->layout = layouts.outputs[k];
+  }
 
   std::vector<std::shared_ptr<Buffer>> reads, writes;
-  for (const Tensor &input : inputs)
+  for (const Tensor &input : operands)
     reads.push_back(input.buffer());
   for (const Tensor &result : results)
     writes.push_back(result.buffer());
 
   auto sharedAttrs = std::make_shared<Attrs>(attrs);
   const std::string *opName = &op.dialect_op; // the same key as compiled programs
-  enqueue(where, reads, writes, [inputs, results, sharedAttrs, kernel, where, opName] {
+  enqueue(where, reads, writes, [operands, results, sharedAttrs, kernel, where, opName] {
     KernelArgs args;
     args.attrs = sharedAttrs.get();
     args.device = where;
     args.op = opName->c_str();
-    for (const Tensor &t : inputs)
-      args.inputs.push_back({t.data(), t.shape(), t.dtype()});
+    for (const Tensor &t : operands)
+      args.inputs.push_back({t.data(), t.shape(), t.dtype(), t.impl()->layout});
     for (const Tensor &t : results)
-      args.outputs.push_back({t.data(), t.shape(), t.dtype()});
+      args.outputs.push_back({t.data(), t.shape(), t.dtype(), t.impl()->layout});
     KernelProfile::timed(*opName, [&] { kernel(args); });
   });
 

@@ -124,13 +124,18 @@ void Tensor::copyto(Tensor &target) const {
     tracer->record_update(*this, target); // written back when the compiled program ends
     return;
   }
+  // The bytes go over in the target's layout (plain, unless the target is a blocked
+  // tensor of the dispatcher's, whose other views rely on its layout).
+  Tensor source = detail::in_layout(*this, target.impl_->layout);
   // Runs after the source's producer (maybe on another queue); see enqueue_copy for
   // which queue runs it.
-  enqueue_copy(impl_->buffer, data(), target.impl_->buffer, target.data(), nbytes());
+  enqueue_copy(source.impl_->buffer, source.data(), target.impl_->buffer, target.data(),
+               nbytes());
 }
 
 Tensor Tensor::to(Device target) const {
-  return device() == target ? *this : copyto(target);
+  // Callers of to() read the data on `target`: they get it plain.
+  return device() == target ? detail::plain(*this) : copyto(target);
 }
 
 Tensor Tensor::reshape(Shape newShape) const {
@@ -154,7 +159,8 @@ Tensor Tensor::reshape(Shape newShape) const {
   if (shape_rules::numElements(newShape) != size() || (inferred >= 0 && known == 0))
     throw ShapeError("reshape: cannot view " + shape_rules::str(shape()) + " (" +
                      std::to_string(size()) + " elements) as " + shape_rules::str(newShape));
-  auto impl = std::make_shared<Impl>(*impl_);
+  // A view reinterprets the elements in row-major order, which needs them plain.
+  auto impl = std::make_shared<Impl>(*detail::plain(*this).impl_);
   impl->shape = std::move(newShape);
   impl->grad_state = nullptr;
   Tensor view(std::move(impl));
@@ -184,7 +190,7 @@ Tensor Tensor::slice(int64_t begin, int64_t end) const {
   if (begin < 0 || end > rows || begin > end)
     throw ShapeError("slice(" + std::to_string(begin) + ", " + std::to_string(end) +
                      "): out of range for axis 0 of " + shape_rules::str(shape()));
-  auto impl = std::make_shared<Impl>(*impl_);
+  auto impl = std::make_shared<Impl>(*detail::plain(*this).impl_);
   impl->shape[0] = end - begin;
   int64_t rowElements = rows ? size() / rows : 0;
   impl->offset += size_t(begin * rowElements) * dtype_size(dtype());
@@ -231,7 +237,7 @@ std::vector<double> Tensor::valuesAsDouble() const {
   requireDefined("reading values");
   if (trace::Tracer *tracer = trace::Tracer::current())
     tracer->check_readable(*this, "reading values (item, to_vector, printing)");
-  Tensor host = device().is_host() ? *this : copyto(cpu(0));
+  Tensor host = device().is_host() ? detail::plain(*this) : copyto(cpu(0));
   host.wait_to_read();
   std::vector<double> values(static_cast<size_t>(size()));
   for (int64_t i = 0; i < size(); ++i)
@@ -246,7 +252,7 @@ template <> std::vector<int64_t> Tensor::to_vector<int64_t>() const {
     std::vector<double> values = valuesAsDouble();
     return std::vector<int64_t>(values.begin(), values.end());
   }
-  Tensor host = device().is_host() ? *this : copyto(cpu(0));
+  Tensor host = device().is_host() ? *this : copyto(cpu(0)); // int64: never blocked
   host.wait_to_read();
   const int64_t *begin = static_cast<const int64_t *>(host.data());
   return std::vector<int64_t>(begin, begin + size());

@@ -3,6 +3,7 @@
 #include "dlc/Gluon/Vision.h"
 
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Frontend/OpRegistry.h"
 
 #include <zlib.h>
 
@@ -174,7 +175,7 @@ Batch batchify(const std::vector<Sample> &samples, Device device) {
                        dtype_name(sample.dtype()) + " " + shape_rules::str(sample.shape()) +
                        " but sample 0 is " + dtype_name(first.dtype()) + " " +
                        shape_rules::str(first.shape()) + "; resize them to one shape");
-    Tensor host = sample.device().is_host() ? sample : sample.copyto(cpu());
+    Tensor host = sample.device().is_host() ? detail::plain(sample) : sample.copyto(cpu());
     host.wait_to_read();
     std::memcpy(static_cast<char *>(data.data()) + i * bytes, host.data(), bytes);
     labels.push_back(samples[i].label);

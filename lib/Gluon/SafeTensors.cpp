@@ -2,6 +2,7 @@
 #include "dlc/Gluon/SafeTensors.h"
 
 #include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/OpRegistry.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -100,7 +101,7 @@ void save(const std::string &path, const std::vector<std::pair<std::string, Tens
     file.write(reinterpret_cast<const char *>(size), 8);
     file.write(text.data(), std::streamsize(text.size()));
     for (const auto &[name, tensor] : tensors) {
-      Tensor host = tensor.device().is_host() ? tensor : tensor.copyto(cpu());
+      Tensor host = tensor.device().is_host() ? detail::plain(tensor) : tensor.copyto(cpu());
       host.wait_to_read();
       file.write(static_cast<const char *>(host.data()), std::streamsize(host.nbytes()));
     }

@@ -9,8 +9,10 @@
 #endif
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 
 namespace dlc {
 
@@ -70,5 +72,15 @@ bool can_compute_on(Device device) {
 
 void use_reference_kernels(bool enabled) { referenceOnly = enabled; }
 bool reference_kernels_enabled() { return referenceOnly; }
+
+namespace {
+std::atomic<bool> blockedLayouts{[] {
+  const char *flag = std::getenv("DLC_BLOCKED_LAYOUTS");
+  return !(flag && std::string(flag) == "0");
+}()};
+} // namespace
+
+void use_blocked_layouts(bool enabled) { blockedLayouts = enabled; }
+bool blocked_layouts_enabled() { return blockedLayouts; }
 
 } // namespace dlc

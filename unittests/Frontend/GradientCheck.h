@@ -9,8 +9,34 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <string>
+#include <vector>
 
 namespace dlc::testing {
+
+/// Element by element, |want - got| <= tolerance * max(1, |want|).
+inline void expectClose(const std::vector<float> &want, const std::vector<float> &got,
+                        double tolerance, const std::string &what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(want[i], got[i], tolerance * std::max(1.0, double(std::abs(want[i]))))
+        << what << " element " << i;
+}
+
+/// Keeps eager CPU tensors plain while alive (dlc/Runtime/Layout.h). Compiled programs
+/// compute on plain tensors; a test comparing them with eager code at rounding-level
+/// tolerances runs the eager side on the same kernels, since blocked ones add up in
+/// another order (LayoutTest compares blocked with plain eager execution).
+class PlainLayouts {
+public:
+  PlainLayouts() : before_(blocked_layouts_enabled()) { use_blocked_layouts(false); }
+  ~PlainLayouts() { use_blocked_layouts(before_); }
+  PlainLayouts(const PlainLayouts &) = delete;
+  PlainLayouts &operator=(const PlainLayouts &) = delete;
+
+private:
+  bool before_;
+};
 
 /// Uniform values in [-1, 1] kept at least `margin` away from 0, so that kinks (relu,
 /// max) at 0 are never within a finite-difference step.

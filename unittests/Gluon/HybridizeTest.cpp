@@ -9,17 +9,10 @@
 
 using namespace dlc;
 using namespace dlc::gluon;
+using dlc::testing::expectClose;
 using dlc::testing::randomTensor;
 
 namespace {
-
-void expectClose(const std::vector<float> &expected, const std::vector<float> &actual,
-                 double tolerance, const std::string &what) {
-  ASSERT_EQ(expected.size(), actual.size()) << what;
-  for (size_t i = 0; i < expected.size(); ++i)
-    ASSERT_NEAR(expected[i], actual[i], tolerance * std::max(1.0, double(std::abs(expected[i]))))
-        << what << " element " << i;
-}
 
 struct StepResult {
   std::vector<float> output, loss;
@@ -97,6 +90,7 @@ void expectSameStep(const StepResult &eager, const StepResult &compiled, const s
 } // namespace
 
 TEST(Hybridize, LeafNetworkTrainingStepEqualsEager) {
+  dlc::testing::PlainLayouts sameKernels;
   expectSameStep(leafStep(false, true, {cpu(0)}), leafStep(true, true, {cpu(0)}), "train");
 }
 
@@ -105,11 +99,13 @@ TEST(Hybridize, LeafNetworkInferenceModeEqualsEager) {
 }
 
 TEST(Hybridize, LeafNetworkOnTwoDevicesEqualsEager) {
+  dlc::testing::PlainLayouts sameKernels;
   expectSameStep(leafStep(false, true, {cpu(0), cpu(1)}), leafStep(true, true, {cpu(0), cpu(1)}),
                  "two devices");
 }
 
 TEST(Hybridize, TwentyTrainingStepsEndWithTheSameParameters) {
+  dlc::testing::PlainLayouts sameKernels;
   auto train = [](bool hybridize) {
     np::random::seed(3);
     leafnet::LeafNetwork net;

@@ -95,12 +95,14 @@ void expectSame(const TrainingRun &want, const TrainingRun &got, double toleranc
 } // namespace
 
 TEST(TrainStep, LeafNetworkMatchesTheSeedLoopOnTwoDevices) {
+  dlc::testing::PlainLayouts sameKernels;
   std::vector<Device> two{cpu(0), cpu(1)};
   expectSame(train<leafnet::LeafNetwork>(false, two, "sgd"),
              train<leafnet::LeafNetwork>(true, two, "sgd"), 1e-4, "sgd, momentum");
 }
 
 TEST(TrainStep, AdamMatchesTheSeedLoop) {
+  dlc::testing::PlainLayouts sameKernels;
   std::vector<Device> two{cpu(0), cpu(1)};
   expectSame(train<leafnet::LeafNetwork>(false, two, "adam", 10),
              train<leafnet::LeafNetwork>(true, two, "adam", 10), 1e-4, "adam");

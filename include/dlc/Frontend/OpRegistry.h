@@ -41,11 +41,25 @@ struct VjpContext {
 /// per input, undefined for inputs that get none. Runs with recording paused.
 using VjpFn = std::vector<Tensor> (*)(const VjpContext &context);
 
+/// The memory layouts an op's kernels read and write (dlc/Runtime/Layout.h).
+struct LayoutPlan {
+  std::vector<Layout> inputs;  ///< each input is converted to this first when it differs
+  std::vector<Layout> outputs; ///< each output is written in this
+};
+
+/// Chooses the layouts of one call from the inputs' present ones. With `allow_blocked`
+/// false (a GPU, or the reference kernels) a rule must plan plain tensors only.
+using LayoutFn = LayoutPlan (*)(const std::vector<Layout> &current,
+                                const std::vector<TensorMeta> &inputs,
+                                const std::vector<TensorMeta> &outputs, const Attrs &attrs,
+                                bool allow_blocked);
+
 struct OpDef {
   std::string name;       ///< as users call it: "add"
   std::string dialect_op; ///< "dlc.add": the dialect op, and the kernels' key
   InferFn infer = nullptr;
   VjpFn vjp = nullptr;    ///< null: the outputs carry no gradient (comparisons, argmax, ...)
+  LayoutFn layout = nullptr; ///< null: plain in, plain out
 };
 
 /// A VJP rule for ops that are differentiable but whose gradient dlc does not provide
@@ -68,6 +82,16 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
 /// invoke() for an op with one output.
 Tensor invoke1(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs = {},
                std::optional<Device> device = {});
+
+namespace detail {
+/// `tensor` in `layout`: itself when it already is, else a converted copy (queued like
+/// any op, never recorded by autograd or hybridize: the values are the same).
+Tensor in_layout(const Tensor &tensor, Layout layout);
+/// `tensor` in the plain layout, which everything outside the layout-aware kernels reads.
+inline Tensor plain(const Tensor &tensor) { return in_layout(tensor, Layout::plain); }
+/// The layout `tensor`'s elements are in.
+Layout layout_of(const Tensor &tensor);
+} // namespace detail
 
 } // namespace dlc
 

@@ -12,6 +12,7 @@
 #include "dlc/Core/Device.h"
 #include "dlc/Core/ShapeRules.h"
 #include "dlc/Runtime/Attrs.h"
+#include "dlc/Runtime/Layout.h"
 
 #include <cstdint>
 #include <string>
@@ -26,6 +27,7 @@ struct TensorRef {
   void *data = nullptr;
   Shape shape;
   DType dtype = DType::f32;
+  Layout layout = Layout::plain;
 
   int64_t numel() const { return shape_rules::numElements(shape); }
   template <typename T> T *as() const { return static_cast<T *>(data); }
@@ -63,6 +65,13 @@ bool can_compute_on(Device device);
 /// When true, every op runs its reference kernel (for debugging and tests).
 void use_reference_kernels(bool enabled);
 bool reference_kernels_enabled();
+
+/// When false, eager CPU ops keep every tensor plain (Layout.h): the path before blocked
+/// layouts, and what compiled programs compute with. On by default; the environment
+/// variable DLC_BLOCKED_LAYOUTS=0 turns it off at start-up. Tensors already blocked stay
+/// so until read.
+void use_blocked_layouts(bool enabled);
+bool blocked_layouts_enabled();
 
 } // namespace dlc
 

@@ -179,23 +179,25 @@ Tensor scalarLike(double value, const Tensor &like) {
 using namespace detail;
 
 void detail::register_elementwise_ops() {
-  // Users' names (numpy's), the dialect ops they map to, shape rules, VJP rules.
-  register_op({"add", "dlc.add", inferBroadcast, vjpAdd});
-  register_op({"subtract", "dlc.sub", inferBroadcast, vjpSubtract});
-  register_op({"multiply", "dlc.mul", inferBroadcast, vjpMultiply});
-  register_op({"divide", "dlc.div", inferBroadcast, vjpDivide});
-  register_op({"power", "dlc.pow", inferBroadcast, vjpPower});
-  register_op({"maximum", "dlc.max", inferBroadcast, vjpMaximum});
-  register_op({"minimum", "dlc.min", inferBroadcast, vjpMinimum});
-  register_op({"negative", "dlc.neg", inferUnary, vjpNegative});
-  register_op({"relu", "dlc.relu", inferUnary, vjpRelu});
-  register_op({"relu_backward", "dlc.relu_backward", inferSameShapes, vjp_not_implemented});
-  register_op({"exp", "dlc.exp", inferFloatUnary, vjpExp});
-  register_op({"log", "dlc.log", inferFloatUnary, vjpLog});
-  register_op({"sqrt", "dlc.sqrt", inferFloatUnary, vjpSqrt});
-  register_op({"rsqrt", "dlc.rsqrt", inferFloatUnary, vjpRsqrt});
-  register_op({"sigmoid", "dlc.sigmoid", inferFloatUnary, vjpSigmoid});
-  register_op({"tanh", "dlc.tanh", inferFloatUnary, vjpTanh});
+  // Users' names (numpy's), the dialect ops they map to, shape rules, VJP rules, and for
+  // element-wise ones the rule that keeps a blocked layout (the position never matters).
+  register_op({"add", "dlc.add", inferBroadcast, vjpAdd, elementwise_layouts});
+  register_op({"subtract", "dlc.sub", inferBroadcast, vjpSubtract, elementwise_layouts});
+  register_op({"multiply", "dlc.mul", inferBroadcast, vjpMultiply, elementwise_layouts});
+  register_op({"divide", "dlc.div", inferBroadcast, vjpDivide, elementwise_layouts});
+  register_op({"power", "dlc.pow", inferBroadcast, vjpPower, elementwise_layouts});
+  register_op({"maximum", "dlc.max", inferBroadcast, vjpMaximum, elementwise_layouts});
+  register_op({"minimum", "dlc.min", inferBroadcast, vjpMinimum, elementwise_layouts});
+  register_op({"negative", "dlc.neg", inferUnary, vjpNegative, elementwise_layouts});
+  register_op({"relu", "dlc.relu", inferUnary, vjpRelu, elementwise_layouts});
+  register_op({"relu_backward", "dlc.relu_backward", inferSameShapes, vjp_not_implemented,
+               elementwise_layouts});
+  register_op({"exp", "dlc.exp", inferFloatUnary, vjpExp, elementwise_layouts});
+  register_op({"log", "dlc.log", inferFloatUnary, vjpLog, elementwise_layouts});
+  register_op({"sqrt", "dlc.sqrt", inferFloatUnary, vjpSqrt, elementwise_layouts});
+  register_op({"rsqrt", "dlc.rsqrt", inferFloatUnary, vjpRsqrt, elementwise_layouts});
+  register_op({"sigmoid", "dlc.sigmoid", inferFloatUnary, vjpSigmoid, elementwise_layouts});
+  register_op({"tanh", "dlc.tanh", inferFloatUnary, vjpTanh, elementwise_layouts});
   register_op({"compare", "dlc.compare", inferCompare}); // no gradient
   register_op({"where", "dlc.select", inferWhere, vjpWhere});
   register_op({"astype", "dlc.cast", inferCast, vjpCast});

@@ -54,12 +54,13 @@ bool haveAvx512() {
 #endif
 }
 
-/// The part of output row `oh` that pooling reads: input rows [rowBegin, rowEnd).
-struct RowSpan {
-  int64_t rowBegin, rowEnd;
+/// A half-open range of input rows or columns, [begin, end).
+struct Span {
+  int64_t begin, end;
 };
 
-RowSpan rowSpan(const Pool2DGeometry &g, int64_t oh) {
+/// The input rows of output row `oh`'s windows.
+Span rowSpan(const Pool2DGeometry &g, int64_t oh) {
   const int64_t first = oh * g.strideH - g.padH;
   return {std::max<int64_t>(first, 0), std::min(first + g.kernelH, g.H)};
 }
@@ -116,7 +117,7 @@ loadTaps(const float *tap, __m512i offsets, const BlockLanes &lanes) {
 /// first window's top-left tap; the windows are `stride` columns apart.
 template <int kStride>
 __attribute__((target("avx512f"))) void blockMaximaAvx512(const Pool2DGeometry &g,
-                                                          const float *plane, RowSpan rows,
+                                                          const float *plane, Span rows,
                                                           int32_t origin, int64_t count,
                                                           float *bestOut, int32_t *whereOut) {
   const BlockLanes lanes = blockLanes(count, g.strideW);
@@ -125,9 +126,9 @@ __attribute__((target("avx512f"))) void blockMaximaAvx512(const Pool2DGeometry &
       _mm512_set1_epi32(int32_t(g.strideW)));
   __m512 best = loadTaps<kStride>(plane + origin, offsets, lanes);
   __m512i where = _mm512_add_epi32(_mm512_set1_epi32(origin), offsets);
-  for (int64_t ih = rows.rowBegin; ih < rows.rowEnd; ++ih)
+  for (int64_t ih = rows.begin; ih < rows.end; ++ih)
     for (int64_t kw = 0; kw < g.kernelW; ++kw) {
-      const int32_t tap = origin + int32_t((ih - rows.rowBegin) * g.W + kw);
+      const int32_t tap = origin + int32_t((ih - rows.begin) * g.W + kw);
       const __m512 v = loadTaps<kStride>(plane + tap, offsets, lanes);
       // Ordered compare: a NaN never wins, and one that came first is never displaced.
       const __mmask16 greater = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
@@ -142,12 +143,12 @@ __attribute__((target("avx512f"))) void blockMaximaAvx512(const Pool2DGeometry &
 
 /// First maximum of the window at (rows, ow), for columns near the border: its flat
 /// index in the plane, -1 when the window covers no input.
-int32_t borderWindowMax(const Pool2DGeometry &g, const float *plane, RowSpan rows, int64_t ow) {
+int32_t borderWindowMax(const Pool2DGeometry &g, const float *plane, Span rows, int64_t ow) {
   const int64_t firstCol = ow * g.strideW - g.padW;
   const int64_t colBegin = std::max<int64_t>(firstCol, 0),
                 colEnd = std::min(firstCol + g.kernelW, g.W);
   int32_t best = -1;
-  for (int64_t ih = rows.rowBegin; ih < rows.rowEnd; ++ih)
+  for (int64_t ih = rows.begin; ih < rows.end; ++ih)
     for (int64_t iw = colBegin; iw < colEnd; ++iw)
       if (best < 0 || plane[ih * g.W + iw] > plane[best])
         best = int32_t(ih * g.W + iw);
@@ -158,23 +159,23 @@ int32_t borderWindowMax(const Pool2DGeometry &g, const float *plane, RowSpan row
 /// in the plane (-1 for an empty window), `best[ow]` its value where defined.
 void rowMaxima(const Pool2DGeometry &g, const InteriorColumns &interior, const float *plane,
                int64_t oh, float *best, int32_t *where) {
-  const RowSpan rows = rowSpan(g, oh);
+  const Span rows = rowSpan(g, oh);
   for (int64_t ow = 0; ow < g.OW; ++ow) {
     if (ow == interior.begin && interior.end > interior.begin)
       ow = interior.end; // the interior is done below, block by block
     if (ow >= g.OW)
       break;
-    where[ow] = rows.rowBegin < rows.rowEnd ? borderWindowMax(g, plane, rows, ow) : -1;
+    where[ow] = rows.begin < rows.end ? borderWindowMax(g, plane, rows, ow) : -1;
     if (where[ow] >= 0)
       best[ow] = plane[where[ow]];
   }
-  if (rows.rowBegin >= rows.rowEnd) {
+  if (rows.begin >= rows.end) {
     std::fill(where + interior.begin, where + interior.end, -1);
     return;
   }
   // The next output row reads strideH new input rows: ask for them now, so that they
   // arrive while this row computes (the hardware prefetchers miss the short row runs).
-  for (int64_t ih = rows.rowEnd; ih < std::min(rows.rowEnd + g.strideH, g.H); ++ih)
+  for (int64_t ih = rows.end; ih < std::min(rows.end + g.strideH, g.H); ++ih)
     for (int64_t col = 0; col < g.W; col += 16)
       __builtin_prefetch(plane + ih * g.W + col);
   // Blocks of kBlock columns, the last one possibly partial.
@@ -184,7 +185,7 @@ void rowMaxima(const Pool2DGeometry &g, const InteriorColumns &interior, const f
     interiorEnd = interior.end;
     for (int64_t ow = interior.begin; ow < interior.end; ow += kBlock) {
       const int64_t count = std::min(kBlock, interior.end - ow);
-      const int32_t origin = int32_t(rows.rowBegin * g.W + ow * g.strideW - g.padW);
+      const int32_t origin = int32_t(rows.begin * g.W + ow * g.strideW - g.padW);
       if (g.strideW == 2)
         blockMaximaAvx512<2>(g, plane, rows, origin, count, best + ow, where + ow);
       else if (g.strideW == 1)
@@ -201,7 +202,9 @@ void rowMaxima(const Pool2DGeometry &g, const InteriorColumns &interior, const f
 }
 
 bool planeFitsInt32(const Pool2DGeometry &g) {
-  return g.H * g.W <= std::numeric_limits<int32_t>::max() &&
+  // Blocked planes index elements as pixel * 16 + lane.
+  const int64_t limit = std::numeric_limits<int32_t>::max() / (g.blocked ? 16 : 1);
+  return g.H * g.W <= limit &&
          g.OW <= std::numeric_limits<int32_t>::max() / std::max<int64_t>(g.strideW, 1);
 }
 
@@ -220,6 +223,129 @@ template <typename PerPlane> void forEachPlane(const Pool2DGeometry &g, PerPlane
   }
 }
 
+//===----------------------------------------------------------------------===//
+// nChw16c: 16 channels of a pixel are one vector, so a window's first maximum is a
+// running compare over its taps, lane by lane; a plane is (n, channel block).
+//===----------------------------------------------------------------------===//
+
+/// The input columns of output column `ow`'s windows.
+Span columnSpan(const Pool2DGeometry &g, int64_t ow) {
+  const int64_t first = ow * g.strideW - g.padW;
+  return {std::max<int64_t>(first, 0), std::min(first + g.kernelW, g.W)};
+}
+
+constexpr int64_t kLanes = 16; // channels per block of nChw16c
+
+/// Per lane, the pixel (ih * W + iw) of the first maximum of the window over
+/// `rows` x `cols` (both non-empty) and its value.
+void blockedWindowMax(const Pool2DGeometry &g, const float *plane, Span rows, Span cols,
+                      float *best, int32_t *where) {
+  bool first = true;
+  for (int64_t ih = rows.begin; ih < rows.end; ++ih)
+    for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
+      const int32_t pixel = int32_t(ih * g.W + iw);
+      const float *v = plane + pixel * kLanes;
+      for (int64_t c = 0; c < kLanes; ++c)
+        if (first || v[c] > best[c]) {
+          best[c] = v[c];
+          where[c] = pixel;
+        }
+      first = false;
+    }
+}
+
+#if DLC_MAXPOOL_AVX512
+/// blockedWindowMax on one register per tap.
+__attribute__((target("avx512f"))) void blockedPlaneAvx512(const Pool2DGeometry &g,
+                                                           const float *plane,
+                                                           const float *grad, float *out) {
+  const __m512i lanes =
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const Span rows = rowSpan(g, oh);
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      const Span cols = columnSpan(g, ow);
+      const int64_t o = (oh * g.OW + ow) * kLanes;
+      if (rows.begin >= rows.end || cols.begin >= cols.end) {
+        if (!grad) // an empty window gives 0 and passes no gradient
+          _mm512_storeu_ps(out + o, _mm512_setzero_ps());
+        continue;
+      }
+      int32_t pixel = int32_t(rows.begin * g.W + cols.begin);
+      __m512 best = _mm512_loadu_ps(plane + pixel * kLanes);
+      __m512i where = _mm512_set1_epi32(pixel);
+      for (int64_t ih = rows.begin; ih < rows.end; ++ih)
+        for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
+          pixel = int32_t(ih * g.W + iw);
+          const __m512 v = _mm512_loadu_ps(plane + pixel * kLanes);
+          const __mmask16 greater = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
+          best = _mm512_mask_mov_ps(best, greater, v);
+          where = _mm512_mask_mov_epi32(where, greater, _mm512_set1_epi32(pixel));
+        }
+      if (!grad) {
+        _mm512_storeu_ps(out + o, best);
+        continue;
+      }
+      // Lanes are distinct channels, so the 16 addresses never collide.
+      const __m512i index = _mm512_add_epi32(_mm512_mullo_epi32(where, _mm512_set1_epi32(16)), lanes);
+      const __m512 sum = _mm512_add_ps(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), 0xffff, index, out, 4),
+                                       _mm512_loadu_ps(grad + o));
+      _mm512_i32scatter_ps(out, index, sum, 4);
+    }
+  }
+}
+#endif
+
+/// Forward (grad null: out is y's plane) or backward (out is dx's plane, zeroed, and
+/// grad is dy's plane) of one blocked plane.
+void blockedPlane(const Pool2DGeometry &g, const float *plane, const float *grad, float *out) {
+#if DLC_MAXPOOL_AVX512
+  if (haveAvx512())
+    return blockedPlaneAvx512(g, plane, grad, out);
+#endif
+  float best[kLanes] = {};
+  int32_t where[kLanes] = {};
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const Span rows = rowSpan(g, oh);
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      const Span cols = columnSpan(g, ow);
+      const int64_t o = (oh * g.OW + ow) * kLanes;
+      const bool empty = rows.begin >= rows.end || cols.begin >= cols.end;
+      if (!empty)
+        blockedWindowMax(g, plane, rows, cols, best, where);
+      for (int64_t c = 0; c < kLanes; ++c) {
+        if (!grad)
+          out[o + c] = empty ? 0.0f : best[c];
+        else if (!empty)
+          out[where[c] * kLanes + c] += grad[o + c];
+      }
+    }
+  }
+}
+
+/// Runs `perPlane(plane index)` over the N * C/16 planes of a blocked tensor, in parallel.
+template <typename PerPlane>
+void forEachBlockedPlane(const Pool2DGeometry &g, PerPlane &&perPlane) {
+  const int64_t planes = g.N * (g.C / kLanes);
+#pragma omp parallel for schedule(static) if (planes > 1 && g.N * g.C * g.H * g.W >= (int64_t(1) << 15))
+  for (int64_t p = 0; p < planes; ++p)
+    perPlane(p);
+}
+
+void blockedForward(const Pool2DGeometry &g, const float *x, float *y) {
+  forEachBlockedPlane(g, [&](int64_t p) {
+    blockedPlane(g, x + p * g.H * g.W * kLanes, nullptr, y + p * g.OH * g.OW * kLanes);
+  });
+}
+
+void blockedBackward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx) {
+  forEachBlockedPlane(g, [&](int64_t p) {
+    float *gradPlane = dx + p * g.H * g.W * kLanes;
+    std::memset(gradPlane, 0, sizeof(float) * size_t(g.H * g.W * kLanes));
+    blockedPlane(g, x + p * g.H * g.W * kLanes, dy + p * g.OH * g.OW * kLanes, gradPlane);
+  });
+}
+
 } // namespace
 
 bool max_pool2d_supported(const Pool2DGeometry &g) { return planeFitsInt32(g); }
@@ -231,6 +357,8 @@ bool use_portable_code(bool portable) {
 }
 
 void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y) {
+  if (g.blocked)
+    return blockedForward(g, x, y);
   const InteriorColumns interior = interiorColumns(g);
   forEachPlane(g, [&](int64_t nc, float *best, int32_t *where) {
     const float *plane = x + nc * g.H * g.W;
@@ -244,6 +372,8 @@ void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y) {
 }
 
 void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx) {
+  if (g.blocked)
+    return blockedBackward(g, x, dy, dx);
   const InteriorColumns interior = interiorColumns(g);
   forEachPlane(g, [&](int64_t nc, float *best, int32_t *where) {
     const float *plane = x + nc * g.H * g.W;

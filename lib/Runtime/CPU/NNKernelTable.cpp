@@ -8,6 +8,7 @@
 
 #include "dlc/Runtime/CPU/NNKernels.h"
 
+#include <cstring>
 #include <random>
 
 namespace dlc::cpu_kernels {
@@ -63,6 +64,18 @@ void requireF32(const KernelArgs &args, const char *op) {
                        dtype_name(t.dtype));
 }
 
+bool isBlocked(const TensorRef &t) { return t.layout == Layout::nChw16c; }
+
+/// The reference kernels read NCHW only; the dispatcher never hands them a blocked tensor
+/// (it converts first), which this checks.
+void requirePlainLayouts(const KernelArgs &k, const char *op) {
+  for (const auto *side : {&k.inputs, &k.outputs})
+    for (const TensorRef &t : *side)
+      if (t.layout != Layout::plain)
+        throw Error(std::string(op) + ": internal error: the reference kernel was given a "
+                    "tensor in a blocked layout");
+}
+
 /// Whether a compiled program asks for a ReLU epilogue (dlc-fuse's conv2d_relu and
 /// dense_relu regions lower to the library op with activation = "relu").
 bool reluEpilogue(const KernelArgs &k) {
@@ -75,10 +88,18 @@ bool reluEpilogue(const KernelArgs &k) {
 
 // Each op's kernels, written once over the two implementations.
 template <bool Fast> struct NN {
+  // float32 inputs; and plain layouts for the reference, which reads NCHW only.
+  static void check(const KernelArgs &k, const char *op) {
+    requireF32(k, op);
+    if (!Fast)
+      requirePlainLayouts(k, op);
+  }
   // y = conv2d(x, w) + b
   static void conv2d(const KernelArgs &k) {
-    requireF32(k, "conv2d");
+    check(k, "conv2d");
     auto g = convGeometry(k.inputs[0].shape, k.inputs[1].shape, k.outputs[0].shape, *k.attrs);
+    g.inputBlocked = isBlocked(k.inputs[0]);
+    g.outputBlocked = isBlocked(k.outputs[0]);
     const float *bias = k.inputs.size() > 2 ? f32(k.inputs[2]) : nullptr;
     (Fast ? onednn::conv2d_forward : ref::conv2d_forward)(g, f32(k.inputs[0]), f32(k.inputs[1]),
                                                           bias, f32out(k.outputs[0]),
@@ -86,35 +107,45 @@ template <bool Fast> struct NN {
   }
   // dx from (dy, w); dx's shape is the output's
   static void conv2dBackwardData(const KernelArgs &k) {
-    requireF32(k, "conv2d_backward_data");
+    check(k, "conv2d_backward_data");
     auto g = convGeometry(k.outputs[0].shape, k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
+    g.inputBlocked = isBlocked(k.outputs[0]);
+    g.outputBlocked = isBlocked(k.inputs[0]);
     (Fast ? onednn::conv2d_backward_data : ref::conv2d_backward_data)(
         g, f32(k.inputs[0]), f32(k.inputs[1]), f32out(k.outputs[0]));
   }
   // dw from (dy, x); dw's shape is the output's
   static void conv2dBackwardFilter(const KernelArgs &k) {
-    requireF32(k, "conv2d_backward_filter");
+    check(k, "conv2d_backward_filter");
     auto g = convGeometry(k.inputs[1].shape, k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
+    g.inputBlocked = isBlocked(k.inputs[1]);
+    g.outputBlocked = isBlocked(k.inputs[0]);
     (Fast ? onednn::conv2d_backward_filter : ref::conv2d_backward_filter)(
         g, f32(k.inputs[0]), f32(k.inputs[1]), f32out(k.outputs[0]), nullptr);
   }
   static void maxPool(const KernelArgs &k) {
-    requireF32(k, "max_pool2d");
+    check(k, "max_pool2d");
     auto g = pool_geometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
+    g.blocked = isBlocked(k.inputs[0]);
+    if (!Fast || !direct::max_pool2d_supported(g))
+      requirePlainLayouts(k, "max_pool2d");
     (Fast && direct::max_pool2d_supported(g) ? direct::max_pool2d_forward
                                              : ref::max_pool2d_forward)(g, f32(k.inputs[0]),
                                                                         f32out(k.outputs[0]));
   }
   // dx from (dy, x)
   static void maxPoolBackward(const KernelArgs &k) {
-    requireF32(k, "max_pool2d_backward");
+    check(k, "max_pool2d_backward");
     auto g = pool_geometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
+    g.blocked = isBlocked(k.inputs[1]);
+    if (!Fast || !direct::max_pool2d_supported(g))
+      requirePlainLayouts(k, "max_pool2d_backward");
     (Fast && direct::max_pool2d_supported(g) ? direct::max_pool2d_backward
                                              : ref::max_pool2d_backward)(
         g, f32(k.inputs[1]), f32(k.inputs[0]), f32out(k.outputs[0]));
   }
   static void avgPool(const KernelArgs &k) {
-    requireF32(k, "avg_pool2d");
+    check(k, "avg_pool2d");
     auto g = pool_geometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
     bool includePad = k.attrs->get_bool("count_include_pad", true);
     (Fast ? onednn::avg_pool2d_forward : ref::avg_pool2d_forward)(g, includePad, f32(k.inputs[0]),
@@ -122,7 +153,7 @@ template <bool Fast> struct NN {
   }
   // dx from dy; dx's shape is the output's
   static void avgPoolBackward(const KernelArgs &k) {
-    requireF32(k, "avg_pool2d_backward");
+    check(k, "avg_pool2d_backward");
     auto g = pool_geometry(k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
     bool includePad = k.attrs->get_bool("count_include_pad", true);
     (Fast ? onednn::avg_pool2d_backward : ref::avg_pool2d_backward)(
@@ -130,8 +161,9 @@ template <bool Fast> struct NN {
   }
   // training: (x, gamma, beta, running_mean, running_var) -> (y, mean, var); else -> y
   static void batchNorm(const KernelArgs &k) {
-    requireF32(k, "batch_norm");
+    check(k, "batch_norm");
     auto g = batchNormGeometry(k.inputs[0].shape);
+    g.blocked = isBlocked(k.inputs[0]);
     double epsilon = k.attrs->get_float("epsilon", 1e-5);
     if (k.attrs->get_bool("training", false))
       (Fast ? onednn::batch_norm_forward_training : ref::batch_norm_forward_training)(
@@ -144,8 +176,9 @@ template <bool Fast> struct NN {
   }
   // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
   static void batchNormBackward(const KernelArgs &k) {
-    requireF32(k, "batch_norm_backward");
+    check(k, "batch_norm_backward");
     auto g = batchNormGeometry(k.inputs[1].shape);
+    g.blocked = isBlocked(k.inputs[1]);
     (Fast ? onednn::batch_norm_backward : ref::batch_norm_backward)(
         g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), f32(k.inputs[3]),
         f32(k.inputs[4]), k.attrs->get_float("epsilon", 1e-5), f32out(k.outputs[0]),
@@ -153,7 +186,7 @@ template <bool Fast> struct NN {
   }
   // y (..., units) = x (..., K) · wᵀ + b
   static void dense(const KernelArgs &k) {
-    requireF32(k, "dense");
+    check(k, "dense");
     const Shape &x = k.inputs[0].shape, &w = k.inputs[1].shape;
     int64_t K = x.back(), units = w[0], M = K ? k.inputs[0].numel() / K : 0;
     const float *bias = k.inputs.size() > 2 ? f32(k.inputs[2]) : nullptr;
@@ -205,6 +238,21 @@ void dropout(const KernelArgs &k) {
   }
 }
 
+// y = x in another memory layout (dlc/Runtime/Layout.h): the conversion the dispatcher
+// inserts between a blocked tensor and an op that wants it plain, or the reverse.
+void reorderLayout(const KernelArgs &k) {
+  const TensorRef &x = k.inputs[0], &y = k.outputs[0];
+  if (x.layout == y.layout) {
+    std::memcpy(y.data, x.data, size_t(x.numel()) * dtype_size(x.dtype));
+    return;
+  }
+  if (!blockable(x.shape, x.dtype))
+    throw Error(std::string("reorder_layout: internal error: ") + dtype_name(x.dtype) + " " +
+                shape_rules::str(x.shape) + " cannot be in a blocked layout");
+  onednn::reorder_blocked(x.shape[0], x.shape[1], x.shape[2], x.shape[3], f32(x), f32out(y),
+                          isBlocked(y));
+}
+
 void registerPair(const char *op, KernelFn fast, KernelFn reference) {
   register_kernel(op, DeviceKind::cpu, {fast, reference});
 }
@@ -228,6 +276,7 @@ void register_nn_kernels() {
   register_host_kernel("dlc.softmax_cross_entropy", softmaxCrossEntropy);
   register_host_kernel("dlc.softmax_cross_entropy_backward", softmaxCrossEntropyBackward);
   register_host_kernel("dlc.dropout", dropout);
+  register_host_kernel("eager.reorder_layout", reorderLayout);
 }
 
 } // namespace dlc::cpu_kernels

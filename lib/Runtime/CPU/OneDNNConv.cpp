@@ -1,8 +1,9 @@
 //===- OneDNNConv.cpp - 2-D convolution forward and backward with oneDNN ===//
 //
-// Primitives work directly on the plain NCHW/OIHW user buffers: no reorders, at the
-// price of oneDNN's slower plain-layout implementations (a blocked layout chosen with
-// format_tag::any is the obvious next step once the runtime keeps tensors blocked).
+// Activations arrive and leave in the layouts the dispatcher chose (NCHW, or nChw16c
+// where the channels allow; weights are always OIHW). Two builds are timed at first use:
+// the primitive on those layouts directly, and the primitive on the layouts oneDNN
+// prefers (format_tag::any) with reorders around it.
 //
 //===----------------------------------------------------------------------===//
 #include "OneDNNPrimitiveCache.h"
@@ -23,7 +24,7 @@ namespace {
 
 // The memory layouts and window parameters of one convolution, as oneDNN wants them.
 struct ConvDescs {
-  memory::desc src, weights, bias, dst;    // the callers' plain layouts
+  memory::desc src, weights, bias, dst;    // the callers' layouts
   memory::desc srcAny, weightsAny, dstAny; // what the primitive is asked to use
 
   memory::dims strides, dilates, paddingL, paddingR;
@@ -31,18 +32,19 @@ struct ConvDescs {
 
 ConvDescs convDescs(const Conv2DGeometry &g, bool withBias, bool blocked) {
   ConvDescs d;
-  d.src = f32Desc({g.N, g.C, g.H, g.W}, tag::nchw);
-  d.dst = f32Desc({g.N, g.O, g.OH, g.OW}, tag::nchw);
+  d.src = f32Desc({g.N, g.C, g.H, g.W}, g.inputBlocked ? tag::nChw16c : tag::nchw);
+  d.dst = f32Desc({g.N, g.O, g.OH, g.OW}, g.outputBlocked ? tag::nChw16c : tag::nchw);
   // Grouped weights (O, C/groups, KH, KW) are, byte for byte, goihw with the output
   // channels split as (groups, O/groups).
   d.weights = g.groups == 1
                   ? f32Desc({g.O, g.C, g.KH, g.KW}, tag::oihw)
                   : f32Desc({g.groups, g.O / g.groups, g.C / g.groups, g.KH, g.KW}, tag::goihw);
-  // Blocked: oneDNN picks the layouts (and the kernels reorder around the primitive);
-  // plain: the primitive works on the callers' layouts directly.
-  d.srcAny = blocked ? f32Desc(d.src.dims(), tag::any) : d.src;
+  // Blocked: oneDNN picks the layouts of the weights and of plain activations (and the
+  // kernels reorder around the primitive), activations already blocked stay so; plain:
+  // the primitive works on the callers' layouts directly.
+  d.srcAny = blocked && !g.inputBlocked ? f32Desc(d.src.dims(), tag::any) : d.src;
   d.weightsAny = blocked ? f32Desc(d.weights.dims(), tag::any) : d.weights;
-  d.dstAny = blocked ? f32Desc(d.dst.dims(), tag::any) : d.dst;
+  d.dstAny = blocked && !g.outputBlocked ? f32Desc(d.dst.dims(), tag::any) : d.dst;
   // A zero descriptor tells oneDNN there is no bias.
   d.bias = withBias ? f32Desc({g.O}, tag::x) : memory::desc();
   d.strides = {g.strideH, g.strideW};
@@ -75,12 +77,18 @@ dnnl::convolution_forward::primitive_desc forwardPd(const ConvDescs &d, prop_kin
 }
 
 /// The candidate builds to time: DLC_ONEDNN_LAYOUT=plain or =blocked forces one (for
-/// measurements), anything else lets the timing choose.
-template <typename Build> std::vector<std::function<void(CachedKernel &)>> candidates(Build build) {
+/// measurements), anything else lets the timing choose. With a blocked activation only
+/// oneDNN's choice of weights layout is a candidate: its blocked kernels want blocked
+/// weights, and with plain ones it falls back to a reference loop (seconds per call).
+template <typename Build>
+std::vector<std::function<void(CachedKernel &)>> candidates(const Conv2DGeometry &g,
+                                                            Build build) {
   static const std::string forced = [] {
     const char *value = std::getenv("DLC_ONEDNN_LAYOUT");
     return std::string(value ? value : "");
   }();
+  if (g.inputBlocked || g.outputBlocked)
+    return {build(true)};
   if (forced == "plain")
     return {build(false)};
   if (forced == "blocked")
@@ -90,7 +98,8 @@ template <typename Build> std::vector<std::function<void(CachedKernel &)>> candi
 
 std::string convKey(const char *op, const Conv2DGeometry &g, bool withBias) {
   return geometryKey(op, {g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW, g.strideH, g.strideW,
-                          g.padH, g.padW, g.dilationH, g.dilationW, g.groups, withBias});
+                          g.padH, g.padW, g.dilationH, g.dilationW, g.groups, withBias,
+                          g.inputBlocked, g.outputBlocked});
 }
 
 } // namespace
@@ -103,7 +112,7 @@ void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, con
       ConvDescs d = convDescs(g, withBias, blocked);
       // oneDNN's plain-layout convolutions lose their fast path with a post-op, so there
       // the ReLU is a second primitive, in place; blocked ones take it as a post-op.
-      const bool postOp = relu && blocked;
+      const bool postOp = relu && (blocked || g.outputBlocked);
       auto pd = forwardPd(d, prop_kind::forward_inference, postOp);
       CachedKernel::Args args;
       args[DNNL_ARG_SRC] = k.userInputAs(d.src, pd.src_desc());
@@ -125,9 +134,9 @@ void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, con
   std::string plainKey = convKey("conv2d_forward", g, withBias);
   std::string key = relu ? convKey("conv2d_forward_relu", g, withBias) : plainKey;
   if (withBias)
-    cachedFastestKernel(key, candidates(build), {x, w, b, y}, plainKey).run({x, w, b, y});
+    cachedFastestKernel(key, candidates(g, build), {x, w, b, y}, plainKey).run({x, w, b, y});
   else
-    cachedFastestKernel(key, candidates(build), {x, w, y}, plainKey).run({x, w, y});
+    cachedFastestKernel(key, candidates(g, build), {x, w, y}, plainKey).run({x, w, y});
 }
 
 void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx) {
@@ -147,7 +156,7 @@ void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float 
       k.finishOutputs();
     };
   };
-  cachedFastestKernel(convKey("conv2d_backward_data", g, false), candidates(build), {dy, w, dx})
+  cachedFastestKernel(convKey("conv2d_backward_data", g, false), candidates(g, build), {dy, w, dx})
       .run({dy, w, dx});
 }
 
@@ -174,9 +183,22 @@ void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const floa
   };
   std::string key = convKey("conv2d_backward_filter", g, withBias);
   if (withBias)
-    cachedFastestKernel(key, candidates(build), {dy, x, dw, db}).run({dy, x, dw, db});
+    cachedFastestKernel(key, candidates(g, build), {dy, x, dw, db}).run({dy, x, dw, db});
   else
-    cachedFastestKernel(key, candidates(build), {dy, x, dw}).run({dy, x, dw});
+    cachedFastestKernel(key, candidates(g, build), {dy, x, dw}).run({dy, x, dw});
+}
+
+void reorder_blocked(int64_t N, int64_t C, int64_t H, int64_t W, const float *src, float *dst,
+                     bool toBlocked) {
+  CachedKernel &kernel = cachedKernel(
+      geometryKey("reorder_blocked", {N, C, H, W, toBlocked}), [&](CachedKernel &k) {
+        memory::desc plain = f32Desc({N, C, H, W}, tag::nchw),
+                     blocked = f32Desc({N, C, H, W}, tag::nChw16c);
+        const memory::desc &from = toBlocked ? plain : blocked, &to = toBlocked ? blocked : plain;
+        dnnl::memory in = k.bindUserBuffer(from), out = k.bindUserBuffer(to);
+        k.addStep(dnnl::reorder(in, out), {{DNNL_ARG_FROM, in}, {DNNL_ARG_TO, out}});
+      });
+  kernel.run({src, dst});
 }
 
 } // namespace dlc::cpu_kernels::onednn

@@ -24,9 +24,35 @@ std::vector<int64_t> reducedStrides(const Shape &input, const std::vector<bool> 
 
 // y = reduce_{axes} x with kind sum (0), mean (1), max (2), min (3) — the dialect's
 // ReduceKind numbers. Accumulates in double.
+/// Sum (kind 0) or mean (1) per channel of an (N, C, H, W) f32 tensor in the nChw16c
+/// layout, into plain y (C values). The dispatcher hands reduce a blocked tensor only for
+/// these. Threads take whole channel blocks, so the order of the additions, and the
+/// result, do not depend on the thread count.
+void channelReduceBlocked(const TensorRef &x, const TensorRef &y, int64_t kind) {
+  const int64_t N = x.shape[0], C = x.shape[1], pixels = x.shape[2] * x.shape[3];
+  const int64_t blocks = C / kChannelBlock;
+  const float *px = x.as<const float>();
+  float *py = y.as<float>();
+  const double count = double(N * pixels);
+#pragma omp parallel for if (x.numel() >= kParallelElements)
+  for (int64_t b = 0; b < blocks; ++b) {
+    double acc[kChannelBlock] = {};
+    for (int64_t n = 0; n < N; ++n) {
+      const float *in = px + (n * blocks + b) * pixels * kChannelBlock;
+      for (int64_t p = 0; p < pixels; ++p)
+        for (int64_t lane = 0; lane < kChannelBlock; ++lane)
+          acc[lane] += double(in[p * kChannelBlock + lane]);
+    }
+    for (int64_t lane = 0; lane < kChannelBlock; ++lane)
+      py[b * kChannelBlock + lane] = float(kind == 1 ? acc[lane] / count : acc[lane]);
+  }
+}
+
 void reduceKernel(const KernelArgs &args) {
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   int64_t kind = args.attrs->get_int("kind", 0);
+  if (x.layout == Layout::nChw16c)
+    return channelReduceBlocked(x, y, kind);
   std::vector<bool> marked(x.shape.size(), false);
   for (int64_t axis : args.attrs->get_ints("axes", {}))
     marked[size_t(shape_rules::normalizeAxis(axis, int64_t(x.shape.size())))] = true;

@@ -26,6 +26,9 @@ struct Conv2DGeometry {
   int64_t padH = 0, padW = 0;
   int64_t dilationH = 1, dilationW = 1;
   int64_t groups = 1;
+  // onednn:: only: x/dx and y/dy in the nChw16c blocked layout (dlc/Runtime/Kernel.h's
+  // Layout) instead of NCHW; the channel count of a blocked side is a multiple of 16.
+  bool inputBlocked = false, outputBlocked = false;
 };
 
 /// Sizes of one 2-D pooling; OH/OW as the dialect computes them (floor, or ceil_mode).
@@ -35,11 +38,16 @@ struct Pool2DGeometry {
   int64_t kernelH, kernelW;
   int64_t strideH = 1, strideW = 1;
   int64_t padH = 0, padW = 0;
+  // direct:: only: x/dx and y/dy in the nChw16c blocked layout, C a multiple of 16.
+  bool blocked = false;
 };
 
 /// Batch norm over axis 1 of (N, C, S...) with S the product of the trailing dims.
 struct BatchNormGeometry {
   int64_t N, C, S;
+  // onednn:: only: x/dx and y/dy in the nChw16c blocked layout (the trailing dims as one
+  // spatial axis of S), C a multiple of 16.
+  bool blocked = false;
 };
 
 namespace ref {
@@ -119,6 +127,10 @@ void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const fl
                    const float *b, float *y, bool relu = false);
 void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const float *x,
                     const float *w, float *dx, float *dw, float *db);
+
+/// Converts an (N, C, H, W) f32 tensor between NCHW and nChw16c (C a multiple of 16).
+void reorder_blocked(int64_t N, int64_t C, int64_t H, int64_t W, const float *src, float *dst,
+                     bool toBlocked);
 
 /// Number of primitives in the calling thread's cache (for tests of the cache).
 int64_t cached_primitive_count();

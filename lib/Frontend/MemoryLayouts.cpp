@@ -1,0 +1,80 @@
+//===- MemoryLayouts.cpp - conversions between plain and blocked layouts ------===//
+//
+// The dispatcher keeps 4-D float32 activations in oneDNN's blocked layout between the
+// ops that can read it (dlc/Runtime/Layout.h says why) and converts them where anything
+// else reads them: an op without a layout rule, a view, a copy, a host read, a compiled
+// program. The conversion is an op of its own ("to_layout", kernel
+// eager.reorder_layout), so that it is queued, ordered and profiled like the others.
+//
+//===----------------------------------------------------------------------===//
+#include "OpDefinitions.h"
+
+#include "dlc/Frontend/Hybridize.h"
+
+namespace dlc {
+
+namespace {
+
+// (x) -> x in the layout of attribute "layout"
+std::vector<TensorMeta> inferToLayout(const std::vector<TensorMeta> &in, const Attrs &a) {
+  if (Layout(a.get_int("layout", 0)) != Layout::plain && !blockable(in[0].shape, in[0].dtype))
+    throw ShapeError("only 4-D float32 tensors with a multiple of " +
+                     std::to_string(kChannelBlock) + " channels have a blocked layout");
+  return {in[0]};
+}
+
+// The one op that reads any layout whatever the device or kernels: it is the way out.
+LayoutPlan toLayoutPlan(const std::vector<Layout> &current, const std::vector<TensorMeta> &,
+                        const std::vector<TensorMeta> &, const Attrs &a, bool) {
+  return {{current[0]}, {Layout(a.get_int("layout", 0))}};
+}
+
+} // namespace
+
+LayoutPlan detail::plain_layouts(size_t inputs, size_t outputs) {
+  return {std::vector<Layout>(inputs, Layout::plain), std::vector<Layout>(outputs, Layout::plain)};
+}
+
+Layout detail::keep_if_blockable(Layout current, const TensorMeta &meta, bool allow_blocked) {
+  return allow_blocked && blockable(meta.shape, meta.dtype) ? current : Layout::plain;
+}
+
+Layout detail::blocked_if_blockable(const TensorMeta &meta, bool allow_blocked) {
+  return allow_blocked && blockable(meta.shape, meta.dtype) ? Layout::nChw16c : Layout::plain;
+}
+
+LayoutPlan detail::elementwise_layouts(const std::vector<Layout> &current,
+                                       const std::vector<TensorMeta> &inputs,
+                                       const std::vector<TensorMeta> &outputs, const Attrs &,
+                                       bool allow_blocked) {
+  bool anyBlocked = false, allBlockable = allow_blocked;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    anyBlocked |= current[i] != Layout::plain;
+    allBlockable &= blockable(inputs[i].shape, inputs[i].dtype) &&
+                    inputs[i].shape == outputs[0].shape;
+  }
+  for (const TensorMeta &out : outputs)
+    allBlockable &= blockable(out.shape, out.dtype);
+  Layout layout = anyBlocked && allBlockable ? Layout::nChw16c : Layout::plain;
+  return {std::vector<Layout>(inputs.size(), layout), std::vector<Layout>(outputs.size(), layout)};
+}
+
+void detail::register_memory_layout_ops() {
+  register_op({"to_layout", "eager.reorder_layout", inferToLayout, nullptr, toLayoutPlan});
+}
+
+Layout detail::layout_of(const Tensor &tensor) {
+  return tensor.defined() ? tensor.impl()->layout : Layout::plain;
+}
+
+Tensor detail::in_layout(const Tensor &tensor, Layout layout) {
+  if (layout_of(tensor) == layout)
+    return tensor;
+  // Same values, another arrangement: nothing for a trace to record (and, the op having
+  // no VJP, nothing for autograd either).
+  trace::Pause notTraced;
+  static const OpDef &op = find_op("to_layout");
+  return invoke1(op, {tensor}, Attrs{{"layout", int64_t(layout)}});
+}
+
+} // namespace dlc

@@ -1,0 +1,182 @@
+//===- LayoutTest.cpp - eager tensors kept in oneDNN's blocked layout ---------===//
+//
+// Between eager CPU ops, 4-D float32 activations with a multiple of 16 channels stay in
+// the nChw16c layout (dlc/Runtime/Layout.h). Whatever reads them (views, copies, host
+// reads, other ops, autograd, compiled programs) must see the same values as with plain
+// tensors only; the runs with use_blocked_layouts(false) are the oracle.
+//
+//===----------------------------------------------------------------------===//
+#include "GradientCheck.h"
+
+#include "dlc/Frontend/Hybridize.h"
+#include "dlc/Frontend/OpRegistry.h"
+
+using namespace dlc;
+using dlc::testing::expectClose;
+using dlc::testing::PlainLayouts;
+using dlc::testing::randomTensor;
+
+namespace {
+
+/// The LeafNetwork's convolution block on 32 channels: conv, relu, max pool, batch norm.
+struct Block {
+  Tensor weight = randomTensor({32, 16, 2, 2}, 1), bias = randomTensor({32}, 2),
+         gamma = randomTensor({32}, 3), beta = randomTensor({32}, 4);
+  Tensor operator()(const Tensor &x) const {
+    npx::PoolOptions pool;
+    pool.kernel = {3, 3};
+    pool.stride = {2, 2};
+    Tensor y = npx::max_pool2d(npx::relu(npx::convolution(x, weight, bias)), pool);
+    return npx::batch_norm_training(y, gamma, beta).output;
+  }
+};
+
+Tensor input() { return randomTensor({3, 16, 11, 10}, 5); }
+
+TEST(Layout, ActivationsStayBlockedBetweenLayoutAwareOps) {
+  Block block;
+  Tensor conv = npx::convolution(input(), block.weight, block.bias);
+  EXPECT_EQ(detail::layout_of(conv), Layout::nChw16c);
+  EXPECT_EQ(detail::layout_of(npx::relu(conv)), Layout::nChw16c);
+  EXPECT_EQ(detail::layout_of(block(input())), Layout::nChw16c);
+  // Where they cannot be: 3 channels, a 2-D tensor, the reference kernels, the switch.
+  EXPECT_EQ(detail::layout_of(npx::convolution(input(), randomTensor({3, 16, 2, 2}, 6), Tensor())),
+            Layout::plain);
+  EXPECT_EQ(detail::layout_of(npx::relu(randomTensor({4, 32}, 7))), Layout::plain);
+  {
+    PlainLayouts off;
+    EXPECT_EQ(detail::layout_of(block(input())), Layout::plain);
+  }
+  use_reference_kernels(true);
+  Tensor reference = block(input());
+  use_reference_kernels(false);
+  EXPECT_EQ(detail::layout_of(reference), Layout::plain);
+}
+
+TEST(Layout, ValuesAndGradientsEqualThePlainOnes) {
+  Block block;
+  auto run = [&](std::vector<std::vector<float>> &grads) {
+    Tensor x = input();
+    for (Tensor *p : {&x, &block.weight, &block.bias, &block.gamma, &block.beta})
+      p->attach_grad();
+    Tensor y;
+    {
+      autograd::Record record;
+      y = block(x);
+      (y * randomTensor(y.shape(), 8)).backward();
+    }
+    grads.clear();
+    for (Tensor *p : {&x, &block.weight, &block.bias, &block.gamma, &block.beta})
+      grads.push_back(p->grad().to_vector<float>());
+    return y.to_vector<float>();
+  };
+  std::vector<std::vector<float>> blockedGrads, plainGrads;
+  std::vector<float> blocked = run(blockedGrads), plain;
+  {
+    PlainLayouts off;
+    plain = run(plainGrads);
+  }
+  expectClose(plain, blocked, 1e-5, "output");
+  for (size_t k = 0; k < plainGrads.size(); ++k)
+    expectClose(plainGrads[k], blockedGrads[k], 1e-4, "gradient #" + std::to_string(k));
+}
+
+TEST(Layout, ViewsCopiesAndReadsSeeTheLogicalElements) {
+  Block block;
+  Tensor x = input();
+  Tensor blocked = npx::relu(npx::convolution(x, block.weight, block.bias));
+  ASSERT_EQ(detail::layout_of(blocked), Layout::nChw16c);
+  Tensor plain;
+  {
+    PlainLayouts off;
+    plain = npx::relu(npx::convolution(x, block.weight, block.bias));
+  }
+  // The two convolutions add up in different orders: equal to rounding. A view or copy
+  // that read the blocked bytes as plain would be off by whole values.
+  const double tolerance = 1e-5;
+  std::vector<float> want = plain.to_vector<float>();
+  expectClose(want, blocked.to_vector<float>(), tolerance, "to_vector");
+  expectClose(plain.reshape({3, -1}).to_vector<float>(),
+              blocked.reshape({3, -1}).to_vector<float>(), tolerance, "reshape");
+  expectClose(plain.slice(1, 3).to_vector<float>(), blocked.slice(1, 3).to_vector<float>(),
+              tolerance, "slice");
+  expectClose(plain[2].to_vector<float>(), blocked[2].to_vector<float>(), tolerance, "row");
+  expectClose(want, blocked.copyto(cpu(1)).to_vector<float>(), tolerance,
+              "copy to another device");
+  expectClose(want, blocked.to(cpu(0)).to_vector<float>(), tolerance, "to() its own device");
+  Tensor target = np::zeros(blocked.shape());
+  blocked.copyto(target);
+  expectClose(want, target.to_vector<float>(), tolerance, "copy into a plain tensor");
+  // Into a blocked tensor: the bytes go over in the target's layout.
+  Tensor blockedTarget = npx::relu(npx::convolution(x, block.weight, Tensor()));
+  ASSERT_EQ(detail::layout_of(blockedTarget), Layout::nChw16c);
+  plain.copyto(blockedTarget);
+  expectClose(want, blockedTarget.to_vector<float>(), 0, "copy into a blocked tensor");
+  EXPECT_EQ(blocked.str(), np::array(blocked.to_vector<float>(), blocked.shape()).str());
+}
+
+TEST(Layout, OpsWithoutBlockedKernelsGetPlainInputs) {
+  Block block;
+  Tensor x = input();
+  auto compute = [&] {
+    Tensor a = npx::convolution(x, block.weight, block.bias);
+    Tensor b = npx::relu(a);
+    std::vector<Tensor> out{
+        a + b,                                   // both blocked: stays blocked
+        a * randomTensor(a.shape(), 9),          // blocked with plain, same shape
+        a + block.bias.reshape({1, 32, 1, 1}),   // broadcasting: plain
+        np::sum(a, {0, 2, 3}),                   // per-channel sum: reads blocked
+        np::mean(a, {0, 2, 3}, true),
+        np::sum(a, {1}),                         // other axes: plain
+        np::max(a, {0, 2, 3}),                   // max: plain
+        np::transpose(a, {0, 2, 3, 1}),
+        npx::avg_pool2d(a, {{2, 2}, {2, 2}}),
+        a.astype(DType::f16).astype(DType::f32),
+    };
+    return out;
+  };
+  std::vector<Tensor> blocked = compute(), plain;
+  {
+    PlainLayouts off;
+    plain = compute();
+  }
+  EXPECT_EQ(detail::layout_of(blocked[0]), Layout::nChw16c);
+  EXPECT_EQ(detail::layout_of(blocked[1]), Layout::nChw16c);
+  for (size_t k = 0; k < plain.size(); ++k) {
+    // The float16 round trip turns a rounding difference of the two convolutions into a
+    // float16 step now and then.
+    const double tolerance = k + 1 == plain.size() ? 1e-3 : 1e-5;
+    expectClose(plain[k].to_vector<float>(), blocked[k].to_vector<float>(), tolerance,
+                "result #" + std::to_string(k));
+  }
+}
+
+TEST(Layout, TheReferenceKernelsReadTensorsBlockedEarlier) {
+  Block block;
+  Tensor blocked = npx::convolution(input(), block.weight, block.bias);
+  ASSERT_EQ(detail::layout_of(blocked), Layout::nChw16c);
+  Tensor fast = npx::relu(blocked);
+  use_reference_kernels(true);
+  Tensor reference = npx::relu(blocked); // converted to plain for the reference kernel
+  use_reference_kernels(false);
+  EXPECT_EQ(detail::layout_of(reference), Layout::plain);
+  expectClose(fast.to_vector<float>(), reference.to_vector<float>(), 0, "relu");
+}
+
+TEST(Layout, CompiledFunctionsReadBlockedArguments) {
+  Block block;
+  Tensor weight = randomTensor({32, 32, 2, 2}, 10);
+  CompiledFunction twice("twice", [&](const Tensor &x) {
+    return npx::relu(npx::convolution(x, weight, Tensor())) * 2.0;
+  }, [](Device) { return std::vector<BoundParameter>{}; });
+  Tensor blocked = block(input());
+  ASSERT_EQ(detail::layout_of(blocked), Layout::nChw16c);
+  Tensor want;
+  {
+    PlainLayouts off;
+    want = npx::relu(npx::convolution(detail::plain(blocked), weight, Tensor())) * 2.0;
+  }
+  expectClose(want.to_vector<float>(), twice(blocked).to_vector<float>(), 1e-5, "compiled");
+}
+
+} // namespace
