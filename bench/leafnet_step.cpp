@@ -59,14 +59,16 @@ struct LeafNetwork {
     pool.kernel = {4, 4};
     pool.stride = {2, 2};
     struct Saved {
-      Tensor input, conv, relu, pooled, mean, var;
+      Tensor input, relu, pooled, mean, var;
     } saved[3];
+    // Conv2D(activation='relu'): the ReLU is the convolution's epilogue.
+    npx::ConvOptions convRelu;
+    convRelu.relu = true;
     Tensor x = images;
     for (int i = 0; i < 3; ++i) {
       Saved &s = saved[i];
       s.input = x;
-      s.conv = npx::convolution(x, blocks[i].weight, blocks[i].bias);
-      s.relu = npx::relu(s.conv);
+      s.relu = npx::convolution(x, blocks[i].weight, blocks[i].bias, convRelu);
       s.pooled = npx::max_pool2d(s.relu, pool);
       npx::BatchNormResult bn = npx::batch_norm_training(s.pooled, blocks[i].gamma, blocks[i].beta);
       s.mean = bn.mean;
@@ -100,9 +102,11 @@ struct LeafNetwork {
           npx::batch_norm_backward(dx, s.pooled, blocks[i].gamma, s.mean, s.var);
       grads.push_back(bn.gamma);
       grads.push_back(bn.beta);
-      Tensor dconv = npx::relu_backward(npx::max_pool2d_backward(bn.input, s.relu, pool), s.conv);
-      grads.push_back(npx::convolution_backward_filter(dconv, s.input, blocks[i].weight.shape()));
-      grads.push_back(np::sum(dconv, {0, 2, 3}));
+      Tensor dconv = npx::relu_backward(npx::max_pool2d_backward(bn.input, s.relu, pool), s.relu);
+      npx::ConvWeightGrads weights =
+          npx::convolution_backward_weights(dconv, s.input, blocks[i].weight.shape());
+      grads.push_back(weights.weight);
+      grads.push_back(weights.bias);
       if (i > 0)
         dx = npx::convolution_backward_data(dconv, blocks[i].weight, s.input.shape());
     }
@@ -122,8 +126,7 @@ void benchLayers(int64_t batch, int repeats, const std::function<bool(const char
     report("conv2d_fwd_bwd", batch, timeIt([&] {
            Tensor y = npx::convolution(x, w, b);
            Tensor dy = y; // any tensor of y's shape
-           npx::convolution_backward_filter(dy, x, w.shape());
-           np::sum(dy, {0, 2, 3});
+           npx::convolution_backward_weights(dy, x, w.shape());
            npx::convolution_backward_data(dy, w, x.shape());
          }, 1, repeats));
   if (wanted("max_pool2d_fwd_bwd"))

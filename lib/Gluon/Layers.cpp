@@ -70,9 +70,10 @@ Tensor Conv2D::forward(const Tensor &x) {
                      std::to_string(options_.groups));
   weight->set_shape({channels_, x.shape()[1] / options_.groups, kernel_[0], kernel_[1]});
   npx::ConvOptions conv{options_.strides, options_.padding, options_.dilation, options_.groups};
+  conv.relu = activation_ == "relu"; // fused into the convolution's pass over y
   Device device = x.device();
   Tensor y = npx::convolution(x, weight->data(device), bias ? bias->data(device) : Tensor(), conv);
-  return activate(activation_, y);
+  return conv.relu ? y : activate(activation_, y);
 }
 
 std::string Conv2D::kind() const {

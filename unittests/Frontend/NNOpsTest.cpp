@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "GradientCheck.h"
 
+#include "dlc/Frontend/Hybridize.h"
+
+#include <algorithm>
 #include <functional>
 #include <random>
 
@@ -56,6 +59,91 @@ TEST(NNOps, ConvolutionGradientsThroughTheApi) {
                                    npx::convolution_backward_filter(r, x, w.shape(), options)};
       },
       "conv");
+}
+
+// The weight and bias gradients of one call are the separate ops' results, and the
+// bias one is the finite-difference gradient.
+TEST(NNOps, ConvolutionWeightAndBiasGradientsTogether) {
+  npx::ConvOptions options;
+  options.stride = {1, 2};
+  options.padding = {0, 1};
+  Tensor x = randomTensor({2, 3, 5, 6}, 21), w = randomTensor({5, 3, 2, 3}, 22),
+         b = randomTensor({5}, 23);
+  Tensor r = randomTensor(npx::convolution(x, w, b, options).shape(), 24);
+  npx::ConvWeightGrads grads = npx::convolution_backward_weights(r, x, w.shape(), options);
+  expectGradient(b, grads.bias,
+                 [&](const Tensor &v) { return npx::convolution(x, w, v, options); }, r, "db");
+  expectGradient(w, grads.weight,
+                 [&](const Tensor &v) { return npx::convolution(x, v, b, options); }, r, "dw");
+  expectFastMatchesReference(
+      [&] {
+        npx::ConvWeightGrads g = npx::convolution_backward_weights(r, x, w.shape(), options);
+        return std::vector<Tensor>{g.weight, g.bias, np::sum(r, {0, 2, 3})};
+      },
+      "conv weight and bias gradients");
+  // Blocked activations (16 channels and more) take the same path to the same values.
+  Tensor wide = randomTensor({2, 16, 6, 5}, 25), kernel = randomTensor({32, 16, 2, 2}, 26);
+  Tensor dy = randomTensor({2, 32, 5, 4}, 27);
+  expectFastMatchesReference(
+      [&] {
+        npx::ConvWeightGrads g = npx::convolution_backward_weights(
+            npx::relu(npx::convolution(wide, kernel, Tensor())) * dy, wide, kernel.shape());
+        return std::vector<Tensor>{g.weight, g.bias};
+      },
+      "blocked conv weight and bias gradients");
+}
+
+// Conv2D(activation='relu') as one op: the values and gradients of relu(conv), eagerly
+// and when hybridize traces it (as two ops, which the compiler fuses again).
+TEST(NNOps, ConvolutionWithFusedReluEqualsReluOfConvolution) {
+  npx::ConvOptions fused;
+  fused.relu = true;
+  Tensor x = randomTensor({2, 16, 7, 6}, 31), w = randomTensor({32, 16, 3, 3}, 32),
+         b = randomTensor({32}, 33);
+  Tensor want = npx::relu(npx::convolution(x, w, b));
+  Tensor got = npx::convolution(x, w, b, fused);
+  std::vector<float> g = got.to_vector<float>(), e = want.to_vector<float>();
+  ASSERT_EQ(g.size(), e.size());
+  for (size_t i = 0; i < g.size(); ++i)
+    ASSERT_NEAR(g[i], e[i], 1e-5 * std::max(1.f, std::abs(e[i]))) << "element " << i;
+  EXPECT_TRUE(std::count(e.begin(), e.end(), 0.f) > 0) << "some outputs are clamped";
+
+  // Gradients: those of the two ops (each checked against finite differences above and
+  // in ReluBackwardMatchesItsDecomposition; the kinks of a ReLU next to a convolution's
+  // many terms defeat a finite-difference check of the composition itself).
+  Tensor r = randomTensor(got.shape(), 34);
+  auto gradients = [&](bool fuse) {
+    std::vector<Tensor> leaves{x.detach(), w.detach(), b.detach()};
+    for (Tensor &leaf : leaves)
+      leaf.attach_grad();
+    {
+      autograd::Record record;
+      Tensor y = fuse ? npx::convolution(leaves[0], leaves[1], leaves[2], fused)
+                      : npx::relu(npx::convolution(leaves[0], leaves[1], leaves[2]));
+      (y * r).backward();
+    }
+    std::vector<std::vector<float>> grads;
+    for (Tensor &leaf : leaves)
+      grads.push_back(leaf.grad().to_vector<float>());
+    return grads;
+  };
+  std::vector<std::vector<float>> viaFused = gradients(true), viaTwoOps = gradients(false);
+  for (size_t k = 0; k < viaFused.size(); ++k)
+    for (size_t i = 0; i < viaFused[k].size(); ++i)
+      ASSERT_NEAR(viaFused[k][i], viaTwoOps[k][i],
+                  1e-5 * std::max(1.f, std::abs(viaTwoOps[k][i])))
+          << "gradient of input #" << k << ", element " << i;
+  expectFastMatchesReference([&] { return std::vector<Tensor>{npx::convolution(x, w, b, fused)}; },
+                             "fused relu");
+
+  CompiledFunction compiled("conv_relu", [&](const Tensor &v) {
+    return npx::convolution(v, w, b, fused);
+  }, [](Device) { return std::vector<BoundParameter>{}; });
+  std::vector<float> c = compiled(x).to_vector<float>();
+  for (size_t i = 0; i < c.size(); ++i)
+    ASSERT_NEAR(c[i], e[i], 1e-5 * std::max(1.f, std::abs(e[i]))) << "compiled, element " << i;
+  EXPECT_NE(compiled.traced_ir().find("dlc.relu"), std::string::npos)
+      << "the trace records the ReLU as its own op";
 }
 
 TEST(NNOps, PoolingGradientsThroughTheApi) {

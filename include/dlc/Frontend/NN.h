@@ -20,6 +20,9 @@ struct ConvOptions {
   std::array<int64_t, 2> padding{0, 0};
   std::array<int64_t, 2> dilation{1, 1};
   int64_t groups = 1;
+  /// max(y, 0) in the same pass over y (Gluon's Conv2D(activation='relu')); the same as
+  /// npx::relu on the result, one pass over the activations fewer. Forward only.
+  bool relu = false;
 };
 
 /// x (N,C,H,W) * weight (O,C/groups,KH,KW) + bias (O); `bias` may be undefined.
@@ -31,6 +34,14 @@ Tensor convolution_backward_data(const Tensor &dy, const Tensor &weight,
 /// Gradient with respect to the weight, whose shape is `weight_shape`.
 Tensor convolution_backward_filter(const Tensor &dy, const Tensor &x, const Shape &weight_shape,
                                    const ConvOptions &options = {});
+struct ConvWeightGrads {
+  Tensor weight, bias; ///< bias: dy summed over axes 0, 2, 3
+};
+/// Gradients with respect to the weight and the bias, from one pass over dy where the
+/// kernels can (the bias gradient is otherwise a second read of all of dy).
+ConvWeightGrads convolution_backward_weights(const Tensor &dy, const Tensor &x,
+                                             const Shape &weight_shape,
+                                             const ConvOptions &options = {});
 
 struct PoolOptions {
   std::array<int64_t, 2> kernel{2, 2};

@@ -1,6 +1,7 @@
 //===- NN.cpp - convolution, pooling, batch norm, dense, dropout, loss --------===//
 #include "../OpDefinitions.h"
 
+#include "dlc/Frontend/Hybridize.h"
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
 
@@ -62,13 +63,15 @@ std::vector<TensorMeta> inferConvBackwardData(const std::vector<TensorMeta> &in,
   return {{input, DType::f32}};
 }
 
-// (dy, x) -> dw of shape attr weight_shape
+// (dy, x) -> dw of shape attr weight_shape, and db (O) too with attr with_bias
 std::vector<TensorMeta> inferConvBackwardFilter(const std::vector<TensorMeta> &in,
                                                 const Attrs &a) {
   requireFloat32(in);
   Shape weight = a.get_ints("weight_shape", {});
   requireForwardShape(shape_rules::conv2d(in[1].shape, weight, nullptr, convParams(a)),
                       in[0].shape);
+  if (a.get_bool("with_bias", false))
+    return {{weight, DType::f32}, {{weight[0]}, DType::f32}};
   return {{weight, DType::f32}};
 }
 
@@ -186,13 +189,16 @@ npx::PoolOptions poolOptionsOf(const Attrs &a) {
 }
 
 std::vector<Tensor> vjpConv(const VjpContext &c) {
-  const Tensor &g = c.output_grads[0], &x = c.inputs[0], &w = c.inputs[1];
+  const Tensor &x = c.inputs[0], &w = c.inputs[1];
+  // With the fused ReLU, the gradient first passes where the output is positive.
+  const bool relu = c.attrs.get_string("activation", "") == "relu";
+  Tensor g = relu ? npx::relu_backward(c.output_grads[0], c.outputs[0]) : c.output_grads[0];
   npx::ConvOptions options = convOptionsOf(c.attrs);
-  std::vector<Tensor> grads{npx::convolution_backward_data(g, w, x.shape(), options),
-                            npx::convolution_backward_filter(g, x, w.shape(), options)};
-  if (c.inputs.size() > 2)
-    grads.push_back(np::sum(g, {0, 2, 3}));
-  return grads;
+  Tensor dx = npx::convolution_backward_data(g, w, x.shape(), options);
+  if (c.inputs.size() == 2)
+    return {dx, npx::convolution_backward_filter(g, x, w.shape(), options)};
+  npx::ConvWeightGrads weights = npx::convolution_backward_weights(g, x, w.shape(), options);
+  return {dx, weights.weight, weights.bias};
 }
 
 std::vector<Tensor> vjpMaxPool(const VjpContext &c) {
@@ -380,7 +386,17 @@ void detail::register_nn_ops() {
 Tensor npx::convolution(const Tensor &x, const Tensor &weight, const Tensor &bias,
                         const ConvOptions &options) {
   static const OpDef &op = find_op("convolution");
-  return invoke1(op, withBias({x, weight}, bias), convAttrs(options));
+  if (options.relu && trace::active()) {
+    // A trace records the two ops: the dialect's conv2d has no epilogue, and dlc-fuse
+    // fuses them again into the same kernel.
+    ConvOptions unfused = options;
+    unfused.relu = false;
+    return relu(convolution(x, weight, bias, unfused));
+  }
+  Attrs attrs = convAttrs(options);
+  if (options.relu)
+    attrs.set("activation", std::string("relu")); // the kernels' fused-epilogue attribute
+  return invoke1(op, withBias({x, weight}, bias), attrs);
 }
 
 Tensor npx::convolution_backward_data(const Tensor &dy, const Tensor &weight,
@@ -393,6 +409,15 @@ Tensor npx::convolution_backward_filter(const Tensor &dy, const Tensor &x,
                                         const Shape &weight_shape, const ConvOptions &options) {
   static const OpDef &op = find_op("convolution_backward_filter");
   return invoke1(op, {dy, x}, convAttrs(options).set("weight_shape", weight_shape));
+}
+
+npx::ConvWeightGrads npx::convolution_backward_weights(const Tensor &dy, const Tensor &x,
+                                                       const Shape &weight_shape,
+                                                       const ConvOptions &options) {
+  static const OpDef &op = find_op("convolution_backward_filter");
+  std::vector<Tensor> out = invoke(
+      op, {dy, x}, convAttrs(options).set("weight_shape", weight_shape).set("with_bias", true));
+  return {out[0], out[1]};
 }
 
 Tensor npx::max_pool2d(const Tensor &x, const PoolOptions &options) {

@@ -114,14 +114,15 @@ template <bool Fast> struct NN {
     (Fast ? onednn::conv2d_backward_data : ref::conv2d_backward_data)(
         g, f32(k.inputs[0]), f32(k.inputs[1]), f32out(k.outputs[0]));
   }
-  // dw from (dy, x); dw's shape is the output's
+  // dw, and db when asked for, from (dy, x); dw's shape is the output's
   static void conv2dBackwardFilter(const KernelArgs &k) {
     check(k, "conv2d_backward_filter");
     auto g = convGeometry(k.inputs[1].shape, k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
     g.inputBlocked = isBlocked(k.inputs[1]);
     g.outputBlocked = isBlocked(k.inputs[0]);
+    float *db = k.outputs.size() > 1 ? f32out(k.outputs[1]) : nullptr;
     (Fast ? onednn::conv2d_backward_filter : ref::conv2d_backward_filter)(
-        g, f32(k.inputs[0]), f32(k.inputs[1]), f32out(k.outputs[0]), nullptr);
+        g, f32(k.inputs[0]), f32(k.inputs[1]), f32out(k.outputs[0]), db);
   }
   static void maxPool(const KernelArgs &k) {
     check(k, "max_pool2d");

@@ -256,7 +256,7 @@ void conv2dBackwardData(const KernelArgs &k) {
         "cudnnConvolutionBackwardData");
 }
 
-// dw from (dy, x); dw's shape is the output's.
+// dw (and db when asked for) from (dy, x); dw's shape is the output's.
 void conv2dBackwardFilter(const KernelArgs &k) {
   OpScope scope("dlc.conv2d_backward_filter");
   require_f32(k, "conv2d_backward_filter");
@@ -289,6 +289,20 @@ void conv2dBackwardFilter(const KernelArgs &k) {
                                        k.inputs[0].data, c.conv, algo, ctx.workspace(bytes),
                                        bytes, &kZero, c.w, k.outputs[0].data),
         "cudnnConvolutionBackwardFilter");
+  if (k.outputs.size() > 1) {
+    // db: dy summed over (N, H, W), by the GPU's own reduction kernel (the one a separate
+    // dlc.reduce would run).
+    static const Attrs channelSum{{"kind", int64_t(0)},
+                                  {"axes", std::vector<int64_t>{0, 2, 3}},
+                                  {"keepdims", false}};
+    KernelArgs sum;
+    sum.inputs = {k.inputs[0]};
+    sum.outputs = {k.outputs[1]};
+    sum.attrs = &channelSum;
+    sum.device = k.device;
+    sum.op = "dlc.reduce";
+    find_kernel("dlc.reduce", k.device)->fast(sum);
+  }
 }
 
 //===----------------------------------------------------------------------===//

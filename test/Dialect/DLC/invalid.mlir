@@ -482,6 +482,15 @@ func.func @conv_backward_filter(%dy: tensor<4x8x6x6xf32>, %x: tensor<4x3x8x8xf32
 
 // -----
 
+// conv2d_backward_filter: a bias gradient has one entry per output channel.
+func.func @conv_backward_filter_bias(%dy: tensor<4x8x6x6xf32>, %x: tensor<4x3x8x8xf32>) {
+  // expected-error @+1 {{grad_bias must have shape (8), one entry per output channel}}
+  %0:2 = dlc.conv2d_backward_filter %dy, %x : (tensor<4x8x6x6xf32>, tensor<4x3x8x8xf32>) -> (tensor<8x3x3x3xf32>, tensor<6xf32>)
+  return
+}
+
+// -----
+
 // max_pool2d_backward: grad_output is the pooled shape of the input.
 func.func @max_pool_backward(%dy: tensor<1x8x3x3xf32>, %x: tensor<1x8x8x8xf32>) {
   // expected-error @+1 {{grad_output is 1x8x3x3 but the forward op gives 1x8x4x4}}

@@ -150,6 +150,8 @@ func.func @gradients(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %dy: te
   %dx = dlc.conv2d_backward_data %dy, %w {stride = array<i64: 2, 2>} : (tensor<4x8x7x7xf32>, tensor<8x3x3x3xf32>) -> tensor<4x3x16x16xf32>
   // CHECK: dlc.conv2d_backward_filter %{{.*}}, %{{.*}} {stride = array<i64: 2, 2>} : (tensor<4x8x7x7xf32>, tensor<4x3x16x16xf32>) -> tensor<8x3x3x3xf32>
   %dw = dlc.conv2d_backward_filter %dy, %x {stride = array<i64: 2, 2>} : (tensor<4x8x7x7xf32>, tensor<4x3x16x16xf32>) -> tensor<8x3x3x3xf32>
+  // CHECK: dlc.conv2d_backward_filter %{{.*}}, %{{.*}} {stride = array<i64: 2, 2>} : (tensor<4x8x7x7xf32>, tensor<4x3x16x16xf32>) -> (tensor<8x3x3x3xf32>, tensor<8xf32>)
+  %dw2:2 = dlc.conv2d_backward_filter %dy, %x {stride = array<i64: 2, 2>} : (tensor<4x8x7x7xf32>, tensor<4x3x16x16xf32>) -> (tensor<8x3x3x3xf32>, tensor<8xf32>)
   // CHECK: dlc.max_pool2d_backward %{{.*}}, %{{.*}} {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<4x8x4x4xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32>
   %dp = dlc.max_pool2d_backward %pdy, %px {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<4x8x4x4xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32>
   // CHECK: dlc.avg_pool2d_backward %{{.*}} {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<4x8x4x4xf32>) -> tensor<4x8x8x8xf32>

@@ -546,7 +546,15 @@ LogicalResult Conv2DBackwardDataOp::verify() {
 }
 
 LogicalResult Conv2DBackwardFilterOp::verify() {
-  return verifyConvGradient(*this, getInput(), getGradWeight());
+  if (failed(verifyConvGradient(*this, getInput(), getGradWeight())))
+    return failure();
+  if (Value bias = getGradBias()) {
+    int64_t channels = getGradWeight().getType().getShape()[0];
+    if (shapeOf(bias) != rules::Shape{channels})
+      return emitOpError() << "grad_bias must have shape (" << channels
+                           << "), one entry per output channel";
+  }
+  return success();
 }
 
 /// A pooling gradient is consistent when pooling `input` gives the shape of

@@ -329,15 +329,18 @@ def DLC_Conv2DBackwardFilterOp : DLC_Op<"conv2d_backward_filter",
   let description = [{
     Given the gradient of a `dlc.conv2d` result and its input, computes the gradient of
     its weight; the weight shape is the result type and is checked by the verifier.
-    The bias gradient is a `dlc.reduce sum` over axes 0, 2, 3 of `grad_output`.
+    With a second result it also computes the bias gradient, the sum of `grad_output`
+    over axes 0, 2 and 3 (shape (O)), in the same pass over `grad_output` where the
+    kernels can (oneDNN's does).
 
     ```mlir
     %dw = dlc.conv2d_backward_filter %dy, %x : (tensor<4x32x127x127xf32>, tensor<4x3x128x128xf32>) -> tensor<32x3x2x2xf32>
+    %dw2, %db = dlc.conv2d_backward_filter %dy, %x : (tensor<4x32x127x127xf32>, tensor<4x3x128x128xf32>) -> (tensor<32x3x2x2xf32>, tensor<32xf32>)
     ```
   }];
   let arguments = !con((ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$input),
                        DLC_ConvAttrs);
-  let results = (outs DLC_FloatTensor:$grad_weight);
+  let results = (outs DLC_FloatTensor:$grad_weight, Optional<DLC_FloatTensor>:$grad_bias);
   let assemblyFormat =
       "$grad_output `,` $input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
