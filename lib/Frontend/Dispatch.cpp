@@ -169,18 +169,26 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
   }
 
   // What the kernel reads: the inputs, converted where its layouts differ (autograd
-  // records the inputs themselves: a conversion changes no value).
-  LayoutPlan layouts = planLayouts(op, inputs, metas, outputs, attrs, where);
+  // records the inputs themselves: a conversion changes no value). Most calls have
+  // plain tensors and no rule: nothing to plan.
   std::vector<Tensor> operands = inputs;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].impl()->layout != layouts.inputs[i])
-      operands[i] = detail::in_layout(inputs[i], layouts.inputs[i]);
+  bool planned = op.layout != nullptr;
+  for (size_t i = 0; i < inputs.size() && !planned; ++i)
+    planned = inputs[i].impl()->layout != Layout::plain;
+  LayoutPlan layouts;
+  if (planned) {
+    layouts = planLayouts(op, inputs, metas, outputs, attrs, where);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].impl()->layout != layouts.inputs[i])
+        operands[i] = detail::in_layout(inputs[i], layouts.inputs[i]);
+  }
 
   std::vector<Tensor> results;
   results.reserve(outputs.size());
   for (size_t k = 0; k < outputs.size(); ++k) {
     results.push_back(Tensor::empty(outputs[k].shape, outputs[k].dtype, where));
-    results.back().impl()->layout = layouts.outputs[k];
+    if (planned)
+      results.back().impl()->layout = layouts.outputs[k];
   }
 
   std::vector<std::shared_ptr<Buffer>> reads, writes;
@@ -191,7 +199,8 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
 
   auto sharedAttrs = std::make_shared<Attrs>(attrs);
   const std::string *opName = &op.dialect_op; // the same key as compiled programs
-  enqueue(where, reads, writes, [operands, results, sharedAttrs, kernel, where, opName] {
+  enqueue(where, reads, writes,
+          [operands = std::move(operands), results, sharedAttrs, kernel, where, opName] {
     KernelArgs args;
     args.attrs = sharedAttrs.get();
     args.device = where;

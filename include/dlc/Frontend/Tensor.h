@@ -101,6 +101,8 @@ public:
   explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   const std::shared_ptr<Buffer> &buffer() const;
   /// Pointer to the first element; only valid inside a kernel or after wait_to_read().
+  /// The bytes are in the tensor's layout (detail::layout_of in OpRegistry.h), which an
+  /// eager CPU op may have left blocked: detail::plain(t) gives a plain tensor.
   void *data() const;
   /// A new, uninitialized tensor on `device`.
   static Tensor empty(const Shape &shape, DType dtype, Device device);
