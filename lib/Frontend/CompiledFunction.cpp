@@ -14,6 +14,7 @@
 #include "dlc/Runtime/Kernel.h"
 #include "AutogradInternal.h"
 #include "OpDefinitions.h"
+#include "ProgramLayouts.h"
 #include "Tracer.h"
 
 #include <chrono>
@@ -79,28 +80,34 @@ void dumpIR(const std::string &name, int64_t number, const compiler::CompiledMod
     programs << program->str();
 }
 
-/// The tensors' memory as a program reads it: plain (a blocked argument is converted;
-/// the programs write only into plain tensors: results, parameters, optimizer state).
-std::vector<BoundBuffer> boundBuffers(const std::vector<Tensor> &tensors) {
+/// The tensors' memory as `program` reads it: each in the layout of the program's value
+/// `ids[i]` (converted where it is not; the programs write only into tensors they own:
+/// results, and plain parameters and optimizer state).
+std::vector<BoundBuffer> boundBuffers(const Program &program, const std::vector<int> &ids,
+                                      const std::vector<Tensor> &tensors) {
   std::vector<BoundBuffer> bound;
-  for (const Tensor &t : tensors) {
-    Tensor plain = detail::plain(t);
-    bound.push_back({plain.buffer(), plain.impl()->offset});
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    Tensor t = detail::in_layout(tensors[i], program.values[size_t(ids[i])].layout);
+    bound.push_back({t.buffer(), t.impl()->offset});
   }
   return bound;
 }
 
-/// Runs `program` on `arguments`; returns its results (new tensors).
+/// Runs `program` on `arguments`; returns its results (new tensors, in the layouts the
+/// program writes them in).
 std::vector<Tensor> runProgram(const Program &program, const std::vector<Tensor> &arguments) {
   std::vector<Tensor> results;
   for (int id : program.results) {
     const ProgramValue &v = program.values[size_t(id)];
     results.push_back(Tensor::empty(v.shape, v.dtype, program.device));
+    results.back().impl()->layout = v.layout;
   }
   std::vector<int64_t> seeds;
   for (int64_t i = 0; i < program.seeds_needed(); ++i)
     seeds.push_back(detail::next_kernel_seed(program.device));
-  program.run(boundBuffers(arguments), boundBuffers(results), std::move(seeds), reference_kernels_enabled());
+  program.run(boundBuffers(program, program.arguments, arguments),
+              boundBuffers(program, program.results, results), std::move(seeds),
+              reference_kernels_enabled());
   return results;
 }
 
@@ -233,9 +240,21 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
   std::string error = compiler::compile(graphs, module);
   if (!error.empty())
     throw Error(name + ": " + error);
+  // Blocked layouts: the forward's results (output and saved activations) may stay
+  // blocked, and the backward takes the saved ones as the forward leaves them.
   signature->forward = module.programs[0];
-  if (withGrad)
+  detail::assign_program_layouts(*signature->forward, {}, /*blocked_results=*/true);
+  if (withGrad) {
     signature->backward = module.programs[1];
+    std::vector<Layout> saved;
+    for (const Binding &binding : signature->backward_args) {
+      const Program &forward = *signature->forward;
+      saved.push_back(binding.source == Source::forward_result
+                          ? forward.values[size_t(forward.results[size_t(binding.index)])].layout
+                          : Layout::plain);
+    }
+    detail::assign_program_layouts(*signature->backward, saved, /*blocked_results=*/true);
+  }
 
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -278,7 +297,8 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
   if (withGrad)
     signatureText += std::string(", gradients of ") + (inputGrad ? "the input and " : "") +
                      std::to_string(gradParameters.size()) + " parameters";
-  std::string key = signatureText;
+  // Programs compiled with blocked layouts must not run under the reference kernels.
+  std::string key = signatureText + (detail::compiled_layouts_enabled() ? ",blocked" : ",plain");
   for (const std::string &p : gradParameters)
     key += "," + p;
 

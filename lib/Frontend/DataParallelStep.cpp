@@ -6,6 +6,7 @@
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Runtime/Kernel.h"
 #include "OpDefinitions.h"
+#include "ProgramLayouts.h"
 #include "Tracer.h"
 
 #include <mutex>
@@ -180,6 +181,7 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
   std::string error = compiler::compile_data_parallel(graph, devices, module, syncBatchNorm);
   if (!error.empty())
     throw Error(name + ": " + error);
+  detail::assign_program_layouts(*module.program);
   compiled->program = module.program;
   ++compiles;
   tracedIr = module.traced_ir;
@@ -199,8 +201,10 @@ std::vector<Tensor> DataParallelStep::operator()(const Tensor &data, const Tenso
                   " devices; initialize the network on the step's devices");
   Device home = s.devices.front();
   Tensor x = data.to(home), y = label.to(home);
+  // Programs compiled with blocked layouts must not run under the reference kernels.
   std::string key = std::string(dtype_name(x.dtype())) + shape_rules::str(x.shape()) + "," +
-                    dtype_name(y.dtype()) + shape_rules::str(y.shape());
+                    dtype_name(y.dtype()) + shape_rules::str(y.shape()) +
+                    (detail::compiled_layouts_enabled() ? ",blocked" : ",plain");
   std::shared_ptr<Compiled> compiled;
   {
     std::lock_guard<std::mutex> lock(s.mutex);

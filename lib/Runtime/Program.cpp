@@ -287,11 +287,14 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
       call.op = step.op.c_str();
       call.inputs.clear();
       call.outputs.clear();
-      for (int id : step.inputs)
-        call.inputs.push_back({address(id), p.values[size_t(id)].shape, p.values[size_t(id)].dtype});
-      for (int id : step.outputs)
-        call.outputs.push_back(
-            {address(id), p.values[size_t(id)].shape, p.values[size_t(id)].dtype});
+      for (int id : step.inputs) {
+        const ProgramValue &v = p.values[size_t(id)];
+        call.inputs.push_back({address(id), v.shape, v.dtype, v.layout});
+      }
+      for (int id : step.outputs) {
+        const ProgramValue &v = p.values[size_t(id)];
+        call.outputs.push_back({address(id), v.shape, v.dtype, v.layout});
+      }
       KernelFn kernel = reference_kernels ? step.kernels.reference : step.kernels.fast;
       KernelProfile::timed(step.op, [&] { kernel(call); });
     }
@@ -307,7 +310,8 @@ std::string Program::str() const {
   auto place = [&](int id) {
     const ProgramValue &v = values[size_t(id)];
     std::ostringstream text;
-    text << "%" << id << ":" << dtype_name(v.dtype) << "[" << shape_rules::str(v.shape) << "]@"
+    text << "%" << id << ":" << dtype_name(v.dtype) << "[" << shape_rules::str(v.shape)
+         << (v.layout == Layout::plain ? "" : std::string(" ") + layout_name(v.layout)) << "]@"
          << storageName(v.storage);
     if (v.storage != StorageKind::arena)
       text << v.index;

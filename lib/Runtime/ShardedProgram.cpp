@@ -151,7 +151,7 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
   auto ref = [&](int id) -> TensorRef {
     const ShardedValue &v = values[size_t(id)];
     return {static_cast<char *>(at[size_t(id)].buffer->data()) + at[size_t(id)].offset, v.shape,
-            v.dtype};
+            v.dtype, v.layout};
   };
   // Consecutive kernel steps of one device run as one task: fewer engine round trips.
   struct Segment {
@@ -301,8 +301,11 @@ std::string ShardedProgram::str() const {
     os << "  [" << (step.kind == ShardedStep::Kind::all_reduce ? std::string("all devices")
                                                                : step.device.str())
        << "] ";
-    for (size_t k = 0; k < step.outputs.size(); ++k)
-      os << (k ? ", " : "") << "%" << step.outputs[k];
+    for (size_t k = 0; k < step.outputs.size(); ++k) {
+      Layout layout = values[size_t(step.outputs[k])].layout;
+      os << (k ? ", " : "") << "%" << step.outputs[k]
+         << (layout == Layout::plain ? "" : std::string(":") + layout_name(layout));
+    }
     os << " = " << step.op << "(";
     for (size_t k = 0; k < step.inputs.size(); ++k)
       os << (k ? ", " : "") << "%" << step.inputs[k];

@@ -179,4 +179,50 @@ TEST(Layout, CompiledFunctionsReadBlockedArguments) {
   expectClose(want.to_vector<float>(), twice(blocked).to_vector<float>(), 1e-5, "compiled");
 }
 
+// A hybridized chain (conv, relu, pool, batch norm, flatten, dense): the forward keeps
+// its activations blocked and hands the saved ones to the backward as they are.
+TEST(Layout, HybridizedProgramsKeepActivationsBlocked) {
+  Block block;
+  Tensor dense = randomTensor({3, 32 * 4 * 4}, 11);
+  auto forward = [&](const Tensor &x) {
+    return npx::fully_connected(block(x).reshape({x.shape()[0], -1}), dense, Tensor());
+  };
+  Tensor r = randomTensor({3, 3}, 12);
+  auto run = [&](bool hybridize, std::string *programs) {
+    CompiledFunction compiled("chain", forward, [](Device) { return std::vector<BoundParameter>{}; });
+    Tensor x = input();
+    x.attach_grad();
+    Tensor y;
+    {
+      autograd::Record record;
+      y = hybridize ? compiled(x) : forward(x);
+      (y * r).backward();
+    }
+    if (programs)
+      *programs = compiled.programs();
+    return std::make_pair(y.to_vector<float>(), x.grad().to_vector<float>());
+  };
+  std::string programs;
+  auto blocked = run(true, &programs);
+  EXPECT_NE(programs.find("nChw16c"), std::string::npos) << programs;
+  EXPECT_NE(programs.find("eager.reorder_layout"), std::string::npos) << programs;
+  std::pair<std::vector<float>, std::vector<float>> plainCompiled, plainEager;
+  {
+    PlainLayouts off;
+    plainCompiled = run(true, &programs);
+    EXPECT_EQ(programs.find("nChw16c"), std::string::npos) << programs;
+    plainEager = run(false, nullptr);
+  }
+  expectClose(plainCompiled.first, blocked.first, 1e-5, "output vs plain program");
+  expectClose(plainCompiled.second, blocked.second, 1e-4, "input gradient vs plain program");
+  expectClose(plainEager.first, blocked.first, 1e-5, "output vs plain eager");
+
+  // Under the reference kernels (plain tensors only) the function is compiled again.
+  use_reference_kernels(true);
+  auto reference = run(true, &programs);
+  use_reference_kernels(false);
+  EXPECT_EQ(programs.find("nChw16c"), std::string::npos) << programs;
+  expectClose(reference.first, blocked.first, 1e-4, "output vs reference kernels");
+}
+
 } // namespace

@@ -28,6 +28,8 @@ struct ProgramValue {
   DType dtype = DType::f32;
   /// The value whose storage this one views (reshape), or -1: it owns its storage.
   int alias_of = -1;
+  /// How its kernels see its elements (Layout.h); set by the frontend's layout pass.
+  Layout layout = Layout::plain;
   // Filled by plan():
   StorageKind storage = StorageKind::arena;
   int index = -1;     ///< argument or result number

@@ -23,6 +23,7 @@ struct ShardedValue {
   Device device;
   int alias_of = -1;  ///< the value whose storage this one views (reshape, split part)
   size_t offset = 0;  ///< bytes into that value's storage
+  Layout layout = Layout::plain; ///< how its kernels see it (the frontend's layout pass)
   // Filled by plan():
   int arena = -1;          ///< index of its device's arena, or -1: a buffer of its own
   size_t arena_offset = 0; ///< bytes into that arena
