@@ -85,9 +85,17 @@ void dumpIR(const std::string &name, int64_t number, const compiler::CompiledMod
 /// results, and plain parameters and optimizer state).
 std::vector<BoundBuffer> boundBuffers(const Program &program, const std::vector<int> &ids,
                                       const std::vector<Tensor> &tensors) {
+  std::vector<bool> written(tensors.size(), false);
+  if (&ids == &program.arguments)
+    for (const auto &[value, argument] : program.updates)
+      written[size_t(argument)] = true;
   std::vector<BoundBuffer> bound;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    Tensor t = detail::in_layout(tensors[i], program.values[size_t(ids[i])].layout);
+    Tensor t = tensors[i];
+    if (written[i]) // the program writes into it: into the tensor's own (plain) memory
+      detail::make_plain_in_place(t);
+    else
+      t = detail::in_layout(t, program.values[size_t(ids[i])].layout);
     bound.push_back({t.buffer(), t.impl()->offset});
   }
   return bound;
@@ -95,7 +103,8 @@ std::vector<BoundBuffer> boundBuffers(const Program &program, const std::vector<
 
 /// Runs `program` on `arguments`; returns its results (new tensors, in the layouts the
 /// program writes them in).
-std::vector<Tensor> runProgram(const Program &program, const std::vector<Tensor> &arguments) {
+std::vector<Tensor> runProgram(const Program &program, const std::vector<Tensor> &arguments,
+                               bool referenceKernels) {
   std::vector<Tensor> results;
   for (int id : program.results) {
     const ProgramValue &v = program.values[size_t(id)];
@@ -107,7 +116,7 @@ std::vector<Tensor> runProgram(const Program &program, const std::vector<Tensor>
     seeds.push_back(detail::next_kernel_seed(program.device));
   program.run(boundBuffers(program, program.arguments, arguments),
               boundBuffers(program, program.results, results), std::move(seeds),
-              reference_kernels_enabled());
+              referenceKernels);
   return results;
 }
 
@@ -297,8 +306,11 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
   if (withGrad)
     signatureText += std::string(", gradients of ") + (inputGrad ? "the input and " : "") +
                      std::to_string(gradParameters.size()) + " parameters";
-  // Programs compiled with blocked layouts must not run under the reference kernels.
-  std::string key = signatureText + (detail::compiled_layouts_enabled() ? ",blocked" : ",plain");
+  // Programs compiled with blocked layouts must not run under the reference kernels: the
+  // setting is read once, for the key and for the runs (the backward's included).
+  const bool blockedPrograms = detail::compiled_layouts_enabled();
+  const bool referenceKernels = !blockedPrograms && reference_kernels_enabled();
+  std::string key = signatureText + (blockedPrograms ? ",blocked" : ",plain");
   for (const std::string &p : gradParameters)
     key += "," + p;
 
@@ -339,7 +351,8 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
       forwardArgs.push_back(binding.tensor);
     }
   }
-  std::vector<Tensor> forwardResults = runProgram(*signature->forward, forwardArgs);
+  std::vector<Tensor> forwardResults =
+      runProgram(*signature->forward, forwardArgs, referenceKernels);
   Tensor output = forwardResults[0];
 
   if (signature->backward) {
@@ -349,7 +362,8 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
     std::string name = s.name;
     autograd::record(
         "hybridized " + s.name, recordInputs, {output},
-        [signature, forwardArgs, forwardResults, name](const std::vector<Tensor> &grads) {
+        [signature, forwardArgs, forwardResults, name,
+         referenceKernels](const std::vector<Tensor> &grads) {
           if (!grads[0].defined())
             return std::vector<Tensor>(signature->grad_args.size());
           const Program &backward = *signature->backward;
@@ -379,7 +393,7 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
               arguments.push_back(binding.tensor);
             }
           }
-          return runProgram(backward, arguments);
+          return runProgram(backward, arguments, referenceKernels);
         });
   }
   return output;

@@ -29,10 +29,11 @@ struct Compiled {
   std::vector<bool> batch;
 };
 
-/// A program's view of `t`: its memory, plain (see boundBuffers in CompiledFunction.cpp).
+/// A program's view of `t`: its own memory, plain (the step writes into parameters and
+/// optimizer state; see boundBuffers in CompiledFunction.cpp).
 BoundBuffer bound(const Tensor &t) {
-  Tensor plain = detail::plain(t);
-  return {plain.buffer(), plain.impl()->offset};
+  detail::make_plain_in_place(t);
+  return {t.buffer(), t.impl()->offset};
 }
 
 } // namespace

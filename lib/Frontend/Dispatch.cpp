@@ -57,7 +57,7 @@ std::string describe(const std::vector<Tensor> &inputs) {
 LayoutPlan planLayouts(const OpDef &op, const std::vector<Tensor> &inputs,
                        const std::vector<TensorMeta> &metas,
                        const std::vector<TensorMeta> &outputs, const Attrs &attrs,
-                       Device where) {
+                       Device where, bool referenceKernels) {
   std::vector<Layout> current;
   current.reserve(inputs.size());
   for (const Tensor &input : inputs)
@@ -65,8 +65,7 @@ LayoutPlan planLayouts(const OpDef &op, const std::vector<Tensor> &inputs,
   if (!op.layout)
     return detail::plain_layouts(inputs.size(), outputs.size());
   // Blocked tensors are oneDNN's CPU layouts; the reference kernels read plain ones.
-  const bool allowBlocked =
-      where.is_host() && !reference_kernels_enabled() && blocked_layouts_enabled();
+  const bool allowBlocked = where.is_host() && !referenceKernels && blocked_layouts_enabled();
   LayoutPlan plan = op.layout(current, metas, outputs, attrs, allowBlocked);
   auto check = [&](const std::vector<Layout> &layouts, const std::vector<TensorMeta> &sides,
                    const char *side) {
@@ -157,7 +156,9 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
   if (!kernels)
     throw UnsupportedError(op.name + ": no kernel for " + where.str() + " (inputs: " +
                            describe(inputs) + ")");
-  KernelFn kernel = reference_kernels_enabled() ? kernels->reference : kernels->fast;
+  // Read once: the kernel and the layouts it is given must agree.
+  const bool referenceKernels = reference_kernels_enabled();
+  KernelFn kernel = referenceKernels ? kernels->reference : kernels->fast;
 
   if (trace::Tracer *tracer = trace::Tracer::current()) {
     // Hybridize is tracing: record the call, compute nothing.
@@ -177,7 +178,7 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
     planned = inputs[i].impl()->layout != Layout::plain;
   LayoutPlan layouts;
   if (planned) {
-    layouts = planLayouts(op, inputs, metas, outputs, attrs, where);
+    layouts = planLayouts(op, inputs, metas, outputs, attrs, where, referenceKernels);
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].impl()->layout != layouts.inputs[i])
         operands[i] = detail::in_layout(inputs[i], layouts.inputs[i]);
@@ -199,18 +200,22 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
 
   auto sharedAttrs = std::make_shared<Attrs>(attrs);
   const std::string *opName = &op.dialect_op; // the same key as compiled programs
+  // The kernel's view of each tensor is fixed now: a tensor handle can later be pointed
+  // at other memory (detail::make_plain_in_place) before this task runs. The task keeps
+  // the buffers alive (`reads`, `writes`).
+  KernelArgs args;
+  args.device = where;
+  args.op = opName->c_str();
+  for (const Tensor &t : operands)
+    args.inputs.push_back({t.data(), t.shape(), t.dtype(), t.impl()->layout});
+  for (const Tensor &t : results)
+    args.outputs.push_back({t.data(), t.shape(), t.dtype(), t.impl()->layout});
   enqueue(where, reads, writes,
-          [operands = std::move(operands), results, sharedAttrs, kernel, where, opName] {
-    KernelArgs args;
-    args.attrs = sharedAttrs.get();
-    args.device = where;
-    args.op = opName->c_str();
-    for (const Tensor &t : operands)
-      args.inputs.push_back({t.data(), t.shape(), t.dtype(), t.impl()->layout});
-    for (const Tensor &t : results)
-      args.outputs.push_back({t.data(), t.shape(), t.dtype(), t.impl()->layout});
-    KernelProfile::timed(*opName, [&] { kernel(args); });
-  });
+          [args = std::move(args), buffers = reads, outputs = writes, sharedAttrs, kernel,
+           opName]() mutable {
+            args.attrs = sharedAttrs.get();
+            KernelProfile::timed(*opName, [&] { kernel(args); });
+          });
 
   if (op.vjp && autograd::is_recording()) {
     // The VJP sees detached aliases: the recording keeps values alive, not itself.

@@ -67,6 +67,16 @@ Layout detail::layout_of(const Tensor &tensor) {
   return tensor.defined() ? tensor.impl()->layout : Layout::plain;
 }
 
+void detail::make_plain_in_place(const Tensor &tensor) {
+  if (layout_of(tensor) == Layout::plain)
+    return;
+  Tensor converted = plain(tensor);
+  Tensor::Impl &impl = *tensor.impl();
+  impl.buffer = converted.impl()->buffer;
+  impl.offset = converted.impl()->offset;
+  impl.layout = Layout::plain;
+}
+
 Tensor detail::in_layout(const Tensor &tensor, Layout layout) {
   if (layout_of(tensor) == layout)
     return tensor;

@@ -112,10 +112,14 @@ bool assignLayouts(ProgramT &p, const std::vector<Layout> &argumentLayouts, bool
       pinned[size_t(r)] = true;
   for (const auto &[value, argument] : p.updates)
     pinned[size_t(value)] = true;
+  // A view (reshape, split part) reads its root's bytes as plain, with no step in
+  // between to convert them: views and everything viewed stay plain.
+  std::vector<bool> viewed(p.values.size(), false);
   for (size_t v = 0; v < p.values.size(); ++v)
     for (int id = int(v); p.values[size_t(id)].alias_of >= 0; id = p.values[size_t(id)].alias_of) {
       pinned[size_t(id)] = true;
       pinned[size_t(p.values[size_t(id)].alias_of)] = true;
+      viewed[size_t(p.values[size_t(id)].alias_of)] = true;
     }
 
   std::vector<Layout> layouts(p.values.size(), Layout::plain);
@@ -124,7 +128,8 @@ bool assignLayouts(ProgramT &p, const std::vector<Layout> &argumentLayouts, bool
     updated[size_t(argument)] = true; // its storage takes a plain value's bytes
   for (size_t i = 0; i < argumentLayouts.size() && i < p.arguments.size(); ++i) {
     const auto &v = p.values[size_t(p.arguments[i])];
-    if (!updated[i] && v.alias_of < 0 && blockable(v.shape, v.dtype))
+    if (!updated[i] && v.alias_of < 0 && !viewed[size_t(p.arguments[i])] &&
+        blockable(v.shape, v.dtype))
       layouts[size_t(p.arguments[i])] = argumentLayouts[i];
   }
   bool anyBlocked = std::any_of(layouts.begin(), layouts.end(),

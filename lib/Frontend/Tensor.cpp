@@ -1,6 +1,7 @@
 //===- Tensor.cpp - tensor views, copies between devices, reading values back -===//
 #include "dlc/Frontend/Tensor.h"
 
+#include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/OpRegistry.h"
 #include "AutogradInternal.h"
@@ -125,7 +126,13 @@ void Tensor::copyto(Tensor &target) const {
     return;
   }
   // The bytes go over in the target's layout (plain, unless the target is a blocked
-  // tensor of the dispatcher's, whose other views rely on its layout).
+  // tensor of the dispatcher's, which other handles read as blocked). Layouts convert
+  // on the CPU: from another device, the elements go over plain first.
+  if (target.impl_->layout != Layout::plain && device() != target.device()) {
+    autograd::Pause notRecorded(autograd::is_training()); // an internal staging copy
+    copyto(target.device()).copyto(target);
+    return;
+  }
   Tensor source = detail::in_layout(*this, target.impl_->layout);
   // Runs after the source's producer (maybe on another queue); see enqueue_copy for
   // which queue runs it.
@@ -134,8 +141,11 @@ void Tensor::copyto(Tensor &target) const {
 }
 
 Tensor Tensor::to(Device target) const {
-  // Callers of to() read the data on `target`: they get it plain.
-  return device() == target ? detail::plain(*this) : copyto(target);
+  if (device() != target)
+    return copyto(target);
+  // The same tensor (callers may write through it), plain for its readers.
+  detail::make_plain_in_place(*this);
+  return *this;
 }
 
 Tensor Tensor::reshape(Shape newShape) const {
@@ -159,8 +169,10 @@ Tensor Tensor::reshape(Shape newShape) const {
   if (shape_rules::numElements(newShape) != size() || (inferred >= 0 && known == 0))
     throw ShapeError("reshape: cannot view " + shape_rules::str(shape()) + " (" +
                      std::to_string(size()) + " elements) as " + shape_rules::str(newShape));
-  // A view reinterprets the elements in row-major order, which needs them plain.
-  auto impl = std::make_shared<Impl>(*detail::plain(*this).impl_);
+  // A view reinterprets the elements in row-major order, which needs them plain; the
+  // tensor itself turns plain so that the view shares its memory.
+  detail::make_plain_in_place(*this);
+  auto impl = std::make_shared<Impl>(*impl_);
   impl->shape = std::move(newShape);
   impl->grad_state = nullptr;
   Tensor view(std::move(impl));
@@ -190,7 +202,8 @@ Tensor Tensor::slice(int64_t begin, int64_t end) const {
   if (begin < 0 || end > rows || begin > end)
     throw ShapeError("slice(" + std::to_string(begin) + ", " + std::to_string(end) +
                      "): out of range for axis 0 of " + shape_rules::str(shape()));
-  auto impl = std::make_shared<Impl>(*detail::plain(*this).impl_);
+  detail::make_plain_in_place(*this); // a view shares the tensor's (plain) memory
+  auto impl = std::make_shared<Impl>(*impl_);
   impl->shape[0] = end - begin;
   int64_t rowElements = rows ? size() / rows : 0;
   impl->offset += size_t(begin * rowElements) * dtype_size(dtype());

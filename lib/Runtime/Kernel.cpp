@@ -76,7 +76,7 @@ bool reference_kernels_enabled() { return referenceOnly; }
 namespace {
 std::atomic<bool> blockedLayouts{[] {
   const char *flag = std::getenv("DLC_BLOCKED_LAYOUTS");
-  return !(flag && std::string(flag) == "0");
+  return !(flag && std::string(flag) == "0") && cpu_kernels::onednn::blocked_layouts_pay();
 }()};
 } // namespace
 

@@ -112,6 +112,14 @@ TEST(Layout, ViewsCopiesAndReadsSeeTheLogicalElements) {
   ASSERT_EQ(detail::layout_of(blockedTarget), Layout::nChw16c);
   plain.copyto(blockedTarget);
   expectClose(want, blockedTarget.to_vector<float>(), 0, "copy into a blocked tensor");
+  // A view shares the tensor's memory: a write through it reaches the tensor.
+  Tensor written = npx::relu(npx::convolution(x, block.weight, Tensor()));
+  ASSERT_EQ(detail::layout_of(written), Layout::nChw16c);
+  Tensor row = written[1];
+  Tensor patch = randomTensor(row.shape(), 13);
+  patch.copyto(row);
+  expectClose(patch.to_vector<float>(), written[1].to_vector<float>(), 0, "write through a view");
+  EXPECT_EQ(detail::layout_of(written), Layout::plain) << "the view turned the tensor plain";
   EXPECT_EQ(blocked.str(), np::array(blocked.to_vector<float>(), blocked.shape()).str());
 }
 
@@ -161,6 +169,23 @@ TEST(Layout, TheReferenceKernelsReadTensorsBlockedEarlier) {
   use_reference_kernels(false);
   EXPECT_EQ(detail::layout_of(reference), Layout::plain);
   expectClose(fast.to_vector<float>(), reference.to_vector<float>(), 0, "relu");
+}
+
+// A compiled function that writes into a captured tensor (copyto): the write reaches the
+// tensor even when it was blocked.
+TEST(Layout, CompiledWritesReachBlockedTensors) {
+  Block block;
+  Tensor target = npx::relu(npx::convolution(input(), block.weight, Tensor()));
+  ASSERT_EQ(detail::layout_of(target), Layout::nChw16c);
+  Tensor source = randomTensor(target.shape(), 16);
+  CompiledFunction store("store", [&](const Tensor &x) {
+    Tensor y = npx::relu(x);
+    y.copyto(target);
+    return y;
+  }, [](Device) { return std::vector<BoundParameter>{}; });
+  Tensor y = store(source);
+  expectClose(npx::relu(source).to_vector<float>(), target.to_vector<float>(), 0,
+              "the written tensor");
 }
 
 TEST(Layout, CompiledFunctionsReadBlockedArguments) {
@@ -216,6 +241,36 @@ TEST(Layout, HybridizedProgramsKeepActivationsBlocked) {
   expectClose(plainCompiled.first, blocked.first, 1e-5, "output vs plain program");
   expectClose(plainCompiled.second, blocked.second, 1e-4, "input gradient vs plain program");
   expectClose(plainEager.first, blocked.first, 1e-5, "output vs plain eager");
+
+  // The backward of a dense layer over a 4-D activation views the saved activation as a
+  // matrix: that saved value must reach the backward plain.
+  Tensor columns = randomTensor({3, 4}, 14);
+  auto denseOverRows = [&](const Tensor &x) { return npx::fully_connected(block(x), columns, Tensor()); };
+  Tensor rr = randomTensor({3, 32, 4, 3}, 15);
+  auto gradients = [&](bool hybridize) {
+    // The dense weight as a parameter: its gradient reads the saved activation.
+    CompiledFunction compiled("rows", denseOverRows, [&](Device) {
+      return std::vector<BoundParameter>{{"columns", columns, true}};
+    });
+    Tensor x = input();
+    x.attach_grad();
+    columns.attach_grad();
+    {
+      autograd::Record record;
+      Tensor y = hybridize ? compiled(x) : denseOverRows(x);
+      (y * rr).backward();
+    }
+    return std::make_pair(x.grad().to_vector<float>(), columns.grad().to_vector<float>());
+  };
+  std::pair<std::vector<float>, std::vector<float>> eagerRows;
+  {
+    PlainLayouts off;
+    eagerRows = gradients(false);
+  }
+  auto compiledRows = gradients(true);
+  expectClose(eagerRows.first, compiledRows.first, 1e-4, "input gradient, dense over rows");
+  expectClose(eagerRows.second, compiledRows.second, 1e-4,
+              "weight gradient from a saved blocked activation viewed as a matrix");
 
   // Under the reference kernels (plain tensors only) the function is compiled again.
   use_reference_kernels(true);

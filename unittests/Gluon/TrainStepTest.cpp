@@ -102,8 +102,10 @@ TEST(TrainStep, LeafNetworkMatchesTheSeedLoopOnTwoDevices) {
 }
 
 // The compiled step keeps activations blocked (ProgramLayouts.cpp) and ends where the
-// same step on plain tensors ends, to the rounding of oneDNN's other summation order
-// (a few small steps: twenty at 0.05 grow that rounding into 1e-3).
+// same step on plain tensors ends, to the rounding of oneDNN's other summation order: a
+// few small steps (twenty at 0.05 grow that rounding into 1e-3; four at 0.01 reach 1e-4
+// now and then, as the plain convolutions' algorithm is picked by timing). A wrong
+// layout would be off by far more.
 TEST(TrainStep, BlockedLayoutsMatchThePlainStep) {
   std::vector<Device> two{cpu(0), cpu(1)};
   TrainingRun plain;
@@ -111,7 +113,7 @@ TEST(TrainStep, BlockedLayoutsMatchThePlainStep) {
     dlc::testing::PlainLayouts off;
     plain = train<leafnet::LeafNetwork>(true, two, "sgd", 4, 0.01);
   }
-  expectSame(plain, train<leafnet::LeafNetwork>(true, two, "sgd", 4, 0.01), 1e-4,
+  expectSame(plain, train<leafnet::LeafNetwork>(true, two, "sgd", 4, 0.01), 5e-4,
              "blocked vs plain");
 }
 

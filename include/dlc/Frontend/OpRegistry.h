@@ -91,6 +91,10 @@ Tensor in_layout(const Tensor &tensor, Layout layout);
 inline Tensor plain(const Tensor &tensor) { return in_layout(tensor, Layout::plain); }
 /// The layout `tensor`'s elements are in.
 Layout layout_of(const Tensor &tensor);
+/// Turns `tensor` itself plain (every handle of it sees the change): what a view, or a
+/// write through one, needs so that it reaches the tensor's own memory. Not safe while
+/// another thread uses the same tensor.
+void make_plain_in_place(const Tensor &tensor);
 } // namespace detail
 
 } // namespace dlc

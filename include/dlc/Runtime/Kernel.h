@@ -66,10 +66,10 @@ bool can_compute_on(Device device);
 void use_reference_kernels(bool enabled);
 bool reference_kernels_enabled();
 
-/// When false, eager CPU ops keep every tensor plain (Layout.h): the path before blocked
-/// layouts, and what compiled programs compute with. On by default; the environment
-/// variable DLC_BLOCKED_LAYOUTS=0 turns it off at start-up. Tensors already blocked stay
-/// so until read.
+/// When false, CPU ops, eager and compiled, keep every tensor plain (Layout.h): the path
+/// before blocked layouts. On by default where oneDNN has its AVX-512 kernels; the
+/// environment variable DLC_BLOCKED_LAYOUTS=0 turns it off at start-up. Tensors already
+/// blocked stay so until read.
 void use_blocked_layouts(bool enabled);
 bool blocked_layouts_enabled();
 

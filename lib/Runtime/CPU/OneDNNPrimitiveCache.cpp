@@ -201,4 +201,12 @@ std::string geometryKey(const char *op, std::initializer_list<int64_t> fields) {
 
 int64_t cached_primitive_count() { return detail::threadPrimitiveCount(); }
 
+bool blocked_layouts_pay() {
+  // oneDNN's 16-channel blocked kernels are its AVX-512 ones; elsewhere (AVX2: 8-channel
+  // blocks) nChw16c tensors would meet its reference loops.
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  return (isa & avx512) == avx512;
+}
+
 } // namespace dlc::cpu_kernels::onednn

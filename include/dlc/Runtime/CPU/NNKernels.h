@@ -132,6 +132,10 @@ void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const 
 void reorder_blocked(int64_t N, int64_t C, int64_t H, int64_t W, const float *src, float *dst,
                      bool toBlocked);
 
+/// Whether this CPU runs oneDNN's nChw16c kernels (AVX-512): the default of
+/// use_blocked_layouts.
+bool blocked_layouts_pay();
+
 /// Number of primitives in the calling thread's cache (for tests of the cache).
 int64_t cached_primitive_count();
 } // namespace onednn
