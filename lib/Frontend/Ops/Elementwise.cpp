@@ -179,25 +179,33 @@ Tensor scalarLike(double value, const Tensor &like) {
 using namespace detail;
 
 void detail::register_elementwise_ops() {
-  // Users' names (numpy's), the dialect ops they map to, shape rules, VJP rules, and for
-  // element-wise ones the rule that keeps a blocked layout (the position never matters).
-  register_op({"add", "dlc.add", inferBroadcast, vjpAdd, elementwise_layouts});
-  register_op({"subtract", "dlc.sub", inferBroadcast, vjpSubtract, elementwise_layouts});
-  register_op({"multiply", "dlc.mul", inferBroadcast, vjpMultiply, elementwise_layouts});
-  register_op({"divide", "dlc.div", inferBroadcast, vjpDivide, elementwise_layouts});
-  register_op({"power", "dlc.pow", inferBroadcast, vjpPower, elementwise_layouts});
-  register_op({"maximum", "dlc.max", inferBroadcast, vjpMaximum, elementwise_layouts});
-  register_op({"minimum", "dlc.min", inferBroadcast, vjpMinimum, elementwise_layouts});
-  register_op({"negative", "dlc.neg", inferUnary, vjpNegative, elementwise_layouts});
-  register_op({"relu", "dlc.relu", inferUnary, vjpRelu, elementwise_layouts});
-  register_op({"relu_backward", "dlc.relu_backward", inferSameShapes, vjp_not_implemented,
-               elementwise_layouts});
-  register_op({"exp", "dlc.exp", inferFloatUnary, vjpExp, elementwise_layouts});
-  register_op({"log", "dlc.log", inferFloatUnary, vjpLog, elementwise_layouts});
-  register_op({"sqrt", "dlc.sqrt", inferFloatUnary, vjpSqrt, elementwise_layouts});
-  register_op({"rsqrt", "dlc.rsqrt", inferFloatUnary, vjpRsqrt, elementwise_layouts});
-  register_op({"sigmoid", "dlc.sigmoid", inferFloatUnary, vjpSigmoid, elementwise_layouts});
-  register_op({"tanh", "dlc.tanh", inferFloatUnary, vjpTanh, elementwise_layouts});
+  // Users' names (numpy's), the dialect ops they map to, shape rules, VJP rules; the
+  // element-wise ones keep a blocked layout (where an element sits never matters).
+  struct ElementwiseOp {
+    const char *name, *dialectOp;
+    InferFn infer;
+    VjpFn vjp;
+  };
+  const ElementwiseOp elementwise[] = {
+      {"add", "dlc.add", inferBroadcast, vjpAdd},
+      {"subtract", "dlc.sub", inferBroadcast, vjpSubtract},
+      {"multiply", "dlc.mul", inferBroadcast, vjpMultiply},
+      {"divide", "dlc.div", inferBroadcast, vjpDivide},
+      {"power", "dlc.pow", inferBroadcast, vjpPower},
+      {"maximum", "dlc.max", inferBroadcast, vjpMaximum},
+      {"minimum", "dlc.min", inferBroadcast, vjpMinimum},
+      {"negative", "dlc.neg", inferUnary, vjpNegative},
+      {"relu", "dlc.relu", inferUnary, vjpRelu},
+      {"relu_backward", "dlc.relu_backward", inferSameShapes, vjp_not_implemented},
+      {"exp", "dlc.exp", inferFloatUnary, vjpExp},
+      {"log", "dlc.log", inferFloatUnary, vjpLog},
+      {"sqrt", "dlc.sqrt", inferFloatUnary, vjpSqrt},
+      {"rsqrt", "dlc.rsqrt", inferFloatUnary, vjpRsqrt},
+      {"sigmoid", "dlc.sigmoid", inferFloatUnary, vjpSigmoid},
+      {"tanh", "dlc.tanh", inferFloatUnary, vjpTanh},
+  };
+  for (const ElementwiseOp &op : elementwise)
+    register_op({op.name, op.dialectOp, op.infer, op.vjp, elementwise_layouts});
   register_op({"compare", "dlc.compare", inferCompare}); // no gradient
   register_op({"where", "dlc.select", inferWhere, vjpWhere});
   register_op({"astype", "dlc.cast", inferCast, vjpCast});

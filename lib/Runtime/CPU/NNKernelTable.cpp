@@ -124,25 +124,28 @@ template <bool Fast> struct NN {
     (Fast ? onednn::conv2d_backward_filter : ref::conv2d_backward_filter)(
         g, f32(k.inputs[0]), f32(k.inputs[1]), f32out(k.outputs[0]), db);
   }
+  // Whether max pooling runs dlc's direct kernels (fast ones, planes within int32); the
+  // reference otherwise, which reads plain layouts only.
+  static bool useDirectPool(const KernelArgs &k, const Pool2DGeometry &g, const char *op) {
+    const bool direct = Fast && direct::max_pool2d_supported(g);
+    if (!direct)
+      requirePlainLayouts(k, op);
+    return direct;
+  }
   static void maxPool(const KernelArgs &k) {
     check(k, "max_pool2d");
     auto g = pool_geometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
     g.blocked = isBlocked(k.inputs[0]);
-    if (!Fast || !direct::max_pool2d_supported(g))
-      requirePlainLayouts(k, "max_pool2d");
-    (Fast && direct::max_pool2d_supported(g) ? direct::max_pool2d_forward
-                                             : ref::max_pool2d_forward)(g, f32(k.inputs[0]),
-                                                                        f32out(k.outputs[0]));
+    (useDirectPool(k, g, "max_pool2d") ? direct::max_pool2d_forward : ref::max_pool2d_forward)(
+        g, f32(k.inputs[0]), f32out(k.outputs[0]));
   }
   // dx from (dy, x)
   static void maxPoolBackward(const KernelArgs &k) {
     check(k, "max_pool2d_backward");
     auto g = pool_geometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
     g.blocked = isBlocked(k.inputs[1]);
-    if (!Fast || !direct::max_pool2d_supported(g))
-      requirePlainLayouts(k, "max_pool2d_backward");
-    (Fast && direct::max_pool2d_supported(g) ? direct::max_pool2d_backward
-                                             : ref::max_pool2d_backward)(
+    (useDirectPool(k, g, "max_pool2d_backward") ? direct::max_pool2d_backward
+                                                 : ref::max_pool2d_backward)(
         g, f32(k.inputs[1]), f32(k.inputs[0]), f32out(k.outputs[0]));
   }
   static void avgPool(const KernelArgs &k) {
