@@ -19,6 +19,10 @@ namespace dlc {
 
 namespace {
 
+/// Calls whose operands and results hold at most this many bytes in all are cheaper to
+/// run than to hand to a worker thread (see TaskCost::tiny).
+constexpr size_t kTinyTaskBytes = size_t(64) << 10;
+
 struct Registry {
   std::mutex mutex;
   std::map<std::string, std::unique_ptr<OpDef>> ops;
@@ -193,29 +197,42 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
   }
 
   std::vector<std::shared_ptr<Buffer>> reads, writes;
-  for (const Tensor &input : operands)
+  reads.reserve(operands.size());
+  writes.reserve(results.size());
+  size_t bytes = 0;
+  for (const Tensor &input : operands) {
     reads.push_back(input.buffer());
-  for (const Tensor &result : results)
+    bytes += input.nbytes();
+  }
+  for (const Tensor &result : results) {
     writes.push_back(result.buffer());
+    bytes += result.nbytes();
+  }
 
-  auto sharedAttrs = std::make_shared<Attrs>(attrs);
+  // The task and the autograd record share one copy of the attributes; most calls have
+  // none, and share one empty set.
+  static const auto noAttrs = std::make_shared<const Attrs>();
+  std::shared_ptr<const Attrs> sharedAttrs =
+      attrs.items().empty() ? noAttrs : std::make_shared<const Attrs>(attrs);
   const std::string *opName = &op.dialect_op; // the same key as compiled programs
   // The kernel's view of each tensor is fixed now: a tensor handle can later be pointed
   // at other memory (detail::make_plain_in_place) before this task runs. The task keeps
-  // the buffers alive (`reads`, `writes`).
+  // the buffers alive.
   KernelArgs args;
   args.device = where;
   args.op = opName->c_str();
+  args.inputs.reserve(operands.size());
+  args.outputs.reserve(results.size());
   for (const Tensor &t : operands)
     args.inputs.push_back({t.data(), t.shape(), t.dtype(), t.impl()->layout});
   for (const Tensor &t : results)
     args.outputs.push_back({t.data(), t.shape(), t.dtype(), t.impl()->layout});
-  enqueue(where, reads, writes,
-          [args = std::move(args), buffers = reads, outputs = writes, sharedAttrs, kernel,
-           opName]() mutable {
+  enqueue(where, std::move(reads), std::move(writes),
+          [args = std::move(args), sharedAttrs, kernel, opName]() mutable {
             args.attrs = sharedAttrs.get();
             KernelProfile::timed(*opName, [&] { kernel(args); });
-          });
+          },
+          bytes <= kTinyTaskBytes ? TaskCost::tiny : TaskCost::queued);
 
   if (op.vjp && autograd::is_recording()) {
     // The VJP sees detached aliases: the recording keeps values alive, not itself.

@@ -27,16 +27,17 @@ namespace dlc {
 //===----------------------------------------------------------------------===//
 
 void TaskState::wait() const {
+  if (done_.load(std::memory_order_acquire))
+    return;
   std::unique_lock<std::mutex> lock(mutex_);
-  finished_.wait(lock, [&] { return done_; });
+  finished_.wait(lock, [&] { return done_.load(std::memory_order_relaxed); });
 }
 
-bool TaskState::done() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return done_;
-}
+bool TaskState::done() const { return done_.load(std::memory_order_acquire); }
 
 std::exception_ptr TaskState::error() const {
+  if (done_.load(std::memory_order_acquire))
+    return error_; // written before done_, and never again
   std::lock_guard<std::mutex> lock(mutex_);
   return error_;
 }
@@ -44,8 +45,8 @@ std::exception_ptr TaskState::error() const {
 void TaskState::finish(std::exception_ptr error) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    done_ = true;
     error_ = std::move(error);
+    done_.store(true, std::memory_order_release);
   }
   finished_.notify_all();
 }
@@ -74,6 +75,7 @@ struct GroupError {
 
 struct Task {
   std::function<void()> work;
+  std::vector<std::shared_ptr<Buffer>> reads, writes; // kept alive until the work has run
   bool alwaysRun = false; // a collective rank: runs even when an input failed
   std::shared_ptr<GroupError> group; // a collective rank: shared with its peers
   std::vector<TaskHandle> inputs;     // wait, and fail with their error
@@ -116,6 +118,40 @@ public:
   }
 
   std::mutex &enqueueMutex() { return enqueueMutex_; }
+
+  /// Claims the queue for running `task` on the calling thread: only a host queue with
+  /// nothing queued or running, for a task whose dependencies have all finished. The
+  /// caller holds enqueueMutex(); once claimed, the queue counts the task as pending (a
+  /// wait covers it) and its worker has nothing to take until it is finished.
+  bool claimForInline(const Task &task) {
+    if (gpu_)
+      return false;
+    for (const TaskHandle &dependency : task.orderAfter)
+      if (!dependency->done())
+        return false;
+    for (const TaskHandle &input : task.inputs)
+      if (!input->done())
+        return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (pending_ != 0)
+      return false;
+    ++pending_;
+    return true;
+  }
+
+  /// Runs a claimed task on the calling thread. Its kernels get a one-thread OpenMP team,
+  /// as tiny work needs: a larger one would start a second thread pool for this thread.
+  void runInline(Task &task) {
+#ifdef _OPENMP
+    int callerThreads = omp_get_max_threads();
+    omp_set_num_threads(1);
+#endif
+    std::exception_ptr error = run(task);
+#ifdef _OPENMP
+    omp_set_num_threads(callerThreads);
+#endif
+    finish(task, error);
+  }
 
 private:
   void serve() {
@@ -184,6 +220,8 @@ private:
     if (!error && task.group)
       error = task.group->get();
     task.work = nullptr;
+    task.reads.clear();
+    task.writes.clear();
     task.inputs.clear();
     task.orderAfter.clear();
     task.state->finish(error);
@@ -320,6 +358,11 @@ std::vector<DeviceQueue *> allQueues() {
 }
 
 DeviceQueue &queueFor(Device device) {
+  // Queues are never destroyed: a thread may remember the one it used last.
+  thread_local Device lastDevice;
+  thread_local DeviceQueue *lastQueue = nullptr;
+  if (lastQueue && lastDevice == device)
+    return *lastQueue;
   QueueRegistry &r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   DeviceQueue *&queue = r.queues[device];
@@ -336,6 +379,8 @@ DeviceQueue &queueFor(Device device) {
           entry.second->setThreads(hostQueues > 1 ? 1 : cores);
     }
   }
+  lastDevice = device;
+  lastQueue = queue;
   return *queue;
 }
 
@@ -381,16 +426,18 @@ namespace detail {
 struct Registrar {
   /// Makes `task` wait for the last writers of `reads` and, for `writes`, for their last
   /// writer and readers; then records it as their reader and writer.
-  static void track(Task &task, const std::vector<std::shared_ptr<Buffer>> &reads,
-                    const std::vector<std::shared_ptr<Buffer>> &writes) {
-    for (const auto &buffer : reads) {
+  static void track(Task &task) {
+    for (const auto &buffer : task.reads) {
       std::lock_guard<std::mutex> lock(buffer->mutex_);
       if (buffer->writer_)
         task.inputs.push_back(buffer->writer_);
-      pruneFinished(buffer->readers_);
+      if (buffer->readers_.size() >= buffer->prune_readers_at_) {
+        pruneFinished(buffer->readers_);
+        buffer->prune_readers_at_ = std::max<size_t>(8, 2 * buffer->readers_.size());
+      }
       buffer->readers_.push_back(task.state);
     }
-    for (const auto &buffer : writes) {
+    for (const auto &buffer : task.writes) {
       std::lock_guard<std::mutex> lock(buffer->mutex_);
       if (buffer->writer_)
         task.orderAfter.push_back(buffer->writer_);
@@ -398,6 +445,7 @@ struct Registrar {
         if (reader != task.state)
           task.orderAfter.push_back(reader);
       buffer->readers_.clear();
+      buffer->prune_readers_at_ = 8;
       buffer->writer_ = task.state;
     }
   }
@@ -407,20 +455,30 @@ struct Registrar {
 
 namespace {
 
-/// Registers a task on `queue` and pushes it; the caller holds queue.enqueueMutex(), so a
-/// task another thread finds as a writer on this queue is already in it, ahead of the
-/// finder (a GPU queue relies on that order instead of waiting).
-TaskHandle enqueueLocked(DeviceQueue &queue, const std::vector<std::shared_ptr<Buffer>> &reads,
-                         const std::vector<std::shared_ptr<Buffer>> &writes,
-                         std::function<void()> work, std::shared_ptr<GroupError> group) {
+std::atomic<bool> inlineTinyTasks{[] {
+  const char *flag = std::getenv("DLC_INLINE_TINY_TASKS");
+  return !(flag && std::string(flag) == "0");
+}()};
+
+/// Makes a task of `work` on `queue`, ordered after what it must follow.
+Task makeTask(DeviceQueue &queue, std::vector<std::shared_ptr<Buffer>> reads,
+              std::vector<std::shared_ptr<Buffer>> writes, std::function<void()> work,
+              std::shared_ptr<GroupError> group) {
   Task task;
   task.alwaysRun = group != nullptr;
   task.group = std::move(group);
   task.state = std::make_shared<TaskState>();
   task.state->set_queue(&queue);
-  // The buffers stay alive until the work has run.
-  task.work = [work = std::move(work), reads, writes] { work(); };
-  detail::Registrar::track(task, reads, writes);
+  task.work = std::move(work);
+  task.reads = std::move(reads);
+  task.writes = std::move(writes);
+  return task;
+}
+
+/// Pushes a registered task; the caller holds queue.enqueueMutex(), so a task another
+/// thread finds as a writer on this queue is already in it, ahead of the finder (a GPU
+/// queue relies on that order instead of waiting).
+TaskHandle pushLocked(DeviceQueue &queue, Task task) {
   TaskHandle state = task.state;
   thread_local DrainAtThreadExit drainAtExit;
   (void)drainAtExit;
@@ -428,14 +486,34 @@ TaskHandle enqueueLocked(DeviceQueue &queue, const std::vector<std::shared_ptr<B
   return state;
 }
 
+TaskHandle enqueueLocked(DeviceQueue &queue, Task task) {
+  detail::Registrar::track(task);
+  return pushLocked(queue, std::move(task));
+}
+
 } // namespace
 
-TaskHandle enqueue(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
-                   const std::vector<std::shared_ptr<Buffer>> &writes,
-                   std::function<void()> work) {
+void set_inline_tiny_tasks(bool enabled) { inlineTinyTasks = enabled; }
+bool inline_tiny_tasks_enabled() { return inlineTinyTasks.load(std::memory_order_relaxed); }
+
+TaskHandle enqueue(Device device, std::vector<std::shared_ptr<Buffer>> reads,
+                   std::vector<std::shared_ptr<Buffer>> writes, std::function<void()> work,
+                   TaskCost cost) {
   DeviceQueue &queue = queueFor(device);
-  std::lock_guard<std::mutex> ordered(queue.enqueueMutex());
-  return enqueueLocked(queue, reads, writes, std::move(work), nullptr);
+  Task task = makeTask(queue, std::move(reads), std::move(writes), std::move(work), nullptr);
+  {
+    std::lock_guard<std::mutex> ordered(queue.enqueueMutex());
+    if (cost != TaskCost::tiny || !device.is_host() || !inline_tiny_tasks_enabled())
+      return enqueueLocked(queue, std::move(task));
+    detail::Registrar::track(task);
+    if (!queue.claimForInline(task))
+      return pushLocked(queue, std::move(task));
+  }
+  // Claimed: registered on its buffers, so later tasks order after it, and run outside
+  // the enqueue lock (other threads may enqueue meanwhile; their tasks wait for it).
+  TaskHandle state = task.state;
+  queue.runInline(task);
+  return state;
 }
 
 std::vector<TaskHandle> enqueue_collective(std::vector<CollectiveRank> ranks) {
@@ -455,8 +533,9 @@ std::vector<TaskHandle> enqueue_collective(std::vector<CollectiveRank> ranks) {
   auto group = std::make_shared<GroupError>();
   std::vector<TaskHandle> tasks;
   for (size_t i = 0; i < ranks.size(); ++i)
-    tasks.push_back(enqueueLocked(*queues[i], ranks[i].reads, ranks[i].writes,
-                                  std::move(ranks[i].work), group));
+    tasks.push_back(enqueueLocked(*queues[i], makeTask(*queues[i], std::move(ranks[i].reads),
+                                                       std::move(ranks[i].writes),
+                                                       std::move(ranks[i].work), group)));
   return tasks;
 }
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 using namespace dlc;
 
@@ -67,6 +69,90 @@ TEST(Engine, CollectiveRanksRunEvenWhenAnInputFailed) {
   EXPECT_THROW(std::rethrow_exception(tasks[0]->error()), Error);
   EXPECT_THROW(waitall(), Error);
   EXPECT_NO_THROW(waitall());
+}
+
+namespace {
+/// A task that holds `device`'s worker until open() is called.
+struct Gate {
+  std::atomic<bool> opened{false};
+  explicit Gate(Device device) {
+    enqueue(device, {}, {}, [this] {
+      while (!opened)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    });
+  }
+  void open() { opened = true; }
+};
+} // namespace
+
+// A tiny task on an idle host queue runs on the calling thread before enqueue returns;
+// behind queued work it waits its turn on the worker, in order.
+TEST(Engine, TinyTaskRunsOnTheCallerOnlyWhenTheQueueIsIdle) {
+  waitall();
+  Tensor target = np::zeros({4});
+  std::thread::id ranOn;
+  TaskHandle task = enqueue(cpu(0), {}, {target.buffer()},
+                            [&] { ranOn = std::this_thread::get_id(); }, TaskCost::tiny);
+  EXPECT_TRUE(task->done());
+  EXPECT_EQ(ranOn, std::this_thread::get_id());
+
+  std::vector<int> order;
+  auto gate = std::make_unique<Gate>(cpu(0));
+  enqueue(cpu(0), {}, {target.buffer()}, [&] { order.push_back(1); });
+  TaskHandle behind = enqueue(cpu(0), {}, {target.buffer()}, [&] {
+    order.push_back(2);
+    ranOn = std::this_thread::get_id();
+  }, TaskCost::tiny);
+  EXPECT_FALSE(behind->done()) << "ran ahead of the queued work";
+  gate->open();
+  waitall();
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  EXPECT_NE(ranOn, std::this_thread::get_id());
+}
+
+// A tiny task whose input another queue has not written yet waits for it, even when its
+// own queue is idle.
+TEST(Engine, TinyTaskWaitsForAnInputFromAnotherQueue) {
+  Tensor value = np::zeros({4}, cpu(1));
+  waitall();
+  std::atomic<int> written{0};
+  int seen = -1;
+  Gate gate(cpu(1));
+  enqueue(cpu(1), {}, {value.buffer()}, [&] { written = 7; });
+  TaskHandle reader =
+      enqueue(cpu(0), {value.buffer()}, {}, [&] { seen = written; }, TaskCost::tiny);
+  EXPECT_FALSE(reader->done()) << "ran before its input was written";
+  gate.open();
+  waitall();
+  EXPECT_EQ(seen, 7);
+}
+
+// Readers of one buffer are pruned as the list grows; a writer on another queue must
+// still wait for every one of them.
+TEST(Engine, WriterWaitsForEveryReaderOfAManyTimesReadBuffer) {
+  Tensor shared = np::zeros({4}, cpu(0));
+  shared.wait_to_read();
+  std::atomic<int> reads{0};
+  int readsSeenByWriter = -1;
+  {
+    Gate gate(cpu(0));
+    for (int i = 0; i < 100; ++i)
+      enqueue(cpu(0), {shared.buffer()}, {}, [&] { ++reads; }, TaskCost::tiny);
+    enqueue(cpu(1), {}, {shared.buffer()}, [&] { readsSeenByWriter = reads; });
+    gate.open();
+    waitall();
+  }
+  EXPECT_EQ(readsSeenByWriter, 100);
+}
+
+// An error of a tiny task run on the caller surfaces at the next read, not at the call.
+TEST(Engine, TinyTaskErrorSurfacesAtTheNextRead) {
+  waitall();
+  Tensor target = np::zeros({4});
+  EXPECT_NO_THROW(enqueue(cpu(0), {}, {target.buffer()},
+                          [] { throw Error("tiny task failed"); }, TaskCost::tiny));
+  EXPECT_THROW(target.wait_to_read(), Error);
+  EXPECT_THROW(waitall(), Error);
 }
 
 TEST(Allocator, StatisticsAndReuse) {

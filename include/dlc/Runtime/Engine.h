@@ -15,6 +15,7 @@
 #include "dlc/Core/Device.h"
 #include "dlc/Runtime/Allocator.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -43,7 +44,9 @@ private:
   const void *queue_ = nullptr;
   mutable std::mutex mutex_;
   mutable std::condition_variable finished_;
-  bool done_ = false;
+  // Set once, after error_: done() and error() of a finished task need no lock (the
+  // dependency checks of every enqueue call them).
+  std::atomic<bool> done_{false};
   std::exception_ptr error_;
 };
 using TaskHandle = std::shared_ptr<TaskState>;
@@ -75,13 +78,34 @@ private:
   mutable std::mutex mutex_;
   TaskHandle writer_;
   std::vector<TaskHandle> readers_;
+  // Finished readers are dropped when the list reaches this size, which then doubles
+  // with what is left: a weight read by hundreds of queued ops costs O(1) per read.
+  size_t prune_readers_at_ = 8;
 };
 
+/// How the caller expects a task to run.
+enum class TaskCost {
+  /// Queued for the device's worker thread.
+  queued,
+  /// Tiny (an op on a few KiB): on a host device whose queue is empty and whose inputs
+  /// are ready it runs at once on the calling thread, since handing it to the worker
+  /// would cost more than the work. It is still a task: it is ordered with the others,
+  /// and an error it ends with surfaces at the next wait, as a queued one's does.
+  tiny,
+};
+
+/// Whether tiny tasks may run on the calling thread (TaskCost::tiny); on by default,
+/// off with DLC_INLINE_TINY_TASKS=0 (every task then goes through its worker).
+void set_inline_tiny_tasks(bool enabled);
+bool inline_tiny_tasks_enabled();
+
 /// Runs `work` on `device`'s queue after the last writers of `reads` and, for `writes`,
-/// after their last writer and readers. If a writer of `reads` failed, `work` is skipped
-/// and the task fails with that error. Returns at once.
-TaskHandle enqueue(Device device, const std::vector<std::shared_ptr<Buffer>> &reads,
-                   const std::vector<std::shared_ptr<Buffer>> &writes, std::function<void()> work);
+/// after their last writer and readers; the task keeps the buffers alive until `work`
+/// has run. If a writer of `reads` failed, `work` is skipped and the task fails with
+/// that error. Returns at once (a tiny task may have run by then, see TaskCost).
+TaskHandle enqueue(Device device, std::vector<std::shared_ptr<Buffer>> reads,
+                   std::vector<std::shared_ptr<Buffer>> writes, std::function<void()> work,
+                   TaskCost cost = TaskCost::queued);
 
 /// One rank of a collective: its device (one rank per device), buffers and work.
 struct CollectiveRank {
