@@ -237,15 +237,19 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
   if (op.vjp && autograd::is_recording()) {
     // The VJP sees detached aliases: the recording keeps values alive, not itself.
     std::vector<Tensor> savedInputs, savedOutputs;
-    for (const Tensor &t : inputs)
+    std::vector<bool> needsGrad;
+    for (const Tensor &t : inputs) {
       savedInputs.push_back(t.detach());
+      needsGrad.push_back(autograd::needs_grad(t));
+    }
     for (const Tensor &t : results)
       savedOutputs.push_back(t.detach());
     const OpDef *def = &op;
     autograd::record(op.name, inputs, results,
-                     [def, savedInputs, savedOutputs, sharedAttrs](const std::vector<Tensor> &grads) {
+                     [def, savedInputs, savedOutputs, sharedAttrs,
+                      needsGrad](const std::vector<Tensor> &grads) {
                        VjpContext context{def->name, savedInputs, savedOutputs, grads,
-                                          *sharedAttrs};
+                                          *sharedAttrs, &needsGrad};
                        return def->vjp(context);
                      });
   }

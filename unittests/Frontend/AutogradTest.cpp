@@ -1,6 +1,8 @@
 //===- AutogradTest.cpp - every op's VJP against finite differences, and the API ===//
 #include "GradientCheck.h"
 
+#include "dlc/Frontend/OpRegistry.h"
+
 using namespace dlc;
 using dlc::testing::checkAutograd;
 using dlc::testing::randomTensor;
@@ -180,4 +182,56 @@ TEST(Autograd, ScopesAndErrors) {
     autograd::TrainMode train;
     EXPECT_TRUE(autograd::is_training());
   }
+}
+
+// Gradients nobody asked for are not computed: the VJP rules see which inputs needed one
+// when the call was recorded (an image batch through the first convolution, a dense
+// layer's frozen weight), and the gradients that are computed stay the same.
+TEST(Autograd, InputsThatNeedNoGradientGetNone) {
+  Tensor x = randomTensor({2, 3, 6, 6}, 40), w = randomTensor({4, 3, 2, 2}, 41),
+         b = randomTensor({4}, 42);
+  const OpDef &conv = find_op("convolution");
+  Tensor y = npx::convolution(x, w, b);
+  Tensor g = randomTensor(y.shape(), 43);
+  std::vector<Tensor> inputs{x, w, b}, outputs{y}, grads{g};
+  std::vector<bool> onlyWeights{false, true, true}, onlyData{true, false, false};
+  const Attrs none;
+  VjpContext all{conv.name, inputs, outputs, grads, none};
+  std::vector<Tensor> full = conv.vjp(all);
+  ASSERT_EQ(full.size(), 3u);
+  for (size_t i = 0; i < full.size(); ++i)
+    ASSERT_TRUE(full[i].defined()) << "gradient #" << i;
+  VjpContext weights{conv.name, inputs, outputs, grads, none, &onlyWeights};
+  std::vector<Tensor> skipped = conv.vjp(weights);
+  ASSERT_EQ(skipped.size(), 3u);
+  EXPECT_FALSE(skipped[0].defined()) << "the data gradient was computed";
+  dlc::testing::expectClose(full[1].to_vector<float>(), skipped[1].to_vector<float>(), 0, "weight");
+  dlc::testing::expectClose(full[2].to_vector<float>(), skipped[2].to_vector<float>(), 0, "bias");
+  VjpContext data{conv.name, inputs, outputs, grads, none, &onlyData};
+  std::vector<Tensor> dataOnly = conv.vjp(data);
+  EXPECT_FALSE(dataOnly[1].defined());
+  EXPECT_FALSE(dataOnly[2].defined());
+  dlc::testing::expectClose(full[0].to_vector<float>(), dataOnly[0].to_vector<float>(), 0, "data");
+
+  // Through autograd: x did not call attach_grad, so its gradient is skipped; w's and the
+  // dense weight's are as with x attached.
+  Tensor dense = randomTensor({5, 4 * 5 * 5}, 44), denseBias = randomTensor({5}, 45);
+  auto weightGrads = [&](bool attachX) {
+    Tensor xs = x.copyto(cpu(0)), ws = w.copyto(cpu(0)), ds = dense.copyto(cpu(0));
+    if (attachX)
+      xs.attach_grad();
+    ws.attach_grad();
+    ds.attach_grad();
+    Tensor loss;
+    {
+      autograd::Record record;
+      Tensor h = npx::relu(npx::convolution(xs, ws, b)).reshape({2, -1});
+      loss = np::sum(npx::fully_connected(h, ds, denseBias));
+    }
+    loss.backward();
+    return std::make_pair(ws.grad().to_vector<float>(), ds.grad().to_vector<float>());
+  };
+  auto with = weightGrads(true), without = weightGrads(false);
+  dlc::testing::expectClose(with.first, without.first, 0, "convolution weight");
+  dlc::testing::expectClose(with.second, without.second, 0, "dense weight");
 }

@@ -35,6 +35,14 @@ struct VjpContext {
   const std::vector<Tensor> &outputs;      ///< detached from the recording
   const std::vector<Tensor> &output_grads; ///< undefined where no gradient arrived
   const Attrs &attrs;
+  /// Which inputs needed a gradient when the call was recorded; null: all of them (a
+  /// traced backward, whose unused results the compiler removes).
+  const std::vector<bool> *input_needs_grad = nullptr;
+
+  /// Whether input `i` wants a gradient: a rule may leave it undefined otherwise and skip
+  /// its work (an image batch's gradient through the first convolution, PyTorch's
+  /// `needs_input_grad`).
+  bool wants_grad(size_t i) const { return !input_needs_grad || (*input_needs_grad)[i]; }
 };
 
 /// Gradients of the inputs from the outputs' gradients (vector-Jacobian product), one

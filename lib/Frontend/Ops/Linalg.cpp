@@ -22,9 +22,16 @@ std::vector<TensorMeta> inferMatmul(const std::vector<TensorMeta> &in, const Att
 std::vector<Tensor> vjpMatmul(const VjpContext &c) {
   const Tensor &g = c.output_grads[0], &a = c.inputs[0], &b = c.inputs[1];
   bool ta = c.attrs.get_bool("transpose_a", false), tb = c.attrs.get_bool("transpose_b", false);
-  Tensor da = ta ? np::matmul(b, g, tb, true) : np::matmul(g, b, false, !tb);
-  Tensor db = tb ? np::matmul(g, a, true, ta) : np::matmul(a, g, !ta, false);
-  return {detail::sum_to(da, a.shape()), detail::sum_to(db, b.shape())};
+  std::vector<Tensor> grads(2);
+  if (c.wants_grad(0)) {
+    Tensor da = ta ? np::matmul(b, g, tb, true) : np::matmul(g, b, false, !tb);
+    grads[0] = detail::sum_to(da, a.shape());
+  }
+  if (c.wants_grad(1)) {
+    Tensor db = tb ? np::matmul(g, a, true, ta) : np::matmul(a, g, !ta, false);
+    grads[1] = detail::sum_to(db, b.shape());
+  }
+  return grads;
 }
 
 } // namespace

@@ -194,8 +194,14 @@ std::vector<Tensor> vjpConv(const VjpContext &c) {
   const bool relu = c.attrs.get_string("activation", "") == "relu";
   Tensor g = relu ? npx::relu_backward(c.output_grads[0], c.outputs[0]) : c.output_grads[0];
   npx::ConvOptions options = convOptionsOf(c.attrs);
-  Tensor dx = npx::convolution_backward_data(g, w, x.shape(), options);
-  if (c.inputs.size() == 2)
+  Tensor dx = c.wants_grad(0) ? npx::convolution_backward_data(g, w, x.shape(), options) : Tensor();
+  bool hasBias = c.inputs.size() > 2;
+  if (!c.wants_grad(1) && !(hasBias && c.wants_grad(2))) {
+    std::vector<Tensor> grads(c.inputs.size());
+    grads[0] = dx;
+    return grads;
+  }
+  if (!hasBias)
     return {dx, npx::convolution_backward_filter(g, x, w.shape(), options)};
   npx::ConvWeightGrads weights = npx::convolution_backward_weights(g, x, w.shape(), options);
   return {dx, weights.weight, weights.bias};
@@ -253,10 +259,13 @@ std::vector<Tensor> vjpDense(const VjpContext &c) {
   const Tensor &g = c.output_grads[0], &x = c.inputs[0], &w = c.inputs[1];
   int64_t units = w.shape()[0], features = w.shape()[1];
   Tensor rows = g.reshape({-1, units}), inputs = x.reshape({-1, features});
-  std::vector<Tensor> grads{np::matmul(rows, w).reshape(x.shape()),
-                            np::matmul(rows, inputs, /*transpose_a=*/true)};
-  if (c.inputs.size() > 2)
-    grads.push_back(np::sum(rows, {0}));
+  std::vector<Tensor> grads(c.inputs.size());
+  if (c.wants_grad(0))
+    grads[0] = np::matmul(rows, w).reshape(x.shape());
+  if (c.wants_grad(1))
+    grads[1] = np::matmul(rows, inputs, /*transpose_a=*/true);
+  if (c.inputs.size() > 2 && c.wants_grad(2))
+    grads[2] = np::sum(rows, {0});
   return grads;
 }
 
