@@ -28,6 +28,23 @@ void register_nn_kernels();
 /// waking the team costs more than the loop.
 constexpr int64_t kParallelElements = int64_t(1) << 15;
 
+/// Runs body(i) for i in [0, n), split over the OpenMP team when the loop touches `work`
+/// >= kParallelElements elements, as a plain loop otherwise. A `parallel for` whose `if`
+/// clause is false still sets up a one-thread team (libgomp allocates it and makes a
+/// system call): a tenth of the cost of an eager op on a few elements.
+template <typename Body> inline void parallel_for(int64_t n, int64_t work, Body &&body) {
+  if (work < kParallelElements) {
+    for (int64_t i = 0; i < n; ++i)
+      body(i);
+    return;
+  }
+#ifdef _OPENMP // also included by the CUDA backend, which is built without OpenMP
+#pragma omp parallel for
+#endif
+  for (int64_t i = 0; i < n; ++i)
+    body(i);
+}
+
 /// Registers `fn` as both the fast and the reference CPU kernel of `op`: for ops whose
 /// single loop is already what the plain-loop oracle would be.
 inline void register_host_kernel(const char *op, KernelFn fn) {

@@ -74,14 +74,10 @@ template <Binary B> void binaryKernel(const KernelArgs &args) {
           throw Error("divide: integer division by zero");
       }
       if (a.shape == z.shape && b.shape == z.shape) {
-#pragma omp parallel for if (n >= kParallelElements)
-        for (int64_t i = 0; i < n; ++i)
-          pz[i] = store<T>(apply<B>(load(pa[i]), load(pb[i])));
+        parallel_for(n, n, [&](int64_t i) { pz[i] = store<T>(apply<B>(load(pa[i]), load(pb[i]))); });
       } else if (a.shape == z.shape && b.numel() == 1) {
         auto scalar = load(pb[0]);
-#pragma omp parallel for if (n >= kParallelElements)
-        for (int64_t i = 0; i < n; ++i)
-          pz[i] = store<T>(apply<B>(load(pa[i]), scalar));
+        parallel_for(n, n, [&](int64_t i) { pz[i] = store<T>(apply<B>(load(pa[i]), scalar)); });
       } else {
         std::array<std::vector<int64_t>, 2> strides{broadcast_strides(a.shape, z.shape),
                                                     broadcast_strides(b.shape, z.shape)};
@@ -128,9 +124,7 @@ template <Unary U> void unaryKernel(const KernelArgs &args) {
       const T *px = x.as<T>();
       T *py = y.as<T>();
       int64_t n = y.numel();
-#pragma omp parallel for if (n >= kParallelElements)
-      for (int64_t i = 0; i < n; ++i)
-        py[i] = store<T>(apply<U>(load(px[i])));
+      parallel_for(n, n, [&](int64_t i) { py[i] = store<T>(apply<U>(load(px[i]))); });
     }
   });
 }
@@ -149,11 +143,10 @@ void reluBackwardKernel(const KernelArgs &args) {
       // Both loads are unconditional so that the choice compiles to a blend, not a
       // branch that mispredicts on every other element.
       int64_t n = dx.numel();
-#pragma omp parallel for if (n >= kParallelElements)
-      for (int64_t i = 0; i < n; ++i) {
+      parallel_for(n, n, [&](int64_t i) {
         C gradient = load(pdy[i]);
         pdx[i] = store<T>(load(px[i]) > C(0) ? gradient : C(0));
-      }
+      });
     }
   });
 }

@@ -34,8 +34,7 @@ void channelReduceBlocked(const TensorRef &x, const TensorRef &y, int64_t kind) 
   const float *px = x.as<const float>();
   float *py = y.as<float>();
   const double count = double(N * pixels);
-#pragma omp parallel for if (x.numel() >= kParallelElements)
-  for (int64_t b = 0; b < blocks; ++b) {
+  parallel_for(blocks, x.numel(), [&](int64_t b) {
     double acc[kChannelBlock] = {};
     for (int64_t n = 0; n < N; ++n) {
       const float *in = px + (n * blocks + b) * pixels * kChannelBlock;
@@ -45,7 +44,7 @@ void channelReduceBlocked(const TensorRef &x, const TensorRef &y, int64_t kind) 
     }
     for (int64_t lane = 0; lane < kChannelBlock; ++lane)
       py[b * kChannelBlock + lane] = float(kind == 1 ? acc[lane] / count : acc[lane]);
-  }
+  });
 }
 
 void reduceKernel(const KernelArgs &args) {
@@ -106,10 +105,10 @@ void reduceKernel(const KernelArgs &args) {
     bool outerReduced = shape.size() == 3 && reduced[0] && !reduced[1];
     if (innerReduced && kind <= 1 && (outerReduced || (shape.size() == 2 && !reduced[0]))) {
       int64_t R = outerReduced ? shape[0] : 1, K = shape[shape.size() - 2];
-#pragma omp parallel for if (inCount >= kParallelElements)
-      for (int64_t k = 0; k < K; ++k)
+      parallel_for(K, inCount, [&](int64_t k) {
         for (int64_t r = 0; r < R; ++r)
           acc[size_t(k)] += rowSum(px + (r * K + k) * inner);
+      });
     } else
     for_each_broadcast<1>(rows, rowStrides, [&](int64_t row, const auto &at) {
       const T *in = px + row * inner;
