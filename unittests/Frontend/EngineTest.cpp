@@ -89,6 +89,8 @@ struct Gate {
 // behind queued work it waits its turn on the worker, in order.
 TEST(Engine, TinyTaskRunsOnTheCallerOnlyWhenTheQueueIsIdle) {
   waitall();
+  bool wasInline = inline_tiny_tasks_enabled();
+  set_inline_tiny_tasks(true);
   Tensor target = np::zeros({4});
   std::thread::id ranOn;
   TaskHandle task = enqueue(cpu(0), {}, {target.buffer()},
@@ -108,6 +110,14 @@ TEST(Engine, TinyTaskRunsOnTheCallerOnlyWhenTheQueueIsIdle) {
   waitall();
   EXPECT_EQ(order, (std::vector<int>{1, 2}));
   EXPECT_NE(ranOn, std::this_thread::get_id());
+
+  // Switched off (DLC_INLINE_TINY_TASKS=0), every task goes to the worker.
+  set_inline_tiny_tasks(false);
+  enqueue(cpu(0), {}, {target.buffer()}, [&] { ranOn = std::this_thread::get_id(); },
+          TaskCost::tiny);
+  waitall();
+  EXPECT_NE(ranOn, std::this_thread::get_id());
+  set_inline_tiny_tasks(wasInline);
 }
 
 // A tiny task whose input another queue has not written yet waits for it, even when its
