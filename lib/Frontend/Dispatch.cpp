@@ -19,8 +19,9 @@ namespace dlc {
 
 namespace {
 
-/// Calls whose operands and results hold at most this many bytes in all are cheaper to
-/// run than to hand to a worker thread (see TaskCost::tiny).
+/// Calls of ops that may run on the caller (OpDef::may_run_on_caller) whose operands and
+/// results hold at most this many bytes in all are cheaper to run than to hand to a
+/// worker thread (see TaskCost::tiny).
 constexpr size_t kTinyTaskBytes = size_t(64) << 10;
 
 struct Registry {
@@ -232,7 +233,7 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
             args.attrs = sharedAttrs.get();
             KernelProfile::timed(*opName, [&] { kernel(args); });
           },
-          bytes <= kTinyTaskBytes ? TaskCost::tiny : TaskCost::queued);
+          op.may_run_on_caller && bytes <= kTinyTaskBytes ? TaskCost::tiny : TaskCost::queued);
 
   if (op.vjp && autograd::is_recording()) {
     // The VJP sees detached aliases: the recording keeps values alive, not itself.

@@ -57,6 +57,19 @@ void TaskState::finish(std::exception_ptr error) {
 
 namespace {
 
+/// Gives the calling thread a one-thread OpenMP team while it lives, then restores its
+/// own setting.
+class OneOpenMPThread {
+public:
+#ifdef _OPENMP
+  OneOpenMPThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneOpenMPThread() { omp_set_num_threads(saved_); }
+
+private:
+  int saved_;
+#endif
+};
+
 /// The first input error any rank of one collective met: every rank ends with it.
 struct GroupError {
   std::mutex mutex;
@@ -120,9 +133,10 @@ public:
   std::mutex &enqueueMutex() { return enqueueMutex_; }
 
   /// Claims the queue for running `task` on the calling thread: only a host queue with
-  /// nothing queued or running, for a task whose dependencies have all finished. The
-  /// caller holds enqueueMutex(); once claimed, the queue counts the task as pending (a
-  /// wait covers it) and its worker has nothing to take until it is finished.
+  /// nothing queued or running, for a task whose dependencies have all finished, so it
+  /// overtakes nothing. The caller holds enqueueMutex(); once claimed, the queue counts
+  /// the task as pending (a wait covers it). Tasks other threads enqueue meanwhile may run
+  /// on the worker at the same time; those that touch its buffers wait for it.
   bool claimForInline(const Task &task) {
     if (gpu_)
       return false;
@@ -142,14 +156,11 @@ public:
   /// Runs a claimed task on the calling thread. Its kernels get a one-thread OpenMP team,
   /// as tiny work needs: a larger one would start a second thread pool for this thread.
   void runInline(Task &task) {
-#ifdef _OPENMP
-    int callerThreads = omp_get_max_threads();
-    omp_set_num_threads(1);
-#endif
-    std::exception_ptr error = run(task);
-#ifdef _OPENMP
-    omp_set_num_threads(callerThreads);
-#endif
+    std::exception_ptr error;
+    {
+      OneOpenMPThread single;
+      error = run(task);
+    }
     finish(task, error);
   }
 

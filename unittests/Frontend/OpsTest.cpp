@@ -265,3 +265,16 @@ TEST(Ops, EveryOpMapsToAKernel) {
     EXPECT_NE(op->infer, nullptr) << op->name;
   }
 }
+
+// Which ops a tiny call may run on the calling thread (TaskCost::tiny): those whose CPU
+// kernels give the same bits at any thread count. oneDNN's split their sums by thread,
+// so running them on a one-thread caller or on the worker could differ run to run.
+TEST(Ops, OnlyThreadCountIndependentOpsMayRunOnTheCaller) {
+  for (const char *name : {"add", "multiply", "relu", "relu_backward", "reduce", "softmax",
+                           "transpose", "full", "softmax_cross_entropy"})
+    EXPECT_TRUE(find_op(name).may_run_on_caller) << name;
+  for (const char *name : {"matmul", "fully_connected", "convolution",
+                           "convolution_backward_data", "convolution_backward_filter",
+                           "max_pool2d", "avg_pool2d", "batch_norm", "batch_norm_backward"})
+    EXPECT_FALSE(find_op(name).may_run_on_caller) << name;
+}

@@ -68,7 +68,19 @@ struct OpDef {
   InferFn infer = nullptr;
   VjpFn vjp = nullptr;    ///< null: the outputs carry no gradient (comparisons, argmax, ...)
   LayoutFn layout = nullptr; ///< null: plain in, plain out
+  /// Its CPU kernels do work in proportion to the data they touch, and their results do
+  /// not depend on the thread count: a call on a few KiB may run on the calling thread
+  /// with one thread (TaskCost::tiny). Not for oneDNN's ops (matmul, dense, convolution,
+  /// pooling, batch norm), whose sums are split by thread and whose small calls can still
+  /// be much work.
+  bool may_run_on_caller = false;
 };
+
+/// `op`, marked may_run_on_caller.
+inline OpDef caller_runnable(OpDef op) {
+  op.may_run_on_caller = true;
+  return op;
+}
 
 /// A VJP rule for ops that are differentiable but whose gradient dlc does not provide
 /// (the gradient ops themselves: no second-order derivatives yet); it throws.

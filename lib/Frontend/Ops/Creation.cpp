@@ -75,11 +75,11 @@ int64_t detail::next_kernel_seed(Device device) {
 }
 
 void detail::register_creation_ops() {
-  register_op({"full", "dlc.constant", inferCreation});
-  register_op({"arange", "eager.arange", inferCreation});
-  register_op({"random_uniform", "dlc.random_uniform", inferCreation});
-  register_op({"random_normal", "dlc.random_normal", inferCreation});
-  register_op({"random_randint", "eager.random_randint", inferCreation});
+  register_op(caller_runnable({"full", "dlc.constant", inferCreation}));
+  register_op(caller_runnable({"arange", "eager.arange", inferCreation}));
+  register_op(caller_runnable({"random_uniform", "dlc.random_uniform", inferCreation}));
+  register_op(caller_runnable({"random_normal", "dlc.random_normal", inferCreation}));
+  register_op(caller_runnable({"random_randint", "eager.random_randint", inferCreation}));
 }
 
 Tensor np::full(const Shape &shape, double value, DType dtype, std::optional<Device> device) {

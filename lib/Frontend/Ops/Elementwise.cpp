@@ -205,11 +205,11 @@ void detail::register_elementwise_ops() {
       {"tanh", "dlc.tanh", inferFloatUnary, vjpTanh},
   };
   for (const ElementwiseOp &op : elementwise)
-    register_op({op.name, op.dialectOp, op.infer, op.vjp, elementwise_layouts});
-  register_op({"compare", "dlc.compare", inferCompare}); // no gradient
-  register_op({"where", "dlc.select", inferWhere, vjpWhere});
-  register_op({"astype", "dlc.cast", inferCast, vjpCast});
-  register_op({"broadcast_to", "dlc.broadcast_to", inferBroadcastTo, vjpBroadcastTo});
+    register_op(caller_runnable({op.name, op.dialectOp, op.infer, op.vjp, elementwise_layouts}));
+  register_op(caller_runnable({"compare", "dlc.compare", inferCompare})); // no gradient
+  register_op(caller_runnable({"where", "dlc.select", inferWhere, vjpWhere}));
+  register_op(caller_runnable({"astype", "dlc.cast", inferCast, vjpCast}));
+  register_op(caller_runnable({"broadcast_to", "dlc.broadcast_to", inferBroadcastTo, vjpBroadcastTo}));
 }
 
 #define DLC_BINARY(FN, OP)                                                                 \

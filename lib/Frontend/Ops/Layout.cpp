@@ -82,9 +82,9 @@ std::vector<Tensor> vjpSplit(const VjpContext &c) {
 } // namespace
 
 void detail::register_layout_ops() {
-  register_op({"transpose", "dlc.transpose", inferTranspose, vjpTranspose});
-  register_op({"concatenate", "dlc.concat", inferConcat, vjpConcat});
-  register_op({"split", "dlc.split", inferSplit, vjpSplit});
+  register_op(caller_runnable({"transpose", "dlc.transpose", inferTranspose, vjpTranspose}));
+  register_op(caller_runnable({"concatenate", "dlc.concat", inferConcat, vjpConcat}));
+  register_op(caller_runnable({"split", "dlc.split", inferSplit, vjpSplit}));
 }
 
 Tensor np::reshape(const Tensor &x, const Shape &shape) { return x.reshape(shape); }

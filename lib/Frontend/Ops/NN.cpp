@@ -386,10 +386,12 @@ void detail::register_nn_ops() {
   register_op({"batch_norm_backward", "dlc.batch_norm_backward", inferBatchNormBackward,
                vjp_not_implemented, batchNormBackwardLayouts});
   register_op({"fully_connected", "dlc.dense", inferDense, vjpDense});
-  register_op({"dropout", "dlc.dropout", inferDropout, vjpDropout});
-  register_op({"softmax_cross_entropy", "dlc.softmax_cross_entropy", inferLoss, vjpLoss});
-  register_op({"softmax_cross_entropy_backward", "dlc.softmax_cross_entropy_backward",
-               inferLossBackward, vjp_not_implemented});
+  register_op(caller_runnable({"dropout", "dlc.dropout", inferDropout, vjpDropout}));
+  register_op(caller_runnable(
+      {"softmax_cross_entropy", "dlc.softmax_cross_entropy", inferLoss, vjpLoss}));
+  register_op(caller_runnable({"softmax_cross_entropy_backward",
+                               "dlc.softmax_cross_entropy_backward", inferLossBackward,
+                               vjp_not_implemented}));
 }
 
 Tensor npx::convolution(const Tensor &x, const Tensor &weight, const Tensor &bias,
