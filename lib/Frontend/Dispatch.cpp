@@ -237,18 +237,26 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
 
   if (op.vjp && autograd::is_recording()) {
     // The VJP sees detached aliases: the recording keeps values alive, not itself.
+    // Which inputs want a gradient is read when the backward runs, as the walk delivers
+    // by the same rule (a tensor may call attach_grad() after the forward). Weak
+    // references: the record must not keep its inputs' autograd state alive.
     std::vector<Tensor> savedInputs, savedOutputs;
-    std::vector<bool> needsGrad;
+    std::vector<std::weak_ptr<Tensor::Impl>> recordedInputs;
     for (const Tensor &t : inputs) {
       savedInputs.push_back(t.detach());
-      needsGrad.push_back(autograd::needs_grad(t));
+      recordedInputs.push_back(t.impl());
     }
     for (const Tensor &t : results)
       savedOutputs.push_back(t.detach());
     const OpDef *def = &op;
     autograd::record(op.name, inputs, results,
                      [def, savedInputs, savedOutputs, sharedAttrs,
-                      needsGrad](const std::vector<Tensor> &grads) {
+                      recordedInputs](const std::vector<Tensor> &grads) {
+                       std::vector<bool> needsGrad;
+                       for (const std::weak_ptr<Tensor::Impl> &input : recordedInputs) {
+                         std::shared_ptr<Tensor::Impl> impl = input.lock();
+                         needsGrad.push_back(impl && autograd::needs_grad(Tensor(impl)));
+                       }
                        VjpContext context{def->name, savedInputs, savedOutputs, grads,
                                           *sharedAttrs, &needsGrad};
                        return def->vjp(context);

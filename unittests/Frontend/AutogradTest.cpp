@@ -234,4 +234,18 @@ TEST(Autograd, InputsThatNeedNoGradientGetNone) {
   auto with = weightGrads(true), without = weightGrads(false);
   dlc::testing::expectClose(with.first, without.first, 0, "convolution weight");
   dlc::testing::expectClose(with.second, without.second, 0, "dense weight");
+
+  // Asked for after the forward: the rule is told at backward time, so x gets its
+  // gradient, the one the rule computes with every gradient wanted.
+  Tensor late = x.copyto(cpu(0)), lateWeight = w.copyto(cpu(0));
+  lateWeight.attach_grad();
+  Tensor y2;
+  {
+    autograd::Record record;
+    y2 = npx::convolution(late, lateWeight, b);
+  }
+  late.attach_grad();
+  y2.backward(g);
+  dlc::testing::expectClose(full[0].to_vector<float>(), late.grad().to_vector<float>(), 0,
+                            "data gradient asked for after the forward");
 }

@@ -35,7 +35,7 @@ struct VjpContext {
   const std::vector<Tensor> &outputs;      ///< detached from the recording
   const std::vector<Tensor> &output_grads; ///< undefined where no gradient arrived
   const Attrs &attrs;
-  /// Which inputs needed a gradient when the call was recorded; null: all of them (a
+  /// Which inputs want a gradient (read when the backward runs); null: all of them (a
   /// traced backward, whose unused results the compiler removes).
   const std::vector<bool> *input_needs_grad = nullptr;
 
