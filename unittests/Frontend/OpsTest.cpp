@@ -278,3 +278,20 @@ TEST(Ops, OnlyThreadCountIndependentOpsMayRunOnTheCaller) {
                            "max_pool2d", "avg_pool2d", "batch_norm", "batch_norm_backward"})
     EXPECT_FALSE(find_op(name).may_run_on_caller) << name;
 }
+
+// Tensor-scalar arithmetic shares one 0-d tensor per value, dtype and device: results
+// stay right across many values (the cache is emptied when it fills), dtypes and devices.
+TEST(Ops, ScalarOperandsAreSharedSafely) {
+  Tensor x = np::array(std::vector<float>{1, 2, 3});
+  for (int i = 0; i < 1100; ++i) {
+    double v = 0.25 * i;
+    std::vector<float> got = (x * v + 1.0).to_vector<float>();
+    ASSERT_EQ(got, (std::vector<float>{float(v + 1), float(2 * v + 1), float(3 * v + 1)}))
+        << "value " << v;
+  }
+  Tensor ints = np::array(std::vector<double>{4, 5}, std::nullopt, DType::i32);
+  EXPECT_EQ((ints * 2.0).to_vector<int>(), (std::vector<int>{8, 10}));
+  EXPECT_EQ((x.copyto(cpu(1)) * 2.0).device(), cpu(1));
+  EXPECT_EQ((x * 2.0).to_vector<float>(), (std::vector<float>{2, 4, 6}));
+  EXPECT_EQ((2.0 - x).to_vector<float>(), (std::vector<float>{1, 0, -1}));
+}

@@ -1,7 +1,13 @@
 //===- Elementwise.cpp - element-wise ops: arithmetic, comparisons, where, cast ===//
 #include "../OpDefinitions.h"
+#include "../Tracer.h"
 
 #include "dlc/Frontend/NumPy.h"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 namespace dlc {
 
@@ -169,8 +175,28 @@ Tensor compare(const Tensor &a, const Tensor &b, Predicate predicate) {
 }
 
 /// A 0-d tensor of `value` with `like`'s dtype and device, for tensor-scalar arithmetic.
+/// Eager code uses the same few over and over (a momentum, a dropout scale), so each is
+/// made once per value, dtype and device and then shared: nothing ever writes into them,
+/// and on a GPU every one made is a kernel launch (a BatchNorm layer's running averages
+/// took four per step). A trace makes its own: a constant of the graph, not an argument.
 Tensor scalarLike(double value, const Tensor &like) {
-  return np::full({}, value, like.dtype(), like.device());
+  if (trace::Tracer::current())
+    return np::full({}, value, like.dtype(), like.device());
+  using Key = std::tuple<uint64_t, DType, Device>;
+  static std::mutex mutex;
+  static auto *made = new std::map<Key, Tensor>; // never destroyed: GPU memory at exit
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  Key key{bits, like.dtype(), like.device()};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = made->find(key);
+  if (found != made->end())
+    return found->second;
+  if (made->size() >= 1024)
+    made->clear(); // a program sweeping through many values
+  Tensor scalar = np::full({}, value, like.dtype(), like.device());
+  made->emplace(key, scalar);
+  return scalar;
 }
 
 } // namespace
