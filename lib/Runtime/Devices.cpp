@@ -50,22 +50,6 @@ bool gpu_tf32() {
 #endif
 }
 
-void set_gpu_copy_stream(bool enabled) {
-#if DLC_HAVE_CUDA
-  cuda::set_copy_stream(enabled);
-#else
-  (void)enabled;
-#endif
-}
-
-bool gpu_copy_stream() {
-#if DLC_HAVE_CUDA
-  return cuda::copy_stream_enabled();
-#else
-  return false;
-#endif
-}
-
 GpuMemoryInfo gpu_memory_info(Device device) {
   if (device.kind != DeviceKind::gpu || device.id < 0 || device.id >= num_gpus())
     throw UnsupportedError("gpu_memory_info(" + device.str() + "): this process sees " +

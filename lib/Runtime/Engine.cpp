@@ -275,18 +275,6 @@ private:
       task.group->record(inputError);
     if (inputError && !task.alwaysRun)
       return inputError;
-#if DLC_HAVE_CUDA
-    if (gpu_) {
-      // Dependencies issued to this stream but not finished: the task's copies must stay
-      // in stream order behind them (others have finished, or were waited for above).
-      bool followsUnfinished = false;
-      for (const std::vector<TaskHandle> *dependencies : {&task.inputs, &task.orderAfter})
-        for (const TaskHandle &dependency : *dependencies)
-          followsUnfinished = followsUnfinished ||
-                              (orderedByStream(dependency) && !dependency->done());
-      cuda::set_task_follows_unfinished_work(followsUnfinished);
-    }
-#endif
     try {
       task.work();
     } catch (...) {

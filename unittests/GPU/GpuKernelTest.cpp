@@ -100,34 +100,6 @@ TEST_F(Gpu, CopiesInEveryDirection) {
   EXPECT_THROW(onGpu + host, DeviceMismatchError);
 }
 
-// Uploads into fresh tensors take the copy stream; one into a tensor that queued kernels
-// still read waits for them (stays on the compute stream); work after an upload sees its
-// data. The same results with the copy stream switched off.
-TEST_F(Gpu, UploadsKeepTheQueueOrder) {
-  bool was = gpu_copy_stream();
-  for (bool copyStream : {true, false}) {
-    set_gpu_copy_stream(copyStream);
-    Tensor first = randomOnCpu({256, 256}, -1, 1, 11), second = randomOnCpu({256, 256}, -1, 1, 12);
-    Tensor x = first.copyto(gpu(0));
-    Tensor y = x;
-    for (int i = 0; i < 20; ++i) // queued work that reads x
-      y = np::matmul(y, x) * 0.05;
-    Tensor expected = first;
-    for (int i = 0; i < 20; ++i)
-      expected = np::matmul(expected, first) * 0.05;
-    second.copyto(x); // must not overtake the reads above
-    Tensor fresh = second.copyto(gpu(0)), doubled = fresh * 2.0;
-    std::vector<float> want = values(expected), got = values(y);
-    ASSERT_EQ(want.size(), got.size());
-    for (size_t i = 0; i < want.size(); ++i)
-      ASSERT_NEAR(want[i], got[i], 1e-3 * std::max(1.0f, std::abs(want[i])))
-          << "copy stream " << copyStream << ", element " << i;
-    EXPECT_EQ(values(x), values(second)) << "copy stream " << copyStream;
-    EXPECT_EQ(values(doubled), values(second * 2.0)) << "copy stream " << copyStream;
-  }
-  set_gpu_copy_stream(was);
-}
-
 TEST_F(Gpu, MemoryStatisticsAndOutOfMemory) {
   waitall();
   int64_t before = memory_stats(gpu(0)).bytes_in_use;

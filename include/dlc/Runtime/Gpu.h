@@ -19,13 +19,6 @@ namespace dlc {
 void set_gpu_tf32(bool enabled);
 bool gpu_tf32();
 
-/// Lets uploads from host memory that follow no unfinished work of their GPU (a fresh
-/// tensor: the next batch) run on the GPU's copy stream, beside the kernels already
-/// issued; later work still sees them in order. On by default; DLC_GPU_COPY_STREAM=0
-/// keeps every copy on the compute stream.
-void set_gpu_copy_stream(bool enabled);
-bool gpu_copy_stream();
-
 /// Free and total memory of a GPU as the driver reports it (dlc's cached blocks count as
 /// used; see memory_stats for dlc's own view).
 struct GpuMemoryInfo {

@@ -6,8 +6,6 @@
 #include "dlc/Core/Error.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <string>
 #include <unordered_map>
 
 namespace dlc::cuda {
@@ -17,11 +15,6 @@ namespace {
 thread_local const char *currentOp = nullptr;
 thread_local const char *lastOp = nullptr;
 thread_local DeviceContext *boundContext = nullptr;
-thread_local bool followsUnfinishedWork = true; // the safe answer until the worker says
-std::atomic<bool> copyStreamEnabled{[] {
-  const char *flag = std::getenv("DLC_GPU_COPY_STREAM");
-  return !(flag && std::string(flag) == "0");
-}()};
 
 std::string where() {
   int device = -1;
@@ -94,22 +87,6 @@ DeviceContext::DeviceContext(int ordinal) : ordinal_(ordinal) {
   DeviceGuard guard(ordinal);
   // Non-blocking: the legacy default stream must not serialize dlc's queues.
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-}
-
-cudaStream_t DeviceContext::copy_stream() {
-  if (!copyStream_) {
-    check(cudaStreamCreateWithFlags(&copyStream_, cudaStreamNonBlocking),
-          "cudaStreamCreateWithFlags");
-    check(cudaEventCreateWithFlags(&copyJoin_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-  }
-  return copyStream_;
-}
-
-void DeviceContext::join_copy_stream() {
-  if (!copyStream_)
-    return;
-  check(cudaEventRecord(copyJoin_, copyStream_), "cudaEventRecord");
-  check(cudaStreamWaitEvent(stream_, copyJoin_, 0), "cudaStreamWaitEvent");
 }
 
 cudnnHandle_t DeviceContext::cudnn() {
@@ -230,11 +207,6 @@ ErrorFlag::ErrorFlag() : storage_(allocate(cpu_pinned(0), sizeof(int))) {
 //===----------------------------------------------------------------------===//
 
 void start_worker(int ordinal) { bind_worker_thread(ordinal); }
-
-void set_task_follows_unfinished_work(bool follows) { followsUnfinishedWork = follows; }
-bool task_follows_unfinished_work() { return followsUnfinishedWork; }
-void set_copy_stream(bool enabled) { copyStreamEnabled = enabled; }
-bool copy_stream_enabled() { return copyStreamEnabled; }
 
 IssuedTask issue(int ordinal) {
   DeviceContext &ctx = context(ordinal);

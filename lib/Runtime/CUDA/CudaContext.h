@@ -63,13 +63,6 @@ public:
   /// call; reuse is safe because everything on this device runs in stream order.
   void *workspace(size_t bytes);
 
-  /// The copy stream (created on first use): uploads that follow no unfinished work of
-  /// this GPU run there, beside the kernels already issued to stream().
-  cudaStream_t copy_stream();
-  /// Makes stream() wait for everything issued to copy_stream() so far: work issued
-  /// later keeps the queue's order (a task after an upload sees its data).
-  void join_copy_stream();
-
   /// An event recorded on stream() now, from the pool.
   cudaEvent_t record_fence();
   /// Blocks until `fence` has passed and returns it to the pool; throws the asynchronous
@@ -85,8 +78,6 @@ public:
 private:
   int ordinal_;
   cudaStream_t stream_ = nullptr;
-  cudaStream_t copyStream_ = nullptr;
-  cudaEvent_t copyJoin_ = nullptr; // reused: a wait takes the event's state when issued
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::shared_ptr<Storage> workspace_;
@@ -94,10 +85,6 @@ private:
   std::vector<cudaEvent_t> freeEvents_;
   std::vector<std::function<void()>> checks_;
 };
-
-/// What the worker told set_task_follows_unfinished_work (CudaEngine.h) for the task it
-/// is running.
-bool task_follows_unfinished_work();
 
 /// The context of GPU `ordinal` (created on first use, never destroyed: worker threads
 /// may still use it while static objects are torn down).

@@ -30,16 +30,6 @@ struct IssuedTask {
   std::vector<std::function<void()>> checks; // host checks once the work has finished
   std::string op;                            // the last op the task ran, for messages
 };
-/// Called by the worker before a task's work: whether the task follows work issued to
-/// this GPU's stream that has not finished (then its copies stay on that stream; an
-/// upload that follows nothing unfinished may take the copy stream).
-void set_task_follows_unfinished_work(bool follows);
-
-/// Whether uploads may use the copy stream (default on; DLC_GPU_COPY_STREAM=0 keeps every
-/// copy on the compute stream).
-void set_copy_stream(bool enabled);
-bool copy_stream_enabled();
-
 /// Called by the worker after a task's work returned: records its fence.
 IssuedTask issue(int ordinal);
 /// Called by the worker after a task's work threw: drops what it left behind.

@@ -85,15 +85,6 @@ void copy_async(void *target, Device to, const void *source, Device from, size_t
   // Host memory on one side: unified addressing tells the direction. From pageable host
   // memory the call returns once the source has been staged, so the source may change
   // afterwards; pinned memory goes by DMA in stream order.
-  // An upload that follows no unfinished kernel of this GPU (a fresh tensor: the next
-  // batch) goes on the copy stream, so that it overlaps the kernels already issued; the
-  // compute stream then waits for it, which keeps the queue's order for what follows.
-  if (from.is_host() && copy_stream_enabled() && !task_follows_unfinished_work()) {
-    check(cudaMemcpyAsync(target, source, bytes, cudaMemcpyHostToDevice, ctx.copy_stream()),
-          "cudaMemcpyAsync");
-    ctx.join_copy_stream();
-    return;
-  }
   check(cudaMemcpyAsync(target, source, bytes, cudaMemcpyDefault, ctx.stream()),
         "cudaMemcpyAsync");
 }
