@@ -239,7 +239,8 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
     // The VJP sees detached aliases: the recording keeps values alive, not itself.
     // Which inputs want a gradient is read when the backward runs, as the walk delivers
     // by the same rule (a tensor may call attach_grad() after the forward). Weak
-    // references: the record must not keep its inputs' autograd state alive.
+    // references: the tape node already holds the inputs, and a closure holding them too
+    // would make a cycle through a tensor that an op writes in place.
     std::vector<Tensor> savedInputs, savedOutputs;
     std::vector<std::weak_ptr<Tensor::Impl>> recordedInputs;
     for (const Tensor &t : inputs) {

@@ -183,12 +183,13 @@ Tensor scalarLike(double value, const Tensor &like) {
   if (trace::Tracer::current())
     return np::full({}, value, like.dtype(), like.device());
   using Key = std::tuple<uint64_t, DType, Device>;
-  static std::mutex mutex;
-  static auto *made = new std::map<Key, Tensor>; // never destroyed: GPU memory at exit
+  // Never destroyed: the tensors may hold GPU memory, freed at exit after CUDA is gone.
+  static auto *mutex = new std::mutex;
+  static auto *made = new std::map<Key, Tensor>;
   uint64_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   Key key{bits, like.dtype(), like.device()};
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(*mutex);
   auto found = made->find(key);
   if (found != made->end())
     return found->second;
