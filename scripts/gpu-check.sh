@@ -147,6 +147,9 @@ DLC_CUDNN_CONV_ALGO=heuristics DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-benc
 # Where the step's time goes: DLC_PROFILE waits for each op's kernels (kernel time per op).
 DLC_PROFILE=1 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-leafnet" --only=leafnet_step 32 \
   >"$out/dlc-leafnet-profile.txt" 2>&1 || say "the profiled step failed (see $out/dlc-leafnet-profile.txt)"
+DLC_PROFILE=1 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-leafnet" --only=leafnet_step_gluon 32 \
+  >"$out/dlc-leafnet-gluon-profile.txt" 2>&1 ||
+  say "the profiled Gluon step failed (see $out/dlc-leafnet-gluon-profile.txt)"
 gpus=$( (nvidia-smi -L 2>/dev/null || echo gpu) | grep -c .)
 say "timing the training step on 1 GPU and on all $gpus"
 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-trainstep" 32 20 >"$out/dlc-trainstep-1.jsonl" 2>&1 ||
