@@ -44,6 +44,7 @@ void registerEveryOp() {
     detail::register_creation_ops();
     detail::register_nn_ops();
     detail::register_memory_layout_ops();
+    detail::register_optimizer_ops();
   });
 }
 
@@ -265,6 +266,8 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
   }
   return results;
 }
+
+bool is_tracing() { return trace::Tracer::current() != nullptr; }
 
 std::vector<Tensor> vjp_not_implemented(const VjpContext &context) {
   throw UnsupportedError("backward: '" + context.op_name +

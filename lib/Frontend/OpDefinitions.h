@@ -13,6 +13,7 @@ void register_layout_ops();
 void register_creation_ops();
 void register_nn_ops();
 void register_memory_layout_ops();
+void register_optimizer_ops();
 
 /// Layout rules (OpDef::layout) shared by several ops; MemoryLayouts.cpp.
 /// Plain in, plain out.

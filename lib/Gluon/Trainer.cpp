@@ -3,10 +3,13 @@
 
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/Collectives.h"
+#include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Frontend/OpRegistry.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace dlc::gluon {
 
@@ -15,6 +18,18 @@ const std::map<std::string, std::vector<std::string>> knownOptions = {
     {"sgd", {"learning_rate", "momentum", "wd", "clip_gradient"}},
     {"nag", {"learning_rate", "momentum", "wd", "clip_gradient"}},
     {"adam", {"learning_rate", "beta1", "beta2", "epsilon", "wd", "clip_gradient"}}};
+
+/// Whether `weight` is updated by one fused op (npx::adam_update, sgd_momentum_update)
+/// rather than a dozen element-wise ones: eagerly (a trace keeps the separate ops, which
+/// the compiler fuses), for float32 weights, unless DLC_FUSED_UPDATES=0. Same bits either
+/// way.
+bool fusedUpdates(const Tensor &weight) {
+  static const bool enabled = [] {
+    const char *flag = std::getenv("DLC_FUSED_UPDATES");
+    return !(flag && std::string(flag) == "0");
+  }();
+  return enabled && !is_tracing() && weight.dtype() == DType::f32;
+}
 } // namespace
 
 Trainer::Trainer(const ParameterDict &params, const std::string &optimizer,
@@ -155,6 +170,14 @@ Tensor Trainer::update(const Tensor &weight, Tensor grad, std::vector<Tensor> &s
     if (state.empty())
       state = {np::zeros(weight.shape(), weight.dtype(), home),
                np::zeros(weight.shape(), weight.dtype(), home)};
+    if (fusedUpdates(weight)) {
+      npx::AdamUpdate next =
+          npx::adam_update(weight, grad, state[0], state[1], rate, beta1, beta2, epsilon);
+      state = {next.mean, next.var};
+      return next.weight;
+    }
+    // Traced (the compiled step): the same arithmetic as separate ops, fused by the
+    // compiler.
     state[0] = state[0] * beta1 + grad * (1 - beta1);
     state[1] = state[1] * beta2 + grad * grad * (1 - beta2);
     return weight - state[0] * rate / (np::sqrt(state[1]) + epsilon);
@@ -164,6 +187,12 @@ Tensor Trainer::update(const Tensor &weight, Tensor grad, std::vector<Tensor> &s
     return weight - grad * rate;
   if (state.empty())
     state = {np::zeros(weight.shape(), weight.dtype(), home)};
+  if (fusedUpdates(weight)) {
+    npx::MomentumUpdate next =
+        npx::sgd_momentum_update(weight, grad, state[0], rate, momentum, optimizer_ == "nag");
+    state[0] = next.momentum;
+    return next.weight;
+  }
   state[0] = state[0] * momentum + grad;
   Tensor direction = optimizer_ == "nag" ? grad + state[0] * momentum : state[0];
   return weight - direction * rate;

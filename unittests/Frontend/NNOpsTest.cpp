@@ -281,3 +281,49 @@ TEST(NNOps, ClearErrors) {
   EXPECT_THROW(loss.wait_to_read(), std::out_of_range);
   EXPECT_THROW(npx::waitall(), std::out_of_range);
 }
+
+// The fused optimizer updates give the bits of the same formulas written with separate
+// ops (the traced path, and the reference), on random values of a whole parameter.
+TEST(NNOps, FusedOptimizerUpdatesEqualTheSeparateOps) {
+  Tensor w = randomTensor({37, 129}, 60), g = randomTensor({37, 129}, 61) * 0.1;
+  Tensor mean = randomTensor({37, 129}, 62) * 0.01;
+  Tensor var = np::exp(randomTensor({37, 129}, 63)) * 1e-4; // positive
+  Tensor rate = np::full({}, 0.0013);
+  double beta1 = 0.85, beta2 = 0.995, epsilon = 1e-7;
+  npx::AdamUpdate fused = npx::adam_update(w, g, mean, var, rate, beta1, beta2, epsilon);
+  Tensor m2 = mean * beta1 + g * (1 - beta1);
+  Tensor v2 = var * beta2 + g * g * (1 - beta2);
+  Tensor w2 = w - m2 * rate / (np::sqrt(v2) + epsilon);
+  EXPECT_EQ(fused.mean.to_vector<float>(), m2.to_vector<float>());
+  EXPECT_EQ(fused.var.to_vector<float>(), v2.to_vector<float>());
+  EXPECT_EQ(fused.weight.to_vector<float>(), w2.to_vector<float>());
+  EXPECT_NE(fused.weight.to_vector<float>(), w.to_vector<float>()) << "nothing was updated";
+
+  for (bool nesterov : {false, true}) {
+    npx::MomentumUpdate step = npx::sgd_momentum_update(w, g, mean, rate, 0.9, nesterov);
+    Tensor s2 = mean * 0.9 + g;
+    Tensor direction = nesterov ? g + s2 * 0.9 : s2;
+    EXPECT_EQ(step.momentum.to_vector<float>(), s2.to_vector<float>()) << nesterov;
+    EXPECT_EQ(step.weight.to_vector<float>(), (w - direction * rate).to_vector<float>())
+        << nesterov;
+  }
+
+  // Errors name the op and what was expected.
+  auto message = [](const std::function<void()> &call) {
+    try {
+      call();
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string wrongShape =
+      message([&] { npx::adam_update(w, g.reshape({129, 37}), mean, var, rate); });
+  EXPECT_NE(wrongShape.find("adam_update"), std::string::npos) << wrongShape;
+  EXPECT_NE(wrongShape.find("one shape"), std::string::npos) << wrongShape;
+  std::string notScalar = message([&] { npx::sgd_momentum_update(w, g, mean, w, 0.9); });
+  EXPECT_NE(notScalar.find("0-d"), std::string::npos) << notScalar;
+  std::string wrongType =
+      message([&] { npx::sgd_momentum_update(w.astype(DType::f16), g, mean, rate, 0.9); });
+  EXPECT_NE(wrongType.find("float32"), std::string::npos) << wrongType;
+}

@@ -100,6 +100,23 @@ TEST_F(Gpu, CopiesInEveryDirection) {
   EXPECT_THROW(onGpu + host, DeviceMismatchError);
 }
 
+// The fused optimizer updates compute with round-to-nearest intrinsics (no FMA
+// contraction), so a GPU gives the CPU's bits; one launch per parameter.
+TEST_F(Gpu, FusedOptimizerUpdatesMatchTheCpuBitForBit) {
+  Tensor w = randomOnCpu({300, 77}, -1, 1, 31), g = randomOnCpu({300, 77}, -0.1, 0.1, 32);
+  Tensor mean = randomOnCpu({300, 77}, -0.01, 0.01, 33), var = randomOnCpu({300, 77}, 1e-6, 1e-3, 34);
+  Tensor rate = np::full({}, 0.0013);
+  expectGpuMatchesCpu({w, g, mean, var, rate}, [](auto &in) {
+    npx::AdamUpdate r = npx::adam_update(in[0], in[1], in[2], in[3], in[4], 0.85, 0.995, 1e-7);
+    return std::vector<Tensor>{r.weight, r.mean, r.var};
+  }, "adam_update", 0);
+  for (bool nesterov : {false, true})
+    expectGpuMatchesCpu({w, g, mean, rate}, [nesterov](auto &in) {
+      npx::MomentumUpdate r = npx::sgd_momentum_update(in[0], in[1], in[2], in[3], 0.9, nesterov);
+      return std::vector<Tensor>{r.weight, r.momentum};
+    }, nesterov ? "nag update" : "momentum update", 0);
+}
+
 TEST_F(Gpu, MemoryStatisticsAndOutOfMemory) {
   waitall();
   int64_t before = memory_stats(gpu(0)).bytes_in_use;

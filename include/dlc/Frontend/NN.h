@@ -89,6 +89,29 @@ Tensor softmax_cross_entropy(const Tensor &logits, const Tensor &labels);
 Tensor softmax_cross_entropy_backward(const Tensor &dloss, const Tensor &logits,
                                       const Tensor &labels);
 
+/// One Adam step of a float32 parameter in one pass (MXNet's adam_update), with `rate` a
+/// 0-d float32 tensor (the bias-corrected learning rate):
+///   mean' = beta1*mean + (1-beta1)*grad,  var' = beta2*var + (1-beta2)*grad²,
+///   weight' = weight - rate*mean' / (sqrt(var') + epsilon).
+/// The same bits as those formulas written with separate ops. Eager only: a hybridized or
+/// compiled step writes the separate ops, which the compiler fuses.
+struct AdamUpdate {
+  Tensor weight, mean, var;
+};
+AdamUpdate adam_update(const Tensor &weight, const Tensor &grad, const Tensor &mean,
+                       const Tensor &var, const Tensor &rate, double beta1 = 0.9,
+                       double beta2 = 0.999, double epsilon = 1e-8);
+
+/// One SGD step with momentum (MXNet's sgd_mom_update; Nesterov's variant with
+/// `nesterov`): momentum' = mu*momentum + grad, weight' = weight - rate*d, with
+/// d = grad + mu*momentum' (Nesterov) or momentum'. Eager only, as adam_update.
+struct MomentumUpdate {
+  Tensor weight, momentum;
+};
+MomentumUpdate sgd_momentum_update(const Tensor &weight, const Tensor &grad,
+                                   const Tensor &momentum, const Tensor &rate, double mu,
+                                   bool nesterov = false);
+
 } // namespace dlc::npx
 
 #endif // DLC_FRONTEND_NN_H

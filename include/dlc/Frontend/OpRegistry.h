@@ -86,6 +86,11 @@ inline OpDef caller_runnable(OpDef op) {
 /// (the gradient ops themselves: no second-order derivatives yet); it throws.
 std::vector<Tensor> vjp_not_implemented(const VjpContext &context);
 
+/// Whether hybridize is tracing on this thread: ops are recorded into a graph, not run.
+/// Eager-only ops (`eager.*` kernels, no dialect op) cannot be traced; callers that have
+/// one use the dialect's ops instead then.
+bool is_tracing();
+
 /// Adds `op` to the registry (names are unique).
 void register_op(OpDef op);
 /// The entry named `name`; throws dlc::Error for an unknown name.

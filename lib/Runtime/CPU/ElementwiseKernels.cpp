@@ -246,6 +246,7 @@ void register_cpu_kernels() {
   register_layout_kernels();
   register_creation_kernels();
   register_nn_kernels();
+  register_optimizer_kernels();
 }
 
 } // namespace dlc::cpu_kernels

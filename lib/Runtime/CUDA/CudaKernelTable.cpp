@@ -38,6 +38,7 @@ void register_cuda_kernels() {
   register_blas_kernels();
   register_cudnn_kernels();
   register_pool_kernels();
+  register_optimizer_kernels();
 }
 
 } // namespace dlc::cuda

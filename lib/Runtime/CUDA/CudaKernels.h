@@ -32,6 +32,7 @@ void register_creation_kernels();    // CreationKernels.cu
 void register_blas_kernels();        // BlasKernels.cpp
 void register_cudnn_kernels();       // CudnnKernels.cpp
 void register_pool_kernels();        // PoolKernels.cu
+void register_optimizer_kernels();   // OptimizerKernels.cu
 
 /// Registers `fn` for `op` on GPUs. The oracle of a GPU kernel is the CPU reference
 /// kernel of the same op (tests compare the two), so the entry's reference is `fn` too.

@@ -1,0 +1,70 @@
+//===- Optimizer.cpp - fused optimizer updates (eager only) -------------------===//
+//
+// MXNet's optimizers call one op per parameter and step (adam_update, sgd_mom_update);
+// written with separate element-wise ops the same update is a dozen calls, each a pass
+// over the parameter and, on a GPU, a kernel launch. These ops have no dialect op: a
+// traced step keeps the separate ops, which dlc-fuse fuses into one loop.
+//
+//===----------------------------------------------------------------------===//
+#include "../OpDefinitions.h"
+
+#include "dlc/Frontend/NN.h"
+
+namespace dlc {
+
+namespace {
+
+/// Every input float32, the first `sameShape` of one shape, the last a 0-d rate; the
+/// outputs are `outputs` tensors of that shape.
+std::vector<TensorMeta> inferUpdate(const std::vector<TensorMeta> &in, size_t sameShape,
+                                    size_t outputs) {
+  for (const TensorMeta &meta : in)
+    if (meta.dtype != DType::f32)
+      throw DTypeError(std::string("needs float32 tensors, got ") + dtype_name(meta.dtype));
+  for (size_t i = 1; i < sameShape; ++i)
+    if (in[i].shape != in[0].shape)
+      throw ShapeError("the weight " + shape_rules::str(in[0].shape) + ", its gradient and "
+                       "its optimizer state must have one shape, input #" +
+                       std::to_string(i) + " is " + shape_rules::str(in[i].shape));
+  if (!in.back().shape.empty())
+    throw ShapeError("the rate must be a 0-d tensor, got " + shape_rules::str(in.back().shape));
+  return std::vector<TensorMeta>(outputs, in[0]);
+}
+
+std::vector<TensorMeta> inferAdam(const std::vector<TensorMeta> &in, const Attrs &) {
+  return inferUpdate(in, 4, 3);
+}
+
+std::vector<TensorMeta> inferMomentum(const std::vector<TensorMeta> &in, const Attrs &) {
+  return inferUpdate(in, 3, 2);
+}
+
+} // namespace
+
+void detail::register_optimizer_ops() {
+  // No VJP: an update's outputs carry no gradient. Element-wise, so a tiny one (a bias)
+  // may run on the caller.
+  register_op(caller_runnable({"adam_update", "eager.adam_update", inferAdam}));
+  register_op(caller_runnable({"sgd_momentum_update", "eager.sgd_momentum_update", inferMomentum}));
+}
+
+npx::AdamUpdate npx::adam_update(const Tensor &weight, const Tensor &grad, const Tensor &mean,
+                                 const Tensor &var, const Tensor &rate, double beta1,
+                                 double beta2, double epsilon) {
+  static const OpDef &op = find_op("adam_update");
+  std::vector<Tensor> out =
+      invoke(op, {weight, grad, mean, var, rate},
+             Attrs{{"beta1", beta1}, {"beta2", beta2}, {"epsilon", epsilon}});
+  return {out[0], out[1], out[2]};
+}
+
+npx::MomentumUpdate npx::sgd_momentum_update(const Tensor &weight, const Tensor &grad,
+                                             const Tensor &momentum, const Tensor &rate,
+                                             double mu, bool nesterov) {
+  static const OpDef &op = find_op("sgd_momentum_update");
+  std::vector<Tensor> out =
+      invoke(op, {weight, grad, momentum, rate}, Attrs{{"momentum", mu}, {"nesterov", nesterov}});
+  return {out[0], out[1]};
+}
+
+} // namespace dlc
