@@ -283,11 +283,12 @@ TEST(NNOps, ClearErrors) {
 }
 
 // The fused optimizer updates give the bits of the same formulas written with separate
-// ops (the traced path, and the reference), on random values of a whole parameter.
+// ops (the traced path, and the reference), on random values of a whole parameter (big
+// enough to be split over threads).
 TEST(NNOps, FusedOptimizerUpdatesEqualTheSeparateOps) {
-  Tensor w = randomTensor({37, 129}, 60), g = randomTensor({37, 129}, 61) * 0.1;
-  Tensor mean = randomTensor({37, 129}, 62) * 0.01;
-  Tensor var = np::exp(randomTensor({37, 129}, 63)) * 1e-4; // positive
+  Tensor w = randomTensor({301, 129}, 60), g = randomTensor({301, 129}, 61) * 0.1;
+  Tensor mean = randomTensor({301, 129}, 62) * 0.01;
+  Tensor var = np::exp(randomTensor({301, 129}, 63)) * 1e-4; // positive
   Tensor rate = np::full({}, 0.0013);
   double beta1 = 0.85, beta2 = 0.995, epsilon = 1e-7;
   npx::AdamUpdate fused = npx::adam_update(w, g, mean, var, rate, beta1, beta2, epsilon);
@@ -318,7 +319,7 @@ TEST(NNOps, FusedOptimizerUpdatesEqualTheSeparateOps) {
     return std::string("no error");
   };
   std::string wrongShape =
-      message([&] { npx::adam_update(w, g.reshape({129, 37}), mean, var, rate); });
+      message([&] { npx::adam_update(w, g.reshape({129, 301}), mean, var, rate); });
   EXPECT_NE(wrongShape.find("adam_update"), std::string::npos) << wrongShape;
   EXPECT_NE(wrongShape.find("one shape"), std::string::npos) << wrongShape;
   std::string notScalar = message([&] { npx::sgd_momentum_update(w, g, mean, w, 0.9); });

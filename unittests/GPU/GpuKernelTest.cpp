@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 using namespace dlc;
@@ -115,6 +116,21 @@ TEST_F(Gpu, FusedOptimizerUpdatesMatchTheCpuBitForBit) {
       npx::MomentumUpdate r = npx::sgd_momentum_update(in[0], in[1], in[2], in[3], 0.9, nesterov);
       return std::vector<Tensor>{r.weight, r.momentum};
     }, nesterov ? "nag update" : "momentum update", 0);
+  // And the separate ops the fused one replaces, on the GPU: the same bits.
+  Tensor gw = w.copyto(gpu(0)), gg = g.copyto(gpu(0)), gm = mean.copyto(gpu(0)),
+         gv = var.copyto(gpu(0)), gr = rate.copyto(gpu(0));
+  npx::AdamUpdate fused = npx::adam_update(gw, gg, gm, gv, gr, 0.85, 0.995, 1e-7);
+  Tensor m2 = gm * 0.85 + gg * (1 - 0.85), v2 = gv * 0.995 + gg * gg * (1 - 0.995);
+  Tensor w2 = gw - m2 * gr / (np::sqrt(v2) + 1e-7);
+  auto bits = [](const Tensor &t) {
+    std::vector<float> v = values(t);
+    std::vector<uint32_t> out(v.size());
+    std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
+    return out;
+  };
+  EXPECT_EQ(bits(fused.mean), bits(m2));
+  EXPECT_EQ(bits(fused.var), bits(v2));
+  EXPECT_EQ(bits(fused.weight), bits(w2));
 }
 
 TEST_F(Gpu, MemoryStatisticsAndOutOfMemory) {

@@ -41,7 +41,7 @@ template <typename Launch> void launchUpdate(const KernelArgs &k, const char *op
 
 // (weight, grad, mean, var, rate) -> (weight', mean', var').
 void adamUpdate(const KernelArgs &k) {
-  launchUpdate(k, "eager.adam_update", [&](int64_t n, cudaStream_t stream) {
+  launchUpdate(k, "adam_update", [&](int64_t n, cudaStream_t stream) {
     adamKernel<<<blocks_for(n), kThreads, 0, stream>>>(
         optimizer_math::adam_constants(*k.attrs), k.inputs[4].as<const float>(),
         k.inputs[0].as<const float>(), k.inputs[1].as<const float>(),
@@ -53,7 +53,7 @@ void adamUpdate(const KernelArgs &k) {
 
 // (weight, grad, momentum, rate) -> (weight', momentum').
 void momentumUpdate(const KernelArgs &k) {
-  launchUpdate(k, "eager.sgd_momentum_update", [&](int64_t n, cudaStream_t stream) {
+  launchUpdate(k, "sgd_momentum_update", [&](int64_t n, cudaStream_t stream) {
     momentumKernel<<<blocks_for(n), kThreads, 0, stream>>>(
         float(k.attrs->get_float("momentum", 0.9)), k.attrs->get_bool("nesterov", false),
         k.inputs[3].as<const float>(), k.inputs[0].as<const float>(),
