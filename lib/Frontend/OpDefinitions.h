@@ -33,6 +33,13 @@ Layout blocked_if_blockable(const TensorMeta &meta, bool allow_blocked);
 /// A fresh kernel seed from `device`'s random generator (np::random::seed sets it).
 int64_t next_kernel_seed(Device device);
 
+/// Throws DTypeError unless every tensor of `in` is float32 (the NN and optimizer ops).
+inline void require_float32(const std::vector<TensorMeta> &in) {
+  for (const TensorMeta &meta : in)
+    if (meta.dtype != DType::f32)
+      throw DTypeError(std::string("needs float32 tensors, got ") + dtype_name(meta.dtype));
+}
+
 /// Throws ShapeError with the rule's message when `inferred` failed, else returns it.
 inline Shape checked(const shape_rules::Inferred &inferred) {
   if (!inferred.ok())

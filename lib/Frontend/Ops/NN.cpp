@@ -14,11 +14,7 @@ using detail::blocked_if_blockable;
 using detail::keep_if_blockable;
 using detail::plain_layouts;
 
-void requireFloat32(const std::vector<TensorMeta> &in) {
-  for (const TensorMeta &meta : in)
-    if (meta.dtype != DType::f32)
-      throw DTypeError(std::string("needs float32 tensors, got ") + dtype_name(meta.dtype));
-}
+using detail::require_float32;
 
 std::array<int64_t, 2> pairAttr(const Attrs &attrs, const char *name, int64_t fallback) {
   std::vector<int64_t> values = attrs.get_ints(name, {fallback, fallback});
@@ -47,7 +43,7 @@ void requireForwardShape(const shape_rules::Inferred &forward, const Shape &grad
 }
 
 std::vector<TensorMeta> inferConv(const std::vector<TensorMeta> &in, const Attrs &a) {
-  requireFloat32(in);
+  require_float32(in);
   const Shape *bias = in.size() > 2 ? &in[2].shape : nullptr;
   return {{checked(shape_rules::conv2d(in[0].shape, in[1].shape, bias, convParams(a))),
            DType::f32}};
@@ -56,7 +52,7 @@ std::vector<TensorMeta> inferConv(const std::vector<TensorMeta> &in, const Attrs
 // (dy, w) -> dx of shape attr input_shape
 std::vector<TensorMeta> inferConvBackwardData(const std::vector<TensorMeta> &in,
                                               const Attrs &a) {
-  requireFloat32(in);
+  require_float32(in);
   Shape input = a.get_ints("input_shape", {});
   requireForwardShape(shape_rules::conv2d(input, in[1].shape, nullptr, convParams(a)),
                       in[0].shape);
@@ -66,7 +62,7 @@ std::vector<TensorMeta> inferConvBackwardData(const std::vector<TensorMeta> &in,
 // (dy, x) -> dw of shape attr weight_shape, and db (O) too with attr with_bias
 std::vector<TensorMeta> inferConvBackwardFilter(const std::vector<TensorMeta> &in,
                                                 const Attrs &a) {
-  requireFloat32(in);
+  require_float32(in);
   Shape weight = a.get_ints("weight_shape", {});
   requireForwardShape(shape_rules::conv2d(in[1].shape, weight, nullptr, convParams(a)),
                       in[0].shape);
@@ -76,14 +72,14 @@ std::vector<TensorMeta> inferConvBackwardFilter(const std::vector<TensorMeta> &i
 }
 
 std::vector<TensorMeta> inferPool(const std::vector<TensorMeta> &in, const Attrs &a) {
-  requireFloat32(in);
+  require_float32(in);
   return {{checked(shape_rules::pool2d(in[0].shape, poolParams(a))), DType::f32}};
 }
 
 // (dy, x) -> dx like x
 std::vector<TensorMeta> inferMaxPoolBackward(const std::vector<TensorMeta> &in,
                                              const Attrs &a) {
-  requireFloat32(in);
+  require_float32(in);
   requireForwardShape(shape_rules::pool2d(in[1].shape, poolParams(a)), in[0].shape);
   return {in[1]};
 }
@@ -91,7 +87,7 @@ std::vector<TensorMeta> inferMaxPoolBackward(const std::vector<TensorMeta> &in,
 // dy -> dx of shape attr input_shape
 std::vector<TensorMeta> inferAvgPoolBackward(const std::vector<TensorMeta> &in,
                                              const Attrs &a) {
-  requireFloat32(in);
+  require_float32(in);
   Shape input = a.get_ints("input_shape", {});
   requireForwardShape(shape_rules::pool2d(input, poolParams(a)), in[0].shape);
   return {{input, DType::f32}};
@@ -106,7 +102,7 @@ void requireChannelVectors(const std::vector<TensorMeta> &in, size_t first,
 
 // training: (x, gamma, beta) -> (y, mean, var); inference: (x, gamma, beta, rm, rv) -> y
 std::vector<TensorMeta> inferBatchNorm(const std::vector<TensorMeta> &in, const Attrs &a) {
-  requireFloat32(in);
+  require_float32(in);
   if (a.get_bool("training", false)) {
     requireChannelVectors(in, 1, {"gamma", "beta"});
     return {in[0], in[1], in[1]};
@@ -118,7 +114,7 @@ std::vector<TensorMeta> inferBatchNorm(const std::vector<TensorMeta> &in, const 
 // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
 std::vector<TensorMeta> inferBatchNormBackward(const std::vector<TensorMeta> &in,
                                                const Attrs &) {
-  requireFloat32(in);
+  require_float32(in);
   if (in[0].shape != in[1].shape)
     throw ShapeError("the output gradient " + shape_rules::str(in[0].shape) +
                      " must have the input's shape " + shape_rules::str(in[1].shape));
@@ -128,13 +124,13 @@ std::vector<TensorMeta> inferBatchNormBackward(const std::vector<TensorMeta> &in
 }
 
 std::vector<TensorMeta> inferDense(const std::vector<TensorMeta> &in, const Attrs &) {
-  requireFloat32(in);
+  require_float32(in);
   const Shape *bias = in.size() > 2 ? &in[2].shape : nullptr;
   return {{checked(shape_rules::dense(in[0].shape, in[1].shape, bias)), DType::f32}};
 }
 
 std::vector<TensorMeta> inferDropout(const std::vector<TensorMeta> &in, const Attrs &a) {
-  requireFloat32(in);
+  require_float32(in);
   double ratio = a.get_float("ratio", 0.5);
   if (!(ratio >= 0 && ratio < 1))
     throw ShapeError("ratio must be in [0, 1), got " + std::to_string(ratio));
@@ -148,13 +144,13 @@ void requireLabels(const TensorMeta &labels) {
 }
 
 std::vector<TensorMeta> inferLoss(const std::vector<TensorMeta> &in, const Attrs &) {
-  requireFloat32({in[0]});
+  require_float32({in[0]});
   requireLabels(in[1]);
   return {{checked(shape_rules::softmaxCrossEntropy(in[0].shape, in[1].shape)), DType::f32}};
 }
 
 std::vector<TensorMeta> inferLossBackward(const std::vector<TensorMeta> &in, const Attrs &) {
-  requireFloat32({in[0], in[1]});
+  require_float32({in[0], in[1]});
   requireLabels(in[2]);
   Shape loss = checked(shape_rules::softmaxCrossEntropy(in[1].shape, in[2].shape));
   if (loss != in[0].shape)

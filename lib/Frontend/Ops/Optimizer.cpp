@@ -18,9 +18,7 @@ namespace {
 /// outputs are `outputs` tensors of that shape.
 std::vector<TensorMeta> inferUpdate(const std::vector<TensorMeta> &in, size_t sameShape,
                                     size_t outputs) {
-  for (const TensorMeta &meta : in)
-    if (meta.dtype != DType::f32)
-      throw DTypeError(std::string("needs float32 tensors, got ") + dtype_name(meta.dtype));
+  detail::require_float32(in);
   for (size_t i = 1; i < sameShape; ++i)
     if (in[i].shape != in[0].shape)
       throw ShapeError("the weight " + shape_rules::str(in[0].shape) + ", its gradient and "
