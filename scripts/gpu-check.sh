@@ -154,6 +154,10 @@ gpus=$( (nvidia-smi -L 2>/dev/null || echo gpu) | grep -c .)
 say "timing the training step on 1 GPU and on all $gpus"
 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-trainstep" 32 20 >"$out/dlc-trainstep-1.jsonl" 2>&1 ||
   { say "dlc-bench-trainstep (1 GPU) failed"; status=1; }
+# The same on the old path (one stream, host waits): what the copy stream and the
+# device-side waits change.
+DLC_GPU_EVENT_WAITS=0 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-trainstep" 32 20 \
+  >"$out/dlc-trainstep-1-host-waits.jsonl" 2>&1 || say "dlc-bench-trainstep (host waits) failed"
 if [ "$gpus" -gt 1 ]; then
   DLC_BENCH_DEVICES=gpu timeout 90 "$bin/dlc-bench-trainstep" $((32 * gpus)) 20 \
     >"$out/dlc-trainstep-all.jsonl" 2>&1 || { say "dlc-bench-trainstep (all GPUs) failed"; status=1; }
@@ -181,6 +185,7 @@ def load(name):
     return rows
 dlc, torch = load("dlc-leafnet.jsonl"), load("torch-leafnet.jsonl")
 one, every = load("dlc-trainstep-1.jsonl"), load("dlc-trainstep-all.jsonl")
+hostWaits = load("dlc-trainstep-1-host-waits.jsonl")
 print(f"{'benchmark (batch 32, gpu 0)':34} {'dlc ms':>9} {'torch ms':>9} {'dlc/torch speed':>16}")
 for bench in ["small_op_x100", "conv2d_fwd_bwd", "max_pool2d_fwd_bwd", "batch_norm_fwd_bwd", "dense_fwd_bwd",
               "leafnet_step", "leafnet_step_gluon", "leafnet_step_hybrid"]:
@@ -198,7 +203,9 @@ for mode in ["seed_loop_eager", "seed_loop_hybrid", "train_step"]:
     a, b = one.get(mode), every.get(mode)
     if a:
         scale = f"  all GPUs {b['samples_per_s']:.0f}/s = {b['samples_per_s'] / a['samples_per_s']:.2f}x" if b else ""
-        print(f"training {mode:25} 1 GPU {a['samples_per_s']:.0f} samples/s{scale}")
+        h = hostWaits.get(mode)
+        old = f" (one stream, host waits: {h['samples_per_s']:.0f}/s)" if h else ""
+        print(f"training {mode:25} 1 GPU {a['samples_per_s']:.0f} samples/s{old}{scale}")
 PY
 if [ -s "$out/dlc-leafnet-profile.txt" ]; then
   echo "where dlc's leafnet_step spends GPU time (DLC_PROFILE, top ops):"

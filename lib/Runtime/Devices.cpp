@@ -11,6 +11,8 @@
 #endif
 
 #include <atomic>
+#include <cstdlib>
+#include <string>
 
 namespace dlc {
 
@@ -48,6 +50,32 @@ bool gpu_tf32() {
 #else
   return false;
 #endif
+}
+
+namespace {
+
+bool enabledUnlessZero(const char *variable) {
+  const char *value = std::getenv(variable);
+  return !(value && std::string(value) == "0");
+}
+
+// Function-local: read correctly even from another file's static initializers.
+std::atomic<bool> &eventWaits() {
+  static std::atomic<bool> enabled{enabledUnlessZero("DLC_GPU_EVENT_WAITS")};
+  return enabled;
+}
+std::atomic<bool> &copyStream() {
+  static std::atomic<bool> enabled{enabledUnlessZero("DLC_GPU_COPY_STREAM")};
+  return enabled;
+}
+
+} // namespace
+
+void set_gpu_event_waits(bool enabled) { eventWaits() = enabled; }
+bool gpu_event_waits() { return eventWaits().load(std::memory_order_relaxed); }
+void set_gpu_copy_stream(bool enabled) { copyStream() = enabled; }
+bool gpu_copy_stream() {
+  return copyStream().load(std::memory_order_relaxed) && gpu_event_waits();
 }
 
 GpuMemoryInfo gpu_memory_info(Device device) {

@@ -3,6 +3,7 @@
 
 #include "dlc/Config.h"
 #include "dlc/Core/Error.h"
+#include "dlc/Runtime/Gpu.h"
 
 #if DLC_HAVE_CUDA
 #include "CUDA/CudaEngine.h"
@@ -43,12 +44,32 @@ std::exception_ptr TaskState::error() const {
 }
 
 void TaskState::finish(std::exception_ptr error) {
+  std::shared_ptr<void> fence;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     error_ = std::move(error);
+    fence = std::move(fence_); // released outside the lock: it returns to an event pool
     done_.store(true, std::memory_order_release);
   }
   finished_.notify_all();
+}
+
+void TaskState::set_fence(std::shared_ptr<void> fence) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (done_.load(std::memory_order_relaxed))
+      return;
+    fence_ = std::move(fence);
+  }
+  finished_.notify_all();
+}
+
+std::shared_ptr<void> TaskState::wait_issued() const {
+  if (done_.load(std::memory_order_acquire))
+    return nullptr;
+  std::unique_lock<std::mutex> lock(mutex_);
+  finished_.wait(lock, [&] { return fence_ || done_.load(std::memory_order_relaxed); });
+  return done_.load(std::memory_order_relaxed) ? nullptr : fence_;
 }
 
 //===----------------------------------------------------------------------===//
@@ -94,6 +115,7 @@ struct Task {
   std::vector<TaskHandle> inputs;     // wait, and fail with their error
   std::vector<TaskHandle> orderAfter; // wait only
   TaskHandle state;
+  int stream = 0; // on a GPU: the compute stream (0) or the copy stream (1)
 };
 
 class DeviceQueue {
@@ -201,9 +223,16 @@ private:
         }
         // Whatever the work launched before it returned or threw is on the stream: the
         // task finishes, and releases what it captured, only once its fence has passed.
-        std::exception_ptr error = run(task);
+        std::exception_ptr error;
+        try {
+          cuda::begin_task(device_.id, task.stream);
+          error = run(task);
+        } catch (...) {
+          error = std::current_exception();
+        }
         try {
           InFlight flight{cuda::issue(device_.id), std::move(task), error};
+          flight.task.state->set_fence(flight.issued.fence);
           {
             std::lock_guard<std::mutex> lock(mutex_);
             inFlight_.push_back(std::move(flight));
@@ -244,29 +273,49 @@ private:
       idle_.notify_all();
   }
 
-  /// Whether `dependency` was issued earlier to this GPU's stream, which orders it
-  /// before anything issued later without a host wait.
-  bool orderedByStream(const TaskHandle &dependency) const {
-    return gpu_ && dependency->queue() == this;
+  /// Whether `dependency` was issued earlier to the stream `task` goes to, which orders
+  /// it before anything issued later without a wait.
+  bool orderedByStream(const TaskHandle &dependency, const Task &task) const {
+    return gpu_ && dependency->queue() == this && dependency->stream() == task.stream;
+  }
+
+  /// Makes `task` follow `dependency`, which its stream does not order. On a GPU the
+  /// task's stream waits for the dependency's fence on the device once the dependency has
+  /// been issued (an earlier task of this GPU's other stream, or of another GPU), and the
+  /// worker goes on; otherwise (a host task, event waits off, or another queue's task that
+  /// a collective rank follows: the rank must know its inputs' errors before it launches)
+  /// the worker waits on the host.
+  void follow(const TaskHandle &dependency, const Task &task) {
+#if DLC_HAVE_CUDA
+    // A rank waits on the host for other queues' work; this queue's own work cannot
+    // report an error before it launches anyway (it was issued, not finished).
+    bool hostWait = task.group && dependency->queue() != this;
+    if (gpu_ && !hostWait && gpu_event_waits()) {
+      if (std::shared_ptr<void> fence = dependency->wait_issued())
+        cuda::wait_on_device(device_.id, fence);
+      return;
+    }
+#endif
+    (void)task;
+    dependency->wait();
   }
 
   std::exception_ptr run(Task &task) {
-    for (const TaskHandle &dependency : task.orderAfter)
-      if (!orderedByStream(dependency))
-        dependency->wait();
     std::exception_ptr inputError;
-    for (const TaskHandle &input : task.inputs) {
-      if (orderedByStream(input)) {
-        // Failed when it was issued: known now. Failing later on the device: the
-        // completion thread passes that error on to this task.
-        if (input->done() && input->error())
-          inputError = input->error();
-      } else {
-        input->wait();
-        inputError = input->error();
+    try {
+      for (const TaskHandle &dependency : task.orderAfter)
+        if (!orderedByStream(dependency, task))
+          follow(dependency, task);
+      for (const TaskHandle &input : task.inputs) {
+        if (!orderedByStream(input, task))
+          follow(input, task);
+        // Failed already (when it was issued, or on the host): known now. Failing later
+        // on a device: the completion thread passes that error on to this task.
+        if (input->done() && (inputError = input->error()))
+          break;
       }
-      if (inputError)
-        break;
+    } catch (...) {
+      return std::current_exception(); // a failed device-side wait
     }
     // An input is poisoned: so is everything computed from it. A collective still takes
     // part (its peers would wait for it forever) and fails afterwards, with its peers:
@@ -303,10 +352,21 @@ private:
       }
       std::exception_ptr completion = cuda::complete(device_.id, flight.issued);
       std::exception_ptr error = flight.error ? flight.error : completion;
-      // Tasks issued after a same-stream input ran before its failure was known.
-      for (const TaskHandle &input : flight.task.inputs)
-        if (!error && input->done() && input->error())
+      // Tasks issued after an input ran before its failure was known. An input of this
+      // queue was issued earlier, so it is finished by now; one of another queue has
+      // passed its fence (this task waited for it on the device) but its own completion
+      // thread may not have taken it yet: its error is waited for here.
+      for (const TaskHandle &input : flight.task.inputs) {
+        if (error)
+          break;
+        if (input->queue() != this)
+          input->wait();
+        if (input->done() && input->error())
           error = input->error();
+      }
+      // What the checks keep (a replaced workspace, error flags) and the fence go before
+      // the task is seen finished: a wait then sees the memory released.
+      flight.issued = {};
       finish(flight.task, error);
     }
   }
@@ -474,12 +534,13 @@ std::atomic<bool> inlineTinyTasks{[] {
 /// Makes a task of `work` on `queue`, ordered after what it must follow.
 Task makeTask(DeviceQueue &queue, std::vector<std::shared_ptr<Buffer>> reads,
               std::vector<std::shared_ptr<Buffer>> writes, std::function<void()> work,
-              std::shared_ptr<GroupError> group) {
+              std::shared_ptr<GroupError> group, int stream = 0) {
   Task task;
   task.alwaysRun = group != nullptr;
   task.group = std::move(group);
+  task.stream = stream;
   task.state = std::make_shared<TaskState>();
-  task.state->set_queue(&queue);
+  task.state->set_queue(&queue, stream);
   task.work = std::move(work);
   task.reads = std::move(reads);
   task.writes = std::move(writes);
@@ -574,9 +635,20 @@ TaskHandle enqueue_copy(const std::shared_ptr<Buffer> &from, const void *source,
                    [target, source, bytes] { std::memcpy(target, source, bytes); });
 #if DLC_HAVE_CUDA
   Device runner = toDevice.is_host() ? fromDevice : toDevice;
-  return enqueue(runner, {from}, {to}, [target, toDevice, source, fromDevice, bytes] {
-    cuda::copy_async(target, toDevice, source, fromDevice, bytes);
-  });
+  // Between host memory and a GPU: on the copy stream, beside the kernels, unless the
+  // GPU side is a region of a compiled program's arena, whose memory other regions reuse
+  // in the compute stream's order without a buffer dependency to follow.
+  const std::shared_ptr<Buffer> &gpuSide = toDevice.is_host() ? from : to;
+  bool copyStream = (fromDevice.is_host() || toDevice.is_host()) && gpu_copy_stream() &&
+                    !gpuSide->is_region();
+  DeviceQueue &queue = queueFor(runner);
+  Task task = makeTask(queue, {from}, {to},
+                       [target, toDevice, source, fromDevice, bytes] {
+                         cuda::copy_async(target, toDevice, source, fromDevice, bytes);
+                       },
+                       nullptr, copyStream ? cuda::kCopyStream : cuda::kComputeStream);
+  std::lock_guard<std::mutex> ordered(queue.enqueueMutex());
+  return enqueueLocked(queue, std::move(task));
 #else
   throw UnsupportedError("copyto(): copies between " + fromDevice.str() + " and " +
                          toDevice.str() + " need dlc built with CUDA");

@@ -165,6 +165,40 @@ TEST(Engine, TinyTaskErrorSurfacesAtTheNextRead) {
   EXPECT_THROW(waitall(), Error);
 }
 
+// A GPU task's fence is handed to followers from the moment it is issued until the task
+// is done; the state then lets go of it (the event returns to its pool once the last
+// follower that took it has let go too). A task never issued (a host task) has none:
+// waiting for its issue is waiting for it to finish.
+TEST(Engine, TaskStateHandsOutItsFenceFromIssueUntilDone) {
+  TaskState gpuTask;
+  std::atomic<int> recycled{0};
+  int event = 0;
+  std::thread worker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    gpuTask.set_fence(std::shared_ptr<void>(&event, [&](void *) { ++recycled; }));
+  });
+  std::shared_ptr<void> fence = gpuTask.wait_issued(); // blocks until the worker issues it
+  worker.join();
+  EXPECT_EQ(fence.get(), &event);
+  EXPECT_FALSE(gpuTask.done());
+  gpuTask.finish(nullptr);
+  EXPECT_EQ(gpuTask.wait_issued(), nullptr) << "a finished task needs no device-side wait";
+  EXPECT_EQ(recycled.load(), 0) << "a follower still holds the fence";
+  fence.reset();
+  EXPECT_EQ(recycled.load(), 1);
+  gpuTask.set_fence(std::shared_ptr<void>(&event, [&](void *) { ++recycled; }));
+  EXPECT_EQ(recycled.load(), 2) << "a fence set after the task finished is dropped at once";
+
+  TaskState hostTask;
+  std::thread finisher([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    hostTask.finish(nullptr);
+  });
+  EXPECT_EQ(hostTask.wait_issued(), nullptr);
+  EXPECT_TRUE(hostTask.done());
+  finisher.join();
+}
+
 TEST(Allocator, StatisticsAndReuse) {
   Device device = cpu(7);
   MemoryStats before = memory_stats(device);

@@ -101,6 +101,140 @@ TEST_F(Gpu, CopiesInEveryDirection) {
   EXPECT_THROW(onGpu + host, DeviceMismatchError);
 }
 
+namespace {
+
+/// Queues ~10 ms of work on `device`'s compute stream (products of 4096² matrices of
+/// ones, scaled back to ones: exact), so that what is queued next runs late.
+void queueBacklog(Device device) {
+  Tensor m = np::ones({4096, 4096}, DType::f32, device);
+  for (int i = 0; i < 4; ++i)
+    m = np::matmul(m, m) * (1.0 / 4096);
+}
+
+void expectAll(const Tensor &t, float value, const std::string &what) {
+  std::vector<float> v = values(t);
+  auto [low, high] = std::minmax_element(v.begin(), v.end());
+  EXPECT_EQ(*low, value) << what;
+  EXPECT_EQ(*high, value) << what;
+}
+
+/// A pinned host tensor of `value`, already written (its fill is not what is timed).
+Tensor pinnedFull(const Shape &shape, double value) {
+  Tensor t = np::full(shape, value, DType::f32, cpu_pinned(0));
+  t.wait_to_read();
+  return t;
+}
+
+/// Uploads, downloads and copies between GPUs against kernels still queued behind a
+/// backlog: read after write, write after read, and failures passed along.
+void expectCopiesOrderedWithQueuedKernels() {
+  const Shape shape{1024, 1024};
+  // Read after write: a download (pinned: asynchronous) of a result still being computed.
+  queueBacklog(gpu(0));
+  Tensor late = np::full(shape, 3.0, DType::f32, gpu(0)) + 1.0;
+  expectAll(late.copyto(cpu_pinned(0)), 4.f, "download of a queued result");
+  // Write after read: an upload into a tensor that a queued kernel still has to read.
+  Tensor source = np::full(shape, 1.0, DType::f32, gpu(0));
+  source.wait_to_read();
+  Tensor nines = pinnedFull(shape, 9.0);
+  queueBacklog(gpu(0));
+  Tensor read = source + 0.0;
+  nines.copyto(source);
+  expectAll(read, 1.f, "a queued read of a tensor overwritten by an upload");
+  expectAll(source, 9.f, "the upload");
+  // Read after an upload: kernels see the uploaded values.
+  Tensor host = randomOnCpu({1000}, -1, 1, 11);
+  EXPECT_EQ(values(host.copyto(gpu(0)) * 2.0), values(host * 2.0));
+  // A kernel's late failure reaches the download that read its result.
+  Tensor logits = randomOnCpu({2, 3}).copyto(gpu(0));
+  Tensor badLabels = np::array(std::vector<int64_t>{0, 7}).copyto(gpu(0));
+  queueBacklog(gpu(0));
+  Tensor loss = npx::softmax_cross_entropy(logits, badLabels);
+  EXPECT_THROW(loss.copyto(cpu_pinned(0)).to_vector<float>(), Error);
+  EXPECT_THROW(waitall(), Error);
+  EXPECT_NO_THROW(waitall());
+  if (num_gpus() < 2)
+    return;
+  for (auto [from, to] : {std::pair{0, 1}, std::pair{1, 0}}) {
+    std::string pair = "gpu(" + std::to_string(from) + ") -> gpu(" + std::to_string(to) + ")";
+    // A result still being computed on one GPU, copied to the other and computed on.
+    queueBacklog(gpu(from));
+    Tensor produced = np::full(shape, 2.0, DType::f32, gpu(from)) * 3.0;
+    Tensor there = produced.copyto(gpu(to)) + 1.0;
+    expectAll(there, 7.f, pair + ": a copy of a queued result");
+    // An upload into the source must wait for the other GPU's copy to have read it.
+    Tensor original = np::full(shape, 5.0, DType::f32, gpu(from));
+    original.wait_to_read();
+    queueBacklog(gpu(to));
+    Tensor copied = original.copyto(gpu(to)); // behind gpu(to)'s backlog
+    pinnedFull(shape, 8.0).copyto(original);
+    expectAll(copied, 5.f, pair + ": a copy overtaken by a write to its source");
+    expectAll(original, 8.f, pair + ": the write");
+    // A late failure on one GPU reaches what the other computes from it.
+    Tensor logitsThere = randomOnCpu({2, 3}).copyto(gpu(from));
+    Tensor labelsThere = np::array(std::vector<int64_t>{0, 7}).copyto(gpu(from));
+    queueBacklog(gpu(from));
+    Tensor failed = npx::softmax_cross_entropy(logitsThere, labelsThere);
+    EXPECT_THROW((failed.copyto(gpu(to)) + 1.0).to_vector<float>(), Error) << pair;
+    EXPECT_THROW(waitall(), Error) << pair;
+    EXPECT_NO_THROW(waitall()) << pair;
+  }
+}
+
+/// Sets the GPU ordering switches for its life, then restores them.
+class GpuOrderingSwitches {
+public:
+  GpuOrderingSwitches(bool eventWaits, bool copyStream)
+      : eventWaits_(gpu_event_waits()), copyStream_(gpu_copy_stream()) {
+    set_gpu_event_waits(eventWaits);
+    set_gpu_copy_stream(copyStream);
+  }
+  ~GpuOrderingSwitches() {
+    set_gpu_event_waits(eventWaits_);
+    set_gpu_copy_stream(copyStream_);
+  }
+
+private:
+  bool eventWaits_, copyStream_;
+};
+
+} // namespace
+
+// Each way of ordering GPU work: the copy stream with device-side waits (the default),
+// one stream with device-side waits between GPUs, host waits (DLC_GPU_EVENT_WAITS=0).
+TEST_F(Gpu, CopiesOrderThemselvesWithQueuedKernelsOnEveryPath) {
+  {
+    SCOPED_TRACE("copy stream and device-side waits");
+    GpuOrderingSwitches mode(true, true);
+    expectCopiesOrderedWithQueuedKernels();
+  }
+  {
+    SCOPED_TRACE("one stream, device-side waits between GPUs");
+    GpuOrderingSwitches mode(true, false);
+    expectCopiesOrderedWithQueuedKernels();
+  }
+  {
+    SCOPED_TRACE("host waits");
+    GpuOrderingSwitches mode(false, false);
+    expectCopiesOrderedWithQueuedKernels();
+  }
+}
+
+// A collective whose input has just been uploaded (the copy stream) follows the upload
+// on the device: one GPU's NCCL-less path and, with two, NCCL.
+TEST_F(Gpu, AllReduceOfAnUploadSeesTheUploadedValues) {
+  std::vector<Device> devices{gpu(0), cpu(0)};
+  if (num_gpus() > 1)
+    devices = {gpu(0), gpu(1)};
+  std::vector<Tensor> parts;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    queueBacklog(gpu(0));
+    parts.push_back(pinnedFull({256, 256}, double(i + 1)).copyto(devices[i]));
+  }
+  for (const Tensor &sum : npx::all_reduce(parts))
+    expectAll(sum, 3.f, "all_reduce of uploads on " + sum.device().str());
+}
+
 // The fused optimizer updates compute with round-to-nearest intrinsics (no FMA
 // contraction), so a GPU gives the CPU's bits; one launch per parameter.
 TEST_F(Gpu, FusedOptimizerUpdatesMatchTheCpuBitForBit) {

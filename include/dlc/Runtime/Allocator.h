@@ -38,6 +38,9 @@ public:
   void *data() const { return data_; }
   size_t bytes() const { return bytes_; }
   Device device() const { return device_; }
+  /// Whether this is a region of another storage (whose other regions may hold other
+  /// values at other times).
+  bool is_region() const { return base_ != nullptr; }
 
 private:
   void *data_;

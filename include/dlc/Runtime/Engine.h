@@ -35,15 +35,31 @@ public:
   /// The error the task ended with, or null; meaningful once done.
   std::exception_ptr error() const;
   void finish(std::exception_ptr error);
-  /// The queue that runs the task: a GPU queue need not wait for its own earlier tasks,
-  /// which its stream already orders.
+  /// The queue that runs the task and, on a GPU, the stream it is issued to (0 compute,
+  /// 1 copy): a GPU task need not wait for earlier tasks of its own stream, which the
+  /// stream already orders.
   const void *queue() const { return queue_; }
-  void set_queue(const void *queue) { queue_ = queue; }
+  int stream() const { return stream_; }
+  void set_queue(const void *queue, int stream = 0) {
+    queue_ = queue;
+    stream_ = stream;
+  }
+
+  /// A GPU task's fence (an event recorded after its launches), set by the queue's worker
+  /// when it has issued the task and dropped when the task is done. Work on another
+  /// stream or GPU that must follow the task waits for the fence on the device instead
+  /// of waiting for the task on the host.
+  void set_fence(std::shared_ptr<void> fence);
+  /// Blocks until the task has been issued to a GPU stream or is done; returns its fence
+  /// while it is not done, else null (a host task never has one).
+  std::shared_ptr<void> wait_issued() const;
 
 private:
   const void *queue_ = nullptr;
+  int stream_ = 0;
   mutable std::mutex mutex_;
-  mutable std::condition_variable finished_;
+  mutable std::condition_variable finished_; // also signals set_fence
+  std::shared_ptr<void> fence_;
   // Set once, after error_: done() and error() of a finished task need no lock (the
   // dependency checks of every enqueue call them).
   std::atomic<bool> done_{false};
@@ -65,6 +81,7 @@ public:
   void *data() const { return storage_->data(); }
   size_t bytes() const { return storage_->bytes(); }
   Device device() const { return storage_->device(); }
+  bool is_region() const { return storage_->is_region(); }
 
   /// Waits for the last write and rethrows its error, if any: what reading needs.
   void wait_to_read() const;

@@ -19,6 +19,21 @@ namespace dlc {
 void set_gpu_tf32(bool enabled);
 bool gpu_tf32();
 
+/// How a GPU task follows work it depends on that its own stream does not order (another
+/// GPU's, or this GPU's other stream's). On (the default): the queue's worker makes the
+/// task's stream wait for that work on the device (cudaStreamWaitEvent) and goes on
+/// issuing. Off (DLC_GPU_EVENT_WAITS=0): the worker waits on the host until that work has
+/// finished, and copies use the compute stream.
+void set_gpu_event_waits(bool enabled);
+bool gpu_event_waits();
+
+/// Copies between host memory and a GPU run on the GPU's copy stream, beside its kernels
+/// (the default, with event waits on); off (DLC_GPU_COPY_STREAM=0), on the compute stream
+/// in order with the kernels. Copies into a compiled program's arena regions always use
+/// the compute stream (regions share memory that no buffer dependency orders).
+void set_gpu_copy_stream(bool enabled);
+bool gpu_copy_stream();
+
 /// Free and total memory of a GPU as the driver reports it (dlc's cached blocks count as
 /// used; see memory_stats for dlc's own view).
 struct GpuMemoryInfo {

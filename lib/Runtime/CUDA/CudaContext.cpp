@@ -87,9 +87,22 @@ DeviceContext::DeviceContext(int ordinal) : ordinal_(ordinal) {
   DeviceGuard guard(ordinal);
   // Non-blocking: the legacy default stream must not serialize dlc's queues.
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  active_ = stream_;
+}
+
+void DeviceContext::use_stream(int kind) {
+  if (kind == kCopyStream && !copyStream_) {
+    DeviceGuard guard(ordinal_);
+    check(cudaStreamCreateWithFlags(&copyStream_, cudaStreamNonBlocking),
+          "cudaStreamCreateWithFlags (copy stream)");
+  }
+  active_ = kind == kCopyStream ? copyStream_ : stream_;
 }
 
 cudnnHandle_t DeviceContext::cudnn() {
+  if (active_ != stream_)
+    throw Error("internal error: a cuDNN call in a task on the copy stream of " +
+                device().str());
   if (!cudnn_) {
     check(cudnnCreate(&cudnn_), "cudnnCreate");
     check(cudnnSetStream(cudnn_, stream_), "cudnnSetStream");
@@ -98,6 +111,9 @@ cudnnHandle_t DeviceContext::cudnn() {
 }
 
 cublasHandle_t DeviceContext::cublas() {
+  if (active_ != stream_)
+    throw Error("internal error: a cuBLAS call in a task on the copy stream of " +
+                device().str());
   if (!cublas_) {
     check(cublasCreate(&cublas_), "cublasCreate");
     check(cublasSetStream(cublas_, stream_), "cublasSetStream");
@@ -111,8 +127,12 @@ cublasHandle_t DeviceContext::cublas() {
 void *DeviceContext::workspace(size_t bytes) {
   if (bytes == 0)
     return nullptr;
-  if (!workspace_ || workspace_->bytes() < bytes)
-    workspace_ = allocate(device(), bytes); // the old block returns to the cache
+  if (!workspace_ || workspace_->bytes() < bytes) {
+    std::shared_ptr<Storage> grown = allocate(device(), bytes); // may throw: keep the old
+    if (workspace_)
+      after_completion([old = std::move(workspace_)] {}); // released after the fence
+    workspace_ = std::move(grown);
+  }
   return workspace_->data();
 }
 
@@ -129,7 +149,7 @@ cudaEvent_t DeviceContext::record_fence() {
   if (!event)
     check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming | cudaEventBlockingSync),
           "cudaEventCreateWithFlags");
-  cudaError_t status = cudaEventRecord(event, stream_);
+  cudaError_t status = cudaEventRecord(event, active_);
   if (status != cudaSuccess) {
     std::lock_guard<std::mutex> lock(eventsMutex_);
     freeEvents_.push_back(event);
@@ -138,12 +158,19 @@ cudaEvent_t DeviceContext::record_fence() {
   return event;
 }
 
+void DeviceContext::synchronize_streams() {
+  for (cudaStream_t stream : {stream_, copyStream_})
+    if (stream && cudaStreamSynchronize(stream) != cudaSuccess)
+      cudaGetLastError();
+}
+
+void DeviceContext::recycle(cudaEvent_t event) {
+  std::lock_guard<std::mutex> lock(eventsMutex_);
+  freeEvents_.push_back(event);
+}
+
 void DeviceContext::wait_fence(cudaEvent_t fence, const std::string &op) {
   cudaError_t status = cudaEventSynchronize(fence);
-  {
-    std::lock_guard<std::mutex> lock(eventsMutex_);
-    freeEvents_.push_back(fence);
-  }
   if (status != cudaSuccess)
     throw Error("a kernel failed on " + device().str() + (op.empty() ? "" : " in " + op) +
                 " (reported asynchronously by cudaEventSynchronize): " +
@@ -208,24 +235,54 @@ ErrorFlag::ErrorFlag() : storage_(allocate(cpu_pinned(0), sizeof(int))) {
 
 void start_worker(int ordinal) { bind_worker_thread(ordinal); }
 
-IssuedTask issue(int ordinal) {
-  DeviceContext &ctx = context(ordinal);
+// The worker's own context (bound to its thread): no lookup under the contexts' lock.
+void begin_task(int, int stream) { current_context().use_stream(stream); }
+
+void wait_on_device(int, const std::shared_ptr<void> &fence) {
+  check(cudaStreamWaitEvent(current_context().stream(), static_cast<cudaEvent_t>(fence.get()), 0),
+        "cudaStreamWaitEvent");
+}
+
+namespace {
+
+/// Makes the compute stream current again when the worker is done with a task.
+struct BackToComputeStream {
+  DeviceContext &ctx;
+  ~BackToComputeStream() { ctx.use_stream(kComputeStream); }
+};
+
+} // namespace
+
+IssuedTask issue(int) {
+  DeviceContext &ctx = current_context();
+  BackToComputeStream reset{ctx};
   IssuedTask task;
+  // The fence first: if recording it fails, the checks (and the memory they keep) stay
+  // for abandon_issue, which waits for the stream before dropping them.
+  DeviceContext *owner = &ctx; // contexts are never destroyed
+  task.fence = std::shared_ptr<void>(static_cast<void *>(ctx.record_fence()), [owner](void *event) {
+    owner->recycle(static_cast<cudaEvent_t>(event));
+  });
   task.op = lastOp ? lastOp : "";
   lastOp = nullptr;
   task.checks = ctx.take_completion_checks();
-  task.fence = static_cast<void *>(ctx.record_fence());
   return task;
 }
 
 void abandon_issue(int ordinal) {
+  DeviceContext &ctx = context(ordinal);
   lastOp = nullptr;
-  context(ordinal).take_completion_checks();
+  // Without a fence nothing tells when the launches have finished: wait for both streams
+  // here (the task may have used either), so that the task's buffers and what it
+  // deferred (a replaced workspace) are released only after.
+  ctx.synchronize_streams();
+  ctx.use_stream(kComputeStream);
+  ctx.take_completion_checks();
 }
 
 std::exception_ptr complete(int ordinal, IssuedTask &task) {
   try {
-    context(ordinal).wait_fence(static_cast<cudaEvent_t>(task.fence), task.op);
+    context(ordinal).wait_fence(static_cast<cudaEvent_t>(task.fence.get()), task.op);
     for (auto &check : task.checks)
       check();
   } catch (...) {

@@ -1,7 +1,7 @@
 //===- CudaContext.h - per-GPU streams, library handles, checks (internal) ---===//
 //
-// Each GPU has one context: its compute stream, lazily created cuDNN and cuBLAS handles
-// bound to that stream, a workspace, and a pool of events. The device's queue worker
+// Each GPU has one context: its compute stream and copy stream, lazily created cuDNN and
+// cuBLAS handles bound to the compute stream, a workspace, and a pool of events. The device's queue worker
 // binds the context to its thread, so a kernel finds its stream with current_context().
 // Kernels run in stream order: a task is issued (launched) by the worker and completed
 // when its fence (an event recorded after it) has passed, see Engine.cpp.
@@ -55,18 +55,32 @@ public:
 
   int ordinal() const { return ordinal_; }
   Device device() const { return gpu(ordinal_); }
-  cudaStream_t stream() const { return stream_; }
-  /// Library handles bound to stream(), created on first use.
+  /// The stream the current task's launches go to: the compute stream, or the copy
+  /// stream for a copy the engine put there (use_stream). Only the worker changes it.
+  cudaStream_t stream() const { return active_; }
+  /// Makes the compute stream (kComputeStream) or the copy stream (kCopyStream, created
+  /// on first use) current for the next task.
+  void use_stream(int kind);
+  /// Library handles bound to the compute stream, created on first use.
   cudnnHandle_t cudnn();
   cublasHandle_t cublas();
-  /// At least `bytes` of device memory for one kernel's scratch space. Valid until the next
-  /// call; reuse is safe because everything on this device runs in stream order.
+  /// At least `bytes` of device memory for one kernel's scratch space, on the compute
+  /// stream. Valid until the next call; reusing it is safe because the kernels that use it
+  /// run in the compute stream's order. When it grows, the old block returns to the
+  /// allocator's cache only once the current task's fence has passed: the copy stream,
+  /// which that order does not cover, could otherwise be handed memory a queued kernel
+  /// still uses.
   void *workspace(size_t bytes);
 
   /// An event recorded on stream() now, from the pool.
   cudaEvent_t record_fence();
-  /// Blocks until `fence` has passed and returns it to the pool; throws the asynchronous
-  /// error of the stream, if any, naming `op`.
+  /// Waits for both streams, ignoring their errors (a task whose fence could not be
+  /// recorded).
+  void synchronize_streams();
+  /// Returns an event to the pool (the fence's owner lets go of it).
+  void recycle(cudaEvent_t event);
+  /// Blocks until `fence` has passed; throws the asynchronous error of the stream, if
+  /// any, naming `op`.
   void wait_fence(cudaEvent_t fence, const std::string &op);
 
   /// Checks to run on the host once the current task's work has finished on the device
@@ -77,7 +91,9 @@ public:
 
 private:
   int ordinal_;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;     // compute
+  cudaStream_t copyStream_ = nullptr; // host <-> GPU copies
+  cudaStream_t active_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::shared_ptr<Storage> workspace_;

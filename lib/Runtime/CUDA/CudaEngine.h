@@ -24,15 +24,30 @@ namespace dlc::cuda {
 /// Binds GPU `ordinal`'s context to the calling thread (the device's queue worker).
 void start_worker(int ordinal);
 
+/// A GPU queue's streams: kernels, collectives and copies within the GPU go to the
+/// compute stream; copies between host memory and the GPU may go to the copy stream.
+enum StreamKind : int { kComputeStream = 0, kCopyStream = 1 };
+
+/// Called by the worker before a task: the task's waits and launches go to `stream`.
+void begin_task(int ordinal, int stream);
+/// Makes the current task's stream wait, on the device, for `fence` (an IssuedTask's
+/// fence from any GPU); the worker goes on at once.
+void wait_on_device(int ordinal, const std::shared_ptr<void> &fence);
+
 /// What the worker hands to the completion thread after issuing one task.
 struct IssuedTask {
-  void *fence = nullptr;                     // an event recorded after the task's launches
+  /// An event recorded on the task's stream after its launches; it returns to its
+  /// context's pool when the last holder lets go (the task's state holds it until done,
+  /// so a stream that waits for it never waits for a later record).
+  std::shared_ptr<void> fence;
   std::vector<std::function<void()>> checks; // host checks once the work has finished
   std::string op;                            // the last op the task ran, for messages
 };
-/// Called by the worker after a task's work returned: records its fence.
+/// Called by the worker after a task's work returned: records its fence and makes the
+/// compute stream current again.
 IssuedTask issue(int ordinal);
-/// Called by the worker after a task's work threw: drops what it left behind.
+/// Called by the worker after a task's work threw: waits for what it launched, then
+/// drops what it left behind (memory it deferred may then be reused).
 void abandon_issue(int ordinal);
 /// Called by the completion thread: waits for the fence, runs the checks; returns the
 /// task's error (an asynchronous CUDA error or a failed check), or null.
