@@ -40,6 +40,21 @@ inline void require_float32(const std::vector<TensorMeta> &in) {
       throw DTypeError(std::string("needs float32 tensors, got ") + dtype_name(meta.dtype));
 }
 
+/// The one floating-point dtype (float32, float16 or bfloat16) every tensor of `in` has;
+/// throws DTypeError otherwise. The NN ops take any of them: their kernels compute in
+/// float32 and round once to float16 or bfloat16, as cuDNN and cuBLAS do.
+inline DType require_one_float_dtype(const std::vector<TensorMeta> &in) {
+  DType dtype = in.empty() ? DType::f32 : in.front().dtype;
+  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16)
+    throw DTypeError(std::string("needs float32, float16 or bfloat16 tensors, got ") +
+                     dtype_name(dtype));
+  for (const TensorMeta &meta : in)
+    if (meta.dtype != dtype)
+      throw DTypeError(std::string("needs tensors of one floating-point dtype, got ") +
+                       dtype_name(dtype) + " and " + dtype_name(meta.dtype));
+  return dtype;
+}
+
 /// Throws ShapeError with the rule's message when `inferred` failed, else returns it.
 inline Shape checked(const shape_rules::Inferred &inferred) {
   if (!inferred.ok())

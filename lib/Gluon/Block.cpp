@@ -63,6 +63,18 @@ std::string Block::str(int indent) const {
   return os.str();
 }
 
+void Block::cast(DType dtype) {
+  for (const auto &entry : params_)
+    entry.second->cast(dtype);
+  for (const auto &entry : children_)
+    entry.second->cast(dtype);
+}
+
+void HybridBlock::cast(DType dtype) {
+  Block::cast(dtype);
+  compiled_.reset();
+}
+
 void HybridBlock::hybridize(bool active) {
   hybridized_ = active;
   compiled_.reset();

@@ -138,6 +138,10 @@ BatchNorm::BatchNorm(BatchNormOptions options) : options_(options) {
       std::make_shared<Parameter>("running_var", Shape{c}, DType::f32, ones(), GradReq::null));
 }
 
+void BatchNorm::cast(DType dtype) {
+  HybridBlock::cast(dtype == DType::f16 || dtype == DType::bf16 ? DType::f32 : dtype);
+}
+
 Tensor BatchNorm::forward(const Tensor &x) {
   if (x.ndim() < 2)
     throw ShapeError("BatchNorm: expects (N, C, ...) input, got " + shape_rules::str(x.shape()));

@@ -253,6 +253,174 @@ TEST(NNOps, DropoutIsSeededAndScaled) {
   EXPECT_THROW(npx::dropout(x, 1.0), ShapeError);
 }
 
+namespace {
+
+Tensor widened(const Tensor &t) { return t.astype(DType::f32); }
+
+/// Expects `got` (a float16 or bfloat16 result) to be `reference` (the float32 op on the
+/// widened inputs) rounded once to got's dtype, bit for bit.
+void expectRoundedOnce(const Tensor &got, const Tensor &reference, DType half,
+                       const std::string &what) {
+  ASSERT_EQ(got.dtype(), half) << what;
+  ASSERT_EQ(got.shape(), reference.shape()) << what;
+  EXPECT_EQ(widened(got).to_vector<float>(), widened(reference.astype(half)).to_vector<float>())
+      << what;
+}
+
+/// Expects `got` within `tolerance` of the largest magnitude of `reference`.
+void expectClose(const Tensor &got, const Tensor &reference, double tolerance,
+                 const std::string &what) {
+  std::vector<float> g = widened(got).to_vector<float>(), r = widened(reference).to_vector<float>();
+  ASSERT_EQ(g.size(), r.size()) << what;
+  float scale = 0;
+  for (float v : r)
+    scale = std::max(scale, std::abs(v));
+  ASSERT_GT(scale, 0.f) << what;
+  for (size_t i = 0; i < g.size(); ++i)
+    ASSERT_NEAR(g[i], r[i], tolerance * scale) << what << " element " << i;
+}
+
+} // namespace
+
+// float16 and bfloat16 NN ops compute in float32 and round each result once: every result
+// equals the float32 op on the widened inputs, rounded, bit for bit (CPU; the GPU test
+// checks cuDNN's and cuBLAS's against these). Batch norm keeps gamma, beta and the
+// statistics in float32, as MXNet and cuDNN do.
+TEST(NNOps, HalfPrecisionOpsAreTheFloat32OpsRoundedOnce) {
+  for (DType half : {DType::f16, DType::bf16}) {
+    std::string name = dtype_name(half);
+    auto narrowed = [&](const Tensor &t) { return t.astype(half); };
+    npx::ConvOptions conv;
+    conv.padding = {1, 1};
+    Tensor x = narrowed(randomTensor({2, 3, 6, 5}, 51)), w = narrowed(randomTensor({4, 3, 3, 3}, 52)),
+           b = narrowed(randomTensor({4}, 53));
+    Tensor y = npx::convolution(x, w, b, conv);
+    expectRoundedOnce(y, npx::convolution(widened(x), widened(w), widened(b), conv), half,
+                      name + " convolution");
+    Tensor dy = narrowed(randomTensor(y.shape(), 54));
+    expectRoundedOnce(npx::convolution_backward_data(dy, w, x.shape(), conv),
+                      npx::convolution_backward_data(widened(dy), widened(w), x.shape(), conv),
+                      half, name + " convolution_backward_data");
+    npx::ConvWeightGrads grads = npx::convolution_backward_weights(dy, x, w.shape(), conv);
+    npx::ConvWeightGrads wideGrads =
+        npx::convolution_backward_weights(widened(dy), widened(x), w.shape(), conv);
+    expectRoundedOnce(grads.weight, wideGrads.weight, half, name + " weight gradient");
+    expectRoundedOnce(grads.bias, wideGrads.bias, half, name + " bias gradient");
+    npx::PoolOptions pool;
+    pool.stride = {2, 2};
+    pool.ceil_mode = true;
+    expectRoundedOnce(npx::max_pool2d(y, pool), npx::max_pool2d(widened(y), pool), half,
+                      name + " max_pool2d");
+    expectRoundedOnce(npx::avg_pool2d(y, pool), npx::avg_pool2d(widened(y), pool), half,
+                      name + " avg_pool2d");
+    Tensor py = narrowed(randomTensor(npx::max_pool2d(y, pool).shape(), 55));
+    expectRoundedOnce(npx::max_pool2d_backward(py, y, pool),
+                      npx::max_pool2d_backward(widened(py), widened(y), pool), half,
+                      name + " max_pool2d_backward");
+    Tensor gamma = randomTensor({4}, 56), beta = randomTensor({4}, 57);
+    npx::BatchNormResult bn = npx::batch_norm_training(y, gamma, beta);
+    npx::BatchNormResult wideBn = npx::batch_norm_training(widened(y), gamma, beta);
+    expectRoundedOnce(bn.output, wideBn.output, half, name + " batch_norm");
+    EXPECT_EQ(bn.mean.dtype(), DType::f32);
+    EXPECT_EQ(bn.mean.to_vector<float>(), wideBn.mean.to_vector<float>()) << name;
+    EXPECT_EQ(bn.var.to_vector<float>(), wideBn.var.to_vector<float>()) << name;
+    npx::BatchNormGrads bnGrads = npx::batch_norm_backward(dy, y, gamma, bn.mean, bn.var);
+    npx::BatchNormGrads wideBnGrads =
+        npx::batch_norm_backward(widened(dy), widened(y), gamma, bn.mean, bn.var);
+    expectRoundedOnce(bnGrads.input, wideBnGrads.input, half, name + " batch_norm dx");
+    EXPECT_EQ(bnGrads.gamma.to_vector<float>(), wideBnGrads.gamma.to_vector<float>()) << name;
+    EXPECT_EQ(bnGrads.beta.to_vector<float>(), wideBnGrads.beta.to_vector<float>()) << name;
+    Tensor runningMean = randomTensor({4}, 62) * 0.1, runningVar = randomTensor({4}, 63) * 0.2 + 1.0;
+    expectRoundedOnce(npx::batch_norm_inference(y, gamma, beta, runningMean, runningVar),
+                      npx::batch_norm_inference(widened(y), gamma, beta, runningMean, runningVar),
+                      half, name + " batch_norm inference");
+    expectRoundedOnce(npx::avg_pool2d_backward(py, y.shape(), pool),
+                      npx::avg_pool2d_backward(widened(py), y.shape(), pool), half,
+                      name + " avg_pool2d_backward");
+    npx::ConvOptions fused = conv;
+    fused.relu = true;
+    expectRoundedOnce(npx::convolution(x, w, b, fused),
+                      npx::convolution(widened(x), widened(w), widened(b), fused), half,
+                      name + " convolution with the ReLU epilogue");
+    // The VJPs written with element-wise ops (inference batch norm, dropout): gradients of
+    // x's dtype, close to float32's.
+    auto inputGradient = [&](const Tensor &input, bool dropout) {
+      Tensor leaf = input.detach();
+      leaf.attach_grad();
+      {
+        autograd::Record record(/*train_mode=*/dropout);
+        Tensor out = dropout ? npx::dropout(leaf, 0.3, 4).output
+                             : npx::batch_norm_inference(leaf, gamma, beta, runningMean, runningVar);
+        (out * widened(dy).astype(input.dtype())).backward();
+      }
+      return leaf.grad();
+    };
+    for (bool dropout : {false, true}) {
+      std::string what = name + (dropout ? " dropout" : " batch_norm inference") + " gradient";
+      Tensor got = inputGradient(y, dropout);
+      EXPECT_EQ(got.dtype(), half) << what;
+      expectClose(got, inputGradient(widened(y), dropout), half == DType::f16 ? 2e-3 : 1.6e-2, what);
+    }
+    Tensor features = narrowed(randomTensor({5, 7}, 58)), weight = narrowed(randomTensor({3, 7}, 59)),
+           bias = narrowed(randomTensor({3}, 60));
+    Tensor logits = npx::fully_connected(features, weight, bias);
+    expectRoundedOnce(logits, npx::fully_connected(widened(features), widened(weight), widened(bias)),
+                      half, name + " fully_connected");
+    Tensor labels = np::array(std::vector<int64_t>{0, 2, 1, 1, 0});
+    expectRoundedOnce(npx::softmax_cross_entropy(logits, labels),
+                      npx::softmax_cross_entropy(widened(logits), labels), half,
+                      name + " softmax_cross_entropy");
+    expectRoundedOnce(npx::dropout(y, 0.3, 9).output, npx::dropout(widened(y), 0.3, 9).output,
+                      half, name + " dropout");
+    // Gradients through a small network, in the narrow dtype and in float32: equal within
+    // the narrow dtype's precision (several roundings apart).
+    auto gradients = [&](bool narrow) {
+      auto cast = [&](const Tensor &t) { return narrow ? t : widened(t); };
+      std::vector<Tensor> leaves{cast(x).detach(), cast(w).detach()};
+      for (Tensor &leaf : leaves)
+        leaf.attach_grad();
+      {
+        autograd::Record record;
+        Tensor h = npx::convolution(leaves[0], leaves[1], cast(b), conv);
+        h = npx::relu(npx::batch_norm_training(h, gamma, beta).output);
+        h = npx::max_pool2d(h, pool).reshape({2, -1});
+        Tensor head = cast(narrowed(randomTensor({3, h.shape()[1]}, 61)));
+        Tensor loss = npx::softmax_cross_entropy(npx::fully_connected(h, head, Tensor()),
+                                                 np::array(std::vector<int64_t>{0, 2}));
+        np::sum(loss).backward();
+      }
+      return std::vector<Tensor>{leaves[0].grad(), leaves[1].grad()};
+    };
+    std::vector<Tensor> narrowGrads = gradients(true), wideGradsNet = gradients(false);
+    double tolerance = half == DType::bf16 ? 5e-2 : 1e-2;
+    EXPECT_EQ(narrowGrads[0].dtype(), half);
+    expectClose(narrowGrads[0], wideGradsNet[0], tolerance, name + " network dx");
+    expectClose(narrowGrads[1], wideGradsNet[1], tolerance, name + " network dw");
+  }
+  EXPECT_THROW(npx::convolution(np::zeros({1, 1, 3, 3}, DType::i32), np::zeros({1, 1, 1, 1}, DType::i32),
+                                Tensor()),
+               DTypeError);
+  EXPECT_THROW(npx::batch_norm_training(np::zeros({2, 3, 2, 2}, DType::f16),
+                                        np::ones({3}, DType::f16), np::zeros({3}, DType::f16)),
+               DTypeError)
+      << "batch norm's per-channel vectors are float32";
+}
+
+// A dense layer over zero input features gives the bias on every row (it used to leave
+// the output unwritten).
+TEST(NNOps, DenseWithNoInputFeaturesGivesTheBias) {
+  Tensor bias = randomTensor({2}, 81);
+  for (bool reference : {false, true}) {
+    use_reference_kernels(reference);
+    Tensor y = npx::fully_connected(np::zeros({3, 0}), np::zeros({2, 0}), bias);
+    use_reference_kernels(false);
+    ASSERT_EQ(y.shape(), (Shape{3, 2}));
+    std::vector<float> b = bias.to_vector<float>(), got = y.to_vector<float>();
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(got[i], b[i % 2]) << "row " << i / 2 << (reference ? " (reference)" : "");
+  }
+}
+
 TEST(NNOps, ClearErrors) {
   Tensor x = np::zeros({4, 3, 8, 8});
   try {

@@ -488,6 +488,102 @@ TEST_F(Gpu, BatchNormTrainingInferenceBackward) {
                       "batch_norm backward", 1e-4);
 }
 
+// float16 and bfloat16 NN ops (cuDNN's convolutions on tensor cores, cuBLAS's dense,
+// dlc's pooling, loss and dropout kernels, batch norm with float32 parameters) against
+// the CPU's, which are the float32 results rounded once: within two units in the last
+// place of the narrow type for results of magnitude 1 or more, and as much absolutely
+// below (the GPU's float32 sums differ in their last bits, and a convolution's output is
+// rounded before its bias is added).
+TEST_F(Gpu, HalfPrecisionNNOpsMatchTheCpu) {
+  for (DType half : {DType::f16, DType::bf16}) {
+    std::string name = dtype_name(half);
+    double tolerance = half == DType::f16 ? 2e-3 : 1.6e-2;
+    auto narrow = [&](const Tensor &t) { return t.astype(half); };
+    npx::ConvOptions conv;
+    conv.padding = {1, 1};
+    Tensor x = narrow(randomOnCpu({4, 8, 10, 10}, -1, 1, 61));
+    Tensor w = narrow(randomOnCpu({16, 8, 3, 3}, -0.3, 0.3, 62));
+    Tensor b = narrow(randomOnCpu({16}, -1, 1, 63));
+    Tensor dy = narrow(randomOnCpu({4, 16, 10, 10}, -1, 1, 64));
+    expectGpuMatchesCpu({x, w, b}, [&](auto &in) { return one(npx::convolution(in[0], in[1], in[2], conv)); },
+                        name + " convolution", tolerance);
+    expectGpuMatchesCpu({dy, w},
+                        [&](auto &in) {
+                          return one(npx::convolution_backward_data(in[0], in[1], x.shape(), conv));
+                        },
+                        name + " convolution_backward_data", tolerance);
+    expectGpuMatchesCpu({dy, x},
+                        [&](auto &in) {
+                          auto g = npx::convolution_backward_weights(in[0], in[1], w.shape(), conv);
+                          return std::vector<Tensor>{g.weight, g.bias};
+                        },
+                        name + " convolution weight and bias gradients", tolerance);
+    npx::ConvOptions fused = conv;
+    fused.relu = true;
+    expectGpuMatchesCpu({x, w, b}, [&](auto &in) { return one(npx::convolution(in[0], in[1], in[2], fused)); },
+                        name + " convolution with the ReLU epilogue", tolerance);
+    npx::PoolOptions pool;
+    pool.kernel = {3, 3};
+    pool.stride = {2, 2};
+    pool.ceil_mode = true;
+    Tensor pooledGrad = narrow(randomOnCpu({4, 16, 5, 5}, -1, 1, 65));
+    expectGpuMatchesCpu({dy}, [&](auto &in) { return one(npx::max_pool2d(in[0], pool)); },
+                        name + " max_pool2d", tolerance);
+    expectGpuMatchesCpu({dy}, [&](auto &in) { return one(npx::avg_pool2d(in[0], pool)); },
+                        name + " avg_pool2d", tolerance);
+    expectGpuMatchesCpu({pooledGrad, dy},
+                        [&](auto &in) { return one(npx::max_pool2d_backward(in[0], in[1], pool)); },
+                        name + " max_pool2d_backward", tolerance);
+    expectGpuMatchesCpu({pooledGrad},
+                        [&](auto &in) { return one(npx::avg_pool2d_backward(in[0], dy.shape(), pool)); },
+                        name + " avg_pool2d_backward", tolerance);
+    Tensor gamma = randomOnCpu({16}, 0.5, 1.5, 66), beta = randomOnCpu({16}, -1, 1, 67);
+    expectGpuMatchesCpu({dy, gamma, beta},
+                        [&](auto &in) {
+                          auto r = npx::batch_norm_training(in[0], in[1], in[2]);
+                          return std::vector<Tensor>{r.output, r.mean, r.var};
+                        },
+                        name + " batch_norm training", tolerance);
+    Tensor mean = randomOnCpu({16}, -0.1, 0.1, 68), var = randomOnCpu({16}, 0.5, 1.5, 69);
+    Tensor grad = narrow(randomOnCpu({4, 16, 10, 10}, -1, 1, 70));
+    expectGpuMatchesCpu({grad, dy, gamma, mean, var},
+                        [&](auto &in) {
+                          auto g = npx::batch_norm_backward(in[0], in[1], in[2], in[3], in[4]);
+                          return std::vector<Tensor>{g.input, g.gamma, g.beta};
+                        },
+                        name + " batch_norm backward", tolerance);
+    expectGpuMatchesCpu({dy, gamma, beta, mean, var},
+                        [&](auto &in) {
+                          return one(npx::batch_norm_inference(in[0], in[1], in[2], in[3], in[4]));
+                        },
+                        name + " batch_norm inference", tolerance);
+    // K = 600: long float32 sums (cuBLAS must not reduce in the 16-bit type).
+    Tensor longRows = narrow(randomOnCpu({6, 600}, -1, 1, 76));
+    Tensor longWeight = narrow(randomOnCpu({10, 600}, -0.1, 0.1, 77));
+    expectGpuMatchesCpu({longRows, longWeight, narrow(randomOnCpu({10}, -1, 1, 78))},
+                        [&](auto &in) { return one(npx::fully_connected(in[0], in[1], in[2])); },
+                        name + " fully_connected over 600 features", tolerance);
+    Tensor features = narrow(randomOnCpu({6, 40}, -1, 1, 71));
+    Tensor weight = narrow(randomOnCpu({10, 40}, -0.3, 0.3, 72)), bias = narrow(randomOnCpu({10}, -1, 1, 73));
+    expectGpuMatchesCpu({features, weight, bias},
+                        [&](auto &in) { return one(npx::fully_connected(in[0], in[1], in[2])); },
+                        name + " fully_connected", tolerance);
+    Tensor logits = narrow(randomOnCpu({6, 10}, -3, 3, 74));
+    Tensor labels = np::array(std::vector<int64_t>{0, 9, 2, 1, 3, 7});
+    Tensor dloss = narrow(randomOnCpu({6}, -1, 1, 75));
+    expectGpuMatchesCpu({logits, labels},
+                        [&](auto &in) { return one(npx::softmax_cross_entropy(in[0], in[1])); },
+                        name + " softmax_cross_entropy", tolerance);
+    expectGpuMatchesCpu({dloss, logits, labels},
+                        [&](auto &in) {
+                          return one(npx::softmax_cross_entropy_backward(in[0], in[1], in[2]));
+                        },
+                        name + " softmax_cross_entropy_backward", tolerance);
+    expectGpuMatchesCpu({x}, [&](auto &in) { return one(npx::dropout(in[0], 0.3, 5).output); },
+                        name + " dropout", tolerance);
+  }
+}
+
 TEST_F(Gpu, LossDropoutAndRandom) {
   Tensor logits = randomOnCpu({8, 5}, -3, 3, 35);
   Tensor labels = np::array(std::vector<int64_t>{0, 4, 2, 1, 3, 3, 0, 4});

@@ -59,6 +59,10 @@ public:
   }
   /// Moves every parameter to `devices` (one copy each, values kept).
   void reset_device(const std::vector<Device> &devices);
+  /// Converts every parameter (values and gradients) to `dtype`, MXNet's `Block.cast`;
+  /// inputs must then come in `dtype` too. A BatchNorm keeps float32 parameters when
+  /// `dtype` is float16 or bfloat16, as MXNet's does (and as the batch norm op requires).
+  virtual void cast(DType dtype);
 
   /// Writes the parameters (first device's copies) to `path` in the safetensors format,
   /// atomically (a temporary file renamed over `path`).
@@ -100,6 +104,8 @@ public:
   void hybridize(bool active = true);
   bool hybridized() const { return hybridized_; }
   std::string kind() const override { return "HybridBlock"; }
+  /// Block::cast, and forgets the compiled programs (they were built for the old dtypes).
+  void cast(DType dtype) override;
 
   /// How often this block compiled and ran compiled (zeros before the first call).
   CompileStats compile_stats() const;

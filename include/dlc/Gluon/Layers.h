@@ -90,6 +90,8 @@ public:
   explicit BatchNorm(BatchNormOptions options = {});
   Tensor forward(const Tensor &x) override;
   std::string kind() const override { return "BatchNorm"; }
+  /// Keeps float32 parameters for float16 and bfloat16 data (see Block::cast).
+  void cast(DType dtype) override;
   ParameterPtr gamma, beta, running_mean, running_var;
 
 private:

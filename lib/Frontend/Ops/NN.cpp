@@ -15,6 +15,7 @@ using detail::keep_if_blockable;
 using detail::plain_layouts;
 
 using detail::require_float32;
+using detail::require_one_float_dtype;
 
 std::array<int64_t, 2> pairAttr(const Attrs &attrs, const char *name, int64_t fallback) {
   std::vector<int64_t> values = attrs.get_ints(name, {fallback, fallback});
@@ -43,43 +44,43 @@ void requireForwardShape(const shape_rules::Inferred &forward, const Shape &grad
 }
 
 std::vector<TensorMeta> inferConv(const std::vector<TensorMeta> &in, const Attrs &a) {
-  require_float32(in);
+  DType dtype = require_one_float_dtype(in);
   const Shape *bias = in.size() > 2 ? &in[2].shape : nullptr;
   return {{checked(shape_rules::conv2d(in[0].shape, in[1].shape, bias, convParams(a))),
-           DType::f32}};
+           dtype}};
 }
 
 // (dy, w) -> dx of shape attr input_shape
 std::vector<TensorMeta> inferConvBackwardData(const std::vector<TensorMeta> &in,
                                               const Attrs &a) {
-  require_float32(in);
+  DType dtype = require_one_float_dtype(in);
   Shape input = a.get_ints("input_shape", {});
   requireForwardShape(shape_rules::conv2d(input, in[1].shape, nullptr, convParams(a)),
                       in[0].shape);
-  return {{input, DType::f32}};
+  return {{input, dtype}};
 }
 
 // (dy, x) -> dw of shape attr weight_shape, and db (O) too with attr with_bias
 std::vector<TensorMeta> inferConvBackwardFilter(const std::vector<TensorMeta> &in,
                                                 const Attrs &a) {
-  require_float32(in);
+  DType dtype = require_one_float_dtype(in);
   Shape weight = a.get_ints("weight_shape", {});
   requireForwardShape(shape_rules::conv2d(in[1].shape, weight, nullptr, convParams(a)),
                       in[0].shape);
   if (a.get_bool("with_bias", false))
-    return {{weight, DType::f32}, {{weight[0]}, DType::f32}};
-  return {{weight, DType::f32}};
+    return {{weight, dtype}, {{weight[0]}, dtype}};
+  return {{weight, dtype}};
 }
 
 std::vector<TensorMeta> inferPool(const std::vector<TensorMeta> &in, const Attrs &a) {
-  require_float32(in);
-  return {{checked(shape_rules::pool2d(in[0].shape, poolParams(a))), DType::f32}};
+  DType dtype = require_one_float_dtype(in);
+  return {{checked(shape_rules::pool2d(in[0].shape, poolParams(a))), dtype}};
 }
 
 // (dy, x) -> dx like x
 std::vector<TensorMeta> inferMaxPoolBackward(const std::vector<TensorMeta> &in,
                                              const Attrs &a) {
-  require_float32(in);
+  require_one_float_dtype(in);
   requireForwardShape(shape_rules::pool2d(in[1].shape, poolParams(a)), in[0].shape);
   return {in[1]};
 }
@@ -87,10 +88,10 @@ std::vector<TensorMeta> inferMaxPoolBackward(const std::vector<TensorMeta> &in,
 // dy -> dx of shape attr input_shape
 std::vector<TensorMeta> inferAvgPoolBackward(const std::vector<TensorMeta> &in,
                                              const Attrs &a) {
-  require_float32(in);
+  DType dtype = require_one_float_dtype(in);
   Shape input = a.get_ints("input_shape", {});
   requireForwardShape(shape_rules::pool2d(input, poolParams(a)), in[0].shape);
-  return {{input, DType::f32}};
+  return {{input, dtype}};
 }
 
 void requireChannelVectors(const std::vector<TensorMeta> &in, size_t first,
@@ -100,9 +101,20 @@ void requireChannelVectors(const std::vector<TensorMeta> &in, size_t first,
     checked(shape_rules::batchNormStats(in[0].shape, 1, in[i++].shape, name));
 }
 
+// x (and dy) of any floating-point dtype; the per-channel vectors (gamma, beta, the
+// statistics) float32, as MXNet keeps them for float16 data and cuDNN requires.
+void requireBatchNormDTypes(const std::vector<TensorMeta> &in, size_t channelVectorsFrom) {
+  DType data = require_one_float_dtype({in.begin(), in.begin() + long(channelVectorsFrom)});
+  for (size_t i = channelVectorsFrom; i < in.size(); ++i)
+    if (in[i].dtype != DType::f32)
+      throw DTypeError(std::string("needs float32 gamma, beta and statistics (also for ") +
+                       dtype_name(data) + " data), got " + dtype_name(in[i].dtype) +
+                       " for operand #" + std::to_string(i));
+}
+
 // training: (x, gamma, beta) -> (y, mean, var); inference: (x, gamma, beta, rm, rv) -> y
 std::vector<TensorMeta> inferBatchNorm(const std::vector<TensorMeta> &in, const Attrs &a) {
-  require_float32(in);
+  requireBatchNormDTypes(in, 1);
   if (a.get_bool("training", false)) {
     requireChannelVectors(in, 1, {"gamma", "beta"});
     return {in[0], in[1], in[1]};
@@ -114,7 +126,7 @@ std::vector<TensorMeta> inferBatchNorm(const std::vector<TensorMeta> &in, const 
 // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
 std::vector<TensorMeta> inferBatchNormBackward(const std::vector<TensorMeta> &in,
                                                const Attrs &) {
-  require_float32(in);
+  requireBatchNormDTypes(in, 2);
   if (in[0].shape != in[1].shape)
     throw ShapeError("the output gradient " + shape_rules::str(in[0].shape) +
                      " must have the input's shape " + shape_rules::str(in[1].shape));
@@ -124,13 +136,13 @@ std::vector<TensorMeta> inferBatchNormBackward(const std::vector<TensorMeta> &in
 }
 
 std::vector<TensorMeta> inferDense(const std::vector<TensorMeta> &in, const Attrs &) {
-  require_float32(in);
+  DType dtype = require_one_float_dtype(in);
   const Shape *bias = in.size() > 2 ? &in[2].shape : nullptr;
-  return {{checked(shape_rules::dense(in[0].shape, in[1].shape, bias)), DType::f32}};
+  return {{checked(shape_rules::dense(in[0].shape, in[1].shape, bias)), dtype}};
 }
 
 std::vector<TensorMeta> inferDropout(const std::vector<TensorMeta> &in, const Attrs &a) {
-  require_float32(in);
+  require_one_float_dtype(in);
   double ratio = a.get_float("ratio", 0.5);
   if (!(ratio >= 0 && ratio < 1))
     throw ShapeError("ratio must be in [0, 1), got " + std::to_string(ratio));
@@ -144,13 +156,13 @@ void requireLabels(const TensorMeta &labels) {
 }
 
 std::vector<TensorMeta> inferLoss(const std::vector<TensorMeta> &in, const Attrs &) {
-  require_float32({in[0]});
+  DType dtype = require_one_float_dtype({in[0]});
   requireLabels(in[1]);
-  return {{checked(shape_rules::softmaxCrossEntropy(in[0].shape, in[1].shape)), DType::f32}};
+  return {{checked(shape_rules::softmaxCrossEntropy(in[0].shape, in[1].shape)), dtype}};
 }
 
 std::vector<TensorMeta> inferLossBackward(const std::vector<TensorMeta> &in, const Attrs &) {
-  require_float32({in[0], in[1]});
+  require_one_float_dtype({in[0], in[1]});
   requireLabels(in[2]);
   Shape loss = checked(shape_rules::softmaxCrossEntropy(in[1].shape, in[2].shape));
   if (loss != in[0].shape)
@@ -243,11 +255,14 @@ std::vector<Tensor> vjpBatchNorm(const VjpContext &c) {
     return {grads.input, grads.gamma, grads.beta};
   }
   int64_t rank = x.ndim();
+  // float16/bfloat16 x: per-channel math in float32, dx rounded back to x's dtype.
+  auto as = [](const Tensor &t, DType dtype) { return t.dtype() == dtype ? t : t.astype(dtype); };
   Tensor invStd = np::rsqrt(c.inputs[4] + epsilon);
-  Tensor normalized = (x - perChannel(c.inputs[3], rank)) * perChannel(invStd, rank);
+  Tensor wide = as(g, DType::f32);
+  Tensor normalized = (as(x, DType::f32) - perChannel(c.inputs[3], rank)) * perChannel(invStd, rank);
   std::vector<int64_t> axes = allButChannels(rank);
-  return {g * perChannel(gamma * invStd, rank), np::sum(g * normalized, axes), np::sum(g, axes),
-          Tensor(), Tensor()};
+  return {as(wide * perChannel(gamma * invStd, rank), x.dtype()), np::sum(wide * normalized, axes),
+          np::sum(wide, axes), Tensor(), Tensor()};
 }
 
 // y (..., U) = x (..., K)·wᵀ + b: dx = g·w, dw = gᵀ·x and db = Σ g over all rows.
@@ -268,7 +283,12 @@ std::vector<Tensor> vjpDense(const VjpContext &c) {
 // Kept elements pass the gradient, scaled like the forward.
 std::vector<Tensor> vjpDropout(const VjpContext &c) {
   double scale = 1.0 / (1.0 - c.attrs.get_float("ratio", 0.5));
-  return {c.output_grads[0] * c.outputs[1].astype(DType::f32) * scale};
+  const Tensor &g = c.output_grads[0];
+  if (g.dtype() == DType::f32)
+    return {g * c.outputs[1].astype(DType::f32) * scale};
+  // 16-bit: scaled in float32 and rounded once, like the forward (1/(1-ratio) itself
+  // would round in the 16-bit type).
+  return {(g.astype(DType::f32) * c.outputs[1].astype(DType::f32) * scale).astype(g.dtype())};
 }
 
 std::vector<Tensor> vjpLoss(const VjpContext &c) {

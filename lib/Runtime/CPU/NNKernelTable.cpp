@@ -192,9 +192,12 @@ template <bool Fast> struct NN {
   static void dense(const KernelArgs &k) {
     check(k, "dense");
     const Shape &x = k.inputs[0].shape, &w = k.inputs[1].shape;
-    int64_t K = x.back(), units = w[0], M = K ? k.inputs[0].numel() / K : 0;
+    int64_t K = x.back(), units = w[0];
+    int64_t M = shape_rules::numElements(Shape(x.begin(), x.end() - 1));
     const float *bias = k.inputs.size() > 2 ? f32(k.inputs[2]) : nullptr;
-    (Fast ? onednn::dense_forward : ref::dense_forward)(M, K, units, f32(k.inputs[0]),
+    // No input features (K = 0): y is the bias, which the loop writes; oneDNN takes no
+    // empty dimension.
+    (Fast && K > 0 ? onednn::dense_forward : ref::dense_forward)(M, K, units, f32(k.inputs[0]),
                                                         f32(k.inputs[1]), bias,
                                                         f32out(k.outputs[0]), reluEpilogue(k));
   }
@@ -257,29 +260,90 @@ void reorderLayout(const KernelArgs &k) {
                           isBlocked(y));
 }
 
-void registerPair(const char *op, KernelFn fast, KernelFn reference) {
-  register_kernel(op, DeviceKind::cpu, {fast, reference});
+bool isHalf(const TensorRef &t) { return t.dtype == DType::f16 || t.dtype == DType::bf16; }
+
+/// Converts `count` elements between float and a 16-bit float type (rounding to nearest
+/// even into the narrow one).
+template <typename From, typename To> void convert(const void *from, void *to, int64_t count) {
+  const From *source = static_cast<const From *>(from);
+  To *target = static_cast<To *>(to);
+  parallel_for(count, count, [&](int64_t i) { target[i] = store<To>(load(source[i])); });
+}
+
+void widen(const TensorRef &half, float *wide) {
+  if (half.dtype == DType::f16)
+    convert<float16, float>(half.data, wide, half.numel());
+  else
+    convert<bfloat16, float>(half.data, wide, half.numel());
+}
+
+void narrow(const float *wide, const TensorRef &half) {
+  if (half.dtype == DType::f16)
+    convert<float, float16>(wide, half.data, half.numel());
+  else
+    convert<float, bfloat16>(wide, half.data, half.numel());
+}
+
+/// `Kernel`, written for float32, on float16 and bfloat16 tensors too: their values are
+/// widened to float32 copies, the kernel runs on those, and its results are rounded once
+/// to their dtype, what cuDNN and cuBLAS compute with float32 accumulation. (The 16-bit
+/// tensors are plain: blocked layouts hold float32 only.)
+template <KernelFn Kernel> void inFloat32(const KernelArgs &k) {
+  bool any = false;
+  for (const auto *side : {&k.inputs, &k.outputs})
+    for (const TensorRef &t : *side)
+      any = any || isHalf(t);
+  if (!any)
+    return Kernel(k);
+  KernelArgs wide = k;
+  std::vector<std::vector<float>> copies;
+  copies.reserve(k.inputs.size() + k.outputs.size());
+  auto widened = [&](TensorRef &t) {
+    copies.emplace_back(size_t(t.numel()));
+    t.data = copies.back().data();
+    t.dtype = DType::f32;
+  };
+  for (size_t i = 0; i < wide.inputs.size(); ++i)
+    if (isHalf(k.inputs[i])) {
+      widened(wide.inputs[i]);
+      widen(k.inputs[i], wide.inputs[i].as<float>());
+    }
+  for (TensorRef &t : wide.outputs)
+    if (isHalf(t))
+      widened(t);
+  Kernel(wide);
+  for (size_t i = 0; i < wide.outputs.size(); ++i)
+    if (isHalf(k.outputs[i]))
+      narrow(wide.outputs[i].as<float>(), k.outputs[i]);
+}
+
+template <KernelFn Fast, KernelFn Reference> void registerPair(const char *op) {
+  register_kernel(op, DeviceKind::cpu, {inFloat32<Fast>, inFloat32<Reference>});
+}
+
+template <KernelFn Kernel> void registerOne(const char *op) {
+  register_host_kernel(op, inFloat32<Kernel>);
 }
 
 } // namespace
 
 void register_nn_kernels() {
-  registerPair("dlc.conv2d", NN<true>::conv2d, NN<false>::conv2d);
-  registerPair("dlc.conv2d_backward_data", NN<true>::conv2dBackwardData,
-               NN<false>::conv2dBackwardData);
-  registerPair("dlc.conv2d_backward_filter", NN<true>::conv2dBackwardFilter,
-               NN<false>::conv2dBackwardFilter);
-  registerPair("dlc.max_pool2d", NN<true>::maxPool, NN<false>::maxPool);
-  registerPair("dlc.max_pool2d_backward", NN<true>::maxPoolBackward, NN<false>::maxPoolBackward);
-  registerPair("dlc.avg_pool2d", NN<true>::avgPool, NN<false>::avgPool);
-  registerPair("dlc.avg_pool2d_backward", NN<true>::avgPoolBackward, NN<false>::avgPoolBackward);
-  registerPair("dlc.batch_norm", NN<true>::batchNorm, NN<false>::batchNorm);
-  registerPair("dlc.batch_norm_backward", NN<true>::batchNormBackward,
-               NN<false>::batchNormBackward);
-  registerPair("dlc.dense", NN<true>::dense, NN<false>::dense);
-  register_host_kernel("dlc.softmax_cross_entropy", softmaxCrossEntropy);
-  register_host_kernel("dlc.softmax_cross_entropy_backward", softmaxCrossEntropyBackward);
-  register_host_kernel("dlc.dropout", dropout);
+  registerPair<NN<true>::conv2d, NN<false>::conv2d>("dlc.conv2d");
+  registerPair<NN<true>::conv2dBackwardData, NN<false>::conv2dBackwardData>(
+      "dlc.conv2d_backward_data");
+  registerPair<NN<true>::conv2dBackwardFilter, NN<false>::conv2dBackwardFilter>(
+      "dlc.conv2d_backward_filter");
+  registerPair<NN<true>::maxPool, NN<false>::maxPool>("dlc.max_pool2d");
+  registerPair<NN<true>::maxPoolBackward, NN<false>::maxPoolBackward>("dlc.max_pool2d_backward");
+  registerPair<NN<true>::avgPool, NN<false>::avgPool>("dlc.avg_pool2d");
+  registerPair<NN<true>::avgPoolBackward, NN<false>::avgPoolBackward>("dlc.avg_pool2d_backward");
+  registerPair<NN<true>::batchNorm, NN<false>::batchNorm>("dlc.batch_norm");
+  registerPair<NN<true>::batchNormBackward, NN<false>::batchNormBackward>(
+      "dlc.batch_norm_backward");
+  registerPair<NN<true>::dense, NN<false>::dense>("dlc.dense");
+  registerOne<softmaxCrossEntropy>("dlc.softmax_cross_entropy");
+  registerOne<softmaxCrossEntropyBackward>("dlc.softmax_cross_entropy_backward");
+  registerOne<dropout>("dlc.dropout");
   register_host_kernel("eager.reorder_layout", reorderLayout);
 }
 

@@ -17,7 +17,8 @@ namespace {
 /// element strides (0: the same matrix for every product), all of element type `dtype`
 /// (f32, f16 or bf16).
 void gemm(DType dtype, const void *a, bool transA, int64_t strideA, const void *b, bool transB,
-          int64_t strideB, void *c, int64_t M, int64_t N, int64_t K, int64_t count) {
+          int64_t strideB, void *c, int64_t M, int64_t N, int64_t K, int64_t count,
+          bool floatOutput = false) {
   cublasHandle_t handle = current_context().cublas();
   const float one = 1.f, zero = 0.f;
   cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N,
@@ -33,7 +34,8 @@ void gemm(DType dtype, const void *a, bool transA, int64_t strideA, const void *
   }
   cudaDataType type = dtype == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
   check(cublasGemmStridedBatchedEx(handle, opB, opA, int(N), int(M), int(K), &one, b, type, ldb,
-                                   strideB, a, type, lda, strideA, &zero, c, type, int(N), M * N,
+                                   strideB, a, type, lda, strideA, &zero, c,
+                                   floatOutput ? CUDA_R_32F : type, int(N), M * N,
                                    int(count), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
         "cublasGemmStridedBatchedEx");
 }
@@ -89,23 +91,36 @@ void matmul(const KernelArgs &args) {
 // y (..., units) = x (..., K) · wᵀ + b, then ReLU when the activation attribute says so.
 void dense(const KernelArgs &k) {
   OpScope scope("dlc.dense");
-  require_f32(k, "dense");
+  DType dtype = k.outputs[0].dtype;
+  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16)
+    throw DTypeError(std::string("dense: the GPU kernel takes float32, float16 or bfloat16, "
+                                 "got ") + dtype_name(dtype));
   const Shape &x = k.inputs[0].shape, &w = k.inputs[1].shape;
-  int64_t K = x.back(), units = w[0], M = K ? k.inputs[0].numel() / K : 0;
+  int64_t K = x.back(), units = w[0];
+  int64_t M = shape_rules::numElements(Shape(x.begin(), x.end() - 1));
   if (M * units == 0)
     return;
   std::string activation = k.attrs->get_string("activation", "");
   if (!activation.empty() && activation != "relu")
     throw UnsupportedError("activation '" + activation + "' is not a fused epilogue the GPU "
                            "kernels have; expected relu");
-  float *y = k.outputs[0].as<float>();
-  if (K == 0)
-    check(cudaMemsetAsync(y, 0, size_t(M * units) * sizeof(float), current_context().stream()),
+  void *y = k.outputs[0].data;
+  DeviceContext &ctx = current_context();
+  // 16-bit: the product stays float32 (in the workspace) until the epilogue has added the
+  // bias, so the result is rounded once.
+  float *product = nullptr;
+  if (K == 0) {
+    check(cudaMemsetAsync(y, 0, size_t(M * units) * dtype_size(dtype), ctx.stream()),
           "cudaMemsetAsync");
-  else
-    gemm(DType::f32, k.inputs[0].data, false, 0, k.inputs[1].data, true, 0, y, M, units, K, 1);
-  const float *bias = k.inputs.size() > 2 ? k.inputs[2].as<const float>() : nullptr;
-  launch_bias_activation(y, bias, M, units, activation == "relu");
+  } else if (dtype == DType::f32) {
+    gemm(dtype, k.inputs[0].data, false, 0, k.inputs[1].data, true, 0, y, M, units, K, 1);
+  } else {
+    product = static_cast<float *>(ctx.workspace(size_t(M * units) * sizeof(float)));
+    gemm(dtype, k.inputs[0].data, false, 0, k.inputs[1].data, true, 0, product, M, units, K, 1,
+         /*floatOutput=*/true);
+  }
+  const void *bias = k.inputs.size() > 2 ? k.inputs[2].data : nullptr;
+  launch_bias_activation(dtype, y, product, bias, M, units, activation == "relu");
 }
 
 } // namespace

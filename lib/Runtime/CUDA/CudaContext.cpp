@@ -119,22 +119,34 @@ cublasHandle_t DeviceContext::cublas() {
     check(cublasSetStream(cublas_, stream_), "cublasSetStream");
   }
   // Strict float32 unless TF32 was asked for (results then match the CPU to 1e-4).
-  check(cublasSetMathMode(cublas_, tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
-        "cublasSetMathMode");
+  // 16-bit products accumulate in float32 throughout: no split-K reduction in the output's
+  // 16-bit type.
+  auto mode = cublasMath_t((tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) |
+                           CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+  check(cublasSetMathMode(cublas_, mode), "cublasSetMathMode");
   return cublas_;
 }
 
-void *DeviceContext::workspace(size_t bytes) {
+namespace {
+
+/// At least `bytes` in `buffer`, grown when needed; the old block is released only after
+/// the current task's fence (kernels issued earlier may still use it).
+void *grownBuffer(DeviceContext &ctx, std::shared_ptr<Storage> &buffer, size_t bytes) {
   if (bytes == 0)
     return nullptr;
-  if (!workspace_ || workspace_->bytes() < bytes) {
-    std::shared_ptr<Storage> grown = allocate(device(), bytes); // may throw: keep the old
-    if (workspace_)
-      after_completion([old = std::move(workspace_)] {}); // released after the fence
-    workspace_ = std::move(grown);
+  if (!buffer || buffer->bytes() < bytes) {
+    std::shared_ptr<Storage> grown = allocate(ctx.device(), bytes); // may throw: keep the old
+    if (buffer)
+      ctx.after_completion([old = std::move(buffer)] {});
+    buffer = std::move(grown);
   }
-  return workspace_->data();
+  return buffer->data();
 }
+
+} // namespace
+
+void *DeviceContext::workspace(size_t bytes) { return grownBuffer(*this, workspace_, bytes); }
+void *DeviceContext::scratch(size_t bytes) { return grownBuffer(*this, scratch_, bytes); }
 
 cudaEvent_t DeviceContext::record_fence() {
   cudaEvent_t event = nullptr;

@@ -71,6 +71,9 @@ public:
   /// which that order does not cover, could otherwise be handed memory a queued kernel
   /// still uses.
   void *workspace(size_t bytes);
+  /// A second such buffer, for an adapter's own temporaries around kernels that use the
+  /// workspace (the float32 copies of a bfloat16 batch norm); same rules.
+  void *scratch(size_t bytes);
 
   /// An event recorded on stream() now, from the pool.
   cudaEvent_t record_fence();
@@ -96,7 +99,7 @@ private:
   cudaStream_t active_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  std::shared_ptr<Storage> workspace_;
+  std::shared_ptr<Storage> workspace_, scratch_;
   std::mutex eventsMutex_;
   std::vector<cudaEvent_t> freeEvents_;
   std::vector<std::function<void()>> checks_;

@@ -4,6 +4,8 @@
 
 #include "dlc/Core/DType.h"
 #include "../CPU/CpuKernels.h"
+#include "CudaContext.h"
+#include "dlc/Core/Error.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -33,6 +35,18 @@ template <typename T> using compute_t = typename Compute<T>::type;
 
 template <typename T> constexpr bool is_float_v =
     std::is_floating_point_v<compute_t<T>>;
+
+/// Calls `f(T{})` with the device type of a floating-point tensor (float32, float16 or
+/// bfloat16: the NN ops' dtypes), or throws DTypeError naming the current op.
+template <typename F> void dispatch_float_dtype(const TensorRef &t, F &&f) {
+  dispatch_dtype(t.dtype, [&](auto tag) {
+    if constexpr (is_float_v<decltype(tag)>)
+      f(tag);
+    else
+      throw DTypeError(std::string(current_op()) + ": the GPU kernels take float32, float16 "
+                       "or bfloat16, got " + dtype_name(t.dtype));
+  });
+}
 
 template <typename T> __device__ __forceinline__ compute_t<T> load(T value) { return value; }
 __device__ __forceinline__ float load(__half value) { return __half2float(value); }

@@ -22,13 +22,6 @@ Indexer make_indexer(const char *op, const Shape &out,
   return ix;
 }
 
-void require_f32(const KernelArgs &args, const char *op) {
-  for (const TensorRef &t : args.inputs)
-    if (t.dtype != DType::f32 && t.dtype != DType::i32 && t.dtype != DType::i64)
-      throw DTypeError(std::string(op) + ": the GPU kernels take float32, got " +
-                       dtype_name(t.dtype));
-}
-
 void register_cuda_kernels() {
   register_elementwise_kernels();
   register_reduce_kernels();

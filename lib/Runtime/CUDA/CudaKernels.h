@@ -87,14 +87,17 @@ __device__ __forceinline__ void broadcast_offsets(const Indexer &ix, int64_t i, 
        i += int64_t(blockDim.x) * gridDim.x)
 #endif
 
-/// y (rows, columns) += bias (columns) when bias is given, then ReLU when `relu`
-/// (ElementwiseKernels.cu): the dense op's epilogue.
-void launch_bias_activation(float *y, const float *bias, int64_t rows, int64_t columns,
-                            bool relu);
-
-/// Requires every input and output of `args` to be float32 (the dtype the NN kernels
-/// take), naming `op` otherwise.
-void require_f32(const KernelArgs &args, const char *op);
+/// y (rows, columns) = product + bias (columns) when bias is given, then ReLU when
+/// `relu`: the dense op's epilogue (ElementwiseKernels.cu). y and bias are of `dtype`
+/// (float32, float16 or bfloat16); `product` is a float32 (rows, columns) matrix, or null
+/// for y itself. Computed in float32 and rounded once to `dtype`.
+void launch_bias_activation(DType dtype, void *y, const float *product, const void *bias,
+                            int64_t rows, int64_t columns, bool relu);
+/// y (count elements, channel c of element i being (i / inner) % channels) += bias[c]
+/// when bias is given, then ReLU when `relu`; y and bias of `dtype`, the sum in float32
+/// (ElementwiseKernels.cu): a 16-bit convolution's epilogue.
+void launch_channel_bias_activation(DType dtype, void *y, const void *bias, int64_t count,
+                                    int64_t channels, int64_t inner, bool relu);
 
 } // namespace dlc::cuda
 

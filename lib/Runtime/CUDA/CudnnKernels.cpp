@@ -31,18 +31,38 @@ std::array<int64_t, 2> pairAttr(const Attrs &attrs, const char *name, int64_t fa
   return {values.at(0), values.at(1)};
 }
 
-void setTensor4d(cudnnTensorDescriptor_t desc, int64_t n, int64_t c, int64_t h, int64_t w) {
-  check(cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(n), int(c),
+/// cuDNN's name of a float dtype; throws naming the op for any other.
+cudnnDataType_t cudnnType(DType dtype) {
+  switch (dtype) {
+  case DType::f32:
+    return CUDNN_DATA_FLOAT;
+  case DType::f16:
+    return CUDNN_DATA_HALF;
+  case DType::bf16:
+    return CUDNN_DATA_BFLOAT16;
+  default:
+    throw DTypeError(std::string(current_op()) + ": the GPU kernels take float32, float16 or "
+                     "bfloat16, got " + dtype_name(dtype));
+  }
+}
+
+void setTensor4d(cudnnTensorDescriptor_t desc, int64_t n, int64_t c, int64_t h, int64_t w,
+                 DType dtype = DType::f32) {
+  check(cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, cudnnType(dtype), int(n), int(c),
                                    int(h), int(w)),
         "cudnnSetTensor4dDescriptor");
 }
 
-void setTensor4d(cudnnTensorDescriptor_t desc, const Shape &s) {
+void setTensor4d(cudnnTensorDescriptor_t desc, const Shape &s, DType dtype) {
   if (s.size() != 4)
     throw ShapeError(std::string(current_op()) + ": the GPU kernel takes NCHW tensors, got " +
                      shape_rules::str(s));
-  setTensor4d(desc, s[0], s[1], s[2], s[3]);
+  setTensor4d(desc, s[0], s[1], s[2], s[3], dtype);
 }
+
+/// Whether a convolution must use FMA math only: float32 without TF32. float16 and
+/// bfloat16 run on the tensor cores (float32 accumulation, as cuBLAS's products).
+bool strictFloat32(DType dtype) { return dtype == DType::f32 && !tf32(); }
 
 const float kOne = 1.f, kZero = 0.f;
 
@@ -50,20 +70,23 @@ const float kOne = 1.f, kZero = 0.f;
 // Convolution
 //===----------------------------------------------------------------------===//
 
-/// Descriptors of one convolution: x (N,C,H,W), w (O,C/g,KH,KW), y (N,O,OH,OW).
+/// Descriptors of one convolution: x (N,C,H,W), w (O,C/g,KH,KW), y (N,O,OH,OW), all of
+/// `dtype`; float32 arithmetic whatever the dtype.
 struct Convolution {
   TensorDescriptor x, y;
   FilterDescriptor w;
   ConvolutionDescriptor conv;
   std::string key;
+  DType dtype;
 
-  Convolution(const Shape &xs, const Shape &ws, const Shape &ys, const Attrs &a) {
-    setTensor4d(x, xs);
-    setTensor4d(y, ys);
+  Convolution(const Shape &xs, const Shape &ws, const Shape &ys, const Attrs &a, DType dtype)
+      : dtype(dtype) {
+    setTensor4d(x, xs, dtype);
+    setTensor4d(y, ys, dtype);
     if (ws.size() != 4)
       throw ShapeError(std::string(current_op()) + ": the weight must be (O, C/groups, KH, KW), got " +
                        shape_rules::str(ws));
-    check(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, int(ws[0]),
+    check(cudnnSetFilter4dDescriptor(w, cudnnType(dtype), CUDNN_TENSOR_NCHW, int(ws[0]),
                                      int(ws[1]), int(ws[2]), int(ws[3])),
           "cudnnSetFilter4dDescriptor");
     auto stride = pairAttr(a, "stride", 1), padding = pairAttr(a, "padding", 0),
@@ -74,11 +97,14 @@ struct Convolution {
           "cudnnSetConvolution2dDescriptor");
     int64_t groups = a.get_int("groups", 1);
     check(cudnnSetConvolutionGroupCount(conv, int(groups)), "cudnnSetConvolutionGroupCount");
-    // Strict float32 (FMA only) unless TF32 was asked for.
-    check(cudnnSetConvolutionMathType(conv, tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+    // Strict float32 (FMA only) unless TF32 was asked for; tensor cores for 16-bit data
+    // (what the search then times; the chosen entry's math type is set before running).
+    check(cudnnSetConvolutionMathType(conv, strictFloat32(dtype) ? CUDNN_FMA_MATH
+                                            : dtype == DType::f32 ? CUDNN_DEFAULT_MATH
+                                                                  : CUDNN_TENSOR_OP_MATH),
           "cudnnSetConvolutionMathType");
     key = shape_rules::str(xs) + "|" + shape_rules::str(ws) + "|" + shape_rules::str(ys) + "|" +
-          a.str() + "|" + (tf32() ? "tf32" : "fp32");
+          a.str() + "|" + dtype_name(dtype) + "|" + (tf32() ? "tf32" : "fp32");
   }
 };
 
@@ -124,12 +150,18 @@ SearchSpace searchSpace(DeviceContext &ctx) {
   return space;
 }
 
+/// A chosen convolution algorithm and the math type it was timed (or ranked) with.
+struct Choice {
+  int algorithm;
+  cudnnMathType_t math;
+};
+
 /// The algorithm for `key` on this GPU, chosen once: `rank` fills cuDNN's perf results,
 /// best first (timed by the search, or ranked by the heuristics).
 template <typename Perf, typename Rank>
-int chooseAlgorithm(const char *direction, const std::string &key, Rank &&rank) {
+Choice chooseAlgorithm(const char *direction, const std::string &key, bool strict, Rank &&rank) {
   static std::mutex mutex;
-  static std::map<std::string, int> chosen;
+  static std::map<std::string, Choice> chosen;
   bool search = searchAlgorithms();
   std::string fullKey = std::string(direction) + "|gpu" +
                         std::to_string(current_context().ordinal()) + "|" + key +
@@ -149,7 +181,7 @@ int chooseAlgorithm(const char *direction, const std::string &key, Rank &&rank) 
     return perf.status == CUDNN_STATUS_SUCCESS && (pass == 1 || perf.mathType == CUDNN_FMA_MATH);
   };
   int best = -1;
-  for (int pass = tf32() ? 1 : 0; pass < 2 && best < 0; ++pass)
+  for (int pass = strict ? 0 : 1; pass < 2 && best < 0; ++pass)
     for (int i = 0; i < returned && best < 0; ++i)
       if (qualifies(perfs[i], pass))
         best = i;
@@ -164,28 +196,45 @@ int chooseAlgorithm(const char *direction, const std::string &key, Rank &&rank) 
         break;
       }
   }
-  int algorithm = best < 0 ? -1 : int(perfs[best].algo);
-  if (algorithm < 0)
+  if (best < 0)
     throw UnsupportedError(std::string(current_op()) + ": cuDNN has no " + direction +
                            " algorithm for " + key);
+  Choice choice{int(perfs[best].algo), perfs[best].mathType};
   std::lock_guard<std::mutex> lock(mutex);
-  chosen.emplace(fullKey, algorithm);
-  return algorithm;
+  chosen.emplace(fullKey, choice);
+  return choice;
 }
 
-void applyBiasAndRelu(const KernelArgs &k, const Convolution &c, float *y) {
+/// Sets the math type `choice` was timed with on `c`'s descriptor and returns its
+/// algorithm (PyTorch does the same: an entry may use another math type than asked).
+template <typename Algo> Algo use(const Convolution &c, Choice choice) {
+  check(cudnnSetConvolutionMathType(c.conv, choice.math), "cudnnSetConvolutionMathType");
+  return Algo(choice.algorithm);
+}
+
+void applyBiasAndRelu(const KernelArgs &k, const Convolution &c, void *y) {
+  std::string activation = k.attrs->get_string("activation", "");
+  if (!activation.empty() && activation != "relu")
+    throw UnsupportedError("activation '" + activation + "' is not a fused epilogue the GPU "
+                           "kernels have; expected relu");
+  if (c.dtype != DType::f32) {
+    // 16-bit: dlc's own per-channel kernel (float32 sum, rounded once) rather than the
+    // legacy cudnnAddTensor / cudnnActivationForward, whose bfloat16 support is not
+    // documented.
+    const Shape &ys = k.outputs[0].shape;
+    launch_channel_bias_activation(c.dtype, y, k.inputs.size() > 2 ? k.inputs[2].data : nullptr,
+                                   shape_rules::numElements(ys), ys[1], ys[2] * ys[3],
+                                   activation == "relu");
+    return;
+  }
   cudnnHandle_t handle = current_context().cudnn();
   if (k.inputs.size() > 2) {
     TensorDescriptor bias;
-    setTensor4d(bias, 1, k.outputs[0].shape[1], 1, 1);
+    setTensor4d(bias, 1, k.outputs[0].shape[1], 1, 1, c.dtype);
     check(cudnnAddTensor(handle, &kOne, bias, k.inputs[2].data, &kOne, c.y, y), "cudnnAddTensor");
   }
-  std::string activation = k.attrs->get_string("activation", "");
   if (activation.empty())
     return;
-  if (activation != "relu")
-    throw UnsupportedError("activation '" + activation + "' is not a fused epilogue the GPU "
-                           "kernels have; expected relu");
   ActivationDescriptor relu;
   check(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
         "cudnnSetActivationDescriptor");
@@ -196,13 +245,13 @@ void applyBiasAndRelu(const KernelArgs &k, const Convolution &c, float *y) {
 // y = conv2d(x, w) + b, optionally followed by a ReLU epilogue.
 void conv2d(const KernelArgs &k) {
   OpScope scope("dlc.conv2d");
-  require_f32(k, "conv2d");
   DeviceContext &ctx = current_context();
-  Convolution c(k.inputs[0].shape, k.inputs[1].shape, k.outputs[0].shape, *k.attrs);
+  Convolution c(k.inputs[0].shape, k.inputs[1].shape, k.outputs[0].shape, *k.attrs,
+                k.outputs[0].dtype);
   cudnnHandle_t handle = ctx.cudnn();
-  float *y = k.outputs[0].as<float>();
-  auto algo = cudnnConvolutionFwdAlgo_t(chooseAlgorithm<cudnnConvolutionFwdAlgoPerf_t>(
-      "forward", c.key,
+  void *y = k.outputs[0].data;
+  auto algo = use<cudnnConvolutionFwdAlgo_t>(c, chooseAlgorithm<cudnnConvolutionFwdAlgoPerf_t>(
+      "forward", c.key, strictFloat32(c.dtype),
       [&](bool search, int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perfs) {
         if (search) { // the candidates write y, which the chosen one overwrites below
           SearchSpace space = searchSpace(ctx);
@@ -228,12 +277,12 @@ void conv2d(const KernelArgs &k) {
 // dx from (dy, w); dx's shape is the output's.
 void conv2dBackwardData(const KernelArgs &k) {
   OpScope scope("dlc.conv2d_backward_data");
-  require_f32(k, "conv2d_backward_data");
   DeviceContext &ctx = current_context();
-  Convolution c(k.outputs[0].shape, k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
+  Convolution c(k.outputs[0].shape, k.inputs[1].shape, k.inputs[0].shape, *k.attrs,
+                k.outputs[0].dtype);
   cudnnHandle_t handle = ctx.cudnn();
-  auto algo = cudnnConvolutionBwdDataAlgo_t(chooseAlgorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
-      "backward-data", c.key,
+  auto algo = use<cudnnConvolutionBwdDataAlgo_t>(c, chooseAlgorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
+      "backward-data", c.key, strictFloat32(c.dtype),
       [&](bool search, int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perfs) {
         if (search) { // the candidates write dx, which the chosen one overwrites below
           SearchSpace space = searchSpace(ctx);
@@ -259,13 +308,13 @@ void conv2dBackwardData(const KernelArgs &k) {
 // dw (and db when asked for) from (dy, x); dw's shape is the output's.
 void conv2dBackwardFilter(const KernelArgs &k) {
   OpScope scope("dlc.conv2d_backward_filter");
-  require_f32(k, "conv2d_backward_filter");
   DeviceContext &ctx = current_context();
-  Convolution c(k.inputs[1].shape, k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
+  Convolution c(k.inputs[1].shape, k.outputs[0].shape, k.inputs[0].shape, *k.attrs,
+                k.outputs[0].dtype);
   cudnnHandle_t handle = ctx.cudnn();
   auto algo =
-      cudnnConvolutionBwdFilterAlgo_t(chooseAlgorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
-          "backward-filter", c.key,
+      use<cudnnConvolutionBwdFilterAlgo_t>(c, chooseAlgorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
+          "backward-filter", c.key, strictFloat32(c.dtype),
           [&](bool search, int requested, int *returned,
               cudnnConvolutionBwdFilterAlgoPerf_t *perfs) {
             if (search) { // the candidates write dw, which the chosen one overwrites below
@@ -312,35 +361,79 @@ void conv2dBackwardFilter(const KernelArgs &k) {
 /// x (N, C, ...) as the 4-d (N, C, S, 1) cuDNN normalizes per channel, and the (1, C, 1, 1)
 /// descriptor of its per-channel operands.
 struct BatchNorm {
-  TensorDescriptor x, channel;
+  TensorDescriptor x, channel; // x of the data's dtype; the per-channel operands float32
   int64_t N, C, S;
 
-  explicit BatchNorm(const Shape &xs) {
+  BatchNorm(const Shape &xs, DType dtype) {
     if (xs.size() < 2)
       throw ShapeError(std::string(current_op()) + ": the input must be (N, C, ...), got " +
                        shape_rules::str(xs));
     N = xs[0];
     C = xs[1];
     S = shape_rules::numElements(Shape(xs.begin() + 2, xs.end()));
-    setTensor4d(x, N, C, S, 1);
+    setTensor4d(x, N, C, S, 1, dtype);
     setTensor4d(channel, 1, C, 1, 1);
   }
 };
 
+/// to = from in to's dtype, by the GPU's cast kernel.
+void castInto(const TensorRef &from, const TensorRef &to) {
+  static const Attrs unused;
+  KernelArgs cast;
+  cast.inputs = {from};
+  cast.outputs = {to};
+  cast.attrs = &unused;
+  cast.device = current_context().device();
+  cast.op = "dlc.cast";
+  find_kernel("dlc.cast", cast.device)->fast(cast);
+}
+
+/// Runs `kernel` with the data operands `inputs` and results `outputs` of a bfloat16
+/// batch norm widened to float32 (cuDNN's batch norm documents float16 data with float32
+/// parameters, not bfloat16), rounding the results back once.
+void inFloat32(const KernelArgs &k, std::initializer_list<size_t> inputs,
+               std::initializer_list<size_t> outputs, void (*kernel)(const KernelArgs &)) {
+  // The float32 copies share the context's scratch buffer (the kernels use its workspace).
+  size_t bytes = 0;
+  for (size_t i : inputs)
+    bytes += size_t(k.inputs[i].numel()) * sizeof(float);
+  for (size_t i : outputs)
+    bytes += size_t(k.outputs[i].numel()) * sizeof(float);
+  char *next = static_cast<char *>(current_context().scratch(bytes));
+  auto widened = [&](const TensorRef &t) {
+    TensorRef wide{next, t.shape, DType::f32, t.layout};
+    next += size_t(t.numel()) * sizeof(float);
+    return wide;
+  };
+  KernelArgs wide = k;
+  for (size_t i : inputs) {
+    wide.inputs[i] = widened(k.inputs[i]);
+    castInto(k.inputs[i], wide.inputs[i]);
+  }
+  for (size_t i : outputs)
+    wide.outputs[i] = widened(k.outputs[i]);
+  kernel(wide);
+  for (size_t i : outputs)
+    castInto(wide.outputs[i], k.outputs[i]);
+  OpScope named(k.op ? k.op : "dlc.batch_norm"); // errors found later name the op, not the cast
+}
+
 // training: (x, gamma, beta[, running_mean, running_var]) -> (y, mean, var);
 // inference: (x, gamma, beta, running_mean, running_var) -> y.
 void batchNorm(const KernelArgs &k) {
+  if (k.inputs[0].dtype == DType::bf16)
+    return inFloat32(k, {0}, {0}, batchNorm);
   OpScope scope("dlc.batch_norm");
-  require_f32(k, "batch_norm");
   DeviceContext &ctx = current_context();
-  BatchNorm b(k.inputs[0].shape);
+  BatchNorm b(k.inputs[0].shape, k.inputs[0].dtype);
   if (b.N * b.C * b.S == 0)
     return;
   double epsilon = k.attrs->get_float("epsilon", 1e-5);
-  const float *x = k.inputs[0].as<const float>();
+  const void *x = k.inputs[0].data;
   const void *mean, *var;
   if (k.attrs->get_bool("training", false)) {
-    launch_channel_statistics(x, b.N, b.C, b.S, k.outputs[1].as<float>(), k.outputs[2].as<float>());
+    launch_channel_statistics(k.inputs[0], b.N, b.C, b.S, k.outputs[1].as<float>(),
+                              k.outputs[2].as<float>());
     mean = k.outputs[1].data;
     var = k.outputs[2].data;
   } else {
@@ -356,10 +449,11 @@ void batchNorm(const KernelArgs &k) {
 
 // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
 void batchNormBackward(const KernelArgs &k) {
+  if (k.inputs[1].dtype == DType::bf16)
+    return inFloat32(k, {0, 1}, {0}, batchNormBackward);
   OpScope scope("dlc.batch_norm_backward");
-  require_f32(k, "batch_norm_backward");
   DeviceContext &ctx = current_context();
-  BatchNorm b(k.inputs[1].shape);
+  BatchNorm b(k.inputs[1].shape, k.inputs[1].dtype);
   if (b.N * b.C * b.S == 0)
     return;
   double epsilon = k.attrs->get_float("epsilon", 1e-5);

@@ -34,8 +34,9 @@ using ActivationDescriptor =
     CudnnDescriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
                     cudnnDestroyActivationDescriptor>;
 
-/// mean[c] and biased var[c] of x (N, C, S) over N and S (ReduceKernels.cu).
-void launch_channel_statistics(const float *x, int64_t N, int64_t C, int64_t S, float *mean,
+/// mean[c] and biased var[c] (float32) of x (N, C, S) over N and S, x of float32,
+/// float16 or bfloat16 (ReduceKernels.cu).
+void launch_channel_statistics(const TensorRef &x, int64_t N, int64_t C, int64_t S, float *mean,
                                float *var);
 /// invStd[c] = 1 / sqrt(var[c] + epsilon) (LossKernels.cu).
 void launch_inverse_std(const float *var, float *invStd, int64_t C, double epsilon);

@@ -288,24 +288,53 @@ void cast(const KernelArgs &args) {
   });
 }
 
-__global__ void biasActivation(float *y, const float *bias, int64_t rows, int64_t columns,
-                               bool relu) {
+template <typename T>
+__global__ void biasActivation(T *y, const float *product, const T *bias, int64_t rows,
+                               int64_t columns, bool relu) {
   DLC_GRID_STRIDE_LOOP(i, rows * columns) {
-    float v = y[i] + (bias ? bias[i % columns] : 0.f);
-    y[i] = relu && v < 0.f ? 0.f : v;
+    float v = (product ? product[i] : float(load(y[i]))) +
+              (bias ? float(load(bias[i % columns])) : 0.f);
+    y[i] = store<T>(relu && v < 0.f ? 0.f : v);
+  }
+}
+
+template <typename T>
+__global__ void channelBiasActivation(T *y, const T *bias, int64_t count, int64_t channels,
+                                      int64_t inner, bool relu) {
+  DLC_GRID_STRIDE_LOOP(i, count) {
+    float v = float(load(y[i])) + (bias ? float(load(bias[(i / inner) % channels])) : 0.f);
+    y[i] = store<T>(relu && v < 0.f ? 0.f : v);
   }
 }
 
 } // namespace
 
-void launch_bias_activation(float *y, const float *bias, int64_t rows, int64_t columns,
-                            bool relu) {
+void launch_bias_activation(DType dtype, void *y, const float *product, const void *bias,
+                            int64_t rows, int64_t columns, bool relu) {
   int64_t n = rows * columns;
-  if (n == 0 || (!bias && !relu))
+  if (n == 0 || (!product && !bias && !relu))
     return;
-  biasActivation<<<blocks_for(n), kThreads, 0, current_context().stream()>>>(y, bias, rows,
-                                                                             columns, relu);
+  TensorRef typed{y, {n}, dtype};
+  dispatch_float_dtype(typed, [&](auto tag) {
+    using T = decltype(tag);
+    biasActivation<T><<<blocks_for(n), kThreads, 0, current_context().stream()>>>(
+        static_cast<T *>(y), product, static_cast<const T *>(bias), rows, columns, relu);
+  });
   check_launch("biasActivation");
+}
+
+void launch_channel_bias_activation(DType dtype, void *y, const void *bias, int64_t count,
+                                    int64_t channels, int64_t inner, bool relu) {
+  if (count == 0 || (!bias && !relu))
+    return;
+  TensorRef typed{y, {count}, dtype};
+  dispatch_float_dtype(typed, [&](auto tag) {
+    using T = decltype(tag);
+    channelBiasActivation<T><<<blocks_for(count), kThreads, 0, current_context().stream()>>>(
+        static_cast<T *>(y), static_cast<const T *>(bias), count, channels, std::max<int64_t>(1, inner),
+        relu);
+  });
+  check_launch("channelBiasActivation");
 }
 
 void register_elementwise_kernels() {

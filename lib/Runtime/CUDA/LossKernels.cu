@@ -21,45 +21,47 @@ __device__ __forceinline__ bool labelOf(const Label *labels, int64_t n, int64_t 
 }
 
 /// Max of the row and the sum of exp(logit - max), in double.
-__device__ __forceinline__ void rowTerms(const float *row, int64_t C, double &peak, double &sum) {
+template <typename T>
+__device__ __forceinline__ void rowTerms(const T *row, int64_t C, double &peak, double &sum) {
   peak = -INFINITY;
   for (int64_t c = 0; c < C; ++c)
-    peak = fmax(peak, double(row[c]));
+    peak = fmax(peak, double(load(row[c])));
   sum = 0;
   for (int64_t c = 0; c < C; ++c)
-    sum += exp(double(row[c]) - peak);
+    sum += exp(double(load(row[c])) - peak);
 }
 
-template <typename Label>
-__global__ void crossEntropyForward(const float *logits, const Label *labels, float *loss,
-                                    int64_t N, int64_t C, int *badLabel) {
+// Logits, losses and gradients of type T (float32, float16 or bfloat16), computed in
+// double and rounded once to T.
+template <typename T, typename Label>
+__global__ void crossEntropyForward(const T *logits, const Label *labels, T *loss, int64_t N,
+                                    int64_t C, int *badLabel) {
   DLC_GRID_STRIDE_LOOP(n, N) {
     int64_t label;
     if (!labelOf(labels, n, C, badLabel, label)) {
-      loss[n] = NAN;
+      loss[n] = store<T>(NAN);
       continue;
     }
-    const float *row = logits + n * C;
+    const T *row = logits + n * C;
     double peak, sum;
     rowTerms(row, C, peak, sum);
-    loss[n] = float(log(sum) + peak - double(row[label]));
+    loss[n] = store<T>(float(log(sum) + peak - double(load(row[label]))));
   }
 }
 
-template <typename Label>
-__global__ void crossEntropyBackward(const float *dloss, const float *logits,
-                                     const Label *labels, float *dlogits, int64_t N, int64_t C,
-                                     int *badLabel) {
+template <typename T, typename Label>
+__global__ void crossEntropyBackward(const T *dloss, const T *logits, const Label *labels,
+                                     T *dlogits, int64_t N, int64_t C, int *badLabel) {
   DLC_GRID_STRIDE_LOOP(n, N) {
     int64_t label;
     bool valid = labelOf(labels, n, C, badLabel, label);
-    const float *row = logits + n * C;
+    const T *row = logits + n * C;
     double peak, sum;
     rowTerms(row, C, peak, sum);
     for (int64_t c = 0; c < C; ++c) {
-      double p = exp(double(row[c]) - peak) / sum;
-      dlogits[n * C + c] =
-          valid ? float((p - (c == label ? 1.0 : 0.0)) * double(dloss[n])) : NAN;
+      double p = exp(double(load(row[c])) - peak) / sum;
+      dlogits[n * C + c] = store<T>(
+          valid ? float((p - (c == label ? 1.0 : 0.0)) * double(load(dloss[n]))) : NAN);
     }
   }
 }
@@ -90,16 +92,18 @@ template <typename F> void withLabels(const TensorRef &labels, const char *op, F
 // loss (N) from logits (N, C) and labels (N)
 void softmaxCrossEntropy(const KernelArgs &k) {
   OpScope scope("dlc.softmax_cross_entropy");
-  require_f32(k, "softmax_cross_entropy");
   int64_t N = k.inputs[0].shape[0], C = k.inputs[0].shape[1];
   if (N == 0)
     return;
   DeviceContext &ctx = current_context();
   int *flag = labelCheck("softmax_cross_entropy", C);
-  withLabels(k.inputs[1], "softmax_cross_entropy", [&](auto labels) {
-    using Label = std::remove_const_t<std::remove_pointer_t<decltype(labels)>>;
-    crossEntropyForward<Label><<<blocks_for(N), kThreads, 0, ctx.stream()>>>(
-        k.inputs[0].as<const float>(), labels, k.outputs[0].as<float>(), N, C, flag);
+  dispatch_float_dtype(k.inputs[0], [&](auto tag) {
+    using T = decltype(tag);
+    withLabels(k.inputs[1], "softmax_cross_entropy", [&](auto labels) {
+      using Label = std::remove_const_t<std::remove_pointer_t<decltype(labels)>>;
+      crossEntropyForward<T, Label><<<blocks_for(N), kThreads, 0, ctx.stream()>>>(
+          k.inputs[0].as<const T>(), labels, k.outputs[0].as<T>(), N, C, flag);
+    });
   });
   check_launch("crossEntropyForward");
 }
@@ -107,30 +111,32 @@ void softmaxCrossEntropy(const KernelArgs &k) {
 // dlogits (N, C) from dloss (N), logits (N, C), labels (N)
 void softmaxCrossEntropyBackward(const KernelArgs &k) {
   OpScope scope("dlc.softmax_cross_entropy_backward");
-  require_f32(k, "softmax_cross_entropy_backward");
   int64_t N = k.inputs[1].shape[0], C = k.inputs[1].shape[1];
   if (N == 0)
     return;
   DeviceContext &ctx = current_context();
   int *flag = labelCheck("softmax_cross_entropy_backward", C);
-  withLabels(k.inputs[2], "softmax_cross_entropy_backward", [&](auto labels) {
-    using Label = std::remove_const_t<std::remove_pointer_t<decltype(labels)>>;
-    crossEntropyBackward<Label><<<blocks_for(N), kThreads, 0, ctx.stream()>>>(
-        k.inputs[0].as<const float>(), k.inputs[1].as<const float>(), labels,
-        k.outputs[0].as<float>(), N, C, flag);
+  dispatch_float_dtype(k.inputs[1], [&](auto tag) {
+    using T = decltype(tag);
+    withLabels(k.inputs[2], "softmax_cross_entropy_backward", [&](auto labels) {
+      using Label = std::remove_const_t<std::remove_pointer_t<decltype(labels)>>;
+      crossEntropyBackward<T, Label><<<blocks_for(N), kThreads, 0, ctx.stream()>>>(
+          k.inputs[0].as<const T>(), k.inputs[1].as<const T>(), labels, k.outputs[0].as<T>(), N,
+          C, flag);
+    });
   });
   check_launch("crossEntropyBackward");
 }
 
-__global__ void dropoutApply(const float *x, const bool *mask, float *y, int64_t n, float scale) {
-  DLC_GRID_STRIDE_LOOP(i, n) { y[i] = mask[i] ? x[i] * scale : 0.f; }
+template <typename T>
+__global__ void dropoutApply(const T *x, const bool *mask, T *y, int64_t n, float scale) {
+  DLC_GRID_STRIDE_LOOP(i, n) { y[i] = store<T>(mask[i] ? load(x[i]) * scale : 0.f); }
 }
 
 // (y, mask) = dropout(x). The mask is drawn on the host from the `seed` attribute with
 // the CPU kernel's generator, so a seed drops the same elements on every device.
 void dropout(const KernelArgs &k) {
   OpScope scope("dlc.dropout");
-  require_f32(k, "dropout");
   int64_t n = k.inputs[0].numel();
   if (n == 0)
     return;
@@ -145,9 +151,12 @@ void dropout(const KernelArgs &k) {
   check(cudaMemcpyAsync(deviceMask, mask.data(), mask.size(), cudaMemcpyHostToDevice,
                         ctx.stream()),
         "cudaMemcpyAsync");
-  dropoutApply<<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
-      k.inputs[0].as<const float>(), deviceMask, k.outputs[0].as<float>(), n,
-      float(1.0 / (1.0 - ratio)));
+  dispatch_float_dtype(k.inputs[0], [&](auto tag) {
+    using T = decltype(tag);
+    dropoutApply<T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
+        k.inputs[0].as<const T>(), deviceMask, k.outputs[0].as<T>(), n,
+        float(1.0 / (1.0 - ratio)));
+  });
   check_launch("dropoutApply");
 }
 

@@ -11,6 +11,7 @@
 // (one thread per input element, over the windows that cover it), not atomic scatters.
 //
 //===----------------------------------------------------------------------===//
+#include "CudaDTypes.cuh"
 #include "CudaKernels.h"
 #include "PoolWindows.h"
 
@@ -36,41 +37,46 @@ Pool2DGeometry poolGeometry(const Shape &x, const Shape &y, const Attrs &a) {
          e_ += int64_t(gridDim.x) * blockDim.x)                                            \
       for (int r = int(e_) / (row), c = int(e_) % (row), once_ = 1; once_; once_ = 0)
 
-__global__ void maxPoolForward(pool::Plane g, int64_t planes, const float *x, float *y) {
+template <typename T>
+__global__ void maxPoolForward(pool::Plane g, int64_t planes, const T *x, T *y) {
   int64_t in = int64_t(g.H) * g.W, out = int64_t(g.OH) * g.OW;
   DLC_FOR_PLANE_ELEMENTS(nc, oh, ow, planes, g.OH * g.OW, g.OW) {
-    y[nc * out + oh * g.OW + ow] = pool::max_output(g, x + nc * in, oh, ow);
+    y[nc * out + oh * g.OW + ow] = store<T>(pool::max_output(g, x + nc * in, oh, ow));
   }
 }
 
-__global__ void maxPoolArgmax(pool::Plane g, int64_t planes, const float *x, int32_t *argmax) {
+template <typename T>
+__global__ void maxPoolArgmax(pool::Plane g, int64_t planes, const T *x, int32_t *argmax) {
   int64_t in = int64_t(g.H) * g.W, out = int64_t(g.OH) * g.OW;
   DLC_FOR_PLANE_ELEMENTS(nc, oh, ow, planes, g.OH * g.OW, g.OW) {
     argmax[nc * out + oh * g.OW + ow] = pool::first_max(g, x + nc * in, oh, ow);
   }
 }
 
-__global__ void maxPoolGather(pool::Plane g, int64_t planes, const int32_t *argmax,
-                              const float *dy, float *dx) {
+template <typename T>
+__global__ void maxPoolGather(pool::Plane g, int64_t planes, const int32_t *argmax, const T *dy,
+                              T *dx) {
   int64_t in = int64_t(g.H) * g.W, out = int64_t(g.OH) * g.OW;
   DLC_FOR_PLANE_ELEMENTS(nc, ih, iw, planes, g.H * g.W, g.W) {
-    dx[nc * in + ih * g.W + iw] = pool::max_gradient(g, argmax + nc * out, dy + nc * out, ih, iw);
+    dx[nc * in + ih * g.W + iw] =
+        store<T>(pool::max_gradient(g, argmax + nc * out, dy + nc * out, ih, iw));
   }
 }
 
-__global__ void avgPoolForward(pool::Plane g, int64_t planes, bool includePad, const float *x,
-                               float *y) {
+template <typename T>
+__global__ void avgPoolForward(pool::Plane g, int64_t planes, bool includePad, const T *x, T *y) {
   int64_t in = int64_t(g.H) * g.W, out = int64_t(g.OH) * g.OW;
   DLC_FOR_PLANE_ELEMENTS(nc, oh, ow, planes, g.OH * g.OW, g.OW) {
-    y[nc * out + oh * g.OW + ow] = pool::avg_output(g, includePad, x + nc * in, oh, ow);
+    y[nc * out + oh * g.OW + ow] = store<T>(pool::avg_output(g, includePad, x + nc * in, oh, ow));
   }
 }
 
-__global__ void avgPoolGather(pool::Plane g, int64_t planes, bool includePad, const float *dy,
-                              float *dx) {
+template <typename T>
+__global__ void avgPoolGather(pool::Plane g, int64_t planes, bool includePad, const T *dy,
+                              T *dx) {
   int64_t in = int64_t(g.H) * g.W, out = int64_t(g.OH) * g.OW;
   DLC_FOR_PLANE_ELEMENTS(nc, ih, iw, planes, g.H * g.W, g.W) {
-    dx[nc * in + ih * g.W + iw] = pool::avg_gradient(g, includePad, dy + nc * out, ih, iw);
+    dx[nc * in + ih * g.W + iw] = store<T>(pool::avg_gradient(g, includePad, dy + nc * out, ih, iw));
   }
 }
 
@@ -97,20 +103,22 @@ pool::Plane planeOf(const Pool2DGeometry &g) {
 
 void maxPool(const KernelArgs &k) {
   OpScope scope("dlc.max_pool2d");
-  require_f32(k, "max_pool2d");
   Pool2DGeometry g = poolGeometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
   if (k.outputs[0].numel() == 0)
     return;
   pool::Plane plane = planeOf(g);
-  maxPoolForward<<<planeGrid(g.N * g.C, g.OH * g.OW), kThreads, 0, current_context().stream()>>>(
-      plane, g.N * g.C, k.inputs[0].as<const float>(), k.outputs[0].as<float>());
+  dispatch_float_dtype(k.inputs[0], [&](auto tag) {
+    using T = decltype(tag);
+    maxPoolForward<T><<<planeGrid(g.N * g.C, g.OH * g.OW), kThreads, 0,
+                        current_context().stream()>>>(plane, g.N * g.C, k.inputs[0].as<const T>(),
+                                                      k.outputs[0].as<T>());
+  });
   check_launch("maxPoolForward");
 }
 
 // dx from (dy, x): each window's argmax into the workspace, then one gather.
 void maxPoolBackward(const KernelArgs &k) {
   OpScope scope("dlc.max_pool2d_backward");
-  require_f32(k, "max_pool2d_backward");
   Pool2DGeometry g = poolGeometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
   if (k.outputs[0].numel() == 0)
     return;
@@ -119,40 +127,49 @@ void maxPoolBackward(const KernelArgs &k) {
   DeviceContext &ctx = current_context();
   auto *argmax = static_cast<int32_t *>(
       ctx.workspace(size_t(k.inputs[0].numel()) * sizeof(int32_t)));
-  if (k.inputs[0].numel() > 0) {
-    maxPoolArgmax<<<planeGrid(planes, g.OH * g.OW), kThreads, 0, ctx.stream()>>>(
-        plane, planes, k.inputs[1].as<const float>(), argmax);
-    check_launch("maxPoolArgmax");
-  }
-  maxPoolGather<<<planeGrid(planes, g.H * g.W), kThreads, 0, ctx.stream()>>>(
-      plane, planes, argmax, k.inputs[0].as<const float>(), k.outputs[0].as<float>());
-  check_launch("maxPoolGather");
+  dispatch_float_dtype(k.inputs[1], [&](auto tag) {
+    using T = decltype(tag);
+    if (k.inputs[0].numel() > 0) {
+      maxPoolArgmax<T><<<planeGrid(planes, g.OH * g.OW), kThreads, 0, ctx.stream()>>>(
+          plane, planes, k.inputs[1].as<const T>(), argmax);
+      check_launch("maxPoolArgmax");
+    }
+    maxPoolGather<T><<<planeGrid(planes, g.H * g.W), kThreads, 0, ctx.stream()>>>(
+        plane, planes, argmax, k.inputs[0].as<const T>(), k.outputs[0].as<T>());
+    check_launch("maxPoolGather");
+  });
 }
 
 void avgPool(const KernelArgs &k) {
   OpScope scope("dlc.avg_pool2d");
-  require_f32(k, "avg_pool2d");
   Pool2DGeometry g = poolGeometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
   if (k.outputs[0].numel() == 0)
     return;
   pool::Plane plane = planeOf(g);
-  avgPoolForward<<<planeGrid(g.N * g.C, g.OH * g.OW), kThreads, 0, current_context().stream()>>>(
-      plane, g.N * g.C, k.attrs->get_bool("count_include_pad", true),
-      k.inputs[0].as<const float>(), k.outputs[0].as<float>());
+  dispatch_float_dtype(k.inputs[0], [&](auto tag) {
+    using T = decltype(tag);
+    avgPoolForward<T><<<planeGrid(g.N * g.C, g.OH * g.OW), kThreads, 0,
+                        current_context().stream()>>>(
+        plane, g.N * g.C, k.attrs->get_bool("count_include_pad", true),
+        k.inputs[0].as<const T>(), k.outputs[0].as<T>());
+  });
   check_launch("avgPoolForward");
 }
 
 // dx from dy; the shapes of x (dx) and y (dy) give the geometry.
 void avgPoolBackward(const KernelArgs &k) {
   OpScope scope("dlc.avg_pool2d_backward");
-  require_f32(k, "avg_pool2d_backward");
   Pool2DGeometry g = poolGeometry(k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
   if (k.outputs[0].numel() == 0)
     return;
   pool::Plane plane = planeOf(g);
-  avgPoolGather<<<planeGrid(g.N * g.C, g.H * g.W), kThreads, 0, current_context().stream()>>>(
-      plane, g.N * g.C, k.attrs->get_bool("count_include_pad", true),
-      k.inputs[0].as<const float>(), k.outputs[0].as<float>());
+  dispatch_float_dtype(k.inputs[0], [&](auto tag) {
+    using T = decltype(tag);
+    avgPoolGather<T><<<planeGrid(g.N * g.C, g.H * g.W), kThreads, 0,
+                       current_context().stream()>>>(
+        plane, g.N * g.C, k.attrs->get_bool("count_include_pad", true), k.inputs[0].as<const T>(),
+        k.outputs[0].as<T>());
+  });
   check_launch("avgPoolGather");
 }
 

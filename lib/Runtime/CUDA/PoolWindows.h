@@ -19,12 +19,22 @@
 #include <cstdint>
 
 #ifdef __CUDACC__
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #define DLC_HOST_DEVICE __host__ __device__ __forceinline__
 #else
 #define DLC_HOST_DEVICE inline
 #endif
 
 namespace dlc::cuda::pool {
+
+/// An element's value in float32, the type the functions below compare and return (the
+/// kernels round results once to the tensor's type).
+DLC_HOST_DEVICE float value_of(float v) { return v; }
+#ifdef __CUDACC__
+DLC_HOST_DEVICE float value_of(__half v) { return __half2float(v); }
+DLC_HOST_DEVICE float value_of(__nv_bfloat16 v) { return __bfloat162float(v); }
+#endif
 
 /// One (H, W) -> (OH, OW) pooling plane: Pool2DGeometry without N and C, in 32 bits.
 struct Plane {
@@ -78,14 +88,16 @@ DLC_HOST_DEVICE void for_each_window_input(const Plane &g, int oh, int ow, Visit
 
 /// Index in the plane of the first maximum of window (oh, ow), row-major; -1 when the
 /// window covers no input (possible in ceil mode).
-DLC_HOST_DEVICE int first_max(const Plane &g, const float *plane, int oh, int ow) {
+template <typename T>
+DLC_HOST_DEVICE int first_max(const Plane &g, const T *plane, int oh, int ow) {
   int best = -1;
   float bestValue = 0.f;
   for_each_window_input(g, oh, ow, [&](int at) {
     // Strictly greater: a later equal value never displaces the first maximum.
-    if (best < 0 || plane[at] > bestValue) {
+    float v = value_of(plane[at]);
+    if (best < 0 || v > bestValue) {
       best = at;
-      bestValue = plane[at];
+      bestValue = v;
     }
   });
   return best;
@@ -108,39 +120,41 @@ DLC_HOST_DEVICE int avg_divisor(const Plane &g, bool includePad, int oh, int ow)
 }
 
 /// y at (oh, ow) = the window's maximum; an empty window gives 0.
-DLC_HOST_DEVICE float max_output(const Plane &g, const float *plane, int oh, int ow) {
+template <typename T>
+DLC_HOST_DEVICE float max_output(const Plane &g, const T *plane, int oh, int ow) {
   int best = first_max(g, plane, oh, ow);
-  return best < 0 ? 0.f : plane[best];
+  return best < 0 ? 0.f : value_of(plane[best]);
 }
 
 /// dx at (ih, iw): dy summed over the windows whose maximum it is, given every window's
 /// argmax (first_max) for this plane.
-DLC_HOST_DEVICE float max_gradient(const Plane &g, const int32_t *argmax, const float *dy,
-                                   int ih, int iw) {
+template <typename T>
+DLC_HOST_DEVICE float max_gradient(const Plane &g, const int32_t *argmax, const T *dy, int ih,
+                                   int iw) {
   int p = ih * g.W + iw;
   double acc = 0;
   for_each_covering_window(g, ih, iw, [&](int oh, int ow) {
     if (argmax[oh * g.OW + ow] == p)
-      acc += dy[oh * g.OW + ow];
+      acc += value_of(dy[oh * g.OW + ow]);
   });
   return float(acc);
 }
 
 /// y at (oh, ow) = the window's mean (see avg_divisor); an empty window gives 0.
-DLC_HOST_DEVICE float avg_output(const Plane &g, bool includePad, const float *plane, int oh,
-                                 int ow) {
+template <typename T>
+DLC_HOST_DEVICE float avg_output(const Plane &g, bool includePad, const T *plane, int oh, int ow) {
   double sum = 0;
-  for_each_window_input(g, oh, ow, [&](int at) { sum += plane[at]; });
+  for_each_window_input(g, oh, ow, [&](int at) { sum += value_of(plane[at]); });
   int divisor = avg_divisor(g, includePad, oh, ow);
   return divisor == 0 ? 0.f : float(sum / double(divisor));
 }
 
 /// dx at (ih, iw): dy / divisor summed over the windows that cover it.
-DLC_HOST_DEVICE float avg_gradient(const Plane &g, bool includePad, const float *dy, int ih,
-                                   int iw) {
+template <typename T>
+DLC_HOST_DEVICE float avg_gradient(const Plane &g, bool includePad, const T *dy, int ih, int iw) {
   double acc = 0;
   for_each_covering_window(g, ih, iw, [&](int oh, int ow) {
-    acc += double(dy[oh * g.OW + ow]) / double(avg_divisor(g, includePad, oh, ow));
+    acc += double(value_of(dy[oh * g.OW + ow])) / double(avg_divisor(g, includePad, oh, ow));
   });
   return float(acc);
 }

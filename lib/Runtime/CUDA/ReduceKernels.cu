@@ -259,7 +259,7 @@ __global__ void channelVariance(const double *partial, int64_t parts, int64_t C,
 } // namespace
 
 // Two passes in double, as the CPU reference: the mean, then the mean squared deviation.
-void launch_channel_statistics(const float *x, int64_t N, int64_t C, int64_t S, float *mean,
+void launch_channel_statistics(const TensorRef &x, int64_t N, int64_t C, int64_t S, float *mean,
                                float *var) {
   if (C == 0 || N * S == 0) // no statistics to take (the caller returns earlier)
     return;
@@ -279,15 +279,18 @@ void launch_channel_statistics(const float *x, int64_t N, int64_t C, int64_t S, 
   auto *center = static_cast<double *>(ctx.workspace(size_t(C * (parts + 1)) * sizeof(double)));
   double *partial = center + C;
   unsigned grid = gridFor(C * parts);
-  reduceParts<float, false><<<grid, kThreads, 0, ctx.stream()>>>(x, plan, 0, parts, nullptr,
-                                                                 partial, nullptr);
-  check_launch("reduceParts");
-  channelMean<<<blocks_for(C), kThreads, 0, ctx.stream()>>>(partial, parts, C, plan.length,
-                                                            center, mean);
-  check_launch("channelMean");
-  reduceParts<float, true><<<grid, kThreads, 0, ctx.stream()>>>(x, plan, 0, parts, center,
-                                                                partial, nullptr);
-  check_launch("reduceParts");
+  dispatch_float_dtype(x, [&](auto tag) {
+    using T = decltype(tag);
+    reduceParts<T, false><<<grid, kThreads, 0, ctx.stream()>>>(x.as<const T>(), plan, 0, parts,
+                                                               nullptr, partial, nullptr);
+    check_launch("reduceParts");
+    channelMean<<<blocks_for(C), kThreads, 0, ctx.stream()>>>(partial, parts, C, plan.length,
+                                                              center, mean);
+    check_launch("channelMean");
+    reduceParts<T, true><<<grid, kThreads, 0, ctx.stream()>>>(x.as<const T>(), plan, 0, parts,
+                                                              center, partial, nullptr);
+    check_launch("reduceParts");
+  });
   channelVariance<<<blocks_for(C), kThreads, 0, ctx.stream()>>>(partial, parts, C, plan.length,
                                                                 var);
   check_launch("channelVariance");

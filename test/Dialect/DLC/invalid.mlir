@@ -437,6 +437,24 @@ func.func @batch_norm_backward_shape(%dy: tensor<4x8x5x4xf32>, %x: tensor<4x8x5x
 
 // -----
 
+// batch_norm: per-channel vectors are float32, also for 16-bit data.
+func.func @batch_norm_half_gamma(%x: tensor<4x8x5x5xf16>, %g: tensor<8xf16>, %v: tensor<8xf32>) {
+  // expected-error @+1 {{operand #1 must be statically shaped tensor of 32-bit float values}}
+  %0:3 = dlc.batch_norm %x, %g, %v {training} : (tensor<4x8x5x5xf16>, tensor<8xf16>, tensor<8xf32>) -> (tensor<4x8x5x5xf16>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+// batch_norm_backward: grad_output has the input's element type.
+func.func @batch_norm_backward_dtype(%dy: tensor<4x8x5x5xf32>, %x: tensor<4x8x5x5xbf16>, %v: tensor<8xf32>) {
+  // expected-error @+1 {{needs grad_output of the input's element type 'bf16', got 'f32'}}
+  %0:3 = dlc.batch_norm_backward %dy, %x, %v, %v, %v : (tensor<4x8x5x5xf32>, tensor<4x8x5x5xbf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x5x5xbf16>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
 // dropout: ratio in [0, 1).
 func.func @dropout_ratio(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{'dlc.dropout' op needs ratio in [0, 1), got 1}}

@@ -103,6 +103,12 @@ func.func @layers(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor
   %y3:3 = dlc.batch_norm %p, %v, %v {training} : (tensor<4x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>)
   // CHECK: dlc.batch_norm {{.*}} {epsilon = 1.000000e-03 : f64} : {{.*}} -> tensor<4x8x4x4xf32>
   %z = dlc.batch_norm %p, %v, %v, %v, %v {epsilon = 1.0e-3 : f64} : (tensor<4x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8x4x4xf32>
+  // 16-bit data, float32 per-channel vectors and statistics.
+  %ph = dlc.cast %p : tensor<4x8x4x4xf32> to tensor<4x8x4x4xbf16>
+  // CHECK: dlc.batch_norm {{.*}} {training} : (tensor<4x8x4x4xbf16>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x4x4xbf16>, tensor<8xf32>, tensor<8xf32>)
+  %yh:3 = dlc.batch_norm %ph, %v, %v {training} : (tensor<4x8x4x4xbf16>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x4x4xbf16>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK: dlc.batch_norm_backward {{.*}} -> (tensor<4x8x4x4xbf16>, tensor<8xf32>, tensor<8xf32>)
+  %dh:3 = dlc.batch_norm_backward %yh#0, %ph, %v, %yh#1, %yh#2 : (tensor<4x8x4x4xbf16>, tensor<4x8x4x4xbf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8x4x4xbf16>, tensor<8xf32>, tensor<8xf32>)
   // CHECK: dlc.flatten %{{.*}} : (tensor<4x8x4x4xf32>) -> tensor<4x128xf32>
   %f = dlc.flatten %y : (tensor<4x8x4x4xf32>) -> tensor<4x128xf32>
   // CHECK: dlc.reshape %{{.*}} : tensor<4x128xf32> to tensor<4x2x64xf32>

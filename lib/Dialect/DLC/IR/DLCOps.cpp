@@ -583,6 +583,15 @@ LogicalResult BatchNormOp::verify() {
   return success();
 }
 
+LogicalResult BatchNormBackwardOp::verify() {
+  Type gradient = getGradOutput().getType().getElementType();
+  Type input = getInput().getType().getElementType();
+  if (gradient != input)
+    return emitOpError() << "needs grad_output of the input's element type " << input
+                         << ", got " << gradient;
+  return success();
+}
+
 LogicalResult DropoutOp::verify() {
   double ratio = getRatio().convertToDouble();
   if (!(ratio >= 0 && ratio < 1))

@@ -23,6 +23,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 defvar DLC_AllElementTypes = [F32, F16, BF16, I1, I32, I64, UI8];
 def DLC_Tensor : StaticShapeTensorOf<DLC_AllElementTypes>;
 def DLC_FloatTensor : StaticShapeTensorOf<[F32, F16, BF16]>;
+// Batch norm's per-channel vectors: float32 whatever the data's type (MXNet's and
+// cuDNN's convention for 16-bit data).
+def DLC_F32Tensor : StaticShapeTensorOf<[F32]>;
 def DLC_NumericTensor : StaticShapeTensorOf<[F32, F16, BF16, I32, I64, UI8]>;
 def DLC_LabelTensor : StaticShapeTensorOf<[I32, I64]>;
 def DLC_BoolTensor : StaticShapeTensorOf<[I1]>;
@@ -411,8 +414,7 @@ def DLC_AvgPool2DBackwardOp : DLC_Op<"avg_pool2d_backward",
   let hasVerifier = 1;
 }
 
-def DLC_BatchNormOp : DLC_Op<"batch_norm", [Pure, SameOperandsElementType,
-                                            InferTypeOpAdaptor]> {
+def DLC_BatchNormOp : DLC_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
   let summary = "Batch normalization over `axis` (channels), training or inference";
   let description = [{
     `gamma`, `beta` and the running statistics (`running_mean`, `running_var`) are
@@ -421,42 +423,47 @@ def DLC_BatchNormOp : DLC_Op<"batch_norm", [Pure, SameOperandsElementType,
     normalize, the running statistics may be left out (the op does not read them), and
     the op also returns the batch mean and (biased) variance, which the caller folds into
     the running statistics with `momentum` and which `dlc.batch_norm_backward` takes.
+    The input may be float32, float16 or bfloat16; the per-channel vectors and the batch
+    statistics are float32.
 
     ```mlir
     %y, %mean, %var = dlc.batch_norm %x, %g, %b {training} : (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>)
     %y2, %mean2, %var2 = dlc.batch_norm %x, %g, %b, %rm, %rv {training} : (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>)
     %z = dlc.batch_norm %x, %g, %b, %rm, %rv : (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<4x32x62x62xf32>
+    %h, %hmean, %hvar = dlc.batch_norm %xh, %g, %b {training} : (tensor<4x32x62x62xf16>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32x62x62xf16>, tensor<32xf32>, tensor<32xf32>)
     ```
   }];
-  let arguments = (ins DLC_FloatTensor:$input, DLC_FloatTensor:$gamma,
-                       DLC_FloatTensor:$beta, Variadic<DLC_FloatTensor>:$running_stats,
+  let arguments = (ins DLC_FloatTensor:$input, DLC_F32Tensor:$gamma,
+                       DLC_F32Tensor:$beta, Variadic<DLC_F32Tensor>:$running_stats,
                        DefaultValuedAttr<F64Attr, "1e-5">:$epsilon,
                        DefaultValuedAttr<F64Attr, "0.9">:$momentum,
                        DefaultValuedAttr<I64Attr, "1">:$axis,
                        UnitAttr:$training);
-  let results = (outs DLC_FloatTensor:$output, Variadic<DLC_FloatTensor>:$batch_stats);
+  let results = (outs DLC_FloatTensor:$output, Variadic<DLC_F32Tensor>:$batch_stats);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def DLC_BatchNormBackwardOp : DLC_Op<"batch_norm_backward", [Pure, SameOperandsElementType,
-                                                             InferTypeOpAdaptor]> {
+def DLC_BatchNormBackwardOp : DLC_Op<"batch_norm_backward", [Pure, InferTypeOpAdaptor]> {
   let summary = "Gradients of training-mode batch_norm: input, gamma and beta";
   let description = [{
     `batch_mean` and `batch_var` are the statistics the forward op returned.
+    `grad_output` has the input's element type (float32, float16 or bfloat16); gamma,
+    the statistics and their gradients are float32.
 
     ```mlir
     %dx, %dg, %db = dlc.batch_norm_backward %dy, %x, %g, %mean, %var : (tensor<4x32x62x62xf32>, tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32x62x62xf32>, tensor<32xf32>, tensor<32xf32>)
     ```
   }];
   let arguments = (ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$input,
-                       DLC_FloatTensor:$gamma, DLC_FloatTensor:$batch_mean,
-                       DLC_FloatTensor:$batch_var,
+                       DLC_F32Tensor:$gamma, DLC_F32Tensor:$batch_mean,
+                       DLC_F32Tensor:$batch_var,
                        DefaultValuedAttr<F64Attr, "1e-5">:$epsilon,
                        DefaultValuedAttr<I64Attr, "1">:$axis);
-  let results = (outs DLC_FloatTensor:$grad_input, DLC_FloatTensor:$grad_gamma,
-                      DLC_FloatTensor:$grad_beta);
+  let results = (outs DLC_FloatTensor:$grad_input, DLC_F32Tensor:$grad_gamma,
+                      DLC_F32Tensor:$grad_beta);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def DLC_DropoutOp : DLC_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
