@@ -78,9 +78,10 @@ struct Convolution {
   ConvolutionDescriptor conv;
   std::string key;
   DType dtype;
+  bool strict; // FMA math only (read once: TF32 may be switched meanwhile)
 
   Convolution(const Shape &xs, const Shape &ws, const Shape &ys, const Attrs &a, DType dtype)
-      : dtype(dtype) {
+      : dtype(dtype), strict(strictFloat32(dtype)) {
     setTensor4d(x, xs, dtype);
     setTensor4d(y, ys, dtype);
     if (ws.size() != 4)
@@ -99,12 +100,12 @@ struct Convolution {
     check(cudnnSetConvolutionGroupCount(conv, int(groups)), "cudnnSetConvolutionGroupCount");
     // Strict float32 (FMA only) unless TF32 was asked for; tensor cores for 16-bit data
     // (what the search then times; the chosen entry's math type is set before running).
-    check(cudnnSetConvolutionMathType(conv, strictFloat32(dtype) ? CUDNN_FMA_MATH
+    check(cudnnSetConvolutionMathType(conv, strict                ? CUDNN_FMA_MATH
                                             : dtype == DType::f32 ? CUDNN_DEFAULT_MATH
                                                                   : CUDNN_TENSOR_OP_MATH),
           "cudnnSetConvolutionMathType");
     key = shape_rules::str(xs) + "|" + shape_rules::str(ws) + "|" + shape_rules::str(ys) + "|" +
-          a.str() + "|" + dtype_name(dtype) + "|" + (tf32() ? "tf32" : "fp32");
+          a.str() + "|" + dtype_name(dtype) + "|" + (strict ? "fma" : "any-math");
   }
 };
 
@@ -199,7 +200,9 @@ Choice chooseAlgorithm(const char *direction, const std::string &key, bool stric
   if (best < 0)
     throw UnsupportedError(std::string(current_op()) + ": cuDNN has no " + direction +
                            " algorithm for " + key);
-  Choice choice{int(perfs[best].algo), perfs[best].mathType};
+  // Strict float32 runs FMA math whatever entry was taken (an entry of the second pass
+  // then runs as it did before math types were applied: under the FMA descriptor).
+  Choice choice{int(perfs[best].algo), strict ? CUDNN_FMA_MATH : perfs[best].mathType};
   std::lock_guard<std::mutex> lock(mutex);
   chosen.emplace(fullKey, choice);
   return choice;
@@ -251,7 +254,7 @@ void conv2d(const KernelArgs &k) {
   cudnnHandle_t handle = ctx.cudnn();
   void *y = k.outputs[0].data;
   auto algo = use<cudnnConvolutionFwdAlgo_t>(c, chooseAlgorithm<cudnnConvolutionFwdAlgoPerf_t>(
-      "forward", c.key, strictFloat32(c.dtype),
+      "forward", c.key, c.strict,
       [&](bool search, int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perfs) {
         if (search) { // the candidates write y, which the chosen one overwrites below
           SearchSpace space = searchSpace(ctx);
@@ -282,7 +285,7 @@ void conv2dBackwardData(const KernelArgs &k) {
                 k.outputs[0].dtype);
   cudnnHandle_t handle = ctx.cudnn();
   auto algo = use<cudnnConvolutionBwdDataAlgo_t>(c, chooseAlgorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
-      "backward-data", c.key, strictFloat32(c.dtype),
+      "backward-data", c.key, c.strict,
       [&](bool search, int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perfs) {
         if (search) { // the candidates write dx, which the chosen one overwrites below
           SearchSpace space = searchSpace(ctx);
@@ -314,7 +317,7 @@ void conv2dBackwardFilter(const KernelArgs &k) {
   cudnnHandle_t handle = ctx.cudnn();
   auto algo =
       use<cudnnConvolutionBwdFilterAlgo_t>(c, chooseAlgorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
-          "backward-filter", c.key, strictFloat32(c.dtype),
+          "backward-filter", c.key, c.strict,
           [&](bool search, int requested, int *returned,
               cudnnConvolutionBwdFilterAlgoPerf_t *perfs) {
             if (search) { // the candidates write dw, which the chosen one overwrites below
@@ -391,18 +394,21 @@ void castInto(const TensorRef &from, const TensorRef &to) {
 /// Runs `kernel` with the data operands `inputs` and results `outputs` of a bfloat16
 /// batch norm widened to float32 (cuDNN's batch norm documents float16 data with float32
 /// parameters, not bfloat16), rounding the results back once.
-void inFloat32(const KernelArgs &k, std::initializer_list<size_t> inputs,
+void inFloat32(const KernelArgs &k, const char *op, std::initializer_list<size_t> inputs,
                std::initializer_list<size_t> outputs, void (*kernel)(const KernelArgs &)) {
-  // The float32 copies share the context's scratch buffer (the kernels use its workspace).
+  OpScope scope(op);
+  // The float32 copies share the context's scratch buffer (the kernels use its
+  // workspace), each at a 256-byte boundary as the allocator's blocks are.
+  auto slice = [](const TensorRef &t) { return (size_t(t.numel()) * sizeof(float) + 255) & ~size_t(255); };
   size_t bytes = 0;
   for (size_t i : inputs)
-    bytes += size_t(k.inputs[i].numel()) * sizeof(float);
+    bytes += slice(k.inputs[i]);
   for (size_t i : outputs)
-    bytes += size_t(k.outputs[i].numel()) * sizeof(float);
+    bytes += slice(k.outputs[i]);
   char *next = static_cast<char *>(current_context().scratch(bytes));
   auto widened = [&](const TensorRef &t) {
     TensorRef wide{next, t.shape, DType::f32, t.layout};
-    next += size_t(t.numel()) * sizeof(float);
+    next += slice(t);
     return wide;
   };
   KernelArgs wide = k;
@@ -415,14 +421,14 @@ void inFloat32(const KernelArgs &k, std::initializer_list<size_t> inputs,
   kernel(wide);
   for (size_t i : outputs)
     castInto(wide.outputs[i], k.outputs[i]);
-  OpScope named(k.op ? k.op : "dlc.batch_norm"); // errors found later name the op, not the cast
+  OpScope named(op); // errors found later name the op, not the last cast
 }
 
 // training: (x, gamma, beta[, running_mean, running_var]) -> (y, mean, var);
 // inference: (x, gamma, beta, running_mean, running_var) -> y.
 void batchNorm(const KernelArgs &k) {
   if (k.inputs[0].dtype == DType::bf16)
-    return inFloat32(k, {0}, {0}, batchNorm);
+    return inFloat32(k, "dlc.batch_norm", {0}, {0}, batchNorm);
   OpScope scope("dlc.batch_norm");
   DeviceContext &ctx = current_context();
   BatchNorm b(k.inputs[0].shape, k.inputs[0].dtype);
@@ -450,7 +456,7 @@ void batchNorm(const KernelArgs &k) {
 // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
 void batchNormBackward(const KernelArgs &k) {
   if (k.inputs[1].dtype == DType::bf16)
-    return inFloat32(k, {0, 1}, {0}, batchNormBackward);
+    return inFloat32(k, "dlc.batch_norm_backward", {0, 1}, {0}, batchNormBackward);
   OpScope scope("dlc.batch_norm_backward");
   DeviceContext &ctx = current_context();
   BatchNorm b(k.inputs[1].shape, k.inputs[1].dtype);
