@@ -7,6 +7,7 @@
 #include "dlc/Runtime/Collectives.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -75,6 +76,61 @@ std::vector<Tensor> all_reduce(const std::vector<Tensor> &tensors, bool mean) {
     total = total / double(count);
   for (const Tensor &t : tensors)
     results.push_back(t.device() == home ? total : total.to(t.device()));
+  return results;
+}
+
+std::vector<std::vector<Tensor>> all_reduce_coalesced(const std::vector<std::vector<Tensor>> &items,
+                                                      bool mean, size_t bucket_bytes) {
+  autograd::Pause pause;
+  for (size_t k = 0; k < items.size(); ++k) {
+    requireSameKind(items[k], mean);
+    bool sameDevices = items[k].size() == items[0].size();
+    for (size_t j = 0; sameDevices && j < items[k].size(); ++j)
+      sameDevices = items[k][j].device() == items[0][j].device();
+    if (!sameDevices)
+      throw std::invalid_argument("all_reduce_coalesced: item " + std::to_string(k) +
+                                  " is on other devices than item 0; every item needs one "
+                                  "tensor on each of the same devices, in the same order");
+  }
+  std::vector<std::vector<Tensor>> results(items.size());
+  // Open buckets per dtype: the items in them and their bytes.
+  std::map<DType, std::pair<std::vector<size_t>, size_t>> open;
+  auto flush = [&](std::vector<size_t> &bucket) {
+    if (bucket.size() == 1)
+      results[bucket[0]] = all_reduce(items[bucket[0]], mean);
+    if (bucket.size() > 1) {
+      std::vector<Tensor> flats;
+      for (size_t j = 0; j < items[bucket[0]].size(); ++j) {
+        std::vector<Tensor> parts;
+        for (size_t k : bucket)
+          parts.push_back(items[k][j].reshape({-1}));
+        flats.push_back(np::concatenate(parts, 0));
+      }
+      std::vector<int64_t> sizes;
+      for (size_t k : bucket)
+        sizes.push_back(items[k][0].size());
+      std::vector<Tensor> sums = all_reduce(flats, mean);
+      for (size_t j = 0; j < sums.size(); ++j) {
+        std::vector<Tensor> pieces = np::split_sizes(sums[j], sizes, 0);
+        for (size_t m = 0; m < bucket.size(); ++m)
+          results[bucket[m]].push_back(pieces[m].reshape(items[bucket[m]][j].shape()));
+      }
+    }
+    bucket.clear();
+  };
+  for (size_t k = 0; k < items.size(); ++k) {
+    const Tensor &first = items[k][0];
+    size_t bytes = size_t(first.size()) * dtype_size(first.dtype());
+    auto &[bucket, filled] = open[first.dtype()];
+    if (!bucket.empty() && filled + bytes > bucket_bytes) {
+      flush(bucket);
+      filled = 0;
+    }
+    bucket.push_back(k);
+    filled += bytes;
+  }
+  for (auto &entry : open)
+    flush(entry.second.first);
   return results;
 }
 

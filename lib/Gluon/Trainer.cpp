@@ -62,18 +62,37 @@ void Trainer::step(int64_t batch_size) {
   autograd::Pause pause;
   ++steps_;
   double rescale = 1.0 / double(batch_size);
+  auto onGpus = [](const std::vector<Device> &devices) {
+    return devices.size() > 1 && std::none_of(devices.begin(), devices.end(),
+                                              [](Device d) { return d.is_host(); });
+  };
+  auto trainable = [](const ParameterPtr &p) {
+    return p->grad_req() != GradReq::null && p->initialized();
+  };
+  // Parameters whose copies are all on GPUs: their gradients are summed together, a few
+  // NCCL all-reduces (buckets per device list and dtype) rather than one per parameter.
+  std::map<std::vector<Device>, std::vector<ParameterPtr>> gpuGroups;
+  for (const ParameterPtr &parameter : params_.values())
+    if (trainable(parameter) && onGpus(parameter->list_devices()))
+      gpuGroups[parameter->list_devices()].push_back(parameter);
+  std::map<const Parameter *, std::vector<Tensor>> gpuSums;
+  for (const auto &[devices, group] : gpuGroups) {
+    std::vector<std::vector<Tensor>> grads;
+    for (const ParameterPtr &parameter : group)
+      grads.push_back(parameter->list_grad());
+    std::vector<std::vector<Tensor>> sums = npx::all_reduce_coalesced(grads);
+    for (size_t i = 0; i < group.size(); ++i)
+      gpuSums[group[i].get()] = std::move(sums[i]);
+  }
   for (const ParameterPtr &parameter : params_.values()) {
-    if (parameter->grad_req() == GradReq::null || !parameter->initialized())
+    if (!trainable(parameter))
       continue;
     std::vector<Device> devices = parameter->list_devices();
-    bool onGpus = devices.size() > 1 &&
-                  std::none_of(devices.begin(), devices.end(),
-                               [](Device d) { return d.is_host(); });
-    if (onGpus) {
-      // Every GPU gets the gradients' sum from one NCCL all-reduce and applies the same
-      // update to its own copy: identical inputs through identical kernels give identical
-      // weights, so no weight is copied.
-      std::vector<Tensor> summed = npx::all_reduce(parameter->list_grad());
+    if (onGpus(devices)) {
+      // Every GPU has the gradients' sum and applies the same update to its own copy:
+      // identical inputs through identical kernels give identical weights, so no weight
+      // is copied.
+      const std::vector<Tensor> &summed = gpuSums.at(parameter.get());
       std::map<Device, std::vector<Tensor>> &states = replicaStates(*parameter, devices);
       double rate = effective_learning_rate(steps_);
       for (size_t i = 0; i < devices.size(); ++i) {

@@ -70,6 +70,51 @@ TEST(Device, AllReduceSumsOneTensorPerDevice) {
   }
 }
 
+// Many tensors at once, bucketed by dtype: each result is what all_reduce gives that
+// tensor alone, bit for bit, whatever the bucket size (one bucket, several, one per item).
+TEST(Device, AllReduceCoalescedEqualsOneAllReducePerTensor) {
+  np::random::seed(12, cpu(0));
+  std::vector<Device> devices{cpu(0), cpu(1), cpu(2)};
+  std::vector<Shape> shapes{{2, 3}, {5}, {}, {4, 1, 3}, {7, 2}};
+  std::vector<DType> dtypes{DType::f32, DType::f16, DType::f32, DType::i32, DType::f32};
+  std::vector<std::vector<Tensor>> items;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    std::vector<Tensor> copies;
+    for (Device d : devices) {
+      Tensor t = np::random::uniform(-4, 4, shapes[k], cpu(0));
+      copies.push_back(t.astype(dtypes[k]).to(d));
+    }
+    items.push_back(copies);
+  }
+  std::vector<std::vector<Tensor>> floating = items; // a mean needs floating-point tensors
+  floating.erase(floating.begin() + 3);
+  for (size_t bucketBytes : {size_t(64) << 20, size_t(40), size_t(1)}) {
+    for (bool mean : {false, true}) {
+      const std::vector<std::vector<Tensor>> &in = mean ? floating : items;
+      std::vector<std::vector<Tensor>> got = npx::all_reduce_coalesced(in, mean, bucketBytes);
+      ASSERT_EQ(got.size(), in.size());
+      for (size_t k = 0; k < in.size(); ++k) {
+        std::vector<Tensor> want = npx::all_reduce(in[k], mean);
+        ASSERT_EQ(got[k].size(), devices.size());
+        for (size_t j = 0; j < devices.size(); ++j) {
+          std::string what = "item " + std::to_string(k) + " on " + devices[j].str() +
+                             ", buckets of " + std::to_string(bucketBytes) + " bytes" +
+                             (mean ? ", mean" : "");
+          EXPECT_EQ(got[k][j].device(), devices[j]) << what;
+          EXPECT_EQ(got[k][j].shape(), in[k][j].shape()) << what;
+          ASSERT_EQ(got[k][j].dtype(), in[k][j].dtype()) << what;
+          EXPECT_EQ(got[k][j].astype(DType::f32).to_vector<float>(),
+                    want[j].astype(DType::f32).to_vector<float>())
+              << what;
+        }
+      }
+    }
+  }
+  // Every item on the same devices, in the same order.
+  std::vector<Tensor> swapped{items[0][1], items[0][0], items[0][2]};
+  EXPECT_THROW(npx::all_reduce_coalesced({items[0], swapped}), std::invalid_argument);
+}
+
 TEST(Device, AllReduceRejectsMismatchedTensors) {
   Tensor a = np::ones({2, 3}, DType::f32, cpu(0)), b = np::ones({3, 2}, DType::f32, cpu(1));
   EXPECT_THROW(npx::all_reduce({a, b}), ShapeError);

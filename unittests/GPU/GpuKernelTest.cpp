@@ -698,6 +698,25 @@ TEST_F(Gpu, AllReduceOverGpusWithNcclMatchesTheCpuSum) {
     gpus.push_back(gpu(i));
   expectAllReduceMatchesCpuSum(gpus, false, "NCCL sum over every GPU");
   expectAllReduceMatchesCpuSum(gpus, true, "NCCL mean over every GPU");
+  // Several tensors in one NCCL call (Trainer.step's buckets): each as all_reduce alone
+  // (to rounding: with three GPUs or more NCCL's ring may add in another order).
+  std::vector<std::vector<Tensor>> items;
+  for (Shape shape : {Shape{3, 4}, Shape{7}, Shape{2, 2, 2}}) {
+    std::vector<Tensor> copies;
+    for (Device d : gpus)
+      copies.push_back(randomOnCpu(shape, -1, 1, uint64_t(shape.size() * 10 + d.id)).copyto(d));
+    items.push_back(copies);
+  }
+  std::vector<std::vector<Tensor>> coalesced = npx::all_reduce_coalesced(items);
+  for (size_t k = 0; k < items.size(); ++k) {
+    std::vector<Tensor> alone = npx::all_reduce(items[k]);
+    for (size_t j = 0; j < gpus.size(); ++j) {
+      std::vector<float> got = values(coalesced[k][j]), want = values(alone[j]);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_NEAR(got[i], want[i], 1e-6) << "item " << k << " on " << gpus[j];
+    }
+  }
   // A rank whose input failed poisons every rank's result (they summed its garbage).
   Tensor failed = np::matmul(np::ones({2, 2}, DType::i32, gpu(0)),
                              np::ones({2, 2}, DType::i32, gpu(0))); // no i32 GPU matmul

@@ -18,6 +18,17 @@ namespace dlc::npx {
 /// tensors.
 std::vector<Tensor> all_reduce(const std::vector<Tensor> &tensors, bool mean = false);
 
+/// all_reduce of many tensors at once: items[k] holds one tensor per device (the same
+/// devices, in the same order, for every item) and the result's [k] their sum on each of
+/// those devices. Items of one dtype are flattened into buckets of at most
+/// `bucket_bytes` (an item larger than that has a bucket of its own), one all-reduce
+/// per bucket, then split back into views of the bucket's result: on GPUs one NCCL call
+/// per bucket instead of one per tensor (PyTorch DDP's gradient buckets). Each element is
+/// the sum all_reduce would give it; the results never share memory with the inputs.
+std::vector<std::vector<Tensor>> all_reduce_coalesced(const std::vector<std::vector<Tensor>> &items,
+                                                      bool mean = false,
+                                                      size_t bucket_bytes = size_t(64) << 20);
+
 } // namespace dlc::npx
 
 #endif // DLC_FRONTEND_COLLECTIVES_H
