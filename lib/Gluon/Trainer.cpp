@@ -69,6 +69,14 @@ void Trainer::step(int64_t batch_size) {
   auto trainable = [](const ParameterPtr &p) {
     return p->grad_req() != GradReq::null && p->initialized();
   };
+  // The step's rate as a 0-d tensor, one per dtype and device (on a GPU each is a launch).
+  std::map<std::pair<DType, Device>, Tensor> rates;
+  auto rateFor = [&](const Tensor &weight) {
+    Tensor &rate = rates[{weight.dtype(), weight.device()}];
+    if (!rate.defined())
+      rate = np::full({}, effective_learning_rate(steps_), weight.dtype(), weight.device());
+    return rate;
+  };
   // Parameters whose copies are all on GPUs: their gradients are summed together, a few
   // NCCL all-reduces (buckets per device list and dtype) rather than one per parameter.
   std::map<std::vector<Device>, std::vector<ParameterPtr>> gpuGroups;
@@ -94,11 +102,9 @@ void Trainer::step(int64_t batch_size) {
       // is copied.
       const std::vector<Tensor> &summed = gpuSums.at(parameter.get());
       std::map<Device, std::vector<Tensor>> &states = replicaStates(*parameter, devices);
-      double rate = effective_learning_rate(steps_);
       for (size_t i = 0; i < devices.size(); ++i) {
         Tensor weight = parameter->data(devices[i]);
-        Tensor updated = update(weight, summed[i] * rescale, states[devices[i]],
-                                np::full({}, rate, weight.dtype(), devices[i]));
+        Tensor updated = update(weight, summed[i], states[devices[i]], rateFor(weight), rescale);
         updated.copyto(weight); // in place: layers hold these tensors
       }
       continue;
@@ -115,10 +121,8 @@ void Trainer::step(int64_t batch_size) {
     Tensor grad = grads[0];
     for (size_t i = 1; i < grads.size(); ++i)
       grad = grad + grads[i].to(home);
-    grad = grad * rescale;
     Tensor weight = parameter->data(home);
-    Tensor updated = update(weight, grad, state_[parameter.get()],
-                            np::full({}, effective_learning_rate(steps_), weight.dtype(), home));
+    Tensor updated = update(weight, grad, state_[parameter.get()], rateFor(weight), rescale);
     // One update, broadcast to every copy (in place: layers hold these tensors).
     for (Device device : devices) {
       Tensor copy = parameter->data(device);
@@ -175,9 +179,16 @@ double Trainer::effective_learning_rate(int64_t step) const {
 }
 
 Tensor Trainer::update(const Tensor &weight, Tensor grad, std::vector<Tensor> &state,
-                       const Tensor &rate) const {
+                       const Tensor &rate, double rescale) const {
   double wd = option("wd", 0), clip = option("clip_gradient", -1);
   Device home = weight.device();
+  double momentum = option("momentum", optimizer_ == "nag" ? 0.9 : 0.0);
+  // The fused op multiplies the gradient itself when nothing comes between (same bits).
+  bool fused = fusedUpdates(weight) && (optimizer_ == "adam" || momentum != 0);
+  bool foldRescale = fused && clip <= 0 && wd == 0;
+  double fusedRescale = foldRescale ? rescale : 1.0;
+  if (!foldRescale && rescale != 1.0)
+    grad = grad * rescale;
   if (clip > 0)
     grad = np::minimum(np::maximum(grad, np::full({}, -clip, grad.dtype(), home)),
                        np::full({}, clip, grad.dtype(), home));
@@ -189,9 +200,9 @@ Tensor Trainer::update(const Tensor &weight, Tensor grad, std::vector<Tensor> &s
     if (state.empty())
       state = {np::zeros(weight.shape(), weight.dtype(), home),
                np::zeros(weight.shape(), weight.dtype(), home)};
-    if (fusedUpdates(weight)) {
-      npx::AdamUpdate next =
-          npx::adam_update(weight, grad, state[0], state[1], rate, beta1, beta2, epsilon);
+    if (fused) {
+      npx::AdamUpdate next = npx::adam_update(weight, grad, state[0], state[1], rate, beta1, beta2,
+                                              epsilon, fusedRescale);
       state = {next.mean, next.var};
       return next.weight;
     }
@@ -201,14 +212,13 @@ Tensor Trainer::update(const Tensor &weight, Tensor grad, std::vector<Tensor> &s
     state[1] = state[1] * beta2 + grad * grad * (1 - beta2);
     return weight - state[0] * rate / (np::sqrt(state[1]) + epsilon);
   }
-  double momentum = option("momentum", optimizer_ == "nag" ? 0.9 : 0.0);
   if (momentum == 0)
     return weight - grad * rate;
   if (state.empty())
     state = {np::zeros(weight.shape(), weight.dtype(), home)};
-  if (fusedUpdates(weight)) {
-    npx::MomentumUpdate next =
-        npx::sgd_momentum_update(weight, grad, state[0], rate, momentum, optimizer_ == "nag");
+  if (fused) {
+    npx::MomentumUpdate next = npx::sgd_momentum_update(weight, grad, state[0], rate, momentum,
+                                                        optimizer_ == "nag", fusedRescale);
     state[0] = next.momentum;
     return next.weight;
   }

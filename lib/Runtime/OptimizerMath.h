@@ -90,6 +90,10 @@ inline Adam adam_constants(const Attrs &attrs) {
           float(attrs.get_float("epsilon", 1e-8))};
 }
 
+/// The factor the gradient is multiplied by first (MXNet's rescale_grad: 1/batch size),
+/// as the separate ops' float32 scalar. 1 leaves the gradient's bits as they are.
+inline float rescale_of(const Attrs &attrs) { return float(attrs.get_float("rescale_grad", 1.0)); }
+
 /// The element count of an update call, after checking that every tensor is float32
 /// (DTypeError naming `op` otherwise).
 inline int64_t checked_elements(const KernelArgs &k, const char *op) {

@@ -477,6 +477,20 @@ TEST(NNOps, FusedOptimizerUpdatesEqualTheSeparateOps) {
         << nesterov;
   }
 
+  // rescale_grad multiplies the gradient first, as `g * rescale` does.
+  double rescale = 1.0 / 24;
+  Tensor scaled = g * rescale;
+  npx::AdamUpdate rescaled =
+      npx::adam_update(w, g, mean, var, rate, beta1, beta2, epsilon, rescale);
+  npx::AdamUpdate prescaled = npx::adam_update(w, scaled, mean, var, rate, beta1, beta2, epsilon);
+  EXPECT_EQ(rescaled.weight.to_vector<float>(), prescaled.weight.to_vector<float>());
+  EXPECT_EQ(rescaled.var.to_vector<float>(), prescaled.var.to_vector<float>());
+  EXPECT_NE(rescaled.weight.to_vector<float>(), fused.weight.to_vector<float>());
+  npx::MomentumUpdate rescaledStep = npx::sgd_momentum_update(w, g, mean, rate, 0.9, true, rescale);
+  npx::MomentumUpdate prescaledStep = npx::sgd_momentum_update(w, scaled, mean, rate, 0.9, true);
+  EXPECT_EQ(rescaledStep.weight.to_vector<float>(), prescaledStep.weight.to_vector<float>());
+  EXPECT_EQ(rescaledStep.momentum.to_vector<float>(), prescaledStep.momentum.to_vector<float>());
+
   // Errors name the op and what was expected.
   auto message = [](const std::function<void()> &call) {
     try {

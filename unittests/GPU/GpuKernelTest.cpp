@@ -245,9 +245,15 @@ TEST_F(Gpu, FusedOptimizerUpdatesMatchTheCpuBitForBit) {
     npx::AdamUpdate r = npx::adam_update(in[0], in[1], in[2], in[3], in[4], 0.85, 0.995, 1e-7);
     return std::vector<Tensor>{r.weight, r.mean, r.var};
   }, "adam_update", 0);
+  expectGpuMatchesCpu({w, g, mean, var, rate}, [](auto &in) {
+    npx::AdamUpdate r =
+        npx::adam_update(in[0], in[1], in[2], in[3], in[4], 0.85, 0.995, 1e-7, 1.0 / 24);
+    return std::vector<Tensor>{r.weight, r.mean, r.var};
+  }, "adam_update with rescale_grad", 0);
   for (bool nesterov : {false, true})
     expectGpuMatchesCpu({w, g, mean, rate}, [nesterov](auto &in) {
-      npx::MomentumUpdate r = npx::sgd_momentum_update(in[0], in[1], in[2], in[3], 0.9, nesterov);
+      npx::MomentumUpdate r =
+          npx::sgd_momentum_update(in[0], in[1], in[2], in[3], 0.9, nesterov, 1.0 / 24);
       return std::vector<Tensor>{r.weight, r.momentum};
     }, nesterov ? "nag update" : "momentum update", 0);
   // And the separate ops the fused one replaces, on the GPU: the same bits.

@@ -93,24 +93,27 @@ Tensor softmax_cross_entropy_backward(const Tensor &dloss, const Tensor &logits,
 /// 0-d float32 tensor (the bias-corrected learning rate):
 ///   mean' = beta1*mean + (1-beta1)*grad,  var' = beta2*var + (1-beta2)*grad²,
 ///   weight' = weight - rate*mean' / (sqrt(var') + epsilon).
-/// The same bits as those formulas written with separate ops. Eager only: a hybridized or
-/// compiled step writes the separate ops, which the compiler fuses.
+/// The same bits as those formulas written with separate ops. `rescale_grad` multiplies the
+/// gradient first (MXNet's rescale_grad, 1/batch size), as `grad * rescale_grad` would.
+/// Eager only: a hybridized or compiled step writes the separate ops, which the compiler
+/// fuses.
 struct AdamUpdate {
   Tensor weight, mean, var;
 };
 AdamUpdate adam_update(const Tensor &weight, const Tensor &grad, const Tensor &mean,
                        const Tensor &var, const Tensor &rate, double beta1 = 0.9,
-                       double beta2 = 0.999, double epsilon = 1e-8);
+                       double beta2 = 0.999, double epsilon = 1e-8, double rescale_grad = 1.0);
 
 /// One SGD step with momentum (MXNet's sgd_mom_update; Nesterov's variant with
 /// `nesterov`): momentum' = mu*momentum + grad, weight' = weight - rate*d, with
-/// d = grad + mu*momentum' (Nesterov) or momentum'. Eager only, as adam_update.
+/// d = grad + mu*momentum' (Nesterov) or momentum'; grad multiplied by `rescale_grad`
+/// first. Eager only, as adam_update.
 struct MomentumUpdate {
   Tensor weight, momentum;
 };
 MomentumUpdate sgd_momentum_update(const Tensor &weight, const Tensor &grad,
                                    const Tensor &momentum, const Tensor &rate, double mu,
-                                   bool nesterov = false);
+                                   bool nesterov = false, double rescale_grad = 1.0);
 
 } // namespace dlc::npx
 

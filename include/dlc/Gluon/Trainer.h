@@ -33,12 +33,13 @@ public:
   void set_learning_rate(double rate) { learningRate_ = rate; }
   const std::string &optimizer() const { return optimizer_; }
 
-  /// The optimizer's rule for one weight: its gradient (summed over devices and
-  /// rescaled), its state (created on first use: momentum, or Adam's two moments) and the
-  /// rate as a 0-d tensor. Returns the new weight; `state` holds the new state. Used by
-  /// step() and, traced, by the compiled training step.
+  /// The optimizer's rule for one weight: its gradient (summed over devices), multiplied
+  /// by `rescale` first (1/batch size), its state (created on first use: momentum, or
+  /// Adam's two moments) and the rate as a 0-d tensor. Returns the new weight; `state`
+  /// holds the new state. Used by step() and, traced, by the compiled training step.
+  /// Eagerly the rescaling joins the fused update op when there is one (no extra pass).
   Tensor update(const Tensor &weight, Tensor grad, std::vector<Tensor> &state,
-                const Tensor &rate) const;
+                const Tensor &rate, double rescale = 1.0) const;
   /// The rate of update number `step` (1, 2, ...): the learning rate, with Adam's bias
   /// correction folded in.
   double effective_learning_rate(int64_t step) const;

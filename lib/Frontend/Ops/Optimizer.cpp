@@ -48,20 +48,23 @@ void detail::register_optimizer_ops() {
 
 npx::AdamUpdate npx::adam_update(const Tensor &weight, const Tensor &grad, const Tensor &mean,
                                  const Tensor &var, const Tensor &rate, double beta1,
-                                 double beta2, double epsilon) {
+                                 double beta2, double epsilon, double rescale_grad) {
   static const OpDef &op = find_op("adam_update");
-  std::vector<Tensor> out =
-      invoke(op, {weight, grad, mean, var, rate},
-             Attrs{{"beta1", beta1}, {"beta2", beta2}, {"epsilon", epsilon}});
+  std::vector<Tensor> out = invoke(op, {weight, grad, mean, var, rate},
+                                   Attrs{{"beta1", beta1},
+                                         {"beta2", beta2},
+                                         {"epsilon", epsilon},
+                                         {"rescale_grad", rescale_grad}});
   return {out[0], out[1], out[2]};
 }
 
 npx::MomentumUpdate npx::sgd_momentum_update(const Tensor &weight, const Tensor &grad,
                                              const Tensor &momentum, const Tensor &rate,
-                                             double mu, bool nesterov) {
+                                             double mu, bool nesterov, double rescale_grad) {
   static const OpDef &op = find_op("sgd_momentum_update");
-  std::vector<Tensor> out =
-      invoke(op, {weight, grad, momentum, rate}, Attrs{{"momentum", mu}, {"nesterov", nesterov}});
+  std::vector<Tensor> out = invoke(
+      op, {weight, grad, momentum, rate},
+      Attrs{{"momentum", mu}, {"nesterov", nesterov}, {"rescale_grad", rescale_grad}});
   return {out[0], out[1]};
 }
 

@@ -20,10 +20,12 @@ void adamUpdate(const KernelArgs &k) {
   const float *w = k.inputs[0].as<const float>(), *g = k.inputs[1].as<const float>(),
               *m = k.inputs[2].as<const float>(), *v = k.inputs[3].as<const float>();
   const float rate = *k.inputs[4].as<const float>();
+  const float rescale = optimizer_math::rescale_of(*k.attrs);
   float *wOut = k.outputs[0].as<float>(), *mOut = k.outputs[1].as<float>(),
         *vOut = k.outputs[2].as<float>();
   parallel_for(n, n, [&](int64_t i) {
-    optimizer_math::adam(c, rate, w[i], g[i], m[i], v[i], wOut[i], mOut[i], vOut[i]);
+    optimizer_math::adam(c, rate, w[i], optimizer_math::mul(g[i], rescale), m[i], v[i], wOut[i],
+                         mOut[i], vOut[i]);
   });
 }
 
@@ -35,9 +37,11 @@ void momentumUpdate(const KernelArgs &k) {
   const float *w = k.inputs[0].as<const float>(), *g = k.inputs[1].as<const float>(),
               *s = k.inputs[2].as<const float>();
   const float rate = *k.inputs[3].as<const float>();
+  const float rescale = optimizer_math::rescale_of(*k.attrs);
   float *wOut = k.outputs[0].as<float>(), *sOut = k.outputs[1].as<float>();
   parallel_for(n, n, [&](int64_t i) {
-    optimizer_math::momentum(mu, nesterov, rate, w[i], g[i], s[i], wOut[i], sOut[i]);
+    optimizer_math::momentum(mu, nesterov, rate, w[i], optimizer_math::mul(g[i], rescale), s[i],
+                             wOut[i], sOut[i]);
   });
 }
 

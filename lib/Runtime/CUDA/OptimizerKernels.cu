@@ -12,21 +12,23 @@ namespace dlc::cuda {
 
 namespace {
 
-__global__ void adamKernel(optimizer_math::Adam c, const float *rate, const float *w,
-                           const float *g, const float *m, const float *v, float *wOut,
-                           float *mOut, float *vOut, int64_t n) {
+__global__ void adamKernel(optimizer_math::Adam c, float rescale, const float *rate,
+                           const float *w, const float *g, const float *m, const float *v,
+                           float *wOut, float *mOut, float *vOut, int64_t n) {
   const float r = *rate;
   DLC_GRID_STRIDE_LOOP(i, n) {
-    optimizer_math::adam(c, r, w[i], g[i], m[i], v[i], wOut[i], mOut[i], vOut[i]);
+    optimizer_math::adam(c, r, w[i], optimizer_math::mul(g[i], rescale), m[i], v[i], wOut[i],
+                         mOut[i], vOut[i]);
   }
 }
 
-__global__ void momentumKernel(float mu, bool nesterov, const float *rate, const float *w,
-                               const float *g, const float *s, float *wOut, float *sOut,
-                               int64_t n) {
+__global__ void momentumKernel(float mu, bool nesterov, float rescale, const float *rate,
+                               const float *w, const float *g, const float *s, float *wOut,
+                               float *sOut, int64_t n) {
   const float r = *rate;
   DLC_GRID_STRIDE_LOOP(i, n) {
-    optimizer_math::momentum(mu, nesterov, r, w[i], g[i], s[i], wOut[i], sOut[i]);
+    optimizer_math::momentum(mu, nesterov, r, w[i], optimizer_math::mul(g[i], rescale), s[i],
+                             wOut[i], sOut[i]);
   }
 }
 
@@ -43,7 +45,8 @@ template <typename Launch> void launchUpdate(const KernelArgs &k, const char *op
 void adamUpdate(const KernelArgs &k) {
   launchUpdate(k, "adam_update", [&](int64_t n, cudaStream_t stream) {
     adamKernel<<<blocks_for(n), kThreads, 0, stream>>>(
-        optimizer_math::adam_constants(*k.attrs), k.inputs[4].as<const float>(),
+        optimizer_math::adam_constants(*k.attrs), optimizer_math::rescale_of(*k.attrs),
+        k.inputs[4].as<const float>(),
         k.inputs[0].as<const float>(), k.inputs[1].as<const float>(),
         k.inputs[2].as<const float>(), k.inputs[3].as<const float>(), k.outputs[0].as<float>(),
         k.outputs[1].as<float>(), k.outputs[2].as<float>(), n);
@@ -56,7 +59,7 @@ void momentumUpdate(const KernelArgs &k) {
   launchUpdate(k, "sgd_momentum_update", [&](int64_t n, cudaStream_t stream) {
     momentumKernel<<<blocks_for(n), kThreads, 0, stream>>>(
         float(k.attrs->get_float("momentum", 0.9)), k.attrs->get_bool("nesterov", false),
-        k.inputs[3].as<const float>(), k.inputs[0].as<const float>(),
+        optimizer_math::rescale_of(*k.attrs), k.inputs[3].as<const float>(), k.inputs[0].as<const float>(),
         k.inputs[1].as<const float>(), k.inputs[2].as<const float>(), k.outputs[0].as<float>(),
         k.outputs[1].as<float>(), n);
     check_launch("momentumKernel");
