@@ -19,8 +19,8 @@ const std::map<std::string, std::vector<std::string>> knownOptions = {
     {"nag", {"learning_rate", "momentum", "wd", "clip_gradient"}},
     {"adam", {"learning_rate", "beta1", "beta2", "epsilon", "wd", "clip_gradient"}}};
 
-/// Whether `weight` is updated by one fused op (npx::adam_update, sgd_momentum_update)
-/// rather than a dozen element-wise ones: eagerly (a trace keeps the separate ops, which
+/// Whether `weight` is updated by one fused op (npx::adam_update, sgd_momentum_update,
+/// sgd_update) rather than several element-wise ones: eagerly (a trace keeps the separate ops, which
 /// the compiler fuses), for float32 weights, unless DLC_FUSED_UPDATES=0. Same bits either
 /// way.
 bool fusedUpdates(const Tensor &weight) {
@@ -184,7 +184,7 @@ Tensor Trainer::update(const Tensor &weight, Tensor grad, std::vector<Tensor> &s
   Device home = weight.device();
   double momentum = option("momentum", optimizer_ == "nag" ? 0.9 : 0.0);
   // The fused op multiplies the gradient itself when nothing comes between (same bits).
-  bool fused = fusedUpdates(weight) && (optimizer_ == "adam" || momentum != 0);
+  bool fused = fusedUpdates(weight);
   bool foldRescale = fused && clip <= 0 && wd == 0;
   double fusedRescale = foldRescale ? rescale : 1.0;
   if (!foldRescale && rescale != 1.0)
@@ -213,7 +213,7 @@ Tensor Trainer::update(const Tensor &weight, Tensor grad, std::vector<Tensor> &s
     return weight - state[0] * rate / (np::sqrt(state[1]) + epsilon);
   }
   if (momentum == 0)
-    return weight - grad * rate;
+    return fused ? npx::sgd_update(weight, grad, rate, fusedRescale) : weight - grad * rate;
   if (state.empty())
     state = {np::zeros(weight.shape(), weight.dtype(), home)};
   if (fused) {

@@ -83,6 +83,11 @@ DLC_OPT_HOST_DEVICE void momentum(float mu, bool nesterov, float rate, float wei
   weightOut = sub(weight, mul(direction, rate));
 }
 
+/// weight' = weight - g*rate (plain SGD).
+DLC_OPT_HOST_DEVICE float sgd(float rate, float weight, float grad) {
+  return sub(weight, mul(grad, rate));
+}
+
 /// Adam's constants from the op's attributes, each rounded to float32 as a scalar operand.
 inline Adam adam_constants(const Attrs &attrs) {
   double beta1 = attrs.get_float("beta1", 0.9), beta2 = attrs.get_float("beta2", 0.999);

@@ -491,6 +491,11 @@ TEST(NNOps, FusedOptimizerUpdatesEqualTheSeparateOps) {
   EXPECT_EQ(rescaledStep.weight.to_vector<float>(), prescaledStep.weight.to_vector<float>());
   EXPECT_EQ(rescaledStep.momentum.to_vector<float>(), prescaledStep.momentum.to_vector<float>());
 
+  // Plain SGD (the seed's optimizer), with and without rescale_grad.
+  EXPECT_EQ(npx::sgd_update(w, g, rate).to_vector<float>(), (w - g * rate).to_vector<float>());
+  EXPECT_EQ(npx::sgd_update(w, g, rate, rescale).to_vector<float>(),
+            (w - scaled * rate).to_vector<float>());
+
   // Errors name the op and what was expected.
   auto message = [](const std::function<void()> &call) {
     try {

@@ -250,6 +250,9 @@ TEST_F(Gpu, FusedOptimizerUpdatesMatchTheCpuBitForBit) {
         npx::adam_update(in[0], in[1], in[2], in[3], in[4], 0.85, 0.995, 1e-7, 1.0 / 24);
     return std::vector<Tensor>{r.weight, r.mean, r.var};
   }, "adam_update with rescale_grad", 0);
+  expectGpuMatchesCpu({w, g, rate}, [](auto &in) {
+    return one(npx::sgd_update(in[0], in[1], in[2], 1.0 / 24));
+  }, "sgd_update", 0);
   for (bool nesterov : {false, true})
     expectGpuMatchesCpu({w, g, mean, rate}, [nesterov](auto &in) {
       npx::MomentumUpdate r =

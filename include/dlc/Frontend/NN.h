@@ -115,6 +115,12 @@ MomentumUpdate sgd_momentum_update(const Tensor &weight, const Tensor &grad,
                                    const Tensor &momentum, const Tensor &rate, double mu,
                                    bool nesterov = false, double rescale_grad = 1.0);
 
+/// One plain SGD step (MXNet's sgd_update; the seed's optimizer): weight - rate*grad, grad
+/// multiplied by `rescale_grad` first. The same bits as the separate ops. Eager only, as
+/// adam_update.
+Tensor sgd_update(const Tensor &weight, const Tensor &grad, const Tensor &rate,
+                  double rescale_grad = 1.0);
+
 } // namespace dlc::npx
 
 #endif // DLC_FRONTEND_NN_H

@@ -37,6 +37,10 @@ std::vector<TensorMeta> inferMomentum(const std::vector<TensorMeta> &in, const A
   return inferUpdate(in, 3, 2);
 }
 
+std::vector<TensorMeta> inferSgd(const std::vector<TensorMeta> &in, const Attrs &) {
+  return inferUpdate(in, 2, 1);
+}
+
 } // namespace
 
 void detail::register_optimizer_ops() {
@@ -44,6 +48,7 @@ void detail::register_optimizer_ops() {
   // may run on the caller.
   register_op(caller_runnable({"adam_update", "eager.adam_update", inferAdam}));
   register_op(caller_runnable({"sgd_momentum_update", "eager.sgd_momentum_update", inferMomentum}));
+  register_op(caller_runnable({"sgd_update", "eager.sgd_update", inferSgd}));
 }
 
 npx::AdamUpdate npx::adam_update(const Tensor &weight, const Tensor &grad, const Tensor &mean,
@@ -66,6 +71,12 @@ npx::MomentumUpdate npx::sgd_momentum_update(const Tensor &weight, const Tensor 
       op, {weight, grad, momentum, rate},
       Attrs{{"momentum", mu}, {"nesterov", nesterov}, {"rescale_grad", rescale_grad}});
   return {out[0], out[1]};
+}
+
+Tensor npx::sgd_update(const Tensor &weight, const Tensor &grad, const Tensor &rate,
+                       double rescale_grad) {
+  static const OpDef &op = find_op("sgd_update");
+  return invoke(op, {weight, grad, rate}, Attrs{{"rescale_grad", rescale_grad}})[0];
 }
 
 } // namespace dlc

@@ -45,11 +45,24 @@ void momentumUpdate(const KernelArgs &k) {
   });
 }
 
+// (weight, grad, rate) -> weight'.
+void sgdUpdate(const KernelArgs &k) {
+  const int64_t n = optimizer_math::checked_elements(k, "sgd_update");
+  const float *w = k.inputs[0].as<const float>(), *g = k.inputs[1].as<const float>();
+  const float rate = *k.inputs[2].as<const float>();
+  const float rescale = optimizer_math::rescale_of(*k.attrs);
+  float *wOut = k.outputs[0].as<float>();
+  parallel_for(n, n, [&](int64_t i) {
+    wOut[i] = optimizer_math::sgd(rate, w[i], optimizer_math::mul(g[i], rescale));
+  });
+}
+
 } // namespace
 
 void register_optimizer_kernels() {
   register_host_kernel("eager.adam_update", adamUpdate);
   register_host_kernel("eager.sgd_momentum_update", momentumUpdate);
+  register_host_kernel("eager.sgd_update", sgdUpdate);
 }
 
 } // namespace dlc::cpu_kernels

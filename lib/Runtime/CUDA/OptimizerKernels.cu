@@ -32,6 +32,14 @@ __global__ void momentumKernel(float mu, bool nesterov, float rescale, const flo
   }
 }
 
+__global__ void sgdKernel(float rescale, const float *rate, const float *w, const float *g,
+                          float *wOut, int64_t n) {
+  const float r = *rate;
+  DLC_GRID_STRIDE_LOOP(i, n) {
+    wOut[i] = optimizer_math::sgd(r, w[i], optimizer_math::mul(g[i], rescale));
+  }
+}
+
 /// Launches `kernel` over the call's elements on the current GPU's stream, after the
 /// dtype check; nothing for an empty parameter.
 template <typename Launch> void launchUpdate(const KernelArgs &k, const char *op, Launch launch) {
@@ -66,11 +74,22 @@ void momentumUpdate(const KernelArgs &k) {
   });
 }
 
+// (weight, grad, rate) -> weight'.
+void sgdUpdate(const KernelArgs &k) {
+  launchUpdate(k, "sgd_update", [&](int64_t n, cudaStream_t stream) {
+    sgdKernel<<<blocks_for(n), kThreads, 0, stream>>>(
+        optimizer_math::rescale_of(*k.attrs), k.inputs[2].as<const float>(),
+        k.inputs[0].as<const float>(), k.inputs[1].as<const float>(), k.outputs[0].as<float>(), n);
+    check_launch("sgdKernel");
+  });
+}
+
 } // namespace
 
 void register_optimizer_kernels() {
   register_gpu_kernel("eager.adam_update", adamUpdate);
   register_gpu_kernel("eager.sgd_momentum_update", momentumUpdate);
+  register_gpu_kernel("eager.sgd_update", sgdUpdate);
 }
 
 } // namespace dlc::cuda
