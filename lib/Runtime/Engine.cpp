@@ -91,10 +91,12 @@ private:
 #endif
 };
 
-/// The first input error any rank of one collective met: every rank ends with it.
+/// The first error any rank of one collective met: every rank ends with it.
 struct GroupError {
   std::mutex mutex;
+  std::condition_variable allArrived;
   std::exception_ptr error;
+  size_t ranks = 0, arrived = 0;
 
   void record(std::exception_ptr e) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -103,6 +105,21 @@ struct GroupError {
   }
   std::exception_ptr get() {
     std::lock_guard<std::mutex> lock(mutex);
+    return error;
+  }
+  /// A rank finishes with `e` (null when it succeeded). With `waitForPeers` (a GPU rank's
+  /// completion thread) it first waits until every rank has finished, so that an error
+  /// one GPU learns only at completion (an input that failed on the device, a failed
+  /// NCCL call) reaches every rank; then returns the group's error. Without, the group's
+  /// error so far (host ranks record their inputs' errors before they run).
+  std::exception_ptr arrive(std::exception_ptr e, bool waitForPeers) {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (e && !error)
+      error = e;
+    ++arrived;
+    allArrived.notify_all();
+    if (waitForPeers)
+      allArrived.wait(lock, [&] { return arrived >= ranks; });
     return error;
   }
 };
@@ -218,6 +235,7 @@ private:
 #if DLC_HAVE_CUDA
       if (gpu_) {
         if (startError) {
+          waitOnHost(task);
           finish(task, startError);
           continue;
         }
@@ -228,6 +246,7 @@ private:
           cuda::begin_task(device_.id, task.stream);
           error = run(task);
         } catch (...) {
+          waitOnHost(task);
           error = std::current_exception();
         }
         try {
@@ -254,11 +273,13 @@ private:
 
   /// Marks `task` done with `error` and releases what its work captured (its buffers)
   /// before anyone can see the queue idle: memory statistics and waiters then see the
-  /// memory freed.
-  void finish(Task &task, std::exception_ptr error) {
-    // A collective rank ends with its peers' input error too (it summed their data).
-    if (!error && task.group)
-      error = task.group->get();
+  /// memory freed. `waitForPeers`: see GroupError::arrive.
+  void finish(Task &task, std::exception_ptr error, bool waitForPeers = false) {
+    // A collective rank ends with its peers' errors too (it summed their data). No
+    // deadlock in waiting: a peer's completion thread reaches its rank after tasks
+    // registered before the collective only, and collectives are queued in one order.
+    if (task.group)
+      error = task.group->arrive(error, waitForPeers);
     task.work = nullptr;
     task.reads.clear();
     task.writes.clear();
@@ -300,6 +321,16 @@ private:
     dependency->wait();
   }
 
+  /// Waits on the host for everything `task` follows: a task that fails before following
+  /// its dependencies on the device still finishes after them, so that a later task that
+  /// follows only it is ordered after them too.
+  static void waitOnHost(const Task &task) {
+    for (const TaskHandle &dependency : task.orderAfter)
+      dependency->wait();
+    for (const TaskHandle &input : task.inputs)
+      input->wait();
+  }
+
   std::exception_ptr run(Task &task) {
     std::exception_ptr inputError;
     try {
@@ -315,7 +346,8 @@ private:
           break;
       }
     } catch (...) {
-      return std::current_exception(); // a failed device-side wait
+      waitOnHost(task); // a failed device-side wait: later tasks still order after these
+      return std::current_exception();
     }
     // An input is poisoned: so is everything computed from it. A collective still takes
     // part (its peers would wait for it forever) and fails afterwards, with its peers:
@@ -367,7 +399,7 @@ private:
       // What the checks keep (a replaced workspace, error flags) and the fence go before
       // the task is seen finished: a wait then sees the memory released.
       flight.issued = {};
-      finish(flight.task, error);
+      finish(flight.task, error, /*waitForPeers=*/true);
     }
   }
 
@@ -603,6 +635,7 @@ std::vector<TaskHandle> enqueue_collective(std::vector<CollectiveRank> ranks) {
   for (DeviceQueue *queue : lockOrder)
     locks.emplace_back(queue->enqueueMutex());
   auto group = std::make_shared<GroupError>();
+  group->ranks = ranks.size();
   std::vector<TaskHandle> tasks;
   for (size_t i = 0; i < ranks.size(); ++i)
     tasks.push_back(enqueueLocked(*queues[i], makeTask(*queues[i], std::move(ranks[i].reads),
