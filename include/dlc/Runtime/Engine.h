@@ -136,9 +136,9 @@ struct CollectiveRank {
 /// meets collectives in the same order (NCCL's rule) and no rank waits behind work that
 /// itself waits for a peer. Every rank's work runs even when one of its inputs failed,
 /// since its peers wait for it, and the rank then ends with that error. A rank that
-/// finishes after such a peer has run ends with the peer's error too: on GPUs that is
-/// every rank of a collective (none completes before all have launched), whose results
-/// are built from the failed input.
+/// finishes after such a peer has run ends with the peer's error too; on GPUs every rank
+/// of the collective does (a rank finishes only when all have, with the first error any
+/// met, also one known only once the GPU has run: its results are built from it).
 std::vector<TaskHandle> enqueue_collective(std::vector<CollectiveRank> ranks);
 
 /// Waits until every queue is idle, then rethrows the first error any task has ended with
