@@ -530,6 +530,11 @@ struct Registrar {
   /// Makes `task` wait for the last writers of `reads` and, for `writes`, for their last
   /// writer and readers; then records it as their reader and writer.
   static void track(Task &task) {
+    // One registration at a time: two threads registering tasks that each read what the
+    // other writes would otherwise each order after the other (a cycle: both wait
+    // forever). Uncontended, as it nearly always is, this costs a lock and an unlock.
+    static std::mutex *registering = new std::mutex;
+    std::lock_guard<std::mutex> serial(*registering);
     for (const auto &buffer : task.reads) {
       std::lock_guard<std::mutex> lock(buffer->mutex_);
       if (buffer->writer_)

@@ -199,6 +199,23 @@ TEST(Engine, TaskStateHandsOutItsFenceFromIssueUntilDone) {
   finisher.join();
 }
 
+// Two threads enqueue copies in opposite directions between the same two tensors: each
+// copy reads what the other writes. Registered one at a time, every pair is ordered one
+// way; registered interleaved, each could order after the other and both wait forever.
+TEST(Engine, OppositeCopiesFromTwoThreadsNeverWaitForEachOther) {
+  Tensor p = np::ones({64}, DType::f32, cpu(0)), q = np::zeros({64}, DType::f32, cpu(1));
+  auto copies = [](Tensor from, Tensor to) {
+    for (int i = 0; i < 3000; ++i)
+      from.copyto(to);
+  };
+  std::thread forward(copies, p, q), backward(copies, q, p);
+  forward.join();
+  backward.join();
+  waitall();
+  std::vector<float> a = p.to_vector<float>(), b = q.to_vector<float>();
+  EXPECT_EQ(a, b) << "the last copy made both equal";
+}
+
 TEST(Allocator, StatisticsAndReuse) {
   Device device = cpu(7);
   MemoryStats before = memory_stats(device);
