@@ -100,7 +100,7 @@ void DeviceContext::use_stream(int kind) {
 }
 
 cudnnHandle_t DeviceContext::cudnn() {
-  if (active_ != stream_)
+  if (!on_compute_stream())
     throw Error("internal error: a cuDNN call in a task on the copy stream of " +
                 device().str());
   if (!cudnn_) {
@@ -111,7 +111,7 @@ cudnnHandle_t DeviceContext::cudnn() {
 }
 
 cublasHandle_t DeviceContext::cublas() {
-  if (active_ != stream_)
+  if (!on_compute_stream())
     throw Error("internal error: a cuBLAS call in a task on the copy stream of " +
                 device().str());
   if (!cublas_) {
@@ -132,6 +132,10 @@ namespace {
 /// At least `bytes` in `buffer`, grown when needed; the old block is released only after
 /// the current task's fence (kernels issued earlier may still use it).
 void *grownBuffer(DeviceContext &ctx, std::shared_ptr<Storage> &buffer, size_t bytes) {
+  // Reuse is safe in the compute stream's order only.
+  if (!ctx.on_compute_stream())
+    throw Error("internal error: a task on the copy stream of " + ctx.device().str() +
+                " asked for the workspace");
   if (bytes == 0)
     return nullptr;
   if (!buffer || buffer->bytes() < bytes) {

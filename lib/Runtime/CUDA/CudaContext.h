@@ -58,6 +58,7 @@ public:
   /// The stream the current task's launches go to: the compute stream, or the copy
   /// stream for a copy the engine put there (use_stream). Only the worker changes it.
   cudaStream_t stream() const { return active_; }
+  bool on_compute_stream() const { return active_ == stream_; }
   /// Makes the compute stream (kComputeStream) or the copy stream (kCopyStream, created
   /// on first use) current for the next task.
   void use_stream(int kind);
