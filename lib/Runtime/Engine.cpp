@@ -249,21 +249,22 @@ private:
           waitOnHost(task);
           error = std::current_exception();
         }
+        cuda::IssuedTask issued;
         try {
-          InFlight flight{cuda::issue(device_.id), std::move(task), error};
-          flight.task.state->set_fence(flight.issued.fence);
-          {
-            std::lock_guard<std::mutex> lock(mutex_);
-            inFlight_.push_back(std::move(flight));
-          }
-          landed_.notify_one();
-          continue;
+          issued = cuda::issue(device_.id);
         } catch (...) {
           if (!error)
             error = std::current_exception();
+          cuda::abandon_issue(device_.id);
+          finish(task, error);
+          continue;
         }
-        cuda::abandon_issue(device_.id);
-        finish(task, error);
+        task.state->set_fence(issued.fence);
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          inFlight_.push_back(InFlight{std::move(issued), std::move(task), error});
+        }
+        landed_.notify_one();
         continue;
       }
 #endif
@@ -341,8 +342,11 @@ private:
         if (!orderedByStream(input, task))
           follow(input, task);
         // Failed already (when it was issued, or on the host): known now. Failing later
-        // on a device: the completion thread passes that error on to this task.
-        if (input->done() && (inputError = input->error()))
+        // on a device: the completion thread passes that error on to this task. A task
+        // that runs anyway (a collective rank) still follows every input.
+        if (!inputError && input->done())
+          inputError = input->error();
+        if (inputError && !task.alwaysRun)
           break;
       }
     } catch (...) {
