@@ -254,11 +254,13 @@ TEST_F(Gpu, FusedOptimizerUpdatesMatchTheCpuBitForBit) {
     return one(npx::sgd_update(in[0], in[1], in[2], 1.0 / 24));
   }, "sgd_update", 0);
   for (bool nesterov : {false, true})
-    expectGpuMatchesCpu({w, g, mean, rate}, [nesterov](auto &in) {
-      npx::MomentumUpdate r =
-          npx::sgd_momentum_update(in[0], in[1], in[2], in[3], 0.9, nesterov, 1.0 / 24);
-      return std::vector<Tensor>{r.weight, r.momentum};
-    }, nesterov ? "nag update" : "momentum update", 0);
+    for (double rescale : {1.0, 1.0 / 24})
+      expectGpuMatchesCpu({w, g, mean, rate}, [nesterov, rescale](auto &in) {
+        npx::MomentumUpdate r =
+            npx::sgd_momentum_update(in[0], in[1], in[2], in[3], 0.9, nesterov, rescale);
+        return std::vector<Tensor>{r.weight, r.momentum};
+      }, std::string(nesterov ? "nag update" : "momentum update") +
+             (rescale == 1.0 ? "" : " with rescale_grad"), 0);
   // And the separate ops the fused one replaces, on the GPU: the same bits.
   Tensor gw = w.copyto(gpu(0)), gg = g.copyto(gpu(0)), gm = mean.copyto(gpu(0)),
          gv = var.copyto(gpu(0)), gr = rate.copyto(gpu(0));
