@@ -34,11 +34,17 @@ void register_cudnn_kernels();       // CudnnKernels.cpp
 void register_pool_kernels();        // PoolKernels.cu
 void register_optimizer_kernels();   // OptimizerKernels.cu
 
+#ifndef DLC_CUDA_EMULATION
 /// Registers `fn` for `op` on GPUs. The oracle of a GPU kernel is the CPU reference
 /// kernel of the same op (tests compare the two), so the entry's reference is `fn` too.
 inline void register_gpu_kernel(const char *op, KernelFn fn) {
   register_kernel(op, DeviceKind::gpu, {fn, fn});
 }
+#else
+/// In the CPU emulator of these kernels (unittests/GPU/Emulator), the emulator's own
+/// table holds them: the process's kernel table keeps the real GPU kernels.
+void register_gpu_kernel(const char *op, KernelFn fn);
+#endif
 
 constexpr int kThreads = 256;
 /// Blocks for a grid-stride loop over `n` elements.
@@ -68,7 +74,7 @@ struct Indexer {
 Indexer make_indexer(const char *op, const Shape &out,
                      std::initializer_list<std::vector<int64_t>> operandStrides);
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(DLC_CUDA_EMULATION)
 /// offsets[k] = the element of operand k that broadcasting pairs with output element i.
 template <int K>
 __device__ __forceinline__ void broadcast_offsets(const Indexer &ix, int64_t i, int64_t *offsets) {

@@ -18,7 +18,7 @@
 
 #include <cstdint>
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(DLC_CUDA_EMULATION)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #define DLC_HOST_DEVICE __host__ __device__ __forceinline__
@@ -31,7 +31,7 @@ namespace dlc::cuda::pool {
 /// An element's value in float32, the type the functions below compare and return (the
 /// kernels round results once to the tensor's type).
 DLC_HOST_DEVICE float value_of(float v) { return v; }
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(DLC_CUDA_EMULATION)
 DLC_HOST_DEVICE float value_of(__half v) { return __half2float(v); }
 DLC_HOST_DEVICE float value_of(__nv_bfloat16 v) { return __bfloat162float(v); }
 #endif

@@ -53,7 +53,7 @@ __global__ void reduceParts(const T *x, ReducePlan plan, int kind, int64_t parts
     });
     shared[threadIdx.x] = acc;
     __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
       if (threadIdx.x < half)
         shared[threadIdx.x] = combine(kind, shared[threadIdx.x], shared[threadIdx.x + half]);
       __syncthreads();

@@ -1,0 +1,188 @@
+//===- CudaEmulator.cpp - launches on fibers, runtime calls on host memory ---===//
+//
+// Each GPU thread of a block is a ucontext fiber with its own stack. The scheduler
+// resumes the block's fibers in order; a fiber runs until it finishes or reaches
+// __syncthreads. When every fiber still running waits at the barrier, the next round
+// resumes them all: the barrier's meaning on a GPU, where threads that have exited no
+// longer count.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaEmulator.h"
+
+#include <ucontext.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dlc_emu {
+
+namespace {
+
+constexpr size_t kStackBytes = 256 * 1024; // deep enough for any kernel's locals
+
+struct Fiber {
+  ucontext_t context;
+  uint3 index;
+  bool finished = false;
+};
+
+struct Grid {
+  dim3 grid, block;
+  uint3 blockIndex{0, 0, 0};
+  const std::function<void()> *body = nullptr;
+  std::vector<Fiber> fibers;
+  Fiber *current = nullptr;
+  ucontext_t scheduler;
+  std::exception_ptr failure; // the first exception a thread threw
+};
+
+Grid *running = nullptr; // launches run on the test's thread, one at a time
+Counters totals;
+
+/// Stacks, kept between launches (a block has at most 1024 threads).
+char *stackOf(size_t thread) {
+  static std::vector<std::unique_ptr<char[]>> stacks;
+  while (stacks.size() <= thread)
+    stacks.push_back(std::make_unique<char[]>(kStackBytes));
+  return stacks[thread].get();
+}
+
+void threadEntry() {
+  Grid &g = *running;
+  try {
+    (*g.body)();
+  } catch (...) {
+    if (!g.failure)
+      g.failure = std::current_exception();
+  }
+  g.current->finished = true;
+  // Returning resumes uc_link: the scheduler.
+}
+
+void fail(const std::string &what) {
+  throw std::invalid_argument("CUDA emulator: " + what);
+}
+
+Grid &inLaunch(const char *what) {
+  if (!running)
+    fail(std::string(what) + " outside a kernel launch");
+  return *running;
+}
+
+/// Makes fiber `t` of `g` ready to start the kernel. Not inlined: getcontext "returns
+/// twice" for the compiler, which would then worry about the caller's loop variables.
+[[gnu::noinline]] void startFiber(Grid &g, size_t t) {
+  Fiber &f = g.fibers[t];
+  f.finished = false;
+  f.index = {unsigned(t % g.block.x), unsigned(t / g.block.x % g.block.y),
+             unsigned(t / (size_t(g.block.x) * g.block.y))};
+  getcontext(&f.context);
+  f.context.uc_stack.ss_sp = stackOf(t);
+  f.context.uc_stack.ss_size = kStackBytes;
+  f.context.uc_link = &g.scheduler;
+  makecontext(&f.context, threadEntry, 0);
+}
+
+/// Runs the block at g.blockIndex to its end.
+void runBlock(Grid &g) {
+  for (size_t t = 0; t < g.fibers.size(); ++t)
+    startFiber(g, t);
+  for (;;) {
+    bool anyWaiting = false;
+    for (Fiber &f : g.fibers) {
+      if (f.finished)
+        continue;
+      g.current = &f;
+      swapcontext(&g.scheduler, &f.context);
+      anyWaiting |= !f.finished;
+    }
+    g.current = nullptr;
+    if (!anyWaiting)
+      return;
+    ++totals.barriers; // every running thread is at the barrier: release them
+  }
+}
+
+} // namespace
+
+void run_grid(const Config &config, const std::function<void()> &thread) {
+  if (running)
+    fail("a launch from inside a kernel (dynamic parallelism) is not emulated");
+  const dim3 &grid = config.grid, &block = config.block;
+  size_t threads = size_t(block.x) * block.y * block.z;
+  if (threads == 0 || threads > 1024 || size_t(grid.x) * grid.y * grid.z == 0)
+    fail("launch with grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
+         std::to_string(grid.z) + ") and block (" + std::to_string(block.x) + ", " +
+         std::to_string(block.y) + ", " + std::to_string(block.z) +
+         "): a GPU takes 1 to 1024 threads per block and at least one block");
+  Grid g;
+  g.grid = grid;
+  g.block = block;
+  g.body = &thread;
+  g.fibers.resize(threads);
+  running = &g;
+  ++totals.launches;
+  for (unsigned z = 0; z < grid.z && !g.failure; ++z)
+    for (unsigned y = 0; y < grid.y && !g.failure; ++y)
+      for (unsigned x = 0; x < grid.x && !g.failure; ++x) {
+        g.blockIndex = {x, y, z};
+        runBlock(g);
+      }
+  running = nullptr;
+  if (g.failure)
+    std::rethrow_exception(g.failure);
+}
+
+const uint3 &thread_index() {
+  Grid &g = inLaunch("threadIdx");
+  return g.current->index;
+}
+const uint3 &block_index() { return inLaunch("blockIdx").blockIndex; }
+const dim3 &block_dim() { return inLaunch("blockDim").block; }
+const dim3 &grid_dim() { return inLaunch("gridDim").grid; }
+
+void sync_threads() {
+  Grid &g = inLaunch("__syncthreads");
+  swapcontext(&g.current->context, &g.scheduler);
+}
+
+int atomic_exch(int *address, int value) {
+  inLaunch("atomicExch");
+  int old = *address;
+  *address = value;
+  return old;
+}
+
+cudaError_t memcpy_async(void *target, const void *source, size_t bytes, cudaMemcpyKind,
+                         cudaStream_t) {
+  if (bytes)
+    std::memcpy(target, source, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t memcpy_2d_async(void *target, size_t targetPitch, const void *source,
+                            size_t sourcePitch, size_t width, size_t height, cudaMemcpyKind,
+                            cudaStream_t) {
+  if (width > targetPitch || width > sourcePitch)
+    return cudaErrorInvalidPitchValue;
+  for (size_t row = 0; row < height; ++row)
+    std::memcpy(static_cast<char *>(target) + row * targetPitch,
+                static_cast<const char *>(source) + row * sourcePitch, width);
+  return cudaSuccess;
+}
+
+cudaError_t device_get_attribute(int *value, cudaDeviceAttr attribute, int) {
+  if (attribute != cudaDevAttrMultiProcessorCount)
+    return cudaErrorInvalidValue;
+  *value = 132;
+  return cudaSuccess;
+}
+
+Counters counters() { return totals; }
+
+} // namespace dlc_emu

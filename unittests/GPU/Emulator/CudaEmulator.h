@@ -1,0 +1,102 @@
+//===- CudaEmulator.h - dlc's CUDA C++ kernels built for the CPU (tests) -----===//
+//
+// Force-included (-include) into lib/Runtime/CUDA's .cu files after
+// expand_launches.py has turned their `<<<...>>>` launches into dlc_emu::launch calls,
+// so that a host compiler builds them. A launch runs every thread of every block on the
+// calling thread, one fiber per GPU thread of a block: __syncthreads switches fibers until
+// the whole block has reached it, and `__shared__` variables are per block because blocks
+// run one after another. "Device" memory is host memory, and copies are memcpy.
+//
+// It runs the kernels' own code, index math, block reductions and 16-bit conversions,
+// on machines without a GPU (CI), against the CPU reference kernels. What it cannot
+// show: races between blocks, timing, the device's float functions (expf and friends
+// may differ from glibc's by an ulp), and cuDNN/cuBLAS, which only a GPU runs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_UNITTESTS_GPU_EMULATOR_CUDAEMULATOR_H
+#define DLC_UNITTESTS_GPU_EMULATOR_CUDAEMULATOR_H
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <functional>
+#include <tuple>
+
+// The CUDA qualifiers, as plain C++ (the CUDA headers above have been read with theirs).
+#undef __global__
+#define __global__
+#undef __device__
+#define __device__
+#undef __host__
+#define __host__
+#undef __forceinline__
+#define __forceinline__ inline
+#undef __shared__
+#define __shared__ static
+
+namespace dlc_emu {
+
+/// A launch's configuration, as written between <<< and >>>.
+struct Config {
+  Config(dim3 grid, dim3 block, size_t dynamicSharedBytes = 0, cudaStream_t stream = nullptr)
+      : grid(grid), block(block) {
+    (void)dynamicSharedBytes;
+    (void)stream;
+  }
+  dim3 grid, block;
+};
+
+/// Runs `thread` once per thread of the grid, block after block. Throws
+/// std::invalid_argument for a configuration a GPU would refuse (no threads, more than
+/// 1024 per block).
+void run_grid(const Config &config, const std::function<void()> &thread);
+
+/// A kernel launch: the arguments are converted to the kernel's parameter types once,
+/// as a launch copies them, and every thread gets its own copy of that.
+template <typename... Params, typename... Args>
+void launch(const Config &config, void (*kernel)(Params...), Args &&...args) {
+  std::tuple<std::decay_t<Params>...> parameters(std::forward<Args>(args)...);
+  run_grid(config, [&] { std::apply(kernel, parameters); });
+}
+
+/// The running thread's coordinates (valid inside a launch only).
+const uint3 &thread_index();
+const uint3 &block_index();
+const dim3 &block_dim();
+const dim3 &grid_dim();
+/// Waits until every thread of the block still running has called it.
+void sync_threads();
+
+int atomic_exch(int *address, int value);
+
+/// The runtime calls the kernel files make, on host memory.
+cudaError_t memcpy_async(void *target, const void *source, size_t bytes, cudaMemcpyKind kind,
+                         cudaStream_t stream);
+cudaError_t memcpy_2d_async(void *target, size_t targetPitch, const void *source,
+                            size_t sourcePitch, size_t width, size_t height,
+                            cudaMemcpyKind kind, cudaStream_t stream);
+/// Multiprocessors: an H200's 132, so that reductions split as they would there.
+cudaError_t device_get_attribute(int *value, cudaDeviceAttr attribute, int device);
+
+/// Launches run so far, and barriers released (for tests of the emulator itself).
+struct Counters {
+  long launches = 0;
+  long barriers = 0;
+};
+Counters counters();
+
+} // namespace dlc_emu
+
+#define threadIdx (::dlc_emu::thread_index())
+#define blockIdx (::dlc_emu::block_index())
+#define blockDim (::dlc_emu::block_dim())
+#define gridDim (::dlc_emu::grid_dim())
+#define __syncthreads() ::dlc_emu::sync_threads()
+#define atomicExch ::dlc_emu::atomic_exch
+#define cudaMemcpyAsync ::dlc_emu::memcpy_async
+#define cudaMemcpy2DAsync ::dlc_emu::memcpy_2d_async
+#define cudaDeviceGetAttribute ::dlc_emu::device_get_attribute
+
+#endif // DLC_UNITTESTS_GPU_EMULATOR_CUDAEMULATOR_H
