@@ -16,7 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaKernels.h"
 #include "CudnnSupport.h"
-#include "Emulator/CudaEmulator.h"
+#include "Emulator/CudaEmulator.h" // also force-included
 
 #include "dlc/Frontend/OpRegistry.h"
 

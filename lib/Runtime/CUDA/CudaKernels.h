@@ -34,15 +34,15 @@ void register_cudnn_kernels();       // CudnnKernels.cpp
 void register_pool_kernels();        // PoolKernels.cu
 void register_optimizer_kernels();   // OptimizerKernels.cu
 
-#ifndef DLC_CUDA_EMULATION
+#ifndef DLC_CUDA_EMULATION_STANDALONE
 /// Registers `fn` for `op` on GPUs. The oracle of a GPU kernel is the CPU reference
 /// kernel of the same op (tests compare the two), so the entry's reference is `fn` too.
 inline void register_gpu_kernel(const char *op, KernelFn fn) {
   register_kernel(op, DeviceKind::gpu, {fn, fn});
 }
 #else
-/// In the CPU emulator of these kernels (unittests/GPU/Emulator), the emulator's own
-/// table holds them: the process's kernel table keeps the real GPU kernels.
+/// In the CPU emulator's kernel tests (unittests/GPU/Emulator), the emulator's own table
+/// holds them: the process's kernel table keeps the real GPU kernels.
 void register_gpu_kernel(const char *op, KernelFn fn);
 #endif
 

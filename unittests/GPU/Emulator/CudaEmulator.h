@@ -7,6 +7,12 @@
 // the whole block has reached it, and `__shared__` variables are per block because blocks
 // run one after another. "Device" memory is host memory, and copies are memcpy.
 //
+// Two builds use it. Standalone (DLC_CUDA_EMULATION_STANDALONE, the kernel tests): a
+// launch runs at once, the kernels register in the emulator's own table, and the few
+// runtime calls the kernel files make are done here. With the emulated CUDA runtime
+// (EmulatedRuntime.cpp, the GPU tests on emulated GPUs): launches and copies go to the
+// emulated streams, which run them in order on their own threads.
+//
 // It runs the kernels' own code, index math, block reductions and 16-bit conversions,
 // on machines without a GPU (CI), against the CPU reference kernels. What it cannot
 // show: races between blocks, timing, the device's float functions (expf and friends
@@ -34,31 +40,41 @@
 #undef __forceinline__
 #define __forceinline__ inline
 #undef __shared__
-#define __shared__ static
+#define __shared__ static thread_local // blocks run one after another on each stream's thread
 
 namespace dlc_emu {
 
 /// A launch's configuration, as written between <<< and >>>.
 struct Config {
   Config(dim3 grid, dim3 block, size_t dynamicSharedBytes = 0, cudaStream_t stream = nullptr)
-      : grid(grid), block(block) {
+      : grid(grid), block(block), stream(stream) {
     (void)dynamicSharedBytes;
-    (void)stream;
   }
   dim3 grid, block;
+  cudaStream_t stream;
 };
+
+/// Runs `job` in `stream`'s order: at once in the standalone build
+/// (ImmediateLaunches.cpp), on the stream's thread with the emulated runtime.
+void submit(cudaStream_t stream, std::function<void()> job);
 
 /// Runs `thread` once per thread of the grid, block after block. Throws
 /// std::invalid_argument for a configuration a GPU would refuse (no threads, more than
-/// 1024 per block).
-void run_grid(const Config &config, const std::function<void()> &thread);
+/// 1024 per block). With `kernel` (the kernel's address) given, a kernel whose first
+/// launch on this thread reached no barrier runs its later launches as plain calls, no
+/// fibers: fast enough for the GPU tests' large element-wise launches. Such a kernel that
+/// does reach a barrier then throws std::logic_error (the emulator's assumption broke).
+void run_grid(const Config &config, const std::function<void()> &thread,
+              const void *kernel = nullptr);
 
 /// A kernel launch: the arguments are converted to the kernel's parameter types once,
 /// as a launch copies them, and every thread gets its own copy of that.
 template <typename... Params, typename... Args>
 void launch(const Config &config, void (*kernel)(Params...), Args &&...args) {
   std::tuple<std::decay_t<Params>...> parameters(std::forward<Args>(args)...);
-  run_grid(config, [&] { std::apply(kernel, parameters); });
+  submit(config.stream, [config, kernel, parameters] {
+    run_grid(config, [&] { std::apply(kernel, parameters); }, reinterpret_cast<const void *>(kernel));
+  });
 }
 
 /// The running thread's coordinates (valid inside a launch only).
@@ -71,7 +87,7 @@ void sync_threads();
 
 int atomic_exch(int *address, int value);
 
-/// The runtime calls the kernel files make, on host memory.
+/// The runtime calls the kernel files make, on host memory (standalone build).
 cudaError_t memcpy_async(void *target, const void *source, size_t bytes, cudaMemcpyKind kind,
                          cudaStream_t stream);
 cudaError_t memcpy_2d_async(void *target, size_t targetPitch, const void *source,
@@ -95,8 +111,10 @@ Counters counters();
 #define gridDim (::dlc_emu::grid_dim())
 #define __syncthreads() ::dlc_emu::sync_threads()
 #define atomicExch ::dlc_emu::atomic_exch
+#ifdef DLC_CUDA_EMULATION_STANDALONE
 #define cudaMemcpyAsync ::dlc_emu::memcpy_async
 #define cudaMemcpy2DAsync ::dlc_emu::memcpy_2d_async
 #define cudaDeviceGetAttribute ::dlc_emu::device_get_attribute
+#endif
 
 #endif // DLC_UNITTESTS_GPU_EMULATOR_CUDAEMULATOR_H

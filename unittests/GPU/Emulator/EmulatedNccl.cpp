@@ -1,0 +1,139 @@
+//===- EmulatedNccl.cpp - the NCCL calls dlc makes, across emulated GPUs -----===//
+//
+// ncclCommInitAll makes one clique of ranks; ncclAllReduce puts the rank's part in its
+// stream, where it waits until every rank of the clique has reached the same collective,
+// as NCCL's kernels do: a rank whose stream never gets there hangs the others, the
+// ordering mistake dlc's enqueue_collective exists to prevent. The last rank to arrive
+// adds the inputs in rank order, rounding to the element type after each addition, and
+// writes the result to every rank's output. ncclCommAbort wakes every waiting rank.
+//
+//===----------------------------------------------------------------------===//
+#include <nccl.h> // first: its CUDA headers declare threadIdx, which CudaEmulator.h redefines
+
+#include "CudaEmulator.h"
+
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace {
+
+struct Clique {
+  explicit Clique(int ranks) : sends(size_t(ranks)), receives(size_t(ranks)) {}
+  std::mutex mutex;
+  std::condition_variable done;
+  std::vector<const void *> sends;
+  std::vector<void *> receives;
+  int arrived = 0;
+  uint64_t generation = 0; // collectives completed
+  bool aborted = false;
+};
+
+template <typename T> double toDouble(T v) { return double(v); }
+template <> double toDouble(__half v) { return __half2float(v); }
+template <> double toDouble(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> T fromDouble(double v) { return T(v); }
+template <> __half fromDouble(double v) { return __float2half(float(v)); }
+template <> __nv_bfloat16 fromDouble(double v) { return __float2bfloat16(float(v)); }
+template <> float fromDouble(double v) { return float(v); }
+
+template <typename T>
+void reduce(Clique &c, size_t count, bool average) {
+  std::vector<T> total(count);
+  for (size_t i = 0; i < count; ++i) {
+    T acc = static_cast<const T *>(c.sends[0])[i];
+    for (size_t r = 1; r < c.sends.size(); ++r)
+      acc = fromDouble<T>(toDouble(acc) + toDouble(static_cast<const T *>(c.sends[r])[i]));
+    total[i] = average ? fromDouble<T>(toDouble(acc) / double(c.sends.size())) : acc;
+  }
+  for (void *out : c.receives) // after every input was read: outputs may alias inputs
+    std::memcpy(out, total.data(), count * sizeof(T));
+}
+
+bool reduceAs(ncclDataType_t type, Clique &c, size_t count, bool average) {
+  switch (type) {
+  case ncclFloat32: reduce<float>(c, count, average); return true;
+  case ncclFloat64: reduce<double>(c, count, average); return true;
+  case ncclFloat16: reduce<__half>(c, count, average); return true;
+  case ncclBfloat16: reduce<__nv_bfloat16>(c, count, average); return true;
+  case ncclInt32: reduce<int32_t>(c, count, average); return true;
+  case ncclInt64: reduce<int64_t>(c, count, average); return true;
+  case ncclUint8: reduce<uint8_t>(c, count, average); return true;
+  default: return false;
+  }
+}
+
+} // namespace
+
+struct ncclComm {
+  std::shared_ptr<Clique> clique;
+  int rank;
+  int device;
+};
+
+extern "C" {
+
+ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ranks, const int *devices) {
+  if (ranks <= 0 || !comms)
+    return ncclInvalidArgument;
+  auto clique = std::make_shared<Clique>(ranks);
+  for (int r = 0; r < ranks; ++r)
+    comms[r] = new ncclComm{clique, r, devices ? devices[r] : r};
+  return ncclSuccess;
+}
+
+ncclResult_t ncclAllReduce(const void *send, void *receive, size_t count, ncclDataType_t type,
+                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  if (op != ncclSum && op != ncclAvg)
+    return ncclInvalidArgument;
+  if (type != ncclFloat32 && type != ncclFloat64 && type != ncclFloat16 &&
+      type != ncclBfloat16 && type != ncclInt32 && type != ncclInt64 && type != ncclUint8)
+    return ncclInvalidArgument;
+  std::shared_ptr<Clique> clique = comm->clique;
+  if (clique->aborted)
+    return ncclInvalidUsage;
+  int rank = comm->rank;
+  dlc_emu::submit(stream, [=] {
+    Clique &c = *clique;
+    std::unique_lock<std::mutex> lock(c.mutex);
+    uint64_t generation = c.generation;
+    c.sends[size_t(rank)] = send;
+    c.receives[size_t(rank)] = receive;
+    if (++c.arrived == int(c.sends.size())) {
+      reduceAs(type, c, count, op == ncclAvg);
+      c.arrived = 0;
+      ++c.generation;
+      c.done.notify_all();
+      return;
+    }
+    c.done.wait(lock, [&] { return c.generation != generation || c.aborted; });
+  });
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  if (!comm)
+    return ncclSuccess;
+  {
+    std::lock_guard<std::mutex> lock(comm->clique->mutex);
+    comm->clique->aborted = true;
+    comm->clique->done.notify_all();
+  }
+  delete comm;
+  return ncclSuccess;
+}
+
+const char *ncclGetErrorString(ncclResult_t result) {
+  switch (result) {
+  case ncclSuccess: return "no error";
+  case ncclInvalidArgument: return "invalid argument (emulated NCCL)";
+  case ncclInvalidUsage: return "invalid usage (emulated NCCL)";
+  default: return "error (emulated NCCL)";
+  }
+}
+
+const char *ncclGetLastError(ncclComm_t) { return "emulated NCCL"; }
+
+} // extern "C"

@@ -1,0 +1,424 @@
+//===- EmulatedRuntime.cpp - the CUDA runtime calls dlc makes, on the CPU ----===//
+//
+// Emulated GPUs for the GPU tests on machines without one. Linked into a test program
+// beside dlc's real runtime, these definitions stand in for libcudart's: the program's
+// own symbols win at link time. A stream is a thread that runs what was put in it in
+// order (kernels through CudaEmulator.h's launches, copies, memsets, event records and
+// waits), so work really runs behind the host's back and in parallel across streams
+// and GPUs, as on a GPU, and ordering mistakes show as wrong values or hangs.
+//
+// What follows CUDA's documented semantics because dlc relies on it:
+// - cudaMemcpyAsync from pageable host memory reads the source before it returns (the
+//   driver stages it); to pageable memory it returns once the copy is done; pinned
+//   memory (cudaHostAlloc) is read and written when the stream gets there.
+// - cudaStreamWaitEvent waits for the event's latest record at the time of the call; an
+//   event never recorded has passed.
+// - cudaFree and cudaFreeHost wait for every stream first.
+// - Device memory starts as 0xff bytes (NaN as floats): reading what nobody wrote shows.
+// The number of GPUs is DLC_EMULATED_GPUS (default 2), each with 132 multiprocessors and
+// DLC_EMULATED_GPU_MEMORY_MIB of memory (default 16384).
+//
+//===----------------------------------------------------------------------===//
+#include "CudaEmulator.h"
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+// The runtime's opaque handle types, defined here.
+struct CUstream_st {
+  int device = 0;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::function<void()>> jobs;
+  uint64_t queued = 0, finished = 0; // jobs put in, jobs done
+};
+
+struct CUevent_st {
+  std::mutex mutex;
+  std::condition_variable passed;
+  uint64_t recorded = 0, completed = 0; // records made, records the stream has reached
+};
+
+namespace {
+
+/// Environment integer, or `fallback`.
+long envOr(const char *name, long fallback) {
+  const char *value = std::getenv(name);
+  return value && *value ? std::strtol(value, nullptr, 10) : fallback;
+}
+
+int deviceCount() {
+  static int count = int(envOr("DLC_EMULATED_GPUS", 2));
+  return count;
+}
+
+size_t deviceBytes() {
+  static size_t bytes = size_t(envOr("DLC_EMULATED_GPU_MEMORY_MIB", 16384)) << 20;
+  return bytes;
+}
+
+thread_local int currentDevice = 0;
+thread_local cudaError_t lastError = cudaSuccess;
+
+cudaError_t fail(cudaError_t error) {
+  lastError = error;
+  return error;
+}
+
+struct Allocation {
+  size_t bytes;
+  int device; // -1: pinned host memory
+};
+
+/// Every live cudaMalloc and cudaHostAlloc block, by address; streams (never destroyed,
+/// like the runtime's objects at exit).
+struct Registry {
+  std::mutex mutex;
+  std::map<uintptr_t, Allocation> blocks;
+  std::vector<size_t> inUse = std::vector<size_t>(size_t(deviceCount()), 0);
+  std::vector<CUstream_st *> streams;
+  std::set<std::pair<int, int>> peerAccess;
+};
+
+Registry &registry() {
+  static Registry *r = new Registry;
+  return *r;
+}
+
+enum class Memory { pageable, pinned, device };
+
+Memory kindOf(const void *pointer) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto address = reinterpret_cast<uintptr_t>(pointer);
+  auto it = r.blocks.upper_bound(address);
+  if (it == r.blocks.begin())
+    return Memory::pageable;
+  --it;
+  if (address >= it->first + it->second.bytes)
+    return Memory::pageable;
+  return it->second.device < 0 ? Memory::pinned : Memory::device;
+}
+
+void runStream(CUstream_st *stream) {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock<std::mutex> lock(stream->mutex);
+      stream->changed.wait(lock, [&] { return !stream->jobs.empty(); });
+      job = std::move(stream->jobs.front());
+    }
+    try {
+      job();
+    } catch (const std::exception &e) {
+      // A fault inside work already queued: on a GPU the context would be lost.
+      std::fprintf(stderr, "emulated GPU %d: a stream's work failed: %s\n", stream->device,
+                   e.what());
+      std::abort();
+    }
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    stream->jobs.pop_front();
+    ++stream->finished;
+    stream->changed.notify_all();
+  }
+}
+
+/// Puts `job` in `stream` and returns its position (wait for it with waitFor).
+uint64_t enqueue(CUstream_st *stream, std::function<void()> job) {
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  stream->jobs.push_back(std::move(job));
+  stream->changed.notify_all();
+  return ++stream->queued;
+}
+
+void waitFor(CUstream_st *stream, uint64_t position) {
+  std::unique_lock<std::mutex> lock(stream->mutex);
+  stream->changed.wait(lock, [&] { return stream->finished >= position; });
+}
+
+void synchronize(CUstream_st *stream) {
+  uint64_t position;
+  {
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    position = stream->queued;
+  }
+  waitFor(stream, position);
+}
+
+void synchronizeAll() {
+  std::vector<CUstream_st *> streams;
+  {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    streams = r.streams;
+  }
+  for (CUstream_st *s : streams)
+    synchronize(s);
+}
+
+/// The null stream: one per device, for calls that pass none.
+CUstream_st *streamOrDefault(cudaStream_t stream);
+
+CUstream_st *newStream(int device) {
+  auto *stream = new CUstream_st;
+  stream->device = device;
+  std::thread(runStream, stream).detach();
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.streams.push_back(stream);
+  return stream;
+}
+
+CUstream_st *streamOrDefault(cudaStream_t stream) {
+  if (stream)
+    return stream;
+  static std::vector<CUstream_st *> defaults = [] {
+    std::vector<CUstream_st *> made;
+    for (int d = 0; d < deviceCount(); ++d)
+      made.push_back(newStream(d));
+    return made;
+  }();
+  return defaults.at(size_t(currentDevice));
+}
+
+/// A copy in `stream`'s order with CUDA's rules for pageable memory (see the top).
+cudaError_t copyInStream(void *target, const void *source, size_t bytes, cudaStream_t stream) {
+  if (bytes == 0)
+    return cudaSuccess;
+  CUstream_st *s = streamOrDefault(stream);
+  Memory from = kindOf(source), to = kindOf(target);
+  if (from == Memory::pageable) { // staged: the caller may reuse the source at once
+    auto staged = std::make_shared<std::vector<unsigned char>>(
+        static_cast<const unsigned char *>(source), static_cast<const unsigned char *>(source) + bytes);
+    uint64_t position =
+        enqueue(s, [target, staged] { std::memcpy(target, staged->data(), staged->size()); });
+    if (to == Memory::pageable)
+      waitFor(s, position);
+    return cudaSuccess;
+  }
+  uint64_t position = enqueue(s, [target, source, bytes] { std::memcpy(target, source, bytes); });
+  if (to == Memory::pageable)
+    waitFor(s, position); // returns once the copy is done
+  return cudaSuccess;
+}
+
+const char *errorName(cudaError_t error) {
+  switch (error) {
+  case cudaSuccess: return "cudaSuccess";
+  case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+  case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+  case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+  case cudaErrorPeerAccessAlreadyEnabled: return "cudaErrorPeerAccessAlreadyEnabled";
+  case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+  default: return "cudaErrorUnknown";
+  }
+}
+
+} // namespace
+
+void dlc_emu::submit(cudaStream_t stream, std::function<void()> job) {
+  enqueue(streamOrDefault(stream), std::move(job));
+}
+
+extern "C" {
+
+cudaError_t cudaGetDeviceCount(int *count) {
+  *count = deviceCount();
+  return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int *version) {
+  *version = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) {
+  if (device < 0 || device >= deviceCount())
+    return fail(cudaErrorInvalidDevice);
+  currentDevice = device;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device) {
+  *device = currentDevice;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attribute, int device) {
+  if (device < 0 || device >= deviceCount())
+    return fail(cudaErrorInvalidDevice);
+  if (attribute != cudaDevAttrMultiProcessorCount)
+    return fail(cudaErrorInvalidValue);
+  *value = 132;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetLastError(void) { return std::exchange(lastError, cudaSuccess); }
+const char *cudaGetErrorName(cudaError_t error) { return errorName(error); }
+const char *cudaGetErrorString(cudaError_t error) { return errorName(error); }
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int) {
+  *stream = newStream(currentDevice);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  synchronize(streamOrDefault(stream));
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int) {
+  *event = new CUevent_st;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  uint64_t record;
+  {
+    std::lock_guard<std::mutex> lock(event->mutex);
+    record = ++event->recorded;
+  }
+  enqueue(streamOrDefault(stream), [event, record] {
+    std::lock_guard<std::mutex> lock(event->mutex);
+    event->completed = std::max(event->completed, record);
+    event->passed.notify_all();
+  });
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  std::unique_lock<std::mutex> lock(event->mutex);
+  uint64_t record = event->recorded;
+  event->passed.wait(lock, [&] { return event->completed >= record; });
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
+  uint64_t record;
+  {
+    std::lock_guard<std::mutex> lock(event->mutex);
+    record = event->recorded;
+  }
+  enqueue(streamOrDefault(stream), [event, record] {
+    std::unique_lock<std::mutex> lock(event->mutex);
+    event->passed.wait(lock, [&] { return event->completed >= record; });
+  });
+  return cudaSuccess;
+}
+
+cudaError_t cudaMalloc(void **pointer, size_t bytes) {
+  Registry &r = registry();
+  size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.inUse[size_t(currentDevice)] + rounded > deviceBytes())
+      return fail(cudaErrorMemoryAllocation);
+    r.inUse[size_t(currentDevice)] += rounded;
+  }
+  void *block = std::aligned_alloc(256, rounded);
+  if (!block) {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.inUse[size_t(currentDevice)] -= rounded;
+    return fail(cudaErrorMemoryAllocation);
+  }
+  std::memset(block, 0xff, rounded);
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.blocks[reinterpret_cast<uintptr_t>(block)] = {rounded, currentDevice};
+  *pointer = block;
+  return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void **pointer, size_t bytes, unsigned int) {
+  size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
+  void *block = std::aligned_alloc(256, rounded);
+  if (!block)
+    return fail(cudaErrorMemoryAllocation);
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.blocks[reinterpret_cast<uintptr_t>(block)] = {rounded, -1};
+  *pointer = block;
+  return cudaSuccess;
+}
+
+static cudaError_t release(void *pointer, bool pinned) {
+  if (!pointer)
+    return cudaSuccess;
+  synchronizeAll(); // as cudaFree does
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.blocks.find(reinterpret_cast<uintptr_t>(pointer));
+  if (it == r.blocks.end() || (it->second.device < 0) != pinned)
+    return fail(cudaErrorInvalidValue);
+  if (!pinned)
+    r.inUse[size_t(it->second.device)] -= it->second.bytes;
+  r.blocks.erase(it);
+  std::free(pointer);
+  return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *pointer) { return release(pointer, false); }
+cudaError_t cudaFreeHost(void *pointer) { return release(pointer, true); }
+
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  *total = deviceBytes();
+  *free = deviceBytes() - r.inUse[size_t(currentDevice)];
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceCanAccessPeer(int *possible, int device, int peer) {
+  if (device < 0 || device >= deviceCount() || peer < 0 || peer >= deviceCount())
+    return fail(cudaErrorInvalidDevice);
+  *possible = envOr("DLC_EMULATED_PEER_ACCESS", 1) != 0 && device != peer;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (!r.peerAccess.insert({currentDevice, peer}).second)
+    return fail(cudaErrorPeerAccessAlreadyEnabled);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *target, const void *source, size_t bytes, cudaMemcpyKind,
+                            cudaStream_t stream) {
+  return copyInStream(target, source, bytes, stream);
+}
+
+cudaError_t cudaMemcpyPeerAsync(void *target, int, const void *source, int, size_t bytes,
+                                cudaStream_t stream) {
+  return copyInStream(target, source, bytes, stream);
+}
+
+cudaError_t cudaMemcpy2DAsync(void *target, size_t targetPitch, const void *source,
+                              size_t sourcePitch, size_t width, size_t height, cudaMemcpyKind,
+                              cudaStream_t stream) {
+  if (width > targetPitch || width > sourcePitch)
+    return fail(cudaErrorInvalidPitchValue);
+  if (kindOf(source) != Memory::device || kindOf(target) != Memory::device)
+    return fail(cudaErrorInvalidValue); // dlc makes 2D copies within a GPU only
+  enqueue(streamOrDefault(stream), [=] {
+    for (size_t row = 0; row < height; ++row)
+      std::memcpy(static_cast<char *>(target) + row * targetPitch,
+                  static_cast<const char *>(source) + row * sourcePitch, width);
+  });
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *target, int value, size_t bytes, cudaStream_t stream) {
+  enqueue(streamOrDefault(stream), [=] { std::memset(target, value, bytes); });
+  return cudaSuccess;
+}
+
+} // extern "C"
