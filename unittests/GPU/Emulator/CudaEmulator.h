@@ -96,12 +96,30 @@ cudaError_t memcpy_2d_async(void *target, size_t targetPitch, const void *source
 /// Multiprocessors: an H200's 132, so that reductions split as they would there.
 cudaError_t device_get_attribute(int *value, cudaDeviceAttr attribute, int device);
 
-/// Launches run so far, and barriers released (for tests of the emulator itself).
+/// Launches run so far, and barriers released, by this thread (for tests of the
+/// emulator itself).
 struct Counters {
   long launches = 0;
   long barriers = 0;
 };
 Counters counters();
+
+/// What the host asked of the emulated CUDA runtime (EmulatedRuntime.cpp), counted when
+/// asked, from every thread: what a training step costs a real GPU's host side.
+struct RuntimeCalls {
+  long kernelLaunches = 0;   ///< dlc's kernels, library ops, collectives: a launch each on a GPU
+  long copies = 0;           ///< cudaMemcpy*Async
+  long blockingCopies = 0;   ///< of those, into pageable memory: the host waits for them
+  long mallocs = 0;          ///< cudaMalloc and cudaHostAlloc (slow, and may synchronize)
+  long frees = 0;            ///< cudaFree and cudaFreeHost (synchronize the device)
+  long streamSynchronizes = 0;
+  long eventRecords = 0;
+  long eventSynchronizes = 0; ///< host waits for a fence
+  long streamWaits = 0;       ///< cudaStreamWaitEvent: ordering on the device
+  long allReduces = 0;        ///< ncclAllReduce calls (one per rank)
+};
+RuntimeCalls runtime_calls();
+void count_all_reduce(); // EmulatedNccl.cpp's calls
 
 } // namespace dlc_emu
 

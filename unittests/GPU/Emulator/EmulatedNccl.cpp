@@ -95,6 +95,7 @@ ncclResult_t ncclAllReduce(const void *send, void *receive, size_t count, ncclDa
   if (clique->aborted)
     return ncclInvalidUsage;
   int rank = comm->rank;
+  dlc_emu::count_all_reduce();
   dlc_emu::submit(stream, [=] {
     Clique &c = *clique;
     std::unique_lock<std::mutex> lock(c.mutex);

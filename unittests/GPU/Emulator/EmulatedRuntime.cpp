@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaEmulator.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -65,6 +66,14 @@ size_t deviceBytes() {
   static size_t bytes = size_t(envOr("DLC_EMULATED_GPU_MEMORY_MIB", 16384)) << 20;
   return bytes;
 }
+
+/// RuntimeCalls, updated from every thread.
+struct AtomicCalls {
+  std::atomic<long> kernelLaunches{0}, copies{0}, blockingCopies{0}, mallocs{0}, frees{0},
+      streamSynchronizes{0}, eventRecords{0}, eventSynchronizes{0}, streamWaits{0},
+      allReduces{0};
+};
+AtomicCalls calls;
 
 thread_local int currentDevice = 0;
 thread_local cudaError_t lastError = cudaSuccess;
@@ -196,6 +205,8 @@ cudaError_t copyInStream(void *target, const void *source, size_t bytes, cudaStr
     return cudaSuccess;
   CUstream_st *s = streamOrDefault(stream);
   Memory from = kindOf(source), to = kindOf(target);
+  ++calls.copies;
+  calls.blockingCopies += to == Memory::pageable;
   if (from == Memory::pageable) { // staged: the caller may reuse the source at once
     auto staged = std::make_shared<std::vector<unsigned char>>(
         static_cast<const unsigned char *>(source), static_cast<const unsigned char *>(source) + bytes);
@@ -226,8 +237,26 @@ const char *errorName(cudaError_t error) {
 } // namespace
 
 void dlc_emu::submit(cudaStream_t stream, std::function<void()> job) {
+  ++calls.kernelLaunches;
   enqueue(streamOrDefault(stream), std::move(job));
 }
+
+dlc_emu::RuntimeCalls dlc_emu::runtime_calls() {
+  RuntimeCalls r;
+  r.kernelLaunches = calls.kernelLaunches;
+  r.copies = calls.copies;
+  r.blockingCopies = calls.blockingCopies;
+  r.mallocs = calls.mallocs;
+  r.frees = calls.frees;
+  r.streamSynchronizes = calls.streamSynchronizes;
+  r.eventRecords = calls.eventRecords;
+  r.eventSynchronizes = calls.eventSynchronizes;
+  r.streamWaits = calls.streamWaits;
+  r.allReduces = calls.allReduces;
+  return r;
+}
+
+void dlc_emu::count_all_reduce() { ++calls.allReduces; }
 
 extern "C" {
 
@@ -272,6 +301,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  ++calls.streamSynchronizes;
   synchronize(streamOrDefault(stream));
   return cudaSuccess;
 }
@@ -282,6 +312,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int) {
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  ++calls.eventRecords;
   uint64_t record;
   {
     std::lock_guard<std::mutex> lock(event->mutex);
@@ -296,6 +327,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  ++calls.eventSynchronizes;
   std::unique_lock<std::mutex> lock(event->mutex);
   uint64_t record = event->recorded;
   event->passed.wait(lock, [&] { return event->completed >= record; });
@@ -303,6 +335,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
+  ++calls.streamWaits;
   uint64_t record;
   {
     std::lock_guard<std::mutex> lock(event->mutex);
@@ -316,6 +349,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 }
 
 cudaError_t cudaMalloc(void **pointer, size_t bytes) {
+  ++calls.mallocs;
   Registry &r = registry();
   size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
   {
@@ -338,6 +372,7 @@ cudaError_t cudaMalloc(void **pointer, size_t bytes) {
 }
 
 cudaError_t cudaHostAlloc(void **pointer, size_t bytes, unsigned int) {
+  ++calls.mallocs;
   size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
   void *block = std::aligned_alloc(256, rounded);
   if (!block)
@@ -352,6 +387,7 @@ cudaError_t cudaHostAlloc(void **pointer, size_t bytes, unsigned int) {
 static cudaError_t release(void *pointer, bool pinned) {
   if (!pointer)
     return cudaSuccess;
+  ++calls.frees;
   synchronizeAll(); // as cudaFree does
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
