@@ -3,6 +3,7 @@
 # kernels and the LeafNetwork training step against PyTorch, print a short table.
 #
 #   scripts/gpu-check.sh [--out DIR] [--build-dir DIR] [--no-build] [--bundle FILE] [--arch SM]
+#                        [--emulated]
 #
 #   --out DIR        where the logs go (default: $DLC_GPU_CHECK_OUT, else a new temporary
 #                    folder); the last lines printed name it
@@ -11,6 +12,10 @@
 #   --bundle FILE    run the programs packed by scripts/gpu-bundle.sh (no build): for a
 #                    GPU machine without LLVM, MLIR or oneDNN
 #   --arch SM        CUDA architecture (default 90: Hopper, H100/H200)
+#   --emulated       a dry run on emulated GPUs (unittests/GPU/Emulator), no GPU needed:
+#                    the same stages with the *-emulated programs of the build tree
+#                    (default: build), batch 4, 5 training steps, no PyTorch column. Its times are the
+#                    CPU's: what it shows is that every stage runs, before a GPU is lent.
 #
 # Each GPU test runs in its own process, so that a crash or a hang costs one test, not the
 # rest. Stages are time-boxed so that the whole check stays under 7 minutes on an H200 with
@@ -23,6 +28,9 @@ build_dir="$root/build-gpu"
 build=1
 bundle=""
 arch=90
+emulated=0
+batch=32
+steps=20 # timed training steps
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
@@ -32,6 +40,7 @@ while [ $# -gt 0 ]; do
       [ -f "${2:-}" ] || { echo "gpu-check: --bundle: no file '${2:-}'" >&2; exit 2; }
       bundle="$(realpath "$2")"; build=0; shift 2 ;;
     --arch) arch="$2"; shift 2 ;;
+    --emulated) emulated=1; build_dir="$root/build"; batch=4; steps=5; shift ;;
     *) echo "gpu-check: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +62,22 @@ else
 fi
 
 # --- 2. build ------------------------------------------------------------------------
+suffix=""
+if [ "$emulated" = 1 ]; then
+  suffix="-emulated"
+  export DLC_EMULATED_GPUS="${DLC_EMULATED_GPUS:-2}"
+  say "EMULATED GPUs ($DLC_EMULATED_GPUS, on the CPU): a dry run of every stage; times are not a GPU's"
+  if [ "$build" = 1 ]; then
+    say "building the emulated programs in $build_dir; log: $out/build.log"
+    if ! timeout 900 cmake --build "$build_dir" --target dlc-gpu-emulated-tests \
+          dlc-bench-leafnet-emulated dlc-bench-trainstep-emulated >"$out/build.log" 2>&1; then
+      say "build failed (last lines below; full log $out/build.log)"
+      tail -20 "$out/build.log"
+      exit 1
+    fi
+  fi
+  build=0
+fi
 if [ "$build" = 1 ]; then
   say "building (Release, sm_$arch) in $build_dir; log: $out/build.log"
   launcher=()
@@ -90,14 +115,17 @@ if [ -n "$bundle" ]; then
   missing=$(ldd "$bin/dlc-gpu-tests" | grep 'not found' || true)
   [ -z "$missing" ] || { say "libraries missing: $missing"; exit 1; }
 fi
-for tool in dlc-gpu-tests dlc-bench-leafnet dlc-bench-trainstep; do
-  [ -x "$bin/$tool" ] || { say "missing $bin/$tool"; exit 1; }
+gpu_tests="$bin/dlc-gpu${suffix:+-emulated}-tests"
+bench_leafnet="$bin/dlc-bench-leafnet$suffix"
+bench_trainstep="$bin/dlc-bench-trainstep$suffix"
+for tool in "$gpu_tests" "$bench_leafnet" "$bench_trainstep"; do
+  [ -x "$tool" ] || { say "missing $tool"; exit 1; }
 done
 
 # --- 3. GPU tests ----------------------------------------------------------------------
 say "GPU tests (device API, every kernel vs the CPU reference, training on all GPUs)"
 # "Suite." lines, then "  Test" lines, from gtest's listing.
-tests=$("$bin/dlc-gpu-tests" --gtest_list_tests |
+tests=$("$gpu_tests" --gtest_list_tests |
         awk '/^[^ ]/ {suite=$1} /^  [^ ]/ {print suite $1}')
 : >"$out/gpu-tests.log"
 passed=0 failed=0 skipped=0 failures=()
@@ -109,7 +137,7 @@ for t in $tests; do
     failed=$((failed + 1)); failures+=("$t (not run)"); continue
   fi
   t0=$SECONDS
-  timeout -k 10 90 "$bin/dlc-gpu-tests" --gtest_filter="$t" >"$out/test.log" 2>&1
+  timeout -k 10 90 "$gpu_tests" --gtest_filter="$t" >"$out/test.log" 2>&1
   rc=$?
   cat "$out/test.log" >>"$out/gpu-tests.log"
   if [ "$rc" -eq 0 ] && grep -q '^\[  SKIPPED \] .* ms)$' "$out/test.log"; then
@@ -137,32 +165,35 @@ if [ "$skipped" -gt 0 ] && [ "$passed" -eq 0 ]; then
 fi
 
 # --- 4. timings ------------------------------------------------------------------------
-say "timing dlc on gpu(0): layers and the LeafNetwork step, batch 32"
-DLC_BENCH_DEVICES=gpu:1 timeout 120 "$bin/dlc-bench-leafnet" 32 >"$out/dlc-leafnet.jsonl" 2>&1 ||
+say "timing dlc on gpu(0): layers and the LeafNetwork step, batch $batch"
+DLC_BENCH_DEVICES=gpu:1 timeout 120 "$bench_leafnet" $batch >"$out/dlc-leafnet.jsonl" 2>&1 ||
   { say "dlc-bench-leafnet failed (see $out/dlc-leafnet.jsonl)"; status=1; }
 # The convolution layer with cuDNN's heuristic algorithm picks instead of timed ones.
-DLC_CUDNN_CONV_ALGO=heuristics DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-leafnet" \
-  --only=conv2d_fwd_bwd 32 >"$out/dlc-conv-heuristics.jsonl" 2>&1 ||
+DLC_CUDNN_CONV_ALGO=heuristics DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bench_leafnet" \
+  --only=conv2d_fwd_bwd $batch >"$out/dlc-conv-heuristics.jsonl" 2>&1 ||
   say "the heuristic-algorithm convolution failed (see $out/dlc-conv-heuristics.jsonl)"
 # Where the step's time goes: DLC_PROFILE waits for each op's kernels (kernel time per op).
-DLC_PROFILE=1 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-leafnet" --only=leafnet_step 32 \
+DLC_PROFILE=1 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bench_leafnet" --only=leafnet_step $batch \
   >"$out/dlc-leafnet-profile.txt" 2>&1 || say "the profiled step failed (see $out/dlc-leafnet-profile.txt)"
-DLC_PROFILE=1 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-leafnet" --only=leafnet_step_gluon 32 \
+DLC_PROFILE=1 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bench_leafnet" --only=leafnet_step_gluon $batch \
   >"$out/dlc-leafnet-gluon-profile.txt" 2>&1 ||
   say "the profiled Gluon step failed (see $out/dlc-leafnet-gluon-profile.txt)"
 gpus=$( (nvidia-smi -L 2>/dev/null || echo gpu) | grep -c .)
+[ "$emulated" = 1 ] && gpus=$DLC_EMULATED_GPUS
 say "timing the training step on 1 GPU and on all $gpus"
-DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-trainstep" 32 20 >"$out/dlc-trainstep-1.jsonl" 2>&1 ||
+DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bench_trainstep" $batch $steps >"$out/dlc-trainstep-1.jsonl" 2>&1 ||
   { say "dlc-bench-trainstep (1 GPU) failed"; status=1; }
 # The same on the old path (one stream, host waits): what the copy stream and the
 # device-side waits change.
-DLC_GPU_EVENT_WAITS=0 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bin/dlc-bench-trainstep" 32 20 \
+DLC_GPU_EVENT_WAITS=0 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bench_trainstep" $batch $steps \
   >"$out/dlc-trainstep-1-host-waits.jsonl" 2>&1 || say "dlc-bench-trainstep (host waits) failed"
 if [ "$gpus" -gt 1 ]; then
-  DLC_BENCH_DEVICES=gpu timeout 90 "$bin/dlc-bench-trainstep" $((32 * gpus)) 20 \
+  DLC_BENCH_DEVICES=gpu timeout 90 "$bench_trainstep" $((batch * gpus)) $steps \
     >"$out/dlc-trainstep-all.jsonl" 2>&1 || { say "dlc-bench-trainstep (all GPUs) failed"; status=1; }
 fi
-if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
+if [ "$emulated" = 1 ]; then
+  say "emulated GPUs: no PyTorch column"
+elif python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
   say "timing PyTorch eager on cuda:0"
   timeout 90 python3 "$root/bench/peers/leafnet.py" torch 32 --device cuda --no-compiled \
     >"$out/torch-leafnet.jsonl" 2>&1 || say "the PyTorch peer failed (see $out/torch-leafnet.jsonl)"
@@ -171,9 +202,11 @@ else
 fi
 
 # --- 5. the table ----------------------------------------------------------------------
-python3 - "$out" <<'PY' | tee "$out/table.txt"
+python3 - "$out" "$batch" "$emulated" <<'PY' | tee "$out/table.txt"
 import json, os, sys
-out = sys.argv[1]
+out, batch, emulated = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+if emulated:
+    print("EMULATED GPUs: the CPU's times, not a GPU's")
 def load(name):
     rows = {}
     path = os.path.join(out, name)
@@ -186,7 +219,7 @@ def load(name):
 dlc, torch = load("dlc-leafnet.jsonl"), load("torch-leafnet.jsonl")
 one, every = load("dlc-trainstep-1.jsonl"), load("dlc-trainstep-all.jsonl")
 hostWaits = load("dlc-trainstep-1-host-waits.jsonl")
-print(f"{'benchmark (batch 32, gpu 0)':34} {'dlc ms':>9} {'torch ms':>9} {'dlc/torch speed':>16}")
+print(f"{'benchmark (batch ' + batch + ', gpu 0)':34} {'dlc ms':>9} {'torch ms':>9} {'dlc/torch speed':>16}")
 for bench in ["small_op_x100", "conv2d_fwd_bwd", "max_pool2d_fwd_bwd", "batch_norm_fwd_bwd", "dense_fwd_bwd",
               "leafnet_step", "leafnet_step_gluon", "leafnet_step_hybrid"]:
     d, t = dlc.get(bench), torch.get("leafnet_step" if bench.startswith("leafnet") else bench)

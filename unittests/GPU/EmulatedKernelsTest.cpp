@@ -14,9 +14,10 @@
 // dlc-gpu-tests allows for on a real GPU. cuDNN and cuBLAS kernels need a GPU.
 //
 //===----------------------------------------------------------------------===//
+#include "Emulator/CudaEmulator.h" // first, as in the kernel files
+
 #include "CudaKernels.h"
 #include "CudnnSupport.h"
-#include "Emulator/CudaEmulator.h" // also force-included
 
 #include "dlc/Frontend/OpRegistry.h"
 
