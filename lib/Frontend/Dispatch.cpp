@@ -128,8 +128,59 @@ std::vector<const OpDef *> all_ops() {
   return ops;
 }
 
+namespace {
+
+/// Checks that `into` can take the outputs `metas` of `op` on `where`: one plain tensor of
+/// each output's shape and dtype, on that device.
+void checkInto(const OpDef &op, const std::vector<Tensor> &into,
+               const std::vector<TensorMeta> &metas, Device where) {
+  if (into.size() != metas.size())
+    throw Error(op.name + ": writing into " + std::to_string(into.size()) +
+                " tensors, but the op has " + std::to_string(metas.size()) + " outputs");
+  for (size_t k = 0; k < into.size(); ++k) {
+    const Tensor &t = into[k];
+    std::string which = op.name + ": output #" + std::to_string(k);
+    if (!t.defined())
+      throw Error(which + " is an undefined tensor");
+    if (t.shape() != metas[k].shape || t.dtype() != metas[k].dtype)
+      throw ShapeError(which + " is " + dtype_name(metas[k].dtype) + " " +
+                       shape_rules::str(metas[k].shape) + ", cannot write it into " +
+                       dtype_name(t.dtype()) + " " + shape_rules::str(t.shape()));
+    if (t.device() != where)
+      throw DeviceMismatchError(which + " is computed on " + where.str() +
+                                ", cannot write it into a tensor on " + t.device().str());
+    if (t.impl()->layout != Layout::plain)
+      throw UnsupportedError(which + ": the tensor to write into is in a blocked layout; "
+                             "only plain tensors take results in place");
+  }
+}
+
+std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
+                        std::optional<Device> device, const std::vector<Tensor> *into);
+
+} // namespace
+
 std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
                            const Attrs &attrs, std::optional<Device> device) {
+  return run(op, inputs, attrs, device, nullptr);
+}
+
+void invoke_into(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
+                 const std::vector<Tensor> &outputs) {
+  if (trace::Tracer::current())
+    throw UnsupportedError(op.name + ": writing results into existing tensors cannot be "
+                           "traced by hybridize; use the op's value-returning form");
+  if (autograd::is_recording())
+    throw UnsupportedError(op.name + ": writing results into existing tensors under "
+                           "autograd::Record would change values the recording saved; "
+                           "pause recording (autograd::Pause) first");
+  run(op, inputs, attrs, std::nullopt, &outputs);
+}
+
+namespace {
+
+std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
+                        std::optional<Device> device, const std::vector<Tensor> *into) {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!inputs[i].defined())
       throw Error(op.name + ": input #" + std::to_string(i) + " is an undefined tensor");
@@ -191,11 +242,20 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
   }
 
   std::vector<Tensor> results;
-  results.reserve(outputs.size());
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    results.push_back(Tensor::empty(outputs[k].shape, outputs[k].dtype, where));
-    if (planned)
-      results.back().impl()->layout = layouts.outputs[k];
+  if (into) {
+    checkInto(op, *into, outputs, where);
+    for (size_t k = 0; k < outputs.size() && planned; ++k)
+      if (layouts.outputs[k] != Layout::plain)
+        throw UnsupportedError(op.name + ": its kernel writes output #" + std::to_string(k) +
+                               " in a blocked layout; it cannot write into a plain tensor");
+    results = *into;
+  } else {
+    results.reserve(outputs.size());
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      results.push_back(Tensor::empty(outputs[k].shape, outputs[k].dtype, where));
+      if (planned)
+        results.back().impl()->layout = layouts.outputs[k];
+    }
   }
 
   std::vector<std::shared_ptr<Buffer>> reads, writes;
@@ -236,7 +296,7 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
           },
           op.may_run_on_caller && bytes <= kTinyTaskBytes ? TaskCost::tiny : TaskCost::queued);
 
-  if (op.vjp && autograd::is_recording()) {
+  if (op.vjp && autograd::is_recording() && !into) {
     // The VJP sees detached aliases: the recording keeps values alive, not itself.
     // Which inputs want a gradient is read when the backward runs, as the walk delivers
     // by the same rule (a tensor may call attach_grad() after the forward). Weak
@@ -266,6 +326,8 @@ std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
   }
   return results;
 }
+
+} // namespace
 
 bool is_tracing() { return trace::Tracer::current() != nullptr; }
 

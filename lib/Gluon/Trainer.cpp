@@ -30,6 +30,17 @@ bool fusedUpdates(const Tensor &weight) {
   }();
   return enabled && !is_tracing() && weight.dtype() == DType::f32;
 }
+
+/// Whether the fused update can write `weight` and `state` in place (npx::*_in_place):
+/// plain tensors, recording paused (Trainer.step pauses it). A weight a CPU kernel keeps
+/// in a blocked layout takes the update through a copy back instead. In place saves one
+/// copy and one allocation per parameter and step (on a GPU, a launch each).
+bool updatesInPlace(const Tensor &weight, const std::vector<Tensor> &state) {
+  if (autograd::is_recording() || detail::layout_of(weight) != Layout::plain)
+    return false;
+  return std::all_of(state.begin(), state.end(),
+                     [](const Tensor &t) { return detail::layout_of(t) == Layout::plain; });
+}
 } // namespace
 
 Trainer::Trainer(const ParameterDict &params, const std::string &optimizer,
@@ -105,7 +116,7 @@ void Trainer::step(int64_t batch_size) {
       for (size_t i = 0; i < devices.size(); ++i) {
         Tensor weight = parameter->data(devices[i]);
         Tensor updated = update(weight, summed[i], states[devices[i]], rateFor(weight), rescale);
-        updated.copyto(weight); // in place: layers hold these tensors
+        updated.copyto(weight); // layers hold these tensors (nothing to copy when in place)
       }
       continue;
     }
@@ -200,6 +211,11 @@ Tensor Trainer::update(const Tensor &weight, Tensor grad, std::vector<Tensor> &s
     if (state.empty())
       state = {np::zeros(weight.shape(), weight.dtype(), home),
                np::zeros(weight.shape(), weight.dtype(), home)};
+    if (fused && updatesInPlace(weight, state)) {
+      npx::adam_update_in_place(weight, grad, state[0], state[1], rate, beta1, beta2, epsilon,
+                                fusedRescale);
+      return weight;
+    }
     if (fused) {
       npx::AdamUpdate next = npx::adam_update(weight, grad, state[0], state[1], rate, beta1, beta2,
                                               epsilon, fusedRescale);
@@ -212,10 +228,20 @@ Tensor Trainer::update(const Tensor &weight, Tensor grad, std::vector<Tensor> &s
     state[1] = state[1] * beta2 + grad * grad * (1 - beta2);
     return weight - state[0] * rate / (np::sqrt(state[1]) + epsilon);
   }
-  if (momentum == 0)
+  if (momentum == 0) {
+    if (fused && updatesInPlace(weight, state)) {
+      npx::sgd_update_in_place(weight, grad, rate, fusedRescale);
+      return weight;
+    }
     return fused ? npx::sgd_update(weight, grad, rate, fusedRescale) : weight - grad * rate;
+  }
   if (state.empty())
     state = {np::zeros(weight.shape(), weight.dtype(), home)};
+  if (fused && updatesInPlace(weight, state)) {
+    npx::sgd_momentum_update_in_place(weight, grad, state[0], rate, momentum,
+                                      optimizer_ == "nag", fusedRescale);
+    return weight;
+  }
   if (fused) {
     npx::MomentumUpdate next = npx::sgd_momentum_update(weight, grad, state[0], rate, momentum,
                                                         optimizer_ == "nag", fusedRescale);

@@ -9,6 +9,7 @@
 #include "GradientCheck.h"
 
 #include "dlc/Frontend/Hybridize.h"
+#include "dlc/Frontend/OpRegistry.h"
 
 #include <algorithm>
 #include <functional>
@@ -514,4 +515,46 @@ TEST(NNOps, FusedOptimizerUpdatesEqualTheSeparateOps) {
   std::string wrongType =
       message([&] { npx::sgd_momentum_update(w.astype(DType::f16), g, mean, rate, 0.9); });
   EXPECT_NE(wrongType.find("float32"), std::string::npos) << wrongType;
+}
+
+// The in-place forms (what Trainer.step runs) write the value-returning forms' bits into
+// the weight and state tensors themselves, ordered like any write: a read queued before
+// them sees the old values, every handle of the tensors the new ones.
+TEST(NNOps, InPlaceOptimizerUpdatesWriteTheSameBitsIntoTheirTensors) {
+  Tensor w0 = randomTensor({301, 129}, 70), g = randomTensor({301, 129}, 71) * 0.1;
+  Tensor m0 = randomTensor({301, 129}, 72) * 0.01;
+  Tensor v0 = np::exp(randomTensor({301, 129}, 73)) * 1e-4;
+  Tensor rate = np::full({}, 0.002);
+  double rescale = 1.0 / 16;
+
+  npx::AdamUpdate adam = npx::adam_update(w0, g, m0, v0, rate, 0.9, 0.999, 1e-8, rescale);
+  Tensor w = w0.copyto(cpu(0)), m = m0.copyto(cpu(0)), v = v0.copyto(cpu(0));
+  Tensor handle = w; // another handle of the same tensor, as a layer holds its weight
+  Tensor before = w * 1.0; // queued before the update: must read the old weights
+  npx::adam_update_in_place(w, g, m, v, rate, 0.9, 0.999, 1e-8, rescale);
+  EXPECT_EQ(before.to_vector<float>(), w0.to_vector<float>());
+  EXPECT_EQ(handle.to_vector<float>(), adam.weight.to_vector<float>());
+  EXPECT_EQ(m.to_vector<float>(), adam.mean.to_vector<float>());
+  EXPECT_EQ(v.to_vector<float>(), adam.var.to_vector<float>());
+
+  for (bool nesterov : {false, true}) {
+    npx::MomentumUpdate step = npx::sgd_momentum_update(w0, g, m0, rate, 0.9, nesterov, rescale);
+    Tensor wm = w0.copyto(cpu(0)), s = m0.copyto(cpu(0));
+    npx::sgd_momentum_update_in_place(wm, g, s, rate, 0.9, nesterov, rescale);
+    EXPECT_EQ(wm.to_vector<float>(), step.weight.to_vector<float>()) << nesterov;
+    EXPECT_EQ(s.to_vector<float>(), step.momentum.to_vector<float>()) << nesterov;
+  }
+  Tensor ws = w0.copyto(cpu(0));
+  npx::sgd_update_in_place(ws, g, rate, rescale);
+  EXPECT_EQ(ws.to_vector<float>(), npx::sgd_update(w0, g, rate, rescale).to_vector<float>());
+  EXPECT_NE(ws.to_vector<float>(), w0.to_vector<float>()) << "nothing was updated";
+
+  // What cannot take results in place is refused, saying why.
+  {
+    autograd::Record recording;
+    EXPECT_THROW(npx::sgd_update_in_place(ws, g, rate), UnsupportedError);
+  }
+  const OpDef &sgd = find_op("sgd_update");
+  EXPECT_THROW(invoke_into(sgd, {ws, g, rate}, {}, {ws.reshape({129, 301})}), ShapeError);
+  EXPECT_THROW(invoke_into(sgd, {ws, g, rate}, {}, {}), Error);
 }

@@ -121,6 +121,20 @@ MomentumUpdate sgd_momentum_update(const Tensor &weight, const Tensor &grad,
 Tensor sgd_update(const Tensor &weight, const Tensor &grad, const Tensor &rate,
                   double rescale_grad = 1.0);
 
+/// The three updates above, written into `weight` and the state tensors themselves
+/// (MXNet's `out=weight`): no new tensors and no copy back, what Trainer.step uses. The
+/// tensors must be plain (not in a blocked layout), and neither autograd::Record nor
+/// hybridize may be active (invoke_into).
+void adam_update_in_place(const Tensor &weight, const Tensor &grad, const Tensor &mean,
+                          const Tensor &var, const Tensor &rate, double beta1 = 0.9,
+                          double beta2 = 0.999, double epsilon = 1e-8,
+                          double rescale_grad = 1.0);
+void sgd_momentum_update_in_place(const Tensor &weight, const Tensor &grad,
+                                  const Tensor &momentum, const Tensor &rate, double mu,
+                                  bool nesterov = false, double rescale_grad = 1.0);
+void sgd_update_in_place(const Tensor &weight, const Tensor &grad, const Tensor &rate,
+                         double rescale_grad = 1.0);
+
 } // namespace dlc::npx
 
 #endif // DLC_FRONTEND_NN_H

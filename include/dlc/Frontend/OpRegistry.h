@@ -104,6 +104,15 @@ std::vector<const OpDef *> all_ops();
 std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
                            const Attrs &attrs = {}, std::optional<Device> device = {});
 
+/// Runs `op` eagerly as invoke() does, but writes its results into `outputs`: existing
+/// plain tensors of the inferred shapes and dtypes on the op's device (MXNet's `out=`).
+/// An output may be one of the inputs, an update in place, when the op's kernels allow
+/// that aliasing (element-wise ones do: each element is read before it is written).
+/// Ordered like any write: later readers see the results, earlier queued readers the old
+/// values. Throws while hybridize traces or autograd records (a recording saves values
+/// that an in-place write would change).
+void invoke_into(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
+                 const std::vector<Tensor> &outputs);
 /// invoke() for an op with one output.
 Tensor invoke1(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs = {},
                std::optional<Device> device = {});

@@ -51,15 +51,25 @@ void detail::register_optimizer_ops() {
   register_op(caller_runnable({"sgd_update", "eager.sgd_update", inferSgd}));
 }
 
+namespace {
+
+Attrs adamAttrs(double beta1, double beta2, double epsilon, double rescale_grad) {
+  return Attrs{{"beta1", beta1}, {"beta2", beta2}, {"epsilon", epsilon},
+               {"rescale_grad", rescale_grad}};
+}
+
+Attrs momentumAttrs(double mu, bool nesterov, double rescale_grad) {
+  return Attrs{{"momentum", mu}, {"nesterov", nesterov}, {"rescale_grad", rescale_grad}};
+}
+
+} // namespace
+
 npx::AdamUpdate npx::adam_update(const Tensor &weight, const Tensor &grad, const Tensor &mean,
                                  const Tensor &var, const Tensor &rate, double beta1,
                                  double beta2, double epsilon, double rescale_grad) {
   static const OpDef &op = find_op("adam_update");
   std::vector<Tensor> out = invoke(op, {weight, grad, mean, var, rate},
-                                   Attrs{{"beta1", beta1},
-                                         {"beta2", beta2},
-                                         {"epsilon", epsilon},
-                                         {"rescale_grad", rescale_grad}});
+                                   adamAttrs(beta1, beta2, epsilon, rescale_grad));
   return {out[0], out[1], out[2]};
 }
 
@@ -67,9 +77,8 @@ npx::MomentumUpdate npx::sgd_momentum_update(const Tensor &weight, const Tensor 
                                              const Tensor &momentum, const Tensor &rate,
                                              double mu, bool nesterov, double rescale_grad) {
   static const OpDef &op = find_op("sgd_momentum_update");
-  std::vector<Tensor> out = invoke(
-      op, {weight, grad, momentum, rate},
-      Attrs{{"momentum", mu}, {"nesterov", nesterov}, {"rescale_grad", rescale_grad}});
+  std::vector<Tensor> out =
+      invoke(op, {weight, grad, momentum, rate}, momentumAttrs(mu, nesterov, rescale_grad));
   return {out[0], out[1]};
 }
 
@@ -77,6 +86,28 @@ Tensor npx::sgd_update(const Tensor &weight, const Tensor &grad, const Tensor &r
                        double rescale_grad) {
   static const OpDef &op = find_op("sgd_update");
   return invoke(op, {weight, grad, rate}, Attrs{{"rescale_grad", rescale_grad}})[0];
+}
+
+void npx::adam_update_in_place(const Tensor &weight, const Tensor &grad, const Tensor &mean,
+                               const Tensor &var, const Tensor &rate, double beta1,
+                               double beta2, double epsilon, double rescale_grad) {
+  static const OpDef &op = find_op("adam_update");
+  invoke_into(op, {weight, grad, mean, var, rate}, adamAttrs(beta1, beta2, epsilon, rescale_grad),
+              {weight, mean, var});
+}
+
+void npx::sgd_momentum_update_in_place(const Tensor &weight, const Tensor &grad,
+                                       const Tensor &momentum, const Tensor &rate, double mu,
+                                       bool nesterov, double rescale_grad) {
+  static const OpDef &op = find_op("sgd_momentum_update");
+  invoke_into(op, {weight, grad, momentum, rate}, momentumAttrs(mu, nesterov, rescale_grad),
+              {weight, momentum});
+}
+
+void npx::sgd_update_in_place(const Tensor &weight, const Tensor &grad, const Tensor &rate,
+                              double rescale_grad) {
+  static const OpDef &op = find_op("sgd_update");
+  invoke_into(op, {weight, grad, rate}, Attrs{{"rescale_grad", rescale_grad}}, {weight});
 }
 
 } // namespace dlc
