@@ -22,4 +22,7 @@ if config.dlc_have_cuda:
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dlc_tools_dir, config.llvm_tools_dir]
 tools = ["dlc-opt", "dlc-info", "dlc-train", "dlc-example-devices", "dlc-example-leafnet", ToolSubst("FileCheck", unresolved="fatal"), "not", "count"]
+if config.dlc_have_cuda:
+    # The same programs on emulated GPUs (unittests/GPU/Emulator).
+    tools += ["dlc-train-emulated", "dlc-example-devices-emulated"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
