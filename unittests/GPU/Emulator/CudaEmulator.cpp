@@ -11,7 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "CudaEmulator.h"
 
+#include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -50,12 +52,20 @@ struct Grid {
 thread_local Grid *running = nullptr;
 thread_local Counters totals;
 
-/// Stacks, kept between launches (a block has at most 1024 threads).
+/// Stacks, kept between launches (a block has at most 1024 threads), each above an
+/// inaccessible guard page: a kernel overflowing its stack faults instead of writing
+/// into its neighbour's.
 char *stackOf(size_t thread) {
-  static thread_local std::vector<std::unique_ptr<char[]>> stacks;
-  while (stacks.size() <= thread)
-    stacks.push_back(std::make_unique<char[]>(kStackBytes));
-  return stacks[thread].get();
+  static thread_local std::vector<char *> stacks;
+  static const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  while (stacks.size() <= thread) {
+    void *block = mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED || mprotect(block, page, PROT_NONE) != 0)
+      throw std::runtime_error("CUDA emulator: cannot map a fiber stack");
+    stacks.push_back(static_cast<char *>(block) + page);
+  }
+  return stacks[thread];
 }
 
 void threadEntry() {
@@ -98,9 +108,13 @@ Grid &inLaunch(const char *what) {
 void runBlock(Grid &g) {
   for (size_t t = 0; t < g.fibers.size(); ++t)
     startFiber(g, t);
-  for (;;) {
+  // Rounds alternate the order the threads run in, so that a kernel missing a barrier
+  // reads what neither lower- nor higher-numbered threads have written yet, as on a GPU.
+  for (bool backwards = false;; backwards = !backwards) {
     bool anyWaiting = false;
-    for (Fiber &f : g.fibers) {
+    size_t n = g.fibers.size();
+    for (size_t k = 0; k < n; ++k) {
+      Fiber &f = g.fibers[backwards ? n - 1 - k : k];
       if (f.finished)
         continue;
       g.current = &f;
@@ -132,16 +146,24 @@ thread_local std::unordered_set<const void *> barrierFree;
 
 } // namespace
 
-void run_grid(const Config &config, const std::function<void()> &thread, const void *kernel) {
-  if (running)
-    fail("a launch from inside a kernel (dynamic parallelism) is not emulated");
+void check_config(const Config &config) {
   const dim3 &grid = config.grid, &block = config.block;
   size_t threads = size_t(block.x) * block.y * block.z;
-  if (threads == 0 || threads > 1024 || size_t(grid.x) * grid.y * grid.z == 0)
+  if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 ||
+      grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
     fail("launch with grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
          std::to_string(grid.z) + ") and block (" + std::to_string(block.x) + ", " +
          std::to_string(block.y) + ", " + std::to_string(block.z) +
-         "): a GPU takes 1 to 1024 threads per block and at least one block");
+         "): a GPU takes 1 to 1024 threads a block (z up to 64) and a grid of 1 to 2^31-1 "
+         "by 65535 by 65535 blocks");
+}
+
+void run_grid(const Config &config, const std::function<void()> &thread, const void *kernel) {
+  if (running)
+    fail("a launch from inside a kernel (dynamic parallelism) is not emulated");
+  check_config(config);
+  const dim3 &grid = config.grid, &block = config.block;
+  size_t threads = size_t(block.x) * block.y * block.z;
   Grid g;
   g.grid = grid;
   g.block = block;

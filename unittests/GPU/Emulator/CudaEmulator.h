@@ -67,10 +67,16 @@ void submit(cudaStream_t stream, std::function<void()> job);
 void run_grid(const Config &config, const std::function<void()> &thread,
               const void *kernel = nullptr);
 
+/// Throws std::invalid_argument for a configuration a GPU refuses (CUDA's limits: 1 to
+/// 1024 threads a block, block.z up to 64, grid.y and grid.z up to 65535, no empty grid).
+void check_config(const Config &config);
+
 /// A kernel launch: the arguments are converted to the kernel's parameter types once,
-/// as a launch copies them, and every thread gets its own copy of that.
+/// as a launch copies them, and every thread gets its own copy of that. The
+/// configuration is checked at the call, as cudaLaunchKernel checks it.
 template <typename... Params, typename... Args>
 void launch(const Config &config, void (*kernel)(Params...), Args &&...args) {
+  check_config(config);
   std::tuple<std::decay_t<Params>...> parameters(std::forward<Args>(args)...);
   submit(config.stream, [config, kernel, parameters] {
     run_grid(config, [&] { std::apply(kernel, parameters); }, reinterpret_cast<const void *>(kernel));

@@ -13,19 +13,30 @@
 #include "CudaEmulator.h"
 
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 namespace {
 
+/// What one rank brought to a collective: the ranks of one collective must agree.
+struct Call {
+  size_t count;
+  ncclDataType_t type;
+  ncclRedOp_t op;
+};
+
 struct Clique {
-  explicit Clique(int ranks) : sends(size_t(ranks)), receives(size_t(ranks)) {}
+  explicit Clique(int ranks) : sends(size_t(ranks)), receives(size_t(ranks)), calls(size_t(ranks)) {}
   std::mutex mutex;
   std::condition_variable done;
   std::vector<const void *> sends;
   std::vector<void *> receives;
+  std::vector<Call> calls;
   int arrived = 0;
   uint64_t generation = 0; // collectives completed
   bool aborted = false;
@@ -39,14 +50,29 @@ template <> __half fromDouble(double v) { return __float2half(float(v)); }
 template <> __nv_bfloat16 fromDouble(double v) { return __float2bfloat16(float(v)); }
 template <> float fromDouble(double v) { return float(v); }
 
+/// a + b in T: floats through double, rounded once to T; integers in their own type
+/// (unsigned wrap-around, as NCCL's integer sums).
+template <typename T> T add(T a, T b) {
+  if constexpr (std::is_integral_v<T>)
+    return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(b));
+  else
+    return fromDouble<T>(toDouble(a) + toDouble(b));
+}
+
 template <typename T>
 void reduce(Clique &c, size_t count, bool average) {
   std::vector<T> total(count);
   for (size_t i = 0; i < count; ++i) {
     T acc = static_cast<const T *>(c.sends[0])[i];
     for (size_t r = 1; r < c.sends.size(); ++r)
-      acc = fromDouble<T>(toDouble(acc) + toDouble(static_cast<const T *>(c.sends[r])[i]));
-    total[i] = average ? fromDouble<T>(toDouble(acc) / double(c.sends.size())) : acc;
+      acc = add(acc, static_cast<const T *>(c.sends[r])[i]);
+    if (average) {
+      if constexpr (std::is_integral_v<T>)
+        acc = T(acc / T(c.sends.size()));
+      else
+        acc = fromDouble<T>(toDouble(acc) / double(c.sends.size()));
+    }
+    total[i] = acc;
   }
   for (void *out : c.receives) // after every input was read: outputs may alias inputs
     std::memcpy(out, total.data(), count * sizeof(T));
@@ -92,17 +118,32 @@ ncclResult_t ncclAllReduce(const void *send, void *receive, size_t count, ncclDa
       type != ncclBfloat16 && type != ncclInt32 && type != ncclInt64 && type != ncclUint8)
     return ncclInvalidArgument;
   std::shared_ptr<Clique> clique = comm->clique;
-  if (clique->aborted)
-    return ncclInvalidUsage;
+  {
+    std::lock_guard<std::mutex> lock(clique->mutex);
+    if (clique->aborted)
+      return ncclInvalidUsage;
+  }
   int rank = comm->rank;
   dlc_emu::count_all_reduce();
   dlc_emu::submit(stream, [=] {
     Clique &c = *clique;
     std::unique_lock<std::mutex> lock(c.mutex);
+    if (c.aborted)
+      return; // the communicator is gone: nothing to meet
     uint64_t generation = c.generation;
     c.sends[size_t(rank)] = send;
     c.receives[size_t(rank)] = receive;
+    c.calls[size_t(rank)] = {count, type, op};
     if (++c.arrived == int(c.sends.size())) {
+      for (const Call &other : c.calls)
+        if (other.count != count || other.type != type || other.op != op) {
+          // On GPUs, ranks meeting different collectives read and write past buffers or
+          // hang: the ordering mistake enqueue_collective prevents. Stop loudly here.
+          std::fprintf(stderr, "emulated NCCL: the ranks of one all-reduce disagree (count "
+                               "%zu vs %zu, type %d vs %d, op %d vs %d)\n",
+                       other.count, count, int(other.type), int(type), int(other.op), int(op));
+          std::abort();
+        }
       reduceAs(type, c, count, op == ncclAvg);
       c.arrived = 0;
       ++c.generation;

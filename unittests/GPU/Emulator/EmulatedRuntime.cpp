@@ -11,15 +11,20 @@
 // - cudaMemcpyAsync from pageable host memory reads the source before it returns (the
 //   driver stages it); to pageable memory it returns once the copy is done; pinned
 //   memory (cudaHostAlloc) is read and written when the stream gets there.
-// - cudaStreamWaitEvent waits for the event's latest record at the time of the call; an
-//   event never recorded has passed.
-// - cudaFree and cudaFreeHost wait for every stream first.
+// - cudaStreamWaitEvent and cudaEventSynchronize wait for the event's latest record at
+//   the time of the call (each record has its own state); an event never recorded has
+//   passed. An event is recorded on a stream of the device it was created on.
+// - cudaFree waits for the streams of the block's device; cudaFreeHost for every stream.
 // - Device memory starts as 0xff bytes (NaN as floats): reading what nobody wrote shows.
 // The number of GPUs is DLC_EMULATED_GPUS (default 2), each with 132 multiprocessors and
 // DLC_EMULATED_GPU_MEMORY_MIB of memory (default 16384).
 //
 //===----------------------------------------------------------------------===//
 #include "CudaEmulator.h"
+
+#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
+#error "per-thread default streams rename the runtime calls (_ptsz); the emulator defines the plain ones"
+#endif
 
 #include <atomic>
 #include <condition_variable>
@@ -28,6 +33,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -43,10 +49,18 @@ struct CUstream_st {
   uint64_t queued = 0, finished = 0; // jobs put in, jobs done
 };
 
+/// One cudaEventRecord: passed once its stream has reached it.
+struct EventRecord {
+  bool passed = false;
+};
+
 struct CUevent_st {
+  int device = 0;
   std::mutex mutex;
   std::condition_variable passed;
-  uint64_t recorded = 0, completed = 0; // records made, records the stream has reached
+  // The latest record; waits take the one current at their call, as CUDA's do (a later
+  // record passing on another stream does not release them). Null: never recorded.
+  std::shared_ptr<EventRecord> latest;
 };
 
 namespace {
@@ -163,7 +177,8 @@ void synchronize(CUstream_st *stream) {
   waitFor(stream, position);
 }
 
-void synchronizeAll() {
+/// Waits for the streams of `device` (every stream for -1).
+void synchronizeAll(int device) {
   std::vector<CUstream_st *> streams;
   {
     Registry &r = registry();
@@ -171,7 +186,8 @@ void synchronizeAll() {
     streams = r.streams;
   }
   for (CUstream_st *s : streams)
-    synchronize(s);
+    if (device < 0 || s->device == device)
+      synchronize(s);
 }
 
 /// The null stream: one per device, for calls that pass none.
@@ -308,48 +324,58 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int) {
   *event = new CUevent_st;
+  (*event)->device = currentDevice;
   return cudaSuccess;
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   ++calls.eventRecords;
-  uint64_t record;
+  CUstream_st *s = streamOrDefault(stream);
+  if (s->device != event->device)
+    return fail(cudaErrorInvalidResourceHandle); // an event of another GPU
+  auto record = std::make_shared<EventRecord>();
   {
     std::lock_guard<std::mutex> lock(event->mutex);
-    record = ++event->recorded;
+    event->latest = record;
   }
-  enqueue(streamOrDefault(stream), [event, record] {
+  enqueue(s, [event, record] {
     std::lock_guard<std::mutex> lock(event->mutex);
-    event->completed = std::max(event->completed, record);
+    record->passed = true;
     event->passed.notify_all();
   });
   return cudaSuccess;
 }
 
+/// The record a wait issued now waits for (null: none, it has passed).
+static std::shared_ptr<EventRecord> currentRecord(cudaEvent_t event) {
+  std::lock_guard<std::mutex> lock(event->mutex);
+  return event->latest;
+}
+
+static void waitForRecord(cudaEvent_t event, const std::shared_ptr<EventRecord> &record) {
+  if (!record)
+    return;
+  std::unique_lock<std::mutex> lock(event->mutex);
+  event->passed.wait(lock, [&] { return record->passed; });
+}
+
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   ++calls.eventSynchronizes;
-  std::unique_lock<std::mutex> lock(event->mutex);
-  uint64_t record = event->recorded;
-  event->passed.wait(lock, [&] { return event->completed >= record; });
+  waitForRecord(event, currentRecord(event));
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
   ++calls.streamWaits;
-  uint64_t record;
-  {
-    std::lock_guard<std::mutex> lock(event->mutex);
-    record = event->recorded;
-  }
-  enqueue(streamOrDefault(stream), [event, record] {
-    std::unique_lock<std::mutex> lock(event->mutex);
-    event->passed.wait(lock, [&] { return event->completed >= record; });
-  });
+  std::shared_ptr<EventRecord> record = currentRecord(event);
+  enqueue(streamOrDefault(stream), [event, record] { waitForRecord(event, record); });
   return cudaSuccess;
 }
 
 cudaError_t cudaMalloc(void **pointer, size_t bytes) {
   ++calls.mallocs;
+  if (bytes > deviceBytes())
+    return fail(cudaErrorMemoryAllocation); // before rounding, which could wrap around
   Registry &r = registry();
   size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
   {
@@ -373,6 +399,8 @@ cudaError_t cudaMalloc(void **pointer, size_t bytes) {
 
 cudaError_t cudaHostAlloc(void **pointer, size_t bytes, unsigned int) {
   ++calls.mallocs;
+  if (bytes > (size_t(1) << 40))
+    return fail(cudaErrorMemoryAllocation);
   size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
   void *block = std::aligned_alloc(256, rounded);
   if (!block)
@@ -388,12 +416,18 @@ static cudaError_t release(void *pointer, bool pinned) {
   if (!pointer)
     return cudaSuccess;
   ++calls.frees;
-  synchronizeAll(); // as cudaFree does
   Registry &r = registry();
+  int device;
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto it = r.blocks.find(reinterpret_cast<uintptr_t>(pointer));
+    if (it == r.blocks.end() || (it->second.device < 0) != pinned)
+      return fail(cudaErrorInvalidValue);
+    device = it->second.device;
+  }
+  synchronizeAll(device); // as cudaFree does: the block's device (every one for pinned)
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.blocks.find(reinterpret_cast<uintptr_t>(pointer));
-  if (it == r.blocks.end() || (it->second.device < 0) != pinned)
-    return fail(cudaErrorInvalidValue);
   if (!pinned)
     r.inUse[size_t(it->second.device)] -= it->second.bytes;
   r.blocks.erase(it);
