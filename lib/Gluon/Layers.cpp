@@ -3,6 +3,7 @@
 
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Frontend/OpRegistry.h"
 
 namespace dlc::gluon::nn {
 
@@ -159,10 +160,18 @@ Tensor BatchNorm::forward(const Tensor &x) {
     autograd::Pause pause(/*train_mode=*/true);
     double m = options_.momentum;
     Tensor mean = running_mean->data(device), var = running_var->data(device);
-    Tensor newMean = mean * m + result.mean * (1 - m);
-    Tensor newVar = var * m + result.var * (1 - m);
-    newMean.copyto(mean);
-    newVar.copyto(var);
+    // Eagerly the sums are written into the statistics themselves (no copy back, on a GPU
+    // a launch less each); a trace records the copy back as the program's update.
+    static const OpDef &add = find_op("add");
+    bool inPlace = !is_tracing() && detail::layout_of(mean) == Layout::plain &&
+                   detail::layout_of(var) == Layout::plain;
+    for (auto [running, batch] : {std::pair{mean, result.mean}, std::pair{var, result.var}}) {
+      Tensor kept = running * m, added = batch * (1 - m);
+      if (inPlace)
+        invoke_into(add, {kept, added}, {}, {running});
+      else
+        (kept + added).copyto(running);
+    }
   }
   return result.output;
 }
