@@ -29,6 +29,8 @@ template <const char *Op> void onStream(const KernelArgs &args) {
   const KernelEntry *host = find_kernel(Op, cpu(0));
   if (!host)
     throw UnsupportedError(std::string(Op) + ": no CPU kernel for the emulated GPU to run");
+  if (!current_context().on_compute_stream()) // as the real adapters check
+    throw Error(std::string(Op) + ": internal error: a library op issued on the copy stream");
   auto attrs = std::make_shared<Attrs>(*args.attrs);
   KernelArgs onHost = args;
   onHost.attrs = attrs.get();
