@@ -135,7 +135,7 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
         replicas.push_back(std::move(zeros));
       }
     std::vector<Tensor> state = replicas[0];
-    Tensor updated = update(p->copies[0], grad * rescale, state, rate);
+    Tensor updated = update(p->copies[0], grad, state, rate, rescale);
     Tensor weight = p->copies[0];
     updated.copyto(weight); // written back when the program ends
     for (size_t k = 0; k < stateSize; ++k)

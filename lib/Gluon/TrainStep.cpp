@@ -15,7 +15,9 @@ TrainStep::TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Devi
             return std::vector<Tensor>{loss(output, label), output};
           },
           [&trainer](const Tensor &weight, const Tensor &grad, std::vector<Tensor> &state,
-                     const Tensor &rate) { return trainer.update(weight, grad, state, rate); },
+                     const Tensor &rate, double rescale) {
+            return trainer.update(weight, grad, state, rate, rescale);
+          },
           trainer.state_size(), devices) {
   step_.set_sync_batch_norm(sync_batch_norm);
 }

@@ -20,15 +20,17 @@ const std::map<std::string, std::vector<std::string>> knownOptions = {
     {"adam", {"learning_rate", "beta1", "beta2", "epsilon", "wd", "clip_gradient"}}};
 
 /// Whether `weight` is updated by one fused op (npx::adam_update, sgd_momentum_update,
-/// sgd_update) rather than several element-wise ones: eagerly (a trace keeps the separate ops, which
-/// the compiler fuses), for float32 weights, unless DLC_FUSED_UPDATES=0. Same bits either
-/// way.
+/// sgd_update) rather than several element-wise ones: for float32 weights, eagerly and in
+/// a trace for a GPU (a compiled step on CPUs keeps the separate ops, which dlc-fuse
+/// fuses into generated CPU kernels; on GPUs they would stay a dozen launches), unless
+/// DLC_FUSED_UPDATES=0. Same bits either way.
 bool fusedUpdates(const Tensor &weight) {
   static const bool enabled = [] {
     const char *flag = std::getenv("DLC_FUSED_UPDATES");
     return !(flag && std::string(flag) == "0");
   }();
-  return enabled && !is_tracing() && weight.dtype() == DType::f32;
+  return enabled && weight.dtype() == DType::f32 &&
+         (!is_tracing() || weight.device().kind == DeviceKind::gpu);
 }
 
 /// Whether the fused update can write `weight` and `state` in place (npx::*_in_place):
@@ -36,7 +38,7 @@ bool fusedUpdates(const Tensor &weight) {
 /// in a blocked layout takes the update through a copy back instead. In place saves one
 /// copy and one allocation per parameter and step (on a GPU, a launch each).
 bool updatesInPlace(const Tensor &weight, const std::vector<Tensor> &state) {
-  if (autograd::is_recording() || detail::layout_of(weight) != Layout::plain)
+  if (is_tracing() || autograd::is_recording() || detail::layout_of(weight) != Layout::plain)
     return false;
   return std::all_of(state.begin(), state.end(),
                      [](const Tensor &t) { return detail::layout_of(t) == Layout::plain; });

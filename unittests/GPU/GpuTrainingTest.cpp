@@ -10,6 +10,8 @@
 #include "../../examples/LeafNetwork.h"
 
 #include <cmath>
+#include <map>
+#include <string>
 
 using namespace dlc;
 using namespace dlc::gluon;
@@ -32,7 +34,7 @@ enum class Loop { eager, hybridized, compiled };
 /// Parameters after `steps` steps on `devices`, from the same initial values (drawn on
 /// cpu(0), then moved).
 std::vector<std::vector<float>> train(const std::vector<Device> &devices, Loop loop, int steps = 5,
-                                      DType dtype = DType::f32) {
+                                      DType dtype = DType::f32, const char *optimizer = "sgd") {
   np::random::seed(5);
   SmallLeaf net;
   net.initialize(init::Xavier(), {cpu(0)});
@@ -44,7 +46,10 @@ std::vector<std::vector<float>> train(const std::vector<Device> &devices, Loop l
   net.cast(dtype); // BatchNorm's parameters stay float32
   if (loop == Loop::hybridized)
     net.hybridize();
-  Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.05}, {"momentum", 0.9}});
+  std::map<std::string, double> options{{"learning_rate", 0.05}, {"momentum", 0.9}};
+  if (std::string(optimizer) == "adam")
+    options = {{"learning_rate", 0.01}};
+  Trainer trainer(net.collect_params(), optimizer, options);
   loss::SoftmaxCrossEntropyLoss lossFn;
   std::optional<TrainStep> step;
   if (loop == Loop::compiled)
@@ -108,6 +113,14 @@ TEST_F(GpuTraining, HybridizedMatchesEagerOnGpus) {
 TEST_F(GpuTraining, CompiledStepMatchesTheSeedLoopOnGpus) {
   expectSameParameters(train(gpus, Loop::compiled), train(gpus, Loop::eager), 1e-4,
                        "compiled step vs eager loop on GPUs");
+}
+
+// On GPUs the compiled step traces the fused update ops (dlc.adam_update, ...), as the
+// eager Trainer runs them.
+TEST_F(GpuTraining, CompiledAdamStepMatchesTheSeedLoopOnGpus) {
+  expectSameParameters(train(gpus, Loop::compiled, 5, DType::f32, "adam"),
+                       train(gpus, Loop::eager, 5, DType::f32, "adam"), 1e-4,
+                       "compiled Adam step vs eager Adam loop on GPUs");
 }
 
 // net.cast to float16 / bfloat16: cuDNN's and cuBLAS's 16-bit kernels train the network

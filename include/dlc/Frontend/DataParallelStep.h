@@ -31,10 +31,13 @@ public:
   /// The model's forward and loss on a batch: the per-sample losses first (what the
   /// gradients start from), then any other per-sample values to return (predictions).
   using Loss = std::function<std::vector<Tensor>(const Tensor &data, const Tensor &label)>;
-  /// The optimizer's rule (gluon::Trainer::update): new weight from weight, gradient,
-  /// state (updated in place in the vector) and a 0-d rate.
+  /// The optimizer's rule (gluon::Trainer::update): new weight from weight, gradient
+  /// (summed over the batch), state (updated in place in the vector), a 0-d rate and the
+  /// factor the gradient is multiplied by first (1 / batch size), which a fused update
+  /// op takes as its rescale_grad.
   using Update = std::function<Tensor(const Tensor &weight, const Tensor &grad,
-                                      std::vector<Tensor> &state, const Tensor &rate)>;
+                                      std::vector<Tensor> &state, const Tensor &rate,
+                                      double rescale)>;
 
   DataParallelStep(std::string name, Loss loss, Update update, size_t state_size,
                    std::vector<Device> devices);

@@ -95,8 +95,8 @@ Tensor softmax_cross_entropy_backward(const Tensor &dloss, const Tensor &logits,
 ///   weight' = weight - rate*mean' / (sqrt(var') + epsilon).
 /// The same bits as those formulas written with separate ops. `rescale_grad` multiplies the
 /// gradient first (MXNet's rescale_grad, 1/batch size), as `grad * rescale_grad` would.
-/// Eager only: a hybridized or compiled step writes the separate ops, which the compiler
-/// fuses.
+/// Also a dialect op (`dlc.adam_update`): Trainer traces it into compiled steps for GPUs;
+/// on CPUs they write the separate ops, which the compiler fuses.
 struct AdamUpdate {
   Tensor weight, mean, var;
 };
@@ -107,7 +107,7 @@ AdamUpdate adam_update(const Tensor &weight, const Tensor &grad, const Tensor &m
 /// One SGD step with momentum (MXNet's sgd_mom_update; Nesterov's variant with
 /// `nesterov`): momentum' = mu*momentum + grad, weight' = weight - rate*d, with
 /// d = grad + mu*momentum' (Nesterov) or momentum'; grad multiplied by `rescale_grad`
-/// first. Eager only, as adam_update.
+/// first. Traced as adam_update.
 struct MomentumUpdate {
   Tensor weight, momentum;
 };
@@ -116,7 +116,7 @@ MomentumUpdate sgd_momentum_update(const Tensor &weight, const Tensor &grad,
                                    bool nesterov = false, double rescale_grad = 1.0);
 
 /// One plain SGD step (MXNet's sgd_update; the seed's optimizer): weight - rate*grad, grad
-/// multiplied by `rescale_grad` first. The same bits as the separate ops. Eager only, as
+/// multiplied by `rescale_grad` first. The same bits as the separate ops. Traced as
 /// adam_update.
 Tensor sgd_update(const Tensor &weight, const Tensor &grad, const Tensor &rate,
                   double rescale_grad = 1.0);

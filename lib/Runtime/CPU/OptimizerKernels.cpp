@@ -60,9 +60,9 @@ void sgdUpdate(const KernelArgs &k) {
 } // namespace
 
 void register_optimizer_kernels() {
-  register_host_kernel("eager.adam_update", adamUpdate);
-  register_host_kernel("eager.sgd_momentum_update", momentumUpdate);
-  register_host_kernel("eager.sgd_update", sgdUpdate);
+  register_host_kernel("dlc.adam_update", adamUpdate);
+  register_host_kernel("dlc.sgd_momentum_update", momentumUpdate);
+  register_host_kernel("dlc.sgd_update", sgdUpdate);
 }
 
 } // namespace dlc::cpu_kernels

@@ -87,9 +87,9 @@ void sgdUpdate(const KernelArgs &k) {
 } // namespace
 
 void register_optimizer_kernels() {
-  register_gpu_kernel("eager.adam_update", adamUpdate);
-  register_gpu_kernel("eager.sgd_momentum_update", momentumUpdate);
-  register_gpu_kernel("eager.sgd_update", sgdUpdate);
+  register_gpu_kernel("dlc.adam_update", adamUpdate);
+  register_gpu_kernel("dlc.sgd_momentum_update", momentumUpdate);
+  register_gpu_kernel("dlc.sgd_update", sgdUpdate);
 }
 
 } // namespace dlc::cuda

@@ -698,3 +698,30 @@ func.func @argmax_axis(%x: tensor<4x10xf32>) {
   %0 = dlc.argmax %x {axis = 2 : i64} : (tensor<4x10xf32>) -> tensor<4xi64>
   return
 }
+
+// -----
+
+// Optimizer updates: a 0-d rate.
+func.func @update_rate_not_scalar(%w: tensor<4x8xf32>, %g: tensor<4x8xf32>, %r: tensor<1xf32>) {
+  // expected-error @+1 {{'dlc.sgd_update' op needs a 0-d rate, got 1}}
+  %0 = dlc.sgd_update %w, %g, %r {rescale_grad = 1.0 : f64} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Optimizer updates: the state has the weight's shape.
+func.func @update_state_shape(%w: tensor<4x8xf32>, %g: tensor<4x8xf32>, %s: tensor<8x4xf32>, %r: tensor<f32>) {
+  // expected-error @+1 {{'dlc.sgd_momentum_update' op needs every operand but the rate of the weight's shape 4x8, got 8x4}}
+  %0:2 = dlc.sgd_momentum_update %w, %g, %s, %r {momentum = 0.9 : f64, rescale_grad = 1.0 : f64} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  return
+}
+
+// -----
+
+// Optimizer updates: float32 only.
+func.func @update_f16(%w: tensor<4x8xf16>, %g: tensor<4x8xf16>, %r: tensor<f32>) {
+  // expected-error @+1 {{'dlc.sgd_update' op operand #0 must be statically shaped tensor of 32-bit float values}}
+  %0 = dlc.sgd_update %w, %g, %r {rescale_grad = 1.0 : f64} : (tensor<4x8xf16>, tensor<4x8xf16>, tensor<f32>) -> tensor<4x8xf16>
+  return
+}

@@ -206,3 +206,15 @@ func.func @fused(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   }
   return %y : tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func.func @optimizer_updates
+func.func @optimizer_updates(%w: tensor<10x4xf32>, %g: tensor<10x4xf32>, %m: tensor<10x4xf32>,
+                             %v: tensor<10x4xf32>, %rate: tensor<f32>) -> tensor<10x4xf32> {
+  // CHECK: dlc.adam_update %{{.*}} {beta1 = 9.000000e-01 : f64, beta2 = {{[0-9.e+-]+}} : f64, epsilon = 1.000000e-08 : f64, rescale_grad = 3.125000e-02 : f64} : (tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>, tensor<f32>) -> (tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>)
+  %a:3 = dlc.adam_update %w, %g, %m, %v, %rate {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, rescale_grad = 0.03125 : f64} : (tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>, tensor<f32>) -> (tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>)
+  // CHECK: dlc.sgd_momentum_update %{{.*}} {momentum = 9.000000e-01 : f64, nesterov, rescale_grad = 1.000000e+00 : f64} : (tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>, tensor<f32>) -> (tensor<10x4xf32>, tensor<10x4xf32>)
+  %s:2 = dlc.sgd_momentum_update %a#0, %g, %m, %rate {momentum = 0.9 : f64, nesterov, rescale_grad = 1.0 : f64} : (tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>, tensor<f32>) -> (tensor<10x4xf32>, tensor<10x4xf32>)
+  // CHECK: dlc.sgd_update %{{.*}} {rescale_grad = 1.000000e+00 : f64} : (tensor<10x4xf32>, tensor<10x4xf32>, tensor<f32>) -> tensor<10x4xf32>
+  %w3 = dlc.sgd_update %s#0, %g, %rate {rescale_grad = 1.0 : f64} : (tensor<10x4xf32>, tensor<10x4xf32>, tensor<f32>) -> tensor<10x4xf32>
+  return %w3 : tensor<10x4xf32>
+}

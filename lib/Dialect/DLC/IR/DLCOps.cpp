@@ -599,6 +599,28 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
+/// The shared checks of the optimizer updates: every tensor but `rate` (0-d) has the
+/// weight's shape, and so does every result.
+static LogicalResult verifyUpdate(Operation *op, Value rate) {
+  auto weight = cast<RankedTensorType>(op->getOperand(0).getType());
+  if (cast<RankedTensorType>(rate.getType()).getRank() != 0)
+    return op->emitOpError() << "needs a 0-d rate, got "
+                             << rules::str(shapeOf(rate));
+  for (Value v : op->getOperands())
+    if (v != rate && cast<RankedTensorType>(v.getType()).getShape() != weight.getShape())
+      return op->emitOpError() << "needs every operand but the rate of the weight's shape "
+                               << rules::str(shapeOf(op->getOperand(0))) << ", got "
+                               << rules::str(shapeOf(v));
+  for (Type t : op->getResultTypes())
+    if (t != weight)
+      return op->emitOpError() << "needs results of the weight's type";
+  return success();
+}
+
+LogicalResult AdamUpdateOp::verify() { return verifyUpdate(*this, getRate()); }
+LogicalResult SgdMomentumUpdateOp::verify() { return verifyUpdate(*this, getRate()); }
+LogicalResult SgdUpdateOp::verify() { return verifyUpdate(*this, getRate()); }
+
 LogicalResult ReshapeOp::verify() {
   int64_t from = getInput().getType().getNumElements();
   int64_t to = getOutput().getType().getNumElements();

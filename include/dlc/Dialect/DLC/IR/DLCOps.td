@@ -657,6 +657,66 @@ def DLC_SoftmaxCrossEntropyBackwardOp : DLC_Op<"softmax_cross_entropy_backward",
 }
 
 //===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+// One parameter's whole update in one op, as MXNet's optimizers call it: the eager
+// Trainer's fused kernels, also traced into a compiled step for GPUs (on CPUs the step
+// keeps the element-wise formulas, which dlc-fuse fuses). The per-element arithmetic is
+// the separate ops', in their order and rounding, so both give the same bits. `rate` is
+// the step's (bias-corrected) learning rate as a 0-d tensor; `rescale_grad` multiplies
+// the gradient first.
+class DLC_UpdateOp<string mnemonic> : DLC_Op<mnemonic, [Pure, AllShapesMatch<["weight", "grad"]>]> {
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DLC_AdamUpdateOp : DLC_UpdateOp<"adam_update"> {
+  let summary = "One Adam step of a float32 parameter";
+  let description = [{
+    `mean' = beta1*mean + (1-beta1)*g`, `var' = beta2*var + (1-beta2)*g²`,
+    `weight' = weight - rate*mean' / (sqrt(var') + epsilon)`, with `g = grad*rescale_grad`.
+
+    ```mlir
+    %w2, %m2, %v2 = dlc.adam_update %w, %g, %m, %v, %rate {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, epsilon = 1.000000e-08 : f64, rescale_grad = 3.125000e-02 : f64} : (tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>, tensor<f32>) -> (tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>)
+    ```
+  }];
+  let arguments = (ins DLC_F32Tensor:$weight, DLC_F32Tensor:$grad, DLC_F32Tensor:$mean,
+                       DLC_F32Tensor:$var, DLC_F32Tensor:$rate, F64Attr:$beta1, F64Attr:$beta2,
+                       F64Attr:$epsilon, F64Attr:$rescale_grad);
+  let results = (outs DLC_F32Tensor:$new_weight, DLC_F32Tensor:$new_mean,
+                      DLC_F32Tensor:$new_var);
+}
+
+def DLC_SgdMomentumUpdateOp : DLC_UpdateOp<"sgd_momentum_update"> {
+  let summary = "One SGD step with momentum (Nesterov's with `nesterov`)";
+  let description = [{
+    `momentum' = mu*momentum + g`, `weight' = weight - rate*d`, with `d = g + mu*momentum'`
+    (Nesterov) or `momentum'`, and `g = grad*rescale_grad`.
+
+    ```mlir
+    %w2, %s2 = dlc.sgd_momentum_update %w, %g, %s, %rate {momentum = 9.000000e-01 : f64, rescale_grad = 1.000000e+00 : f64} : (tensor<10x4xf32>, tensor<10x4xf32>, tensor<10x4xf32>, tensor<f32>) -> (tensor<10x4xf32>, tensor<10x4xf32>)
+    ```
+  }];
+  let arguments = (ins DLC_F32Tensor:$weight, DLC_F32Tensor:$grad, DLC_F32Tensor:$state,
+                       DLC_F32Tensor:$rate, F64Attr:$momentum, UnitAttr:$nesterov,
+                       F64Attr:$rescale_grad);
+  let results = (outs DLC_F32Tensor:$new_weight, DLC_F32Tensor:$new_state);
+}
+
+def DLC_SgdUpdateOp : DLC_UpdateOp<"sgd_update"> {
+  let summary = "One plain SGD step: weight - rate*grad*rescale_grad";
+  let description = [{
+    ```mlir
+    %w2 = dlc.sgd_update %w, %g, %rate {rescale_grad = 1.000000e+00 : f64} : (tensor<10x4xf32>, tensor<10x4xf32>, tensor<f32>) -> tensor<10x4xf32>
+    ```
+  }];
+  let arguments = (ins DLC_F32Tensor:$weight, DLC_F32Tensor:$grad, DLC_F32Tensor:$rate,
+                       F64Attr:$rescale_grad);
+  let results = (outs DLC_F32Tensor:$new_weight);
+}
+
+//===----------------------------------------------------------------------===//
 // Collectives and fusion
 //===----------------------------------------------------------------------===//
 
