@@ -124,12 +124,11 @@ struct Tolerance {
   double abs = 0, rel = 0;
 };
 
-std::string describe(const std::vector<Input> &inputs, const Attrs &attrs) {
+std::string describe(const std::vector<Input> &inputs) {
   std::ostringstream os;
   os << "inputs";
   for (const Input &in : inputs)
     os << " " << shape_rules::str(in.shape) << ":" << dtype_name(in.dtype);
-  (void)attrs;
   return os.str();
 }
 
@@ -214,7 +213,7 @@ void expectAgree(const std::string &name, const std::vector<Input> &inputs, cons
   BothRuns run = runBoth(name, tensors, attrs);
   for (size_t i = 0; i < run.reference.size(); ++i)
     EXPECT_TRUE(sameValues(run.emulated[i], run.reference[i], tolerance))
-        << name << " output " << i << ", " << describe(inputs, attrs);
+        << name << " output " << i << ", " << describe(inputs);
 }
 
 const DType kFloats[] = {DType::f32, DType::f16, DType::bf16};
