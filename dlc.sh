@@ -11,14 +11,20 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 build_dir="${DLC_BUILD_DIR:-$root/build}"
 
-# Debian 12 packages the build and the tests need. CUDA is not among them: the toolkit
-# at /usr/local/cuda is used when present (see cmake/DLCFindCUDA.cmake).
+# Debian 12 packages the build and the tests need, installed without their
+# recommendations: this list is complete on a minimal Debian 12 system, which
+# scripts/fresh-machine.sh proves (CI runs the tests there). CUDA is not among them: the
+# toolkit at /usr/local/cuda is used when present (see cmake/DLCFindCUDA.cmake). oneDNN
+# and OpenCV are found by their headers and libraries, so neither OpenCL's development
+# files nor the whole of libopencv-dev are needed (cmake/DLCFindOneDNN.cmake,
+# cmake/DLCFindOpenCV.cmake).
 packages=(
   g++ cmake ninja-build ccache python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   zlib1g-dev libzstd-dev
   libgtest-dev libdnnl-dev
-  dataset-fashion-mnist libopencv-dev
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
+  dataset-fashion-mnist
 )
 
 say() { printf '\033[1m[dlc]\033[0m %s\n' "$*"; }
