@@ -1,4 +1,5 @@
-# Flags for the MLIR/LLVM-facing targets (libdlc_compiler, dlc-opt).
+# Flags for the MLIR/LLVM-facing targets (DLCDialect, DLCTransforms, dlc_lowering,
+# dlc_compiler, dlc-opt).
 #
 # Debian's LLVM 19 is built without exceptions. Code that runs inside MLIR callbacks must
 # never throw, so the compiler targets are built with -fno-exceptions, like LLVM itself;

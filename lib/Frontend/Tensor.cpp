@@ -94,8 +94,8 @@ Tensor Tensor::copyto(Device target) const {
   requireDefined("copyto()");
   if (trace::Tracer *tracer = trace::Tracer::current(); tracer && tracer->produced(*this))
     throw UnsupportedError("copyto(" + target.str() + ") of a value computed inside a "
-                           "hybridized forward: a compiled block runs on one device (placement "
-                           "across devices comes with the compiler passes); copy its input or "
+                           "hybridized forward: a compiled block runs on one device, and the "
+                           "trace does not record copies between devices; copy its input or "
                            "output instead, or call hybridize(false) on the block");
   // A tensor from outside the trace (a constant, a captured value) is really copied.
   std::optional<trace::Pause> notTraced;

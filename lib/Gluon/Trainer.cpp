@@ -22,7 +22,8 @@ const std::map<std::string, std::vector<std::string>> knownOptions = {
 /// Whether `weight` is updated by one fused op (npx::adam_update, sgd_momentum_update,
 /// sgd_update) rather than several element-wise ones: for float32 weights, eagerly and in
 /// a trace for a GPU (a compiled step on CPUs keeps the separate ops, which dlc-fuse
-/// fuses into generated CPU kernels; on GPUs they would stay a dozen launches), unless
+/// groups into an elementwise region the CPU runtime runs as one chunked pass through
+/// the existing kernels; on GPUs they would stay a dozen launches), unless
 /// DLC_FUSED_UPDATES=0. Same bits either way.
 bool fusedUpdates(const Tensor &weight) {
   static const bool enabled = [] {

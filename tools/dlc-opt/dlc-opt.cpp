@@ -1,7 +1,10 @@
 //===- dlc-opt.cpp - the dlc optimizer driver --------------------------------===//
 //
-// mlir-opt with the dlc dialect, the upstream dialects dlc lowers through, the upstream
-// transforms and conversions, and (as they appear) every dlc pass.
+// mlir-opt with the dlc dialect, every dlc pass and pipeline, some upstream dialects
+// (func, arith, tensor, linalg, scf, memref, bufferization, math, cf) and the upstream
+// transforms and conversions. dlc lowers to runtime programs, not through those
+// dialects: they are registered so that modules mixing them with dlc parse and
+// upstream passes can run on them.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Config.h"

@@ -1,9 +1,12 @@
 //===- dlc-train.cpp - the main job: train a LeafNetwork-style CNN on real data ===//
 //
-// Trains on Fashion-MNIST (Debian's dataset-fashion-mnist) with the seed's recipe:
-// every device, split_and_load, autograd on each device, Trainer.step, per-batch speed
-// and per-epoch accuracy. Shows a progress bar, evaluates on the test split, and writes
-// parameters (safetensors), a CSV log and an SVG training curve to the output folder.
+// Trains on Fashion-MNIST (Debian's dataset-fashion-mnist) on every device, with
+// per-batch speed and per-epoch accuracy. By default each step is one compiled
+// data-parallel TrainStep (forward, loss, backward, all-reduce, update);
+// --compiled-step=false (or --hybridize=false) runs the seed's recipe instead:
+// split_and_load, autograd on each device, Trainer.step. Shows a progress bar, evaluates
+// on the test split, and writes parameters (safetensors), a CSV log and an SVG training
+// curve to the output folder.
 //
 // The network is the seed's LeafNetwork adapted to 28x28 images: three blocks of
 // [3x3 convolution (padding 1) -> relu -> 2x2 max pooling -> batch norm] with 32, 64

@@ -1,9 +1,10 @@
 //===- ShardedProgram.h - a compiled program over several devices -------------===//
 //
 // What a data-parallel function (dlc-shard-data-parallel's output) lowers into: steps
-// that each run on one device's queue, copies between devices, and all-reduces. Each
-// step is its own task, ordered by the engine through the buffers it reads and writes,
-// so the devices compute at the same time and meet only where the program says.
+// that each run on one device's queue, copies between devices, and all-reduces.
+// Consecutive kernel steps of one device run as one task, and each copy or all-reduce
+// is its own; the engine orders tasks through the buffers they read and write, so the
+// devices compute at the same time and meet only where the program says.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_SHARDEDPROGRAM_H

@@ -2,8 +2,8 @@
 //
 // One loop serves as both the fast and the reference kernel: with contiguous operands
 // of equal shape it is a plain loop the compiler vectorizes, and the broadcasting path
-// walks numpy's index mapping directly. Fused and generated kernels replace these on
-// the compiled path.
+// walks numpy's index mapping directly. Compiled programs call these too; a fused
+// elementwise region calls them chunk by chunk.
 //
 //===----------------------------------------------------------------------===//
 #include "CpuKernels.h"

@@ -1,7 +1,9 @@
 //===- PlanMemory.cpp - report the static memory plan of each function --------===//
 //
-// The plan is the one the runtime executes (Program::plan, reached through the same
-// lowering hybridize() uses), so what the remarks say is what a compiled block does.
+// The plan is Program::plan of the lowering hybridize() uses, before layout assignment.
+// hybridize() and TrainStep then insert blocked-layout conversions where they pay and
+// plan again, so the executed plan is this one only with blocked layouts off
+// (DLC_BLOCKED_LAYOUTS=0, or a CPU without AVX-512); DLC_DUMP_IR shows the executed one.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/Transforms/Passes.h"

@@ -740,16 +740,20 @@ def DLC_AllReduceOp : Op<DLC_Dialect, "all_reduce", [Pure, InferTypeOpAdaptor]> 
 
 def DLC_FusedOp : DLC_Op<"fused", [IsolatedFromAbove, SingleBlock,
                                    RecursiveMemoryEffects]> {
-  let summary = "A fused subgraph, compiled and launched as one kernel";
+  let summary = "A fused subgraph, run as one step where the runtime has a fused path";
   let description = [{
     The body's block arguments are the operands, in order and of the same types; the
     body ends with `dlc.yield` of values whose types are the results'. `kind` names
-    the fusion for kernel selection and debugging.
+    the fusion, and picks the runtime's fused path: `conv2d_relu` and `dense_relu` run
+    as one library kernel call with a ReLU epilogue, and `elementwise` as one chunked
+    pass through the element-wise kernels on CPUs. Any other kind, an `elementwise`
+    region on a GPU, or a body the fused path does not take, runs op by op. dlc-fuse
+    creates these regions; the verifier accepts any kind.
 
     ```mlir
-    %y = dlc.fused "bias_relu" (%x, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
-    ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
-      %s = dlc.add %a, %c : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    %y = dlc.fused "elementwise" (%x, %b) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: tensor<4x8xf32>, %c: tensor<4x8xf32>):
+      %s = dlc.add %a, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
       %r = dlc.relu %s : tensor<4x8xf32>
       dlc.yield %r : tensor<4x8xf32>
     }

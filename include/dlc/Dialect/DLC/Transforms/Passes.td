@@ -92,15 +92,23 @@ def DLCShardDataParallel : Pass<"dlc-shard-data-parallel", "mlir::ModuleOp"> {
 def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Plan the buffers of a function's intermediates and report them";
   let description = [{
-    Lowers the function as hybridize() does (one kernel call per op, `dlc.reshape` a view
-    of its input) and places every intermediate in one arena per device, first fit, a
-    block reused as soon as its last reader has run; an element-wise op writes over a
-    same-shaped input that dies with it (in place). Arguments and results stay in the
-    caller's buffers. Emits a remark per op with the place of each result, and one on
-    the function with the arena's size, what the intermediates would take without
-    reuse, and how many reuse freed memory. A function whose ops run on several devices
-    (a sharded step) is planned as the runtime runs it, one arena per device, and the
-    remark gives each device's arena. The IR is not changed.
+    Lowers the function to a runtime program with the lowering hybridize() uses (one
+    kernel call per op, `dlc.reshape` a view of its input) and places every intermediate
+    in one arena per device, first fit, a block reused as soon as its last reader has
+    run; an element-wise op writes over a same-shaped input that dies with it (in place).
+    Arguments and results stay in the caller's buffers. Emits a remark per op with the
+    place of each result, and one on the function with the arena's size, what the
+    intermediates would take without reuse, and how many reuse freed memory. A function
+    whose ops run on several devices (a sharded step) is planned as the runtime runs it,
+    one arena per device, and the remark gives each device's arena. The IR is not
+    changed, and the pass plans the IR it is given: run `--dlc-pipeline=cpu` (or `=cuda`)
+    first to plan what hybridize() compiles.
+
+    The report is the plan before layout assignment. hybridize() and TrainStep then
+    give the program blocked layouts where they pay (AVX-512 CPUs, unless
+    DLC_BLOCKED_LAYOUTS=0), which inserts layout conversions and plans again, so the
+    executed plan can differ; with blocked layouts off it is this one. DLC_DUMP_IR=dir
+    writes the programs a hybridized block executes to `dir/*.programs.txt`.
 
     ```mlir
     // dlc-opt --dlc-plan-memory
@@ -122,15 +130,20 @@ def DLCFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
     other use) is folded into the convolution: its weights are scaled by
     gamma / sqrt(running_var + epsilon) per output channel and its bias becomes
     (bias - running_mean) * scale + beta, computed by small ops on the parameters.
-    Then two rewrites, each a `dlc.fused` region the runtime runs as one kernel:
+    Then two rewrites, each into a `dlc.fused` region:
 
     * **Epilogues**: `dlc.relu` of a `dlc.conv2d` or `dlc.dense` whose result has no other
-      use becomes a region of kind `conv2d_relu` / `dense_relu`; the library kernel applies
-      the ReLU before it stores (oneDNN post-op), saving a pass over the output.
+      use becomes a region of kind `conv2d_relu` / `dense_relu`, one step that calls the
+      library kernel with a ReLU epilogue. On CPUs the ReLU is a oneDNN post-op (for a
+      convolution in plain layouts, a second primitive in place, as a post-op would lose
+      oneDNN's fast path there); on GPUs it follows in the same step, cuDNN's activation
+      after a convolution and dlc's own bias and activation kernel after cuBLAS's product.
     * **Element-wise chains**: producer-consumer chains of float32 element-wise ops on
       one device (unary ops, `relu_backward`, and binary ops whose operands have the
-      result's shape or one element) become a region of kind `elementwise`, run in one
-      pass over cache-sized chunks. A value used outside the region is a result of it.
+      result's shape or one element) become a region of kind `elementwise`. On CPUs the
+      runtime runs it as one step, one pass over cache-sized chunks through the existing
+      element-wise kernels; on GPUs its ops run one by one. A value used outside the
+      region is a result of it.
 
     Ops stay in place when grouping them would move a use before its definition; regions
     never span devices.
