@@ -171,7 +171,7 @@ in_root() {
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     CCACHE_DIR=/root/.cache/ccache "${passed[@]}" "$@"
 }
-in_root apt-get update -q >"$r/root/apt-update.log" 2>&1 || { tail -5 "$r/root/apt-update.log"; exit 1; }
+in_root apt-get update -q --error-on=any >"$r/root/apt-update.log" 2>&1 || { tail -5 "$r/root/apt-update.log"; exit 1; }
 touch "$r/root/.made"
 in_root /bin/bash -c 'cd /root/dlc && exec "$@"' bash "$@"
 EOF
