@@ -120,6 +120,9 @@ cleanup() {
 trap cleanup EXIT
 say "unpacking the base system into $rootfs"
 tar -C "$rootfs" -xzf "$base"
+# The folder becomes "/": mktemp made it private (and the tarball's "." kept that), which
+# would lock out every user but root, apt's download sandbox (_apt) among them.
+chmod 755 "$rootfs"
 
 # A new Debian 12 machine's package sources; the host's way of reaching them (a proxy)
 # comes along, nothing else of the host's apt configuration does.
