@@ -35,6 +35,13 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
       return -1;
     }
     v.shape.assign(type.getShape().begin(), type.getShape().end());
+    if (std::string why = shape_rules::tensorSizeError(v.shape, int64_t(dtype_size(v.dtype)));
+        !why.empty()) {
+      llvm::raw_string_ostream os(error);
+      os << "@" << program->name << ": cannot lower a value of type " << value.getType() << ": "
+         << why;
+      return -1;
+    }
     v.device = device;
     v.alias_of = aliasOf;
     v.offset = offset;

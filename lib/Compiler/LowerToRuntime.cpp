@@ -236,6 +236,13 @@ std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
       return -1;
     }
     v.shape.assign(type.getShape().begin(), type.getShape().end());
+    if (std::string why = shape_rules::tensorSizeError(v.shape, int64_t(dtype_size(v.dtype)));
+        !why.empty()) {
+      llvm::raw_string_ostream os(error);
+      os << "@" << program->name << ": cannot lower a value of type " << value.getType() << ": "
+         << why;
+      return -1;
+    }
     v.alias_of = aliasOf;
     program->values.push_back(std::move(v));
     int id = int(program->values.size()) - 1;

@@ -22,6 +22,24 @@ int64_t numElements(const Shape &shape) {
   return n;
 }
 
+int64_t byteSize(const Shape &shape, int64_t elementBytes) {
+  int64_t n = elementBytes;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      return -1;
+  return n;
+}
+
+std::string tensorSizeError(const Shape &shape, int64_t elementBytes) {
+  for (int64_t d : shape)
+    if (d < 0)
+      return "shape " + str(shape) + " has a negative dimension";
+  if (byteSize(shape, elementBytes) < 0)
+    return "shape " + str(shape) + " of " + std::to_string(elementBytes) +
+           "-byte elements would hold more than 2^63 bytes";
+  return "";
+}
+
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     return -1;

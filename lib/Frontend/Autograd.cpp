@@ -162,6 +162,7 @@ void backward(const std::vector<Tensor> &heads, const std::vector<Tensor> &head_
     if (state->req == GradReq::add)
       converted = state->grad + converted;
     converted.copyto(state->grad);
+    state->fresh = true;
   }
 
   if (!retain_graph)
@@ -192,6 +193,17 @@ Tensor Tensor::grad() const {
     throw Error("grad(): this " + shape_rules::str(shape()) +
                 " tensor has no gradient buffer; call attach_grad() before recording");
   return state->grad;
+}
+
+bool Tensor::fresh_grad() const {
+  requireDefined("fresh_grad()");
+  return impl_->grad_state && impl_->grad_state->fresh;
+}
+
+void Tensor::set_fresh_grad(bool fresh) const {
+  requireDefined("set_fresh_grad()");
+  if (impl_->grad_state)
+    impl_->grad_state->fresh = fresh;
 }
 
 void Tensor::backward(const Tensor &head_grad, bool retain_graph) const {

@@ -27,6 +27,7 @@ struct Node {
 struct TensorGradState {
   GradReq req = GradReq::null;
   Tensor grad;
+  bool fresh = false; // written by a backward since Trainer.step last applied it
   std::shared_ptr<Node> node;
   size_t output = 0;
 };

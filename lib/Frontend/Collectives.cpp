@@ -17,7 +17,7 @@ namespace {
 
 void requireSameKind(const std::vector<Tensor> &tensors, bool mean) {
   if (tensors.empty())
-    throw std::invalid_argument("all_reduce: needs at least one tensor");
+    throw ValueError("all_reduce: needs at least one tensor");
   const Tensor &first = tensors.front();
   DType dtype = first.dtype();
   if (dtype == DType::boolean)
@@ -39,9 +39,8 @@ void requireSameKind(const std::vector<Tensor> &tensors, bool mean) {
                        dtype_name(first.dtype()) + "; every tensor must have the same dtype");
     for (size_t j = 0; j < i; ++j)
       if (tensors[j].device() == t.device())
-        throw std::invalid_argument("all_reduce: tensors " + std::to_string(j) + " and " +
-                                    std::to_string(i) + " are both on " + t.device().str() +
-                                    "; expected one tensor per device");
+        throw ValueError("all_reduce: tensors " + std::to_string(j) + " and " + std::to_string(i) +
+                         " are both on " + t.device().str() + "; expected one tensor per device");
   }
 }
 
@@ -88,9 +87,9 @@ std::vector<std::vector<Tensor>> all_reduce_coalesced(const std::vector<std::vec
     for (size_t j = 0; sameDevices && j < items[k].size(); ++j)
       sameDevices = items[k][j].device() == items[0][j].device();
     if (!sameDevices)
-      throw std::invalid_argument("all_reduce_coalesced: item " + std::to_string(k) +
-                                  " is on other devices than item 0; every item needs one "
-                                  "tensor on each of the same devices, in the same order");
+      throw ValueError("all_reduce_coalesced: item " + std::to_string(k) +
+                       " is on other devices than item 0; every item needs one "
+                       "tensor on each of the same devices, in the same order");
   }
   std::vector<std::vector<Tensor>> results(items.size());
   // Open buckets per dtype: the items in them and their bytes.

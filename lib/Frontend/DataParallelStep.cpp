@@ -60,7 +60,7 @@ DataParallelStep::DataParallelStep(std::string name, Loss loss, Update update, s
                                    std::vector<Device> devices)
     : state_(std::make_shared<State>()) {
   if (devices.empty())
-    throw std::invalid_argument(name + ": needs at least one device");
+    throw ValueError(name + ": needs at least one device");
   state_->name = std::move(name);
   state_->loss = std::move(loss);
   state_->update = std::move(update);

@@ -75,6 +75,10 @@ Tensor Tensor::empty(const Shape &shape, DType dtype, Device device) {
     if (d < 0)
       throw ShapeError("cannot create a tensor of shape " + shape_rules::str(shape) +
                        ": dimensions must be >= 0");
+  if (std::string why = shape_rules::tensorSizeError(shape, int64_t(dtype_size(dtype)));
+      !why.empty())
+    throw ShapeError("cannot create a " + std::string(dtype_name(dtype)) + " tensor on " +
+                     device.str() + ": " + why);
   auto impl = std::make_shared<Impl>();
   impl->shape = shape;
   impl->dtype = dtype;
@@ -160,8 +164,10 @@ Tensor Tensor::reshape(Shape newShape) const {
     } else if (newShape[i] < 0) {
       throw ShapeError("reshape(" + shape_rules::str(newShape) +
                        "): dimensions must be >= 0 or -1");
-    } else {
-      known *= newShape[i];
+    } else if (__builtin_mul_overflow(known, newShape[i], &known)) {
+      // The count would wrap around, possibly to this tensor's own.
+      throw ShapeError("reshape: cannot view " + shape_rules::str(shape()) + " as " +
+                       shape_rules::str(newShape) + ": more than 2^63 elements");
     }
   }
   if (inferred >= 0 && known > 0 && size() % known == 0)
@@ -272,22 +278,34 @@ template <> std::vector<int64_t> Tensor::to_vector<int64_t>() const {
 }
 
 std::string Tensor::str() const {
-  std::vector<double> values = valuesAsDouble();
+  // Integers print exactly (six significant digits made 1234567 read 1.23457e+06);
+  // floats with six, as numpy does by default.
+  bool exact = !is_floating(dtype());
+  std::vector<double> values;
+  std::vector<int64_t> integers;
+  if (exact)
+    integers = to_vector<int64_t>();
+  else
+    values = valuesAsDouble();
+  size_t count = exact ? integers.size() : values.size();
+  auto element = [&](std::ostream &out, size_t i) -> std::ostream & {
+    return exact ? out << integers[i] : out << values[i];
+  };
   std::ostringstream os;
   os << std::setprecision(6);
   const Shape &dims = shape();
   // Nested brackets as numpy prints them; one line per innermost row.
   std::vector<int64_t> index(dims.size(), 0);
   if (dims.empty()) {
-    os << values[0];
+    element(os, 0);
   } else {
-    for (size_t i = 0; i < values.size(); ++i) {
+    for (size_t i = 0; i < count; ++i) {
       size_t opened = 0;
       for (size_t d = dims.size(); d-- > 0 && index[d] == 0;)
         ++opened;
       if (i > 0)
         os << (opened ? std::string(",\n") + std::string(dims.size() - opened, ' ') : ", ");
-      os << std::string(opened, '[') << values[i];
+      element(os << std::string(opened, '['), i);
       size_t closed = 0;
       for (size_t d = dims.size(); d-- > 0;) {
         if (++index[d] < dims[d])
@@ -297,7 +315,7 @@ std::string Tensor::str() const {
       }
       os << std::string(closed, ']');
     }
-    if (values.empty())
+    if (count == 0)
       os << std::string(dims.size(), '[') << std::string(dims.size(), ']');
   }
   os << " <" << dtype_name(dtype()) << " " << shape_rules::str(dims) << " on " << device()

@@ -13,7 +13,7 @@ namespace dlc::gluon {
 
 void Block::addChild(const std::string &name, std::shared_ptr<Block> child) {
   if (!child)
-    throw std::invalid_argument("register_child: '" + name + "' is a null block");
+    throw ValueError("register_child: '" + name + "' is a null block");
   for (const auto &entry : children_)
     if (entry.first == name)
       throw Error("a child named '" + name + "' is already registered");

@@ -42,7 +42,13 @@ private:
 
 std::shared_ptr<Dataset>
 Dataset::transform_first(std::function<Tensor(const Tensor &)> transform) const {
-  return std::make_shared<TransformedDataset>(shared_from_this(), std::move(transform));
+  // The transformed view keeps its base alive, so the base must be shared-owned.
+  DatasetPtr self = weak_from_this().lock();
+  if (!self)
+    throw ValueError("transform_first: the dataset must be owned by a std::shared_ptr "
+                     "(create it with std::make_shared), as the transformed dataset keeps "
+                     "it alive");
+  return std::make_shared<TransformedDataset>(std::move(self), std::move(transform));
 }
 
 ArrayDataset::ArrayDataset(Tensor data, std::vector<int64_t> labels)
@@ -54,8 +60,8 @@ ArrayDataset::ArrayDataset(Tensor data, std::vector<int64_t> labels)
 
 Sample ArrayDataset::get(size_t index) const {
   if (index >= labels_.size())
-    throw std::out_of_range("ArrayDataset: index " + std::to_string(index) + " of " +
-                            std::to_string(labels_.size()));
+    throw IndexError("ArrayDataset: index " + std::to_string(index) + " of " +
+                     std::to_string(labels_.size()));
   return {data_[int64_t(index)], labels_[index]};
 }
 
@@ -138,8 +144,8 @@ MNIST::MNIST(const std::string &root, bool train) {
 
 Sample MNIST::get(size_t index) const {
   if (index >= labels_.size())
-    throw std::out_of_range("MNIST: index " + std::to_string(index) + " of " +
-                            std::to_string(labels_.size()));
+    throw IndexError("MNIST: index " + std::to_string(index) + " of " +
+                     std::to_string(labels_.size()));
   return {images_[int64_t(index)], labels_[index]};
 }
 
@@ -161,7 +167,7 @@ Batch batchify(const std::vector<Sample> &samples, Device device) {
     throw UnsupportedError("batchify: batches are assembled in host memory, not on " +
                            device.str());
   if (samples.empty())
-    throw std::invalid_argument("batchify: no samples");
+    throw ValueError("batchify: no samples");
   const Tensor &first = samples.front().data;
   Shape shape = first.shape();
   shape.insert(shape.begin(), int64_t(samples.size()));
@@ -288,11 +294,11 @@ DataLoader::DataLoader(DatasetPtr dataset, size_t batch_size, bool shuffle, Last
       lastBatch_(last_batch), numWorkers_(num_workers), prefetch_(prefetch), seed_(seed),
       pinMemory_(pin_memory) {
   if (!dataset_)
-    throw std::invalid_argument("DataLoader: no dataset");
+    throw ValueError("DataLoader: no dataset");
   if (batch_size == 0)
-    throw std::invalid_argument("DataLoader: batch_size must be positive");
+    throw ValueError("DataLoader: batch_size must be positive");
   if (num_workers < 0 || prefetch < 1)
-    throw std::invalid_argument("DataLoader: num_workers must be >= 0 and prefetch >= 1");
+    throw ValueError("DataLoader: num_workers must be >= 0 and prefetch >= 1");
 }
 
 DataLoader::~DataLoader() = default;

@@ -26,10 +26,10 @@ std::string Constant::str() const { return "Constant(" + std::to_string(value) +
 Tensor Xavier::make(const std::string &name, const Shape &shape, DType dtype,
                     Device device) const {
   if (shape.size() < 2)
-    throw std::invalid_argument("Xavier initializer: parameter '" + name + "' of shape " +
-                                shape_rules::str(shape) +
-                                " has fewer than 2 dimensions; use another initializer "
-                                "(biases are usually Zero)");
+    throw ValueError("Xavier initializer: parameter '" + name + "' of shape " +
+                     shape_rules::str(shape) +
+                     " has fewer than 2 dimensions; use another initializer "
+                     "(biases are usually Zero)");
   double receptive = double(shape_rules::numElements(Shape(shape.begin() + 2, shape.end())));
   double fanIn = double(shape[1]) * receptive, fanOut = double(shape[0]) * receptive;
   double factor = factor_type == Factor::avg  ? (fanIn + fanOut) / 2

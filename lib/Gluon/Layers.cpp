@@ -16,8 +16,7 @@ Tensor activate(const std::string &activation, const Tensor &x) {
     return npx::sigmoid(x);
   if (activation == "tanh")
     return np::tanh(x);
-  throw std::invalid_argument("unknown activation '" + activation +
-                              "'; expected relu, sigmoid, tanh or none");
+  throw ValueError("unknown activation '" + activation + "'; expected relu, sigmoid, tanh or none");
 }
 
 namespace {
@@ -48,9 +47,9 @@ Conv2D::Conv2D(int64_t channels, std::array<int64_t, 2> kernel_size, std::string
     : channels_(channels), kernel_(kernel_size), activation_(std::move(activation)),
       options_(std::move(options)) {
   if (channels <= 0 || options_.groups <= 0 || channels % options_.groups != 0)
-    throw std::invalid_argument("Conv2D: channels (" + std::to_string(channels) +
-                                ") must be positive and divisible by groups (" +
-                                std::to_string(options_.groups) + ")");
+    throw ValueError("Conv2D: channels (" + std::to_string(channels) +
+                     ") must be positive and divisible by groups (" +
+                     std::to_string(options_.groups) + ")");
   int64_t inPerGroup = options_.in_channels > 0 ? options_.in_channels / options_.groups : 0;
   weight = register_parameter(
       "weight", std::make_shared<Parameter>(
@@ -122,8 +121,8 @@ Tensor AvgPool2D::forward(const Tensor &x) {
 
 BatchNorm::BatchNorm(BatchNormOptions options) : options_(options) {
   if (options_.axis != 1)
-    throw std::invalid_argument("BatchNorm: only axis=1 (channels of NCHW) is supported, got " +
-                                std::to_string(options_.axis));
+    throw ValueError("BatchNorm: only axis=1 (channels of NCHW) is supported, got " +
+                     std::to_string(options_.axis));
   int64_t c = options_.in_channels;
   gamma = register_parameter("gamma", std::make_shared<Parameter>(
                                           "gamma", Shape{c}, DType::f32, ones(),
@@ -183,7 +182,7 @@ Tensor BatchNorm::forward(const Tensor &x) {
 Dense::Dense(int64_t units, std::string activation, DenseOptions options)
     : units_(units), activation_(std::move(activation)), options_(std::move(options)) {
   if (units <= 0)
-    throw std::invalid_argument("Dense: units must be positive, got " + std::to_string(units));
+    throw ValueError("Dense: units must be positive, got " + std::to_string(units));
   weight = register_parameter("weight", std::make_shared<Parameter>(
                                             "weight", Shape{units, options_.in_units},
                                             DType::f32, options_.weight_initializer));
@@ -211,7 +210,7 @@ std::string Dense::kind() const {
 
 Dropout::Dropout(double rate) : rate_(rate) {
   if (!(rate >= 0 && rate < 1))
-    throw std::invalid_argument("Dropout: rate must be in [0, 1), got " + std::to_string(rate));
+    throw ValueError("Dropout: rate must be in [0, 1), got " + std::to_string(rate));
 }
 
 Tensor Dropout::forward(const Tensor &x) {

@@ -75,9 +75,8 @@ void Accuracy::update(const Tensor &label, const Tensor &pred) {
 
 void Accuracy::update(const std::vector<Tensor> &labels, const std::vector<Tensor> &preds) {
   if (labels.size() != preds.size())
-    throw std::invalid_argument("Accuracy.update: " + std::to_string(labels.size()) +
-                                " label tensors for " + std::to_string(preds.size()) +
-                                " prediction tensors");
+    throw ValueError("Accuracy.update: " + std::to_string(labels.size()) + " label tensors for " +
+                     std::to_string(preds.size()) + " prediction tensors");
   for (size_t i = 0; i < labels.size(); ++i)
     update(labels[i], preds[i]);
 }

@@ -40,7 +40,7 @@ std::string Parameter::where() const {
 void Parameter::initialize(const init::InitializerPtr &fallback,
                            const std::vector<Device> &devices, bool force_reinit) {
   if (devices.empty())
-    throw std::invalid_argument("initialize " + name_ + ": needs at least one device");
+    throw ValueError("initialize " + name_ + ": needs at least one device");
   if (initialized() && !force_reinit)
     return;
   init::InitializerPtr chosen = init_ ? init_ : fallback;
@@ -134,7 +134,7 @@ void Parameter::set_data(const Tensor &value) {
 
 void Parameter::reset_device(const std::vector<Device> &devices) {
   if (devices.empty())
-    throw std::invalid_argument("reset_device " + name_ + ": needs at least one device");
+    throw ValueError("reset_device " + name_ + ": needs at least one device");
   if (!initialized()) {
     if (deferredInit_)
       deferredDevices_ = devices;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <tuple>
 
 namespace dlc::safetensors {
 
@@ -118,7 +119,41 @@ void save(const std::string &path, const std::vector<std::pair<std::string, Tens
   }
 }
 
-std::vector<std::pair<std::string, Tensor>> load(const std::string &path, Device device) {
+namespace {
+
+// llvm::json parses recursively, so a header nested tens of thousands deep (an 80 KB
+// file) would overflow the stack. A real header nests three deep (the header, an entry,
+// its lists); anything past this is refused before parsing.
+constexpr int kMaxNesting = 32;
+
+/// The deepest nesting of arrays and objects in `text`, brackets inside strings aside;
+/// stops counting past `limit`.
+int nestingDepth(llvm::StringRef text, int limit) {
+  int depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i; // the escaped character cannot end the string
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit)
+        return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+} // namespace
+
+Reader::Reader(const std::string &path) : path_(path) {
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file)
     fail(path, std::string("cannot open: ") + std::strerror(errno));
@@ -137,29 +172,40 @@ std::vector<std::pair<std::string, Tensor>> load(const std::string &path, Device
                    std::to_string(kMaxHeaderBytes) + ")");
   std::string text(headerBytes, '\0');
   file.read(text.data(), std::streamsize(headerBytes));
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed)
-    fail(path, "the header is not valid JSON: " + llvm::toString(parsed.takeError()));
+  if (!file)
+    fail(path, "reading the header failed");
+  if (int depth = nestingDepth(text, kMaxNesting); depth > kMaxNesting)
+    fail(path, "the header nests arrays and objects more than " + std::to_string(kMaxNesting) +
+                   " deep; a safetensors header nests three deep");
+  std::optional<llvm::json::Value> parsed;
+  try {
+    llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
+    if (!value)
+      fail(path, "the header is not valid JSON: " + llvm::toString(value.takeError()));
+    parsed = std::move(*value);
+  } catch (const std::bad_alloc &) {
+    throw OutOfMemoryError("safetensors file '" + path + "': out of memory parsing its " +
+                           std::to_string(headerBytes) + "-byte header");
+  }
   const llvm::json::Object *header = parsed->getAsObject();
   if (!header)
     fail(path, "the header is not a JSON object");
-  uint64_t dataBytes = fileSize - 8 - headerBytes;
+  dataStart_ = 8 + headerBytes;
+  uint64_t dataBytes = fileSize - dataStart_;
 
-  struct Entry {
-    std::string name;
-    DType dtype;
-    Shape shape;
-    uint64_t begin, end;
-  };
-  std::vector<Entry> entries;
   for (const auto &[key, value] : *header) {
     std::string name = key.str();
-    if (name == "__metadata__")
+    if (name == "__metadata__") {
+      if (const llvm::json::Object *meta = value.getAsObject())
+        for (const auto &[metaKey, metaValue] : *meta)
+          if (std::optional<llvm::StringRef> text = metaValue.getAsString())
+            metadata_[metaKey.str()] = text->str();
       continue;
+    }
     const llvm::json::Object *info = value.getAsObject();
     if (!info)
       fail(path, "entry '" + name + "' is not an object");
-    Entry entry{name, DType::f32, {}, 0, 0};
+    TensorInfo entry{name, DType::f32, {}, 0, 0};
     std::optional<llvm::StringRef> code = info->getString("dtype");
     if (!code || !dtypeOf(*code, entry.dtype))
       fail(path, "entry '" + name + "' has an unsupported dtype '" +
@@ -190,24 +236,36 @@ std::vector<std::pair<std::string, Tensor>> load(const std::string &path, Device
                      " bytes but its shape " + shape_rules::str(entry.shape) + " and dtype " +
                      codeOf(entry.dtype) + " need " +
                      std::to_string(elements * dtype_size(entry.dtype)));
-    entries.push_back(std::move(entry));
+    tensors_.push_back(std::move(entry));
   }
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry &a, const Entry &b) { return a.begin < b.begin; });
-  for (size_t i = 1; i < entries.size(); ++i)
-    if (entries[i].begin < entries[i - 1].end)
-      fail(path, "entries '" + entries[i - 1].name + "' and '" + entries[i].name + "' overlap");
+  // The data's order (the JSON object's own is lost in parsing), in which overlaps show.
+  // Ties go to the shorter entry first: an empty tensor ([b, b]) overlaps nothing,
+  // wherever its name sorts.
+  std::sort(tensors_.begin(), tensors_.end(), [](const TensorInfo &a, const TensorInfo &b) {
+    return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
+  });
+  for (size_t i = 1; i < tensors_.size(); ++i)
+    if (tensors_[i].begin < tensors_[i - 1].end)
+      fail(path, "entries '" + tensors_[i - 1].name + "' and '" + tensors_[i].name + "' overlap");
+}
 
+Tensor Reader::read(const TensorInfo &entry, Device device) const {
+  std::ifstream file(path_, std::ios::binary);
+  if (!file)
+    fail(path_, std::string("cannot open: ") + std::strerror(errno));
+  Tensor host = Tensor::empty(entry.shape, entry.dtype, cpu());
+  file.seekg(std::streamoff(dataStart_ + entry.begin));
+  file.read(static_cast<char *>(host.data()), std::streamsize(entry.end - entry.begin));
+  if (!file)
+    fail(path_, "reading the data of '" + entry.name + "' failed");
+  return host.to(device);
+}
+
+std::vector<std::pair<std::string, Tensor>> load(const std::string &path, Device device) {
+  Reader reader(path);
   std::vector<std::pair<std::string, Tensor>> tensors;
-  uint64_t dataStart = 8 + headerBytes;
-  for (const Entry &entry : entries) {
-    Tensor host = Tensor::empty(entry.shape, entry.dtype, cpu());
-    file.seekg(std::streamoff(dataStart + entry.begin));
-    file.read(static_cast<char *>(host.data()), std::streamsize(entry.end - entry.begin));
-    if (!file)
-      fail(path, "reading the data of '" + entry.name + "' failed");
-    tensors.emplace_back(entry.name, host.to(device));
-  }
+  for (const TensorInfo &entry : reader.tensors())
+    tensors.emplace_back(entry.name, reader.read(entry, device));
   return tensors;
 }
 

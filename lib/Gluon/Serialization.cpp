@@ -25,14 +25,17 @@ void Block::save_parameters(const std::string &path) const {
 void Block::load_parameters(const std::string &path, const std::vector<Device> &devices,
                             const LoadOptions &options) {
   if (devices.empty())
-    throw std::invalid_argument("load_parameters: needs at least one device");
+    throw ValueError("load_parameters: needs at least one device");
   autograd::Pause pause;
   ParameterDict params = collect_params();
-  std::vector<std::pair<std::string, Tensor>> loaded = safetensors::load(path, devices.front());
+  // The header is checked against the network before any tensor is read: a file that
+  // does not match (a hostile header with a million entries among them) costs no memory.
+  safetensors::Reader reader(path);
   std::vector<std::string> problems;
   std::set<std::string> seen;
-  std::vector<std::pair<ParameterPtr, Tensor>> assignments;
-  for (auto &[name, value] : loaded) {
+  std::vector<std::pair<ParameterPtr, const safetensors::TensorInfo *>> matched;
+  for (const safetensors::TensorInfo &entry : reader.tensors()) {
+    const std::string &name = entry.name;
     seen.insert(name);
     if (!params.contains(name)) {
       if (!options.ignore_extra)
@@ -40,32 +43,38 @@ void Block::load_parameters(const std::string &path, const std::vector<Device> &
       continue;
     }
     const ParameterPtr &parameter = params[name];
-    bool shapeKnown = parameter->shape_known();
-    if (shapeKnown && value.shape() != parameter->shape()) {
-      problems.push_back("'" + name + "' has shape " + shape_rules::str(value.shape()) +
+    if (parameter->shape_known() && entry.shape != parameter->shape()) {
+      problems.push_back("'" + name + "' has shape " + shape_rules::str(entry.shape) +
                          " in the file but " + shape_rules::str(parameter->shape()) +
                          " in the network");
       continue;
     }
-    if (value.dtype() != parameter->dtype()) {
-      if (!options.cast_dtype) {
-        problems.push_back("'" + name + "' is " + dtype_name(value.dtype()) +
-                           " in the file but " + dtype_name(parameter->dtype()) +
-                           " in the network (cast_dtype converts it)");
-        continue;
-      }
-      value = value.astype(parameter->dtype());
+    if (entry.dtype != parameter->dtype() && !options.cast_dtype) {
+      problems.push_back("'" + name + "' is " + dtype_name(entry.dtype) + " in the file but " +
+                         dtype_name(parameter->dtype()) +
+                         " in the network (cast_dtype converts it)");
+      continue;
     }
-    assignments.emplace_back(parameter, value);
+    matched.emplace_back(parameter, &entry);
   }
   for (const std::string &name : params.keys())
     if (!seen.count(name) && !options.allow_missing)
       problems.push_back("'" + name + "' is in the network but not in the file");
   if (!problems.empty()) {
+    constexpr size_t kShown = 20; // a hostile file could list millions
     std::string text;
-    for (const std::string &problem : problems)
-      text += "\n  " + problem;
+    for (size_t i = 0; i < problems.size() && i < kShown; ++i)
+      text += "\n  " + problems[i];
+    if (problems.size() > kShown)
+      text += "\n  ... and " + std::to_string(problems.size() - kShown) + " more";
     throw Error("load_parameters('" + path + "'): the file does not match the network:" + text);
+  }
+  std::vector<std::pair<ParameterPtr, Tensor>> assignments;
+  for (const auto &[parameter, entry] : matched) {
+    Tensor value = reader.read(*entry, devices.front());
+    if (value.dtype() != parameter->dtype())
+      value = value.astype(parameter->dtype());
+    assignments.emplace_back(parameter, value);
   }
   // Nothing is changed unless everything matched.
   for (auto &[parameter, value] : assignments) {

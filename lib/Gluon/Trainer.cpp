@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 
 namespace dlc::gluon {
 
@@ -51,15 +52,13 @@ Trainer::Trainer(const ParameterDict &params, const std::string &optimizer,
     : params_(params), optimizer_(optimizer), options_(options) {
   auto known = knownOptions.find(optimizer);
   if (known == knownOptions.end())
-    throw std::invalid_argument("Trainer: unknown optimizer '" + optimizer +
-                                "'; expected sgd, nag or adam");
+    throw ValueError("Trainer: unknown optimizer '" + optimizer + "'; expected sgd, nag or adam");
   for (const auto &[name, value] : options) {
     bool ok = false;
     for (const std::string &allowed : known->second)
       ok = ok || allowed == name;
     if (!ok)
-      throw std::invalid_argument("Trainer: optimizer '" + optimizer + "' has no option '" +
-                                  name + "'");
+      throw ValueError("Trainer: optimizer '" + optimizer + "' has no option '" + name + "'");
   }
   learningRate_ = option("learning_rate", optimizer == "adam" ? 0.001 : 0.01);
 }
@@ -69,19 +68,38 @@ double Trainer::option(const std::string &name, double fallback) const {
   return it == options_.end() ? fallback : it->second;
 }
 
-void Trainer::step(int64_t batch_size) {
+void Trainer::step(int64_t batch_size, bool ignore_stale_grad) {
   if (batch_size <= 0)
-    throw std::invalid_argument("Trainer.step: batch_size must be positive, got " +
-                                std::to_string(batch_size));
+    throw ValueError("Trainer.step: batch_size must be positive, got " +
+                     std::to_string(batch_size));
   autograd::Pause pause;
+  // Gradients no backward() wrote since the last step: an error before anything changes,
+  // or, when the caller expects them, parameters this step leaves alone.
+  std::set<const Parameter *> stale;
+  for (const ParameterPtr &parameter : params_.values()) {
+    if (parameter->grad_req() == GradReq::null || !parameter->initialized())
+      continue;
+    std::vector<Device> devices = parameter->list_devices();
+    for (Device device : devices)
+      if (!parameter->data(device).fresh_grad()) {
+        if (!ignore_stale_grad)
+          throw Error("Trainer.step: the gradient of parameter '" + parameter->name() + "' on " +
+                      device.str() +
+                      " has not been written by a backward() since the last step; a "
+                      "forward that skips some parameters is usually a bug (call "
+                      "step(batch_size, /*ignore_stale_grad=*/true) to leave such "
+                      "parameters unchanged)");
+        stale.insert(parameter.get());
+      }
+  }
   ++steps_;
   double rescale = 1.0 / double(batch_size);
   auto onGpus = [](const std::vector<Device> &devices) {
     return devices.size() > 1 && std::none_of(devices.begin(), devices.end(),
                                               [](Device d) { return d.is_host(); });
   };
-  auto trainable = [](const ParameterPtr &p) {
-    return p->grad_req() != GradReq::null && p->initialized();
+  auto trainable = [&stale](const ParameterPtr &p) {
+    return p->grad_req() != GradReq::null && p->initialized() && !stale.count(p.get());
   };
   // The step's rate as a 0-d tensor, one per dtype and device (on a GPU each is a launch).
   std::map<std::pair<DType, Device>, Tensor> rates;
@@ -143,6 +161,11 @@ void Trainer::step(int64_t batch_size) {
       updated.to(device).copyto(copy);
     }
   }
+  // Applied: the next step needs a new backward.
+  for (const ParameterPtr &parameter : params_.values())
+    if (trainable(parameter))
+      for (Device device : parameter->list_devices())
+        parameter->data(device).set_fresh_grad(false);
 }
 
 std::vector<Tensor> Trainer::moveState(const std::vector<Tensor> &state, Device device) {
@@ -261,23 +284,22 @@ namespace utils {
 std::vector<Tensor> split_and_load(const Tensor &data, const std::vector<Device> &devices,
                                    int64_t batch_axis, bool even_split) {
   if (devices.empty())
-    throw std::invalid_argument("split_and_load: needs at least one device");
+    throw ValueError("split_and_load: needs at least one device");
   if (devices.size() == 1)
     return {data.to(devices[0])};
   int64_t axis = shape_rules::normalizeAxis(batch_axis, data.ndim());
   if (axis < 0)
-    throw std::invalid_argument("split_and_load: batch_axis " + std::to_string(batch_axis) +
-                                " is out of range for data " + shape_rules::str(data.shape()));
+    throw ValueError("split_and_load: batch_axis " + std::to_string(batch_axis) +
+                     " is out of range for data " + shape_rules::str(data.shape()));
   int64_t samples = data.shape()[size_t(axis)], parts = int64_t(devices.size());
   if (samples < parts)
-    throw std::invalid_argument("split_and_load: " + std::to_string(samples) +
-                                " samples cannot be split over " + std::to_string(parts) +
-                                " devices");
+    throw ValueError("split_and_load: " + std::to_string(samples) +
+                     " samples cannot be split over " + std::to_string(parts) + " devices");
   if (even_split && samples % parts != 0)
-    throw std::invalid_argument("split_and_load: a batch of " + std::to_string(samples) +
-                                " samples does not split evenly over " + std::to_string(parts) +
-                                " devices; use a batch size divisible by " +
-                                std::to_string(parts) + " or even_split = false");
+    throw ValueError("split_and_load: a batch of " + std::to_string(samples) +
+                     " samples does not split evenly over " + std::to_string(parts) +
+                     " devices; use a batch size divisible by " + std::to_string(parts) +
+                     " or even_split = false");
   // Sizes differ by at most one: the first (samples % parts) slices get one more.
   std::vector<int64_t> sizes(size_t(parts), samples / parts);
   for (int64_t i = 0; i < samples % parts; ++i)

@@ -100,8 +100,8 @@ ImageFolderDataset::ImageFolderDataset(const std::string &root, Flag flag, bool 
 
 Sample ImageFolderDataset::get(size_t index) const {
   if (index >= items_.size())
-    throw std::out_of_range("ImageFolderDataset: index " + std::to_string(index) + " of " +
-                            std::to_string(items_.size()));
+    throw IndexError("ImageFolderDataset: index " + std::to_string(index) + " of " +
+                     std::to_string(items_.size()));
   const auto &[path, label] = items_[index];
   cv::Mat image = decode(path, flag_);
   if (image.empty())
@@ -141,15 +141,15 @@ Transform Compose(std::vector<Transform> transforms) {
 
 Transform Resize(int size, bool keep_ratio, int interpolation) {
   if (size <= 0)
-    throw std::invalid_argument("Resize: size must be positive");
+    throw ValueError("Resize: size must be positive");
   return [=](const Tensor &x) {
     cv::Mat image = asMat(x, "Resize");
     int h = image.rows, w = image.cols, outH = size, outW = size;
-    if (keep_ratio) {
+    if (keep_ratio) { // the short side becomes `size`; the long one is truncated, as MXNet does
       if (h < w)
-        outW = int(std::lround(double(w) * size / h));
+        outW = int(int64_t(w) * size / h);
       else
-        outH = int(std::lround(double(h) * size / w));
+        outH = int(int64_t(h) * size / w);
     }
     cv::Mat resized;
     cv::resize(image, resized, cv::Size(outW, outH), 0, 0, interpolation);
@@ -252,10 +252,10 @@ Transform ToTensor() {
 
 Transform Normalize(std::vector<float> mean, std::vector<float> std) {
   if (mean.size() != std.size() || mean.empty())
-    throw std::invalid_argument("Normalize: mean and std need one entry per channel");
+    throw ValueError("Normalize: mean and std need one entry per channel");
   for (float s : std)
     if (!(s > 0))
-      throw std::invalid_argument("Normalize: std entries must be positive");
+      throw ValueError("Normalize: std entries must be positive");
   return [mean, std](const Tensor &x) {
     if (x.ndim() != 3 || x.shape()[0] != int64_t(mean.size()))
       throw ShapeError("Normalize: expects a CHW tensor with " + std::to_string(mean.size()) +

@@ -104,7 +104,7 @@ std::vector<Device> parseDevices(const std::string &text) {
     else if (kind == "gpu")
       devices.push_back(gpu(id));
     else
-      throw std::invalid_argument("--devices: '" + item + "' is not cpu:N or gpu:N");
+      throw ValueError("--devices: '" + item + "' is not cpu:N or gpu:N");
     if (!can_compute_on(devices.back()))
       throw UnsupportedError("--devices: this build cannot compute on " + devices.back().str());
   }
@@ -289,8 +289,7 @@ int main(int argc, char **argv) {
       testSet = imageFolder(path + "/test", false);
       dataName = "image folder " + path;
     } else {
-      throw std::invalid_argument("--data " + dataOption +
-                                  ": expected fashion-mnist or imagefolder:PATH");
+      throw ValueError("--data " + dataOption + ": expected fashion-mnist or imagefolder:PATH");
     }
     sampleBatch = prepare(data::batchify({trainSet->get(0), trainSet->get(1)}).data);
     bool toGpus = !devices.front().is_host(); // pinned batches copy faster to GPUs

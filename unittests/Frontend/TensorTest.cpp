@@ -23,7 +23,7 @@ TEST(Tensor, CreationFunctions) {
   EXPECT_EQ(np::array(std::vector<int64_t>{big}).item<int64_t>(), big) << "int64 stays exact";
   EXPECT_THROW(np::array(std::vector<float>{1, 2, 3}, Shape{2, 2}), ShapeError);
   EXPECT_THROW(np::zeros({2, -1}), ShapeError);
-  EXPECT_THROW(np::arange(0, 1, 0), std::invalid_argument);
+  EXPECT_THROW(np::arange(0, 1, 0), ValueError);
 }
 
 TEST(Tensor, ViewsShareElements) {
@@ -67,6 +67,11 @@ TEST(Tensor, ItemAndPrinting) {
   std::string text = np::arange(0, 4, 1, DType::i32).reshape({2, 2}).str();
   EXPECT_NE(text.find("[[0, 1],\n [2, 3]]"), std::string::npos) << text;
   EXPECT_NE(text.find("int32 2x2 on cpu(0)"), std::string::npos) << text;
+  // Integers print exactly; six significant digits made 1234567 read 1.23457e+06.
+  text = np::array(std::vector<int64_t>{1234567, -9007199254740993}).str();
+  EXPECT_NE(text.find("[1234567, -9007199254740993]"), std::string::npos) << text;
+  text = np::full({2}, 1234567.0, DType::i32).str();
+  EXPECT_NE(text.find("[1234567, 1234567]"), std::string::npos) << text;
   EXPECT_THROW(Tensor().shape(), Error);
 }
 
@@ -82,4 +87,26 @@ TEST(Tensor, HalfPrecisionRoundTrips) {
   EXPECT_EQ(np::array(std::vector<float>{2.7f, -1.2f}).astype(DType::i32).to_vector<int>(),
             (std::vector<int>{2, -1}))
       << "float to int truncates, as numpy";
+}
+
+TEST(Tensor, SizesThatWouldWrapAroundAreRefused) {
+  // 2^62 float32 elements are 2^64 bytes: the byte count wrapped to 0 and the first
+  // write segfaulted. 2^32 x 2^32 elements wrapped the element count itself to 0.
+  EXPECT_THROW(np::zeros({int64_t(1) << 62}), ShapeError);
+  EXPECT_THROW(np::zeros({int64_t(1) << 32, int64_t(1) << 32}), ShapeError);
+  EXPECT_THROW(np::zeros({int64_t(1) << 32, int64_t(1) << 32}, DType::u8), ShapeError);
+  try {
+    np::ones({int64_t(1) << 40, int64_t(1) << 30});
+    FAIL() << "expected a ShapeError";
+  } catch (const ShapeError &e) {
+    EXPECT_NE(std::string(e.what()).find("1099511627776x1073741824"), std::string::npos)
+        << e.what();
+  }
+  // A view of an empty tensor whose element count overflows back to zero.
+  Tensor empty = np::zeros({0});
+  EXPECT_THROW(empty.reshape({int64_t(1) << 32, int64_t(1) << 32}), ShapeError);
+  EXPECT_THROW(empty.reshape({int64_t(1) << 32, int64_t(1) << 32, 0}), ShapeError);
+  EXPECT_EQ(empty.reshape({0, 7}).shape(), (Shape{0, 7}));
+  // Large but representable sizes are a memory question, not a shape error.
+  EXPECT_THROW(np::zeros({int64_t(1) << 50}), OutOfMemoryError);
 }

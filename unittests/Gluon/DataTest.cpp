@@ -55,7 +55,7 @@ TEST(Data, FashionMNISTFilesFromDebian) {
   std::vector<uint8_t> pixels = sample.data.to_vector<uint8_t>();
   EXPECT_GT(*std::max_element(pixels.begin(), pixels.end()), 200) << "real images, not zeros";
   EXPECT_THROW(vision::MNIST("/nonexistent"), Error);
-  EXPECT_THROW(train.get(60000), std::out_of_range);
+  EXPECT_THROW(train.get(60000), IndexError);
 }
 
 TEST(Data, LoaderOrderIsReproducible) {
@@ -120,6 +120,18 @@ TEST(Data, WorkerErrorsReachTheLoop) {
     EXPECT_STREQ(e.what(), "sample 13 is broken");
   }
   EXPECT_EQ(batches, 3u) << "batches before the broken one arrive";
-  EXPECT_THROW(DataLoader(dataset, 0), std::invalid_argument);
+  EXPECT_THROW(DataLoader(dataset, 0), ValueError);
   EXPECT_THROW(ArrayDataset(np::zeros({3, 2}), {1, 2}), ShapeError);
+}
+
+TEST(Data, TransformFirstOnADatasetNotSharedIsAnError) {
+  // It threw a bare std::bad_weak_ptr, which a caller catching dlc::Error missed.
+  ArrayDataset onTheStack(np::zeros({3, 2}), {0, 1, 2});
+  try {
+    onTheStack.transform_first([](const Tensor &x) { return x; });
+    FAIL() << "expected a ValueError";
+  } catch (const ValueError &e) {
+    EXPECT_NE(std::string(e.what()).find("std::shared_ptr"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(counting(3)->transform_first([](const Tensor &x) { return x; })->size(), 3u);
 }

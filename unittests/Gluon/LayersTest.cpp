@@ -108,8 +108,8 @@ TEST(Layers, DropoutOnlyWhileTraining) {
 }
 
 TEST(Layers, ClearErrors) {
-  EXPECT_THROW(nn::Activation("swish"), std::invalid_argument);
-  EXPECT_THROW(nn::Dropout(1.0), std::invalid_argument);
+  EXPECT_THROW(nn::Activation("swish"), ValueError);
+  EXPECT_THROW(nn::Dropout(1.0), ValueError);
   nn::Conv2D conv(8, 3);
   conv.initialize(nullptr, {cpu(0)});
   EXPECT_THROW(conv(np::zeros({3, 8, 8})), ShapeError);

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 using namespace dlc;
 using namespace dlc::gluon;
@@ -117,6 +118,76 @@ TEST(Serialization, HostileFilesAreRejected) {
   std::ofstream(path, std::ios::binary) << "abc";
   expectLoadError(path, "truncated");
   expectLoadError(tempPath("does-not-exist"), "cannot open");
+  std::remove(path.c_str());
+}
+
+TEST(Serialization, DeeplyNestedHeadersAreRefusedBeforeParsing) {
+  // 40,000 nested lists (an 80 KB file) overflowed the stack of the recursive JSON
+  // parser: the process died with SIGSEGV.
+  std::string path = tempPath("nested");
+  std::string header = "{\"a\": " + std::string(40000, '[') + std::string(40000, ']') + "}";
+  writeRaw(path, header.size(), header, "");
+  expectLoadError(path, "nests arrays and objects more than");
+  auto net = makeNet();
+  net->initialize(init::Xavier(), {cpu(0)});
+  EXPECT_THROW(net->load_parameters(path), Error);
+  // Brackets inside strings are not nesting: a name may hold them.
+  header = "{\"" + std::string(100, '[') +
+           "\": {\"dtype\": \"F32\", \"shape\": [1], "
+           "\"data_offsets\": [0, 4]}}";
+  writeRaw(path, header.size(), header, std::string(4, '\0'));
+  EXPECT_EQ(safetensors::load(path).at(0).first, std::string(100, '['));
+  std::remove(path.c_str());
+}
+
+TEST(Serialization, EmptyTensorsOverlapNothing) {
+  // An empty tensor's offsets [b, b] equal the next entry's start; it was reported as
+  // overlapping it when the sort put that entry first, so dlc could not read back some
+  // files it wrote.
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (int i = 0; i < 20; ++i) {
+    tensors.emplace_back("full" + std::to_string(i), np::full({3}, double(i)));
+    tensors.emplace_back("empty" + std::to_string(i), np::zeros({0, 4}));
+  }
+  std::string path = tempPath("empty");
+  safetensors::save(path, tensors);
+  std::vector<std::pair<std::string, Tensor>> loaded = safetensors::load(path);
+  ASSERT_EQ(loaded.size(), tensors.size());
+  std::map<std::string, Tensor> byName(loaded.begin(), loaded.end());
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(byName.at("full" + std::to_string(i)).to_vector<float>(),
+              std::vector<float>(3, float(i)));
+    EXPECT_EQ(byName.at("empty" + std::to_string(i)).shape(), (Shape{0, 4}));
+  }
+  std::remove(path.c_str());
+}
+
+TEST(Serialization, AFileThatDoesNotMatchCostsNoTensors) {
+  // 100,000 entries that name nothing in the network: the header is checked against
+  // the network first, so no tensor is made (a million such entries took gigabytes and
+  // ended in a bare std::bad_alloc), and the message lists a bounded number of them.
+  std::string header = "{";
+  for (int i = 0; i < 100000; ++i)
+    header += std::string(i ? "," : "") + "\"junk" + std::to_string(i) +
+              "\": {\"dtype\": \"F32\", \"shape\": [0], \"data_offsets\": [0, 0]}";
+  header += "}";
+  std::string path = tempPath("many");
+  writeRaw(path, header.size(), header, "");
+  auto net = makeNet();
+  net->initialize(init::Xavier(), {cpu(0)});
+  (*net)(np::ones({1, 2, 5, 5})).wait_to_read();
+  int64_t allocations = memory_stats(cpu(0)).allocations;
+  try {
+    net->load_parameters(path);
+    FAIL() << "expected a mismatch";
+  } catch (const Error &e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("'junk0' is in the file but not in the network"), std::string::npos)
+        << message.substr(0, 400);
+    EXPECT_NE(message.find("more"), std::string::npos) << message.substr(0, 400);
+    EXPECT_LT(message.size(), 4000u);
+  }
+  EXPECT_EQ(memory_stats(cpu(0)).allocations, allocations) << "tensors were made";
   std::remove(path.c_str());
 }
 

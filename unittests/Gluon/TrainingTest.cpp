@@ -48,6 +48,8 @@ TEST(Trainer, SgdMomentumAndAdamFollowTheirFormulas) {
       Tensor g0 = w.grad(cpu(0)), g1 = w.grad(cpu(1));
       np::full({3}, 2.0).copyto(g0);
       np::full({3}, 4.0, DType::f32, cpu(1)).copyto(g1);
+      for (Device d : {cpu(0), cpu(1)}) // written by hand, as a backward() would
+        w.data(d).set_fresh_grad(true);
       trainer.step(2);
       double g = 3;
       if (std::string(optimizer) == "adam") {
@@ -65,8 +67,40 @@ TEST(Trainer, SgdMomentumAndAdamFollowTheirFormulas) {
     }
   }
   ParameterDict empty;
-  EXPECT_THROW(Trainer(empty, "rmsprop"), std::invalid_argument);
-  EXPECT_THROW(Trainer(empty, "sgd", {{"beta1", 0.9}}), std::invalid_argument);
+  EXPECT_THROW(Trainer(empty, "rmsprop"), ValueError);
+  EXPECT_THROW(Trainer(empty, "sgd", {{"beta1", 0.9}}), ValueError);
+}
+
+TEST(Trainer, AStepWithoutANewBackwardIsAnError) {
+  // Applying the previous gradients again used to pass silently; MXNet refuses it.
+  auto dense = std::make_shared<nn::Dense>(2);
+  dense->initialize(init::Xavier(), {cpu(0)});
+  Trainer trainer(dense->collect_params(), "sgd", {{"learning_rate", 0.1}});
+  Tensor x = np::ones({3, 4});
+  auto train = [&] {
+    Tensor loss;
+    {
+      autograd::Record record;
+      loss = np::sum((*dense)(x));
+    }
+    loss.backward();
+  };
+  train();
+  trainer.step(3);
+  std::vector<float> after = dense->weight->data().to_vector<float>();
+  try {
+    trainer.step(3);
+    FAIL() << "a second step without backward() went through";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("has not been written by a backward()"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(dense->weight->data().to_vector<float>(), after) << "the failed step changed it";
+  trainer.step(3, /*ignore_stale_grad=*/true); // leaves the stale parameters alone
+  EXPECT_EQ(dense->weight->data().to_vector<float>(), after);
+  train();
+  trainer.step(3);
+  EXPECT_NE(dense->weight->data().to_vector<float>(), after);
 }
 
 TEST(SplitAndLoad, EvenUnevenAndErrors) {
@@ -83,14 +117,13 @@ TEST(SplitAndLoad, EvenUnevenAndErrors) {
   EXPECT_LE(seven[0].shape()[0] - seven[2].shape()[0], 1) << "slices differ by at most one";
   try {
     utils::split_and_load(batch, {cpu(0), cpu(1)});
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument &e) {
+    FAIL() << "expected ValueError";
+  } catch (const ValueError &e) {
     EXPECT_NE(std::string(e.what()).find("batch of 5 samples does not split evenly over 2"),
               std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(utils::split_and_load(np::zeros({1, 2}), {cpu(0), cpu(1)}, 0, false),
-               std::invalid_argument);
+  EXPECT_THROW(utils::split_and_load(np::zeros({1, 2}), {cpu(0), cpu(1)}, 0, false), ValueError);
   std::vector<Tensor> whole = utils::split_and_load(batch, {cpu(4)});
   EXPECT_EQ(whole[0].shape(), (Shape{5, 2}));
   EXPECT_EQ(whole[0].device(), cpu(4));

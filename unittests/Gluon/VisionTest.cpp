@@ -60,6 +60,10 @@ TEST(Transforms, CropsAndResize) {
   EXPECT_EQ(at(nearest, 3, 3, 0), 11) << "bottom-right quarter copies pixel (1, 1)";
   EXPECT_EQ(at(nearest, 0, 3, 0), 1);
   EXPECT_EQ(T::Resize(2, /*keep_ratio=*/true)(pattern(4, 8, 3)).shape(), (Shape{2, 4, 3}));
+  // The long side is truncated, as MXNet's resize does: 305x200 (W x H) at 224 is
+  // 341x224 (305 * 224 / 200 = 341.6), not 342 as rounding gave.
+  EXPECT_EQ(T::Resize(224, true)(pattern(200, 305, 3)).shape(), (Shape{224, 341, 3}));
+  EXPECT_EQ(T::Resize(224, true)(pattern(305, 200, 3)).shape(), (Shape{341, 224, 3}));
   EXPECT_EQ(T::RandomResizedCrop(5)(pattern(16, 12, 3)).shape(), (Shape{5, 5, 3}));
 }
 

@@ -1,7 +1,8 @@
 //===- Error.h - the exceptions dlc throws ------------------------------------===//
 //
 // Every message names the op, the shapes, dtypes and devices involved, and what was
-// expected, so that a user can fix the call without reading dlc's source.
+// expected, so that a user can fix the call without reading dlc's source. Everything
+// dlc throws derives from dlc::Error, so that one catch covers a call.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_CORE_ERROR_H
@@ -44,6 +45,20 @@ public:
 
 /// The op has no kernel for the device, or the feature is not built in.
 class UnsupportedError : public Error {
+public:
+  using Error::Error;
+};
+
+/// An argument's value is outside what the call accepts (a negative batch size, an
+/// unknown optimizer, a label past the class count): Python's ValueError, which MXNet
+/// raises for these.
+class ValueError : public Error {
+public:
+  using Error::Error;
+};
+
+/// An index past the end of a dataset or a list: Python's IndexError.
+class IndexError : public Error {
 public:
   using Error::Error;
 };

@@ -75,8 +75,16 @@ Inferred concat(const std::vector<Shape> &inputs, int64_t axis);
 /// Softmax cross entropy: logits (N, C), labels (N) -> (N).
 Inferred softmaxCrossEntropy(const Shape &logits, const Shape &labels);
 
-/// Element count; 1 for rank 0.
+/// Element count; 1 for rank 0. Callers hold shapes of tensors that exist, which
+/// tensorSizeError has vetted.
 int64_t numElements(const Shape &shape);
+/// Bytes of a tensor of `shape` with `elementBytes`-byte elements, or -1 when a dimension
+/// is negative or the element or byte count does not fit in int64_t.
+int64_t byteSize(const Shape &shape, int64_t elementBytes);
+/// Empty when a tensor of `shape` with `elementBytes`-byte elements can exist, else why
+/// not (a negative dimension; more than 2^63 bytes, which would wrap around to a small
+/// size in every count made of it). Without the op name, which callers add.
+std::string tensorSizeError(const Shape &shape, int64_t elementBytes);
 /// `axis` in [-rank, rank) mapped to [0, rank), or -1 when out of range.
 int64_t normalizeAxis(int64_t axis, int64_t rank);
 

@@ -14,7 +14,7 @@ namespace dlc::npx {
 /// (each GPU's part queued after that GPU's earlier work); otherwise the tensors meet on
 /// the first device, in order, and the result is copied to the others. Not recorded by
 /// autograd. The results never share memory with the inputs. Throws ShapeError,
-/// DTypeError (bool tensors; a mean of integers) or std::invalid_argument naming the
+/// DTypeError (bool tensors; a mean of integers) or ValueError naming the
 /// tensors.
 std::vector<Tensor> all_reduce(const std::vector<Tensor> &tensors, bool mean = false);
 

@@ -79,6 +79,10 @@ public:
   void attach_grad(GradReq req = GradReq::write);
   /// The gradient buffer attach_grad() allocated; throws if there is none.
   Tensor grad() const;
+  /// Whether a backward() wrote grad() since the flag was last cleared (MXNet's
+  /// `_fresh_grad`): Trainer.step refuses to apply a gradient twice.
+  bool fresh_grad() const;
+  void set_fresh_grad(bool fresh) const;
   /// Back-propagates from this tensor (seeded with `head_grad`, default ones).
   void backward(const Tensor &head_grad = Tensor(), bool retain_graph = false) const;
   /// The same elements, cut off from the recording (no gradient flows through).

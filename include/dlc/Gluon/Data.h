@@ -24,6 +24,7 @@ public:
   virtual size_t size() const = 0;
   virtual Sample get(size_t index) const = 0;
   /// The same samples with `transform` applied to their data (Gluon's transform_first).
+  /// The dataset must be owned by a std::shared_ptr (ValueError otherwise).
   std::shared_ptr<Dataset> transform_first(std::function<Tensor(const Tensor &)> transform) const;
 };
 using DatasetPtr = std::shared_ptr<const Dataset>;

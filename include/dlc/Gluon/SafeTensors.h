@@ -23,8 +23,38 @@ namespace dlc::safetensors {
 void save(const std::string &path, const std::vector<std::pair<std::string, Tensor>> &tensors,
           const std::map<std::string, std::string> &metadata = {});
 
-/// Reads every tensor of `path` onto `device`. Throws dlc::Error naming the file and what
-/// is wrong with it (truncated, header too large, offsets out of range, unknown dtype, ...).
+/// One tensor's entry in a file's header: where its bytes lie in the data section.
+struct TensorInfo {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  uint64_t begin, end;
+};
+
+/// A file whose header has been read and checked (sizes, offsets, dtypes, overlaps) and
+/// whose tensors are read one by one on request, so that a caller can vet names and
+/// shapes before any tensor costs memory. Throws dlc::Error naming the file and what is
+/// wrong with it.
+class Reader {
+public:
+  explicit Reader(const std::string &path);
+  /// The entries in the order of their data (offset, then name).
+  const std::vector<TensorInfo> &tensors() const { return tensors_; }
+  /// The header's "__metadata__" (string values only, as the format requires).
+  const std::map<std::string, std::string> &metadata() const { return metadata_; }
+  /// The tensor of `entry` (one of tensors()) on `device`.
+  Tensor read(const TensorInfo &entry, Device device = cpu()) const;
+
+private:
+  std::string path_;
+  uint64_t dataStart_ = 0;
+  std::vector<TensorInfo> tensors_;
+  std::map<std::string, std::string> metadata_;
+};
+
+/// Reads every tensor of `path` onto `device`, in the order of their data. Throws
+/// dlc::Error naming the file and what is wrong with it (truncated, header too large or
+/// too deep, offsets out of range, unknown dtype, ...).
 std::vector<std::pair<std::string, Tensor>> load(const std::string &path,
                                                  Device device = cpu());
 

@@ -27,8 +27,11 @@ public:
   Trainer(const ParameterDict &params, const std::string &optimizer,
           const std::map<std::string, double> &options = {});
 
-  /// One update with gradients of a batch of `batch_size` samples.
-  void step(int64_t batch_size);
+  /// One update with gradients of a batch of `batch_size` samples. A parameter whose
+  /// gradient no backward() has written since the last step (on any of its devices) is
+  /// an error naming it, as in MXNet: applying the old gradient again is almost always
+  /// a bug. With `ignore_stale_grad`, such parameters are left as they are instead.
+  void step(int64_t batch_size, bool ignore_stale_grad = false);
   double learning_rate() const { return learningRate_; }
   void set_learning_rate(double rate) { learningRate_ = rate; }
   const std::string &optimizer() const { return optimizer_; }
@@ -69,7 +72,7 @@ namespace utils {
 
 /// Cuts `data` along `batch_axis` into one slice per device and moves each slice there
 /// (gluon.utils.split_and_load). With one device the data moves whole. With even_split,
-/// a batch that does not divide evenly throws std::invalid_argument; without it the
+/// a batch that does not divide evenly throws ValueError; without it the
 /// slices differ by at most one sample. Fewer samples than devices throws.
 std::vector<Tensor> split_and_load(const Tensor &data, const std::vector<Device> &devices,
                                    int64_t batch_axis = 0, bool even_split = true);

@@ -97,9 +97,8 @@ Tensor np::ones(const Shape &shape, Device device) { return ones(shape, DType::f
 Tensor np::arange(double start, double stop, double step, DType dtype,
                   std::optional<Device> device) {
   if (step == 0 || !std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
-    throw std::invalid_argument("arange(" + std::to_string(start) + ", " +
-                                std::to_string(stop) + ", " + std::to_string(step) +
-                                "): needs finite bounds and a non-zero step");
+    throw ValueError("arange(" + std::to_string(start) + ", " + std::to_string(stop) + ", " +
+                     std::to_string(step) + "): needs finite bounds and a non-zero step");
   int64_t count = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
   return create("arange", {count}, dtype, device, Attrs{{"start", start}, {"step", step}});
 }
@@ -179,8 +178,8 @@ void np::random::seed(uint64_t seed, std::optional<Device> device) {
 Tensor np::random::uniform(double low, double high, const Shape &shape,
                            std::optional<Device> device, DType dtype) {
   if (!(low < high))
-    throw std::invalid_argument("random::uniform: needs low < high, got low = " +
-                                std::to_string(low) + ", high = " + std::to_string(high));
+    throw ValueError("random::uniform: needs low < high, got low = " + std::to_string(low) +
+                     ", high = " + std::to_string(high));
   Device where = orCurrent(device);
   return create("random_uniform", shape, dtype, where,
                 Attrs{{"low", low}, {"high", high}, {"seed", detail::next_kernel_seed(where)}});
@@ -189,8 +188,7 @@ Tensor np::random::uniform(double low, double high, const Shape &shape,
 Tensor np::random::normal(double mean, double stddev, const Shape &shape,
                           std::optional<Device> device, DType dtype) {
   if (!(stddev > 0))
-    throw std::invalid_argument("random::normal: needs stddev > 0, got " +
-                                std::to_string(stddev));
+    throw ValueError("random::normal: needs stddev > 0, got " + std::to_string(stddev));
   Device where = orCurrent(device);
   return create("random_normal", shape, dtype, where,
                 Attrs{{"mean", mean}, {"stddev", stddev}, {"seed", detail::next_kernel_seed(where)}});
@@ -199,8 +197,8 @@ Tensor np::random::normal(double mean, double stddev, const Shape &shape,
 Tensor np::random::randint(int64_t low, int64_t high, const Shape &shape,
                            std::optional<Device> device, DType dtype) {
   if (!(low < high))
-    throw std::invalid_argument("random::randint: needs low < high, got low = " +
-                                std::to_string(low) + ", high = " + std::to_string(high));
+    throw ValueError("random::randint: needs low < high, got low = " + std::to_string(low) +
+                     ", high = " + std::to_string(high));
   Device where = orCurrent(device);
   return create("random_randint", shape, dtype, where,
                 Attrs{{"low", low}, {"high", high}, {"seed", detail::next_kernel_seed(where)}});

@@ -6,6 +6,7 @@
 // elementwise region calls them chunk by chunk.
 //
 //===----------------------------------------------------------------------===//
+#include "../IntegerMath.h"
 #include "CpuKernels.h"
 
 #include <algorithm>
@@ -47,9 +48,12 @@ template <Binary B, typename C> C apply(C a, C b) {
     return a - b;
   else if constexpr (B == Binary::mul)
     return a * b;
-  else if constexpr (B == Binary::div)
-    return a / b; // integer divisors were checked for zero before the loop
-  else if constexpr (B == Binary::pow)
+  else if constexpr (B == Binary::div) {
+    if constexpr (std::is_integral_v<C>)
+      return integer_math::divide(a, b); // divisors were checked for zero before the loop
+    else
+      return a / b;
+  } else if constexpr (B == Binary::pow)
     return static_cast<C>(std::pow(a, b));
   else if constexpr (B == Binary::max)
     return std::max(a, b);

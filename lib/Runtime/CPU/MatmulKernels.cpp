@@ -79,6 +79,10 @@ void matmulFast(const KernelArgs &args) {
   if (args.outputs[0].dtype != DType::f32)
     return matmulReference(args);
   MatmulPlan p = plan(args);
+  // Empty products: sgemm refuses a zero leading dimension; the loops give the answer
+  // (nothing, or zeros for K = 0), as the GPU kernel does.
+  if (p.M == 0 || p.N == 0 || p.K == 0 || p.batchCount == 0)
+    return matmulReference(args);
   const float *pa = args.inputs[0].as<float>(), *pb = args.inputs[1].as<float>();
   float *pc = args.outputs[0].as<float>();
   forEachBatch(p, [&](int64_t ai, int64_t bi, int64_t ci) {

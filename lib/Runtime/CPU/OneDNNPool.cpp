@@ -3,10 +3,10 @@
 // (Max pooling is dlc's own, MaxPoolKernels.cpp: faster on plain NCHW, see there.)
 //
 // Ceil mode reaches oneDNN as a larger right padding (see paddingRightFor). That extra
-// padding is harmless for average pooling that excludes padding. For count_include_pad, oneDNN's pooling_avg_include_padding divides
-// by kernelH*kernelW, overhang included, which is the rule the reference implements;
-// MXNet itself clips the divisor of a ceil-mode window at H+pad, so the two differ on
-// the last row/column of ceil-mode average pooling with count_include_pad only.
+// padding is harmless for average pooling that excludes padding. For count_include_pad,
+// oneDNN's pooling_avg_include_padding divides by kernelH*kernelW, overhang included,
+// while MXNet, PyTorch and the reference clip a ceil-mode window's divisor at H+pad: the
+// windows that run past it are rescaled here (forward: their means; backward: dy first).
 //
 // The dialect's ceil rule can also add a last output row (column) whose window starts
 // past the input, inside padding and overhang only (H=5, kernel 2, stride 2, pad 1).
@@ -88,6 +88,41 @@ dnnl::pooling_forward::primitive_desc forwardPd(const PoolDescs &d, prop_kind ki
   return {desc, threadEngine()};
 }
 
+// Per output index along one axis, kernel / (the window's part inside the padded input):
+// what turns oneDNN's include-padding mean into the clipped one. Empty when no window
+// runs past the padding.
+std::vector<float> overhangFactors(int64_t extent, int64_t out, int64_t kernel, int64_t stride,
+                                   int64_t pad) {
+  std::vector<float> factors(size_t(out), 1.0f);
+  bool any = false;
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t start = o * stride - pad;
+    int64_t inside = std::min(start + kernel, extent + pad) - start;
+    if (inside < kernel && inside > 0) {
+      factors[size_t(o)] = float(double(kernel) / double(inside));
+      any = true;
+    }
+  }
+  return any ? factors : std::vector<float>{};
+}
+
+// Multiplies the (N, C, OH, OW) `values` of windows that run past the padded input by
+// their factor; returns false (and leaves them) when there is none.
+bool scaleOverhangingWindows(const Pool2DGeometry &g, float *values) {
+  std::vector<float> rows = overhangFactors(g.H, g.OH, g.kernelH, g.strideH, g.padH);
+  std::vector<float> cols = overhangFactors(g.W, g.OW, g.kernelW, g.strideW, g.padW);
+  if (rows.empty() && cols.empty())
+    return false;
+  rows.resize(size_t(g.OH), 1.0f);
+  cols.resize(size_t(g.OW), 1.0f);
+  for (int64_t plane = 0; plane < g.N * g.C; ++plane)
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow)
+        if (rows[size_t(oh)] != 1.0f || cols[size_t(ow)] != 1.0f)
+          values[(plane * g.OH + oh) * g.OW + ow] *= rows[size_t(oh)] * cols[size_t(ow)];
+  return true;
+}
+
 algorithm avgAlgorithm(bool countIncludePad) {
   return countIncludePad ? algorithm::pooling_avg_include_padding
                          : algorithm::pooling_avg_exclude_padding;
@@ -117,6 +152,8 @@ void poolForward(const Pool2DGeometry &g, algorithm alg, const float *x, float *
 void avg_pool2d_forward(const Pool2DGeometry &g, bool countIncludePad, const float *x,
                         float *y) {
   poolForward(g, avgAlgorithm(countIncludePad), x, y);
+  if (countIncludePad)
+    scaleOverhangingWindows(g, y);
 }
 
 void avg_pool2d_backward(const Pool2DGeometry &g, bool countIncludePad, const float *dy,
@@ -134,6 +171,15 @@ void avg_pool2d_backward(const Pool2DGeometry &g, bool countIncludePad, const fl
         args[DNNL_ARG_DIFF_SRC] = k.bindUserBuffer(d.src);
         k.addStep(dnnl::pooling_backward(pd), std::move(args));
       });
+  if (countIncludePad) {
+    // Windows past the padded input spread dy over fewer positions than oneDNN divides
+    // by: their dy is scaled up first, on a copy.
+    std::vector<float> scaled(dy, dy + g.N * g.C * g.OH * g.OW);
+    if (scaleOverhangingWindows(g, scaled.data())) {
+      kernel.run({scaled.data(), dx});
+      return;
+    }
+  }
   kernel.run({dy, dx});
 }
 

@@ -1,6 +1,7 @@
 //===- OneDNNPrimitiveCache.cpp - per-thread oneDNN engine, stream and primitive cache ===//
 #include "OneDNNPrimitiveCache.h"
 
+#include "dlc/Core/Error.h"
 #include "dlc/Runtime/CPU/NNKernels.h"
 
 #include <chrono>
@@ -88,8 +89,8 @@ void CachedKernel::finishOutputs() {
 
 void CachedKernel::run(std::initializer_list<const void *> buffers) {
   if (buffers.size() != userBuffers.size())
-    throw std::logic_error("oneDNN kernel run with " + std::to_string(buffers.size()) +
-                           " buffers but built with " + std::to_string(userBuffers.size()));
+    throw dlc::Error("oneDNN kernel run with " + std::to_string(buffers.size()) +
+                     " buffers but built with " + std::to_string(userBuffers.size()));
   size_t i = 0;
   for (const void *buffer : buffers)
     // oneDNN takes a mutable handle for every memory; it only reads the inputs.
@@ -110,7 +111,7 @@ CachedKernel &cachedKernel(const std::string &key,
     std::lock_guard<std::mutex> lock(buildMutex());
     build(*kernel);
   } catch (const dnnl::error &e) {
-    throw std::runtime_error("oneDNN could not build kernel " + key + ": " + e.what());
+    throw dlc::Error("oneDNN could not build kernel " + key + ": " + e.what());
   }
   return *kernels.emplace(key, std::move(kernel)).first->second;
 }
@@ -165,7 +166,7 @@ CachedKernel &cachedFastestKernel(const std::string &key,
     }
   }
   if (!best)
-    throw std::runtime_error("oneDNN could not build kernel " + key + ": " + failures);
+    throw dlc::Error("oneDNN could not build kernel " + key + ": " + failures);
   {
     // Another thread may have timed the same choice meanwhile: the first decision wins
     // everywhere, or two devices (or a fused and a plain kernel) would sum differently.

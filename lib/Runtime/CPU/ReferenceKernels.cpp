@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Runtime/CPU/NNKernels.h"
 
+#include "dlc/Core/Error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -175,11 +177,20 @@ int64_t firstMaxInWindow(const Pool2DGeometry &g, const float *plane, int64_t oh
   return best;
 }
 
-// Divisor of the average over window (oh, ow): the full window (MXNet's default
-// count_include_pad) or the number of input elements it covers.
+// Positions of a window starting at `start` that lie inside the padded input
+// [-pad, extent + pad): a ceil-mode window can run past its end.
+int64_t withinPadding(int64_t start, int64_t kernel, int64_t extent, int64_t pad) {
+  return std::min(start + kernel, extent + pad) - start;
+}
+
+// Divisor of the average over window (oh, ow): with count_include_pad (MXNet's default)
+// the window's part inside the padded input, as MXNet, PyTorch and Caffe count it (a
+// 3x3 window that a ceil-mode output runs past the padding divides by 6, not 9);
+// without, the number of input elements it covers.
 int64_t avgDivisor(const Pool2DGeometry &g, bool countIncludePad, int64_t oh, int64_t ow) {
   if (countIncludePad)
-    return g.kernelH * g.kernelW;
+    return withinPadding(oh * g.strideH - g.padH, g.kernelH, g.H, g.padH) *
+           withinPadding(ow * g.strideW - g.padW, g.kernelW, g.W, g.padW);
   int64_t rows = 0, cols = 0;
   for (int64_t kh = 0; kh < g.kernelH; ++kh)
     rows += inBounds(inputCoord(oh, kh, g.strideH, g.padH, 1), g.H);
@@ -403,10 +414,9 @@ namespace {
 // Rejects a label outside [0, C) before anything is read at its index.
 void checkLabel(int64_t row, int64_t C, int64_t label) {
   if (label < 0 || label >= C)
-    throw std::out_of_range("softmax_cross_entropy: label " + std::to_string(label) +
-                            " of row " + std::to_string(row) + " is outside [0, " +
-                            std::to_string(C) + ") for " + std::to_string(C) +
-                            " classes");
+    throw dlc::ValueError("softmax_cross_entropy: label " + std::to_string(label) + " of row " +
+                          std::to_string(row) + " is outside [0, " + std::to_string(C) + ") for " +
+                          std::to_string(C) + " classes");
 }
 
 // Max of the row and sum of exp(logit - max): subtracting the max keeps every exponent

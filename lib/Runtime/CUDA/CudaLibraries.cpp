@@ -5,7 +5,7 @@
 #include <cudnn.h>
 #include <nccl.h>
 
-#include <stdexcept>
+#include "dlc/Core/Error.h"
 
 namespace dlc::cuda {
 
@@ -40,8 +40,8 @@ DeviceCount countDevices() {
     cudaGetLastError(); // clear the sticky error for later calls
     return {0, cudaGetErrorString(status)};
   }
-  throw std::runtime_error(std::string("cudaGetDeviceCount failed: ") +
-                           cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
+  throw Error(std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(status) + ": " +
+              cudaGetErrorString(status));
 }
 
 } // namespace dlc::cuda

@@ -5,6 +5,7 @@
 // floats computes in float, as on the CPU.
 //
 //===----------------------------------------------------------------------===//
+#include "../IntegerMath.h"
 #include "CudaDTypes.cuh"
 #include "CudaKernels.h"
 
@@ -21,9 +22,12 @@ template <Binary B, typename C> __device__ __forceinline__ C apply(C a, C b) {
     return a - b;
   else if constexpr (B == Binary::mul)
     return a * b;
-  else if constexpr (B == Binary::div)
-    return a / b;
-  else if constexpr (B == Binary::pow) {
+  else if constexpr (B == Binary::div) {
+    if constexpr (std::is_integral_v<C>)
+      return integer_math::divide(a, b); // zero divisors were flagged before
+    else
+      return a / b;
+  } else if constexpr (B == Binary::pow) {
     if constexpr (std::is_same_v<C, float>)
       return powf(a, b);
     else

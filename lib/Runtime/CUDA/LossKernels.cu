@@ -73,8 +73,8 @@ int *labelCheck(const char *op, int64_t C) {
   std::string name = op;
   current_context().after_completion([flag, name, C] {
     if (int row = flag->value())
-      throw Error(name + ": a label of row " + std::to_string(row - 1) + " is outside [0, " +
-                  std::to_string(C) + ") for " + std::to_string(C) + " classes");
+      throw ValueError(name + ": a label of row " + std::to_string(row - 1) + " is outside [0, " +
+                       std::to_string(C) + ") for " + std::to_string(C) + " classes");
   });
   return flag->device_pointer();
 }

@@ -103,10 +103,16 @@ DLC_HOST_DEVICE int first_max(const Plane &g, const T *plane, int oh, int ow) {
   return best;
 }
 
-/// The number average pooling divides window (oh, ow) by.
+/// The number average pooling divides window (oh, ow) by: with count_include_pad, the
+/// window's part inside the padded input (a ceil-mode window may run past it), else the
+/// input elements it covers (as the CPU reference counts).
 DLC_HOST_DEVICE int avg_divisor(const Plane &g, bool includePad, int oh, int ow) {
-  if (includePad)
-    return g.kernelH * g.kernelW;
+  if (includePad) {
+    int top = oh * g.strideH - g.padH, left = ow * g.strideW - g.padW;
+    int bottom = top + g.kernelH < g.H + g.padH ? top + g.kernelH : g.H + g.padH;
+    int right = left + g.kernelW < g.W + g.padW ? left + g.kernelW : g.W + g.padW;
+    return (bottom - top) * (right - left);
+  }
   int rows = 0, cols = 0;
   for (int kh = 0; kh < g.kernelH; ++kh) {
     int ih = oh * g.strideH - g.padH + kh;

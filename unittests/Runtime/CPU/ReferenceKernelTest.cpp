@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"
+#include "dlc/Core/Error.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -56,6 +57,24 @@ TEST(ReferenceKernel, AvgPoolDivisors) {
   EXPECT_EQ(y, (std::vector<float>{1, 2, 1, 2, 4, 2, 1, 2, 1}));
   ref::avg_pool2d_forward(g, /*countIncludePad=*/false, x.data(), y.data());
   EXPECT_EQ(y, (std::vector<float>{4, 4, 4, 4, 4, 4, 4, 4, 4}));
+}
+
+TEST(ReferenceKernel, CeilModeAvgPoolDividesByTheWindowInsideThePadding) {
+  // H = W = 4, 3x3 windows, stride 2, padding 1, ceil: OH = 3, and the last window
+  // [3, 6) runs past the padded input [-1, 5). With count_include_pad, MXNet, PyTorch
+  // and Caffe divide by its part inside, 2x2 for the corner (it was 3x3 = 9).
+  const Pool2DGeometry g = poolGeometry(1, 1, 4, 4, 3, 2, 1, true);
+  ASSERT_EQ(g.OH, 3);
+  std::vector<float> x(16, 1.0f), y(outputSize(g)), dy(outputSize(g), 1.0f), dx(16);
+  ref::avg_pool2d_forward(g, /*countIncludePad=*/true, x.data(), y.data());
+  // Window (0, 0) covers 2x2 ones of 3x3; (0, 2) 2x1 of 3x2; (2, 2) 1x1 of 2x2.
+  EXPECT_FLOAT_EQ(y[0], 4.0f / 9.0f);
+  EXPECT_FLOAT_EQ(y[2], 2.0f / 6.0f);
+  EXPECT_FLOAT_EQ(y[8], 1.0f / 4.0f);
+  // The gradient spreads dy over the same divisors: input (3, 3) is in windows
+  // (1, 1) (/9), (1, 2) (/6), (2, 1) (/6) and (2, 2) (/4).
+  ref::avg_pool2d_backward(g, true, dy.data(), dx.data());
+  EXPECT_FLOAT_EQ(dx[15], 1.0f / 9 + 1.0f / 6 + 1.0f / 6 + 1.0f / 4);
 }
 
 TEST(ReferenceKernel, CeilModeWindowPastTheInputIsEmpty) {
@@ -117,14 +136,14 @@ TEST(ReferenceKernel, SoftmaxCrossEntropyIsStableForHugeLogits) {
                                        << "\"";
 }
 
-// Runs `call` expecting std::out_of_range and returns its message.
+// Runs `call` expecting ValueError and returns its message.
 template <typename Call> std::string outOfRangeMessage(Call call) {
   try {
     call();
-  } catch (const std::out_of_range &e) {
+  } catch (const dlc::ValueError &e) {
     return e.what();
   }
-  ADD_FAILURE() << "no std::out_of_range thrown";
+  ADD_FAILURE() << "no ValueError thrown";
   return "";
 }
 

@@ -92,7 +92,7 @@ void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const fl
 void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const float *x,
                     const float *w, float *dx, float *dw, float *db);
 
-// logits is (N,C), labels (N) class indices, loss (N); throws std::out_of_range on a
+// logits is (N,C), labels (N) class indices, loss (N); throws ValueError on a
 // label outside [0, C)
 void softmax_cross_entropy_forward(int64_t N, int64_t C, const float *logits,
                                    const int64_t *labels, float *loss);

@@ -79,3 +79,13 @@ func.func @two_devices(%a: tensor<64xf32> {dlc.device = #dlc.device<cpu:0>},
   %r0, %r1 = dlc.all_reduce sum %x, %z {devices = [#dlc.device<cpu:0>, #dlc.device<cpu:1>]} : tensor<64xf32>, tensor<64xf32>
   return %r0 : tensor<64xf32>
 }
+
+// -----
+
+// A tensor of more than 2^63 bytes cannot exist; its size used to wrap around and be
+// planned as "(0 bytes)".
+// expected-error @+1 {{cannot plan memory: @huge: cannot lower a value of type tensor<4294967296x4294967296xf32>: shape 4294967296x4294967296 of 4-byte elements would hold more than 2^63 bytes}}
+func.func @huge(%a: tensor<4294967296x4294967296xf32> {dlc.device = #dlc.device<cpu:0>}) -> tensor<4294967296x4294967296xf32> {
+  %x = dlc.relu %a {dlc.device = #dlc.device<cpu:0>} : tensor<4294967296x4294967296xf32>
+  return %x : tensor<4294967296x4294967296xf32>
+}
