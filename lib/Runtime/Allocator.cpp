@@ -100,8 +100,13 @@ private:
 
 /// Refuses devices this process cannot allocate on, with the reason.
 void requireAllocatable(Device device) {
-  if (device.is_host())
+  if (device.is_host()) {
+    if (device.id < 0 || device.id >= kMaxHostDevices)
+      throw UnsupportedError("cannot allocate on " + device.str() + ": host devices are " +
+                             Device{device.kind, 0}.str() + " to " +
+                             Device{device.kind, kMaxHostDevices - 1}.str());
     return;
+  }
 #if DLC_HAVE_CUDA
   int gpus = num_gpus();
   if (device.id >= 0 && device.id < gpus)

@@ -67,7 +67,7 @@ const KernelEntry *find_kernel(const std::string &dialectOp, Device device) {
 bool can_compute_on(Device device) {
   if (!find_kernel("dlc.add", device))
     return false;
-  return device.is_host() || (device.id >= 0 && device.id < num_gpus());
+  return device.id >= 0 && device.id < (device.is_host() ? kMaxHostDevices : num_gpus());
 }
 
 void use_reference_kernels(bool enabled) { referenceOnly = enabled; }

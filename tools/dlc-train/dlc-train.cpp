@@ -19,14 +19,17 @@
 
 #include "llvm/Support/CommandLine.h"
 
-#include <chrono>
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <unistd.h>
 
@@ -64,8 +67,15 @@ cl::opt<std::string> optimizerOption("optimizer", cl::desc("sgd, nag or adam"),
 cl::opt<std::string> outputFolder("out", cl::desc("output folder"), cl::cat(trainOptions), cl::init("dlc-train-out"));
 cl::opt<std::string> resumeFrom("resume", cl::desc("parameters (.safetensors) to start from"),
                                 cl::cat(trainOptions), cl::init(""));
-cl::opt<int> limit("limit", cl::desc("use only the first N training samples (0: all)"),
+cl::opt<int> limit("limit",
+                   cl::desc("train on N samples only (0: all): Fashion-MNIST's first N, or N "
+                            "drawn with --seed from an image folder"),
                    cl::cat(trainOptions), cl::init(0));
+cl::opt<bool> skipUnreadable(
+    "skip-unreadable",
+    cl::desc("with an image folder, leave out (and list) the files OpenCV cannot decode "
+             "instead of stopping at the first"),
+    cl::cat(trainOptions), cl::init(false));
 cl::opt<uint64_t> seedOption("seed", cl::desc("random seed"), cl::cat(trainOptions), cl::init(1));
 cl::opt<bool> compiledStepOption(
     "compiled-step",
@@ -98,7 +108,11 @@ std::vector<Device> parseDevices(const std::string &text) {
   while (std::getline(stream, item, ',')) {
     size_t colon = item.find(':');
     std::string kind = item.substr(0, colon);
-    int id = colon == std::string::npos ? 0 : std::stoi(item.substr(colon + 1));
+    std::string number = colon == std::string::npos ? "0" : item.substr(colon + 1);
+    if (number.empty() || number.size() > 6 ||
+        !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      throw ValueError("--devices: '" + item + "' is not cpu:N or gpu:N with N >= 0");
+    int id = std::stoi(number);
     if (kind == "cpu")
       devices.push_back(cpu(id));
     else if (kind == "gpu")
@@ -106,7 +120,13 @@ std::vector<Device> parseDevices(const std::string &text) {
     else
       throw ValueError("--devices: '" + item + "' is not cpu:N or gpu:N");
     if (!can_compute_on(devices.back()))
-      throw UnsupportedError("--devices: this build cannot compute on " + devices.back().str());
+      throw UnsupportedError(
+          "--devices: cannot compute on " + devices.back().str() +
+          (kind == "cpu"
+               ? " (host devices are cpu:0 to cpu:" + std::to_string(kMaxHostDevices - 1) + ")"
+               : " (this process sees " + std::to_string(npx::num_gpus()) + " GPU(s))"));
+    if (std::count(devices.begin(), devices.end(), devices.back()) > 1)
+      throw ValueError("--devices: " + devices.back().str() + " is listed twice");
   }
   return devices;
 }
@@ -141,9 +161,9 @@ Tensor prepare(const Tensor &images) {
 
 /// The seed's pipeline, sized for this network: resize, crop to 28x28, (for training)
 /// random flips and contrast jitter, then ToTensor and Normalize with the seed's mean/std.
-std::shared_ptr<data::Dataset> imageFolder(const std::string &path, bool train) {
+std::shared_ptr<data::Dataset>
+imageFolder(const std::shared_ptr<data::vision::ImageFolderDataset> &folder, bool train) {
   namespace T = data::vision::transforms;
-  auto folder = std::make_shared<data::vision::ImageFolderDataset>(path);
   std::vector<T::Transform> steps{T::Resize(32, /*keep_ratio=*/true), T::CenterCrop(28)};
   if (train) {
     steps.push_back(T::RandomFlipLeftRight());
@@ -199,11 +219,91 @@ void progress(int epoch, size_t done, size_t total, double samplesPerSecond, dou
   std::fflush(stderr);
 }
 
+/// The samples of `dataset` at `indices`, in that order.
+class SubsetDataset : public data::Dataset {
+public:
+  SubsetDataset(data::DatasetPtr base, std::vector<size_t> indices)
+      : base_(std::move(base)), indices_(std::move(indices)) {}
+  size_t size() const override { return indices_.size(); }
+  data::Sample get(size_t index) const override { return base_->get(indices_.at(index)); }
+
+private:
+  data::DatasetPtr base_;
+  std::vector<size_t> indices_;
+};
+
+/// `count` samples of `dataset` drawn with `seed`, kept in the dataset's order: an image
+/// folder lists its classes one after another, so its first N would be one class.
+data::DatasetPtr drawSubset(const data::DatasetPtr &dataset, size_t count, uint64_t seed) {
+  std::vector<size_t> indices(dataset->size());
+  for (size_t i = 0; i < indices.size(); ++i)
+    indices[i] = i;
+  std::mt19937_64 generator(seed);
+  std::shuffle(indices.begin(), indices.end(), generator);
+  indices.resize(count);
+  std::sort(indices.begin(), indices.end());
+  return std::make_shared<SubsetDataset>(dataset, std::move(indices));
+}
+
+/// Writes `text` to `path` through a temporary file and a rename, checking every step: a
+/// kill leaves the old file whole, and a full disk is an error, not an empty file.
+void writeFileAtomically(const std::string &path, const std::string &text) {
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.flush();
+    if (!file) {
+      std::string why = std::strerror(errno);
+      file.close();
+      std::remove(temporary.c_str());
+      throw Error("cannot write '" + path + "': " + why);
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw Error("cannot rename '" + temporary + "' to '" + path + "': " + why);
+  }
+}
+
+/// Removes the temporary files a killed run left in `folder` (a checkpoint or log being
+/// written), naming each.
+void removeLeftovers(const std::string &folder) {
+  namespace fs = std::filesystem;
+  for (const fs::directory_entry &entry : fs::directory_iterator(folder)) {
+    std::string name = entry.path().filename().string();
+    for (const char *prefix : {"leafnet.safetensors.tmp", "log.csv.tmp", "accuracy.svg.tmp"})
+      if (name.rfind(prefix, 0) == 0 && entry.is_regular_file()) {
+        std::printf("dlc-train: removing %s, left by an interrupted run\n", entry.path().c_str());
+        fs::remove(entry.path());
+      }
+  }
+}
+
+/// The first parameter of `net` holding a NaN or an infinity, or "" when all are finite.
+std::string firstNonFinite(Block &net) {
+  ParameterDict params = net.collect_params();
+  for (const std::string &name : params.keys()) {
+    Tensor values = params[name]->data();
+    if (!is_floating(values.dtype()))
+      continue;
+    for (double v : values.astype(DType::f32).to_vector<float>())
+      if (!std::isfinite(v))
+        return name;
+  }
+  return "";
+}
+
 double evaluate(HybridSequential &net, data::DataLoader &loader, const std::vector<Device> &devices) {
   metric::Accuracy accuracy;
   for (data::Batch batch : loader) {
-    std::vector<Tensor> inputs = utils::split_and_load(prepare(batch.data), devices, 0, false);
-    std::vector<Tensor> labels = utils::split_and_load(batch.label, devices, 0, false);
+    // A last batch smaller than the device count runs on as many devices as it has samples.
+    int64_t samples = batch.label.shape()[0];
+    std::vector<Device> used(devices.begin(),
+                             devices.begin() + std::min<int64_t>(int64_t(devices.size()), samples));
+    std::vector<Tensor> inputs = utils::split_and_load(prepare(batch.data), used, 0, false);
+    std::vector<Tensor> labels = utils::split_and_load(batch.label, used, 0, false);
     std::vector<Tensor> outputs;
     for (const Tensor &x : inputs)
       outputs.push_back(net(x));
@@ -214,15 +314,19 @@ double evaluate(HybridSequential &net, data::DataLoader &loader, const std::vect
 
 struct EpochLog {
   int epoch;
-  double loss, trainAccuracy, testAccuracy, seconds;
+  double loss, trainAccuracy, testAccuracy, seconds; // testAccuracy NaN: not evaluated
 };
 
 void writeCsv(const std::string &path, const std::vector<EpochLog> &log) {
-  std::ofstream csv(path);
+  std::ostringstream csv;
   csv << "epoch,train_loss,train_accuracy,test_accuracy,seconds\n";
-  for (const EpochLog &e : log)
-    csv << e.epoch << ',' << e.loss << ',' << e.trainAccuracy << ',' << e.testAccuracy << ','
-        << e.seconds << '\n';
+  for (const EpochLog &e : log) {
+    csv << e.epoch << ',' << e.loss << ',' << e.trainAccuracy << ',';
+    if (!std::isnan(e.testAccuracy))
+      csv << e.testAccuracy;
+    csv << ',' << e.seconds << '\n';
+  }
+  writeFileAtomically(path, csv.str());
 }
 
 /// Accuracy curves (train and test) against epochs, as a small standalone SVG.
@@ -232,7 +336,7 @@ void writeSvg(const std::string &path, const std::vector<EpochLog> &log) {
     return margin + (w - 2 * margin) * (log.size() > 1 ? (epoch - 1) / double(log.size() - 1) : 0.5);
   };
   auto y = [&](double accuracy) { return h - margin - (h - 2 * margin) * accuracy; };
-  std::ofstream svg(path);
+  std::ostringstream svg;
   svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h << "'>\n"
       << "<rect width='100%' height='100%' fill='white'/>\n"
       << "<text x='" << margin << "' y='20' font-family='sans-serif' font-size='14'>"
@@ -245,10 +349,12 @@ void writeSvg(const std::string &path, const std::vector<EpochLog> &log) {
   for (auto [pick, color] : {std::pair<int, const char *>{0, "#1f77b4"}, {1, "#ff7f0e"}}) {
     svg << "<polyline fill='none' stroke='" << color << "' stroke-width='2' points='";
     for (const EpochLog &e : log)
-      svg << x(e.epoch) << ',' << y(pick ? e.testAccuracy : e.trainAccuracy) << ' ';
+      if (!(pick && std::isnan(e.testAccuracy)))
+        svg << x(e.epoch) << ',' << y(pick ? e.testAccuracy : e.trainAccuracy) << ' ';
     svg << "'/>\n";
   }
   svg << "</svg>\n";
+  writeFileAtomically(path, svg.str());
 }
 
 } // namespace
@@ -267,8 +373,22 @@ int main(int argc, char **argv) {
                   exportFolder.c_str(), exportFolder.c_str());
       return 0;
     }
+    // Settings that cannot train are refused before any work.
+    if (epochs < 1)
+      throw ValueError("--epochs " + std::to_string(epochs) + ": at least one epoch is needed");
+    if (batchSize < 1)
+      throw ValueError("--batch-size " + std::to_string(batchSize) + ": must be positive");
+    if (limit < 0)
+      throw ValueError("--limit " + std::to_string(limit) + ": must be 0 (all) or positive");
+    if (!std::isfinite(learningRate) || learningRate <= 0)
+      throw ValueError("--lr " + std::to_string(learningRate.getValue()) +
+                       ": the learning rate must be a positive finite number");
     std::vector<Device> devices = parseDevices(devicesOption);
+    if (size_t(batchSize) < devices.size())
+      throw ValueError("--batch-size " + std::to_string(batchSize) + " is smaller than the " +
+                       std::to_string(devices.size()) + " devices it is split over");
     std::filesystem::create_directories(outputFolder.getValue());
+    removeLeftovers(outputFolder);
     np::random::seed(seedOption);
 
     data::DatasetPtr trainSet, testSet;
@@ -285,13 +405,43 @@ int main(int argc, char **argv) {
       dataName = "Fashion-MNIST";
     } else if (dataOption.getValue().rfind("imagefolder:", 0) == 0) {
       std::string path = dataOption.getValue().substr(12);
-      trainSet = imageFolder(path + "/train", true);
-      testSet = imageFolder(path + "/test", false);
+      using data::vision::ImageFolderDataset;
+      auto train = std::make_shared<ImageFolderDataset>(
+          path + "/train", ImageFolderDataset::Flag::color, skipUnreadable);
+      auto test = std::make_shared<ImageFolderDataset>(
+          path + "/test", ImageFolderDataset::Flag::color, skipUnreadable);
+      // Labels are positions in the sorted class folders of each split: two splits with
+      // different classes would be scored against each other's labels.
+      if (train->synsets() != test->synsets()) {
+        auto list = [](const std::vector<std::string> &names) {
+          std::string text;
+          for (const std::string &name : names)
+            text += (text.empty() ? "" : ", ") + name;
+          return "[" + text + "]";
+        };
+        throw ValueError("--data " + dataOption + ": train/ has the classes " +
+                         list(train->synsets()) + " but test/ has " + list(test->synsets()) +
+                         "; both need the same class folders");
+      }
+      for (const auto &set : {train, test})
+        for (const std::string &file : set->skipped())
+          std::printf("dlc-train: skipped %s (OpenCV cannot decode it)\n", file.c_str());
+      trainSet = imageFolder(train, true);
+      testSet = imageFolder(test, false);
+      if (limit > 0 && size_t(limit) < trainSet->size())
+        trainSet = drawSubset(trainSet, size_t(limit), seedOption);
       dataName = "image folder " + path;
     } else {
       throw ValueError("--data " + dataOption + ": expected fashion-mnist or imagefolder:PATH");
     }
-    sampleBatch = prepare(data::batchify({trainSet->get(0), trainSet->get(1)}).data);
+    if (size_t(batchSize) > trainSet->size())
+      throw ValueError("--batch-size " + std::to_string(batchSize) + " is larger than the " +
+                       std::to_string(trainSet->size()) +
+                       " training samples: no full batch to train on");
+    if (testSet->size() == 0)
+      throw ValueError("--data " + dataOption + ": the test split has no samples");
+    sampleBatch =
+        prepare(data::batchify({trainSet->get(0), trainSet->get(1 % trainSet->size())}).data);
     bool toGpus = !devices.front().is_host(); // pinned batches copy faster to GPUs
     data::DataLoader trainLoader(trainSet, size_t(batchSize), /*shuffle=*/true,
                                  data::LastBatch::discard, /*num_workers=*/2, 4, seedOption,
@@ -310,6 +460,10 @@ int main(int argc, char **argv) {
     net->forward(sampleBatch.to(devices[0])); // settles the deferred shapes
     if (!resumeFrom.empty()) {
       net->load_parameters(resumeFrom, devices);
+      if (std::string bad = firstNonFinite(*net); !bad.empty())
+        throw ValueError("--resume " + resumeFrom + ": parameter '" + bad +
+                         "' holds NaN or infinite values; training from it would spread "
+                         "them to every parameter");
       std::printf("resumed from %s\n", resumeFrom.c_str());
     }
     if (hybridizeOption)
@@ -323,7 +477,8 @@ int main(int argc, char **argv) {
                                                      : "seed loop, eager network");
 
     std::vector<EpochLog> log;
-    for (int epoch = 1; epoch <= epochs; ++epoch) {
+    std::string evaluationError;
+    for (int epoch = 1; epoch <= epochs && evaluationError.empty(); ++epoch) {
       auto tic = std::chrono::steady_clock::now();
       metric::Accuracy accuracy;
       double lossSum = 0, waiting = 0;
@@ -360,22 +515,40 @@ int main(int argc, char **argv) {
         waitStart = std::chrono::steady_clock::now();
       }
       double trainSeconds = secondsSince(tic);
-      double testAccuracy = evaluate(*net, testLoader, devices);
       if (isatty(fileno(stderr)))
         std::fprintf(stderr, "\n");
-      EpochLog entry{epoch, lossSum / double(seen), accuracy.get().second, testAccuracy,
-                     secondsSince(tic)};
-      log.push_back(entry);
-      std::printf("[Epoch %d] training: accuracy=%.4f loss=%.4f\n", epoch, entry.trainAccuracy,
-                  entry.loss);
+      std::printf("[Epoch %d] training: accuracy=%.4f loss=%.4f\n", epoch, accuracy.get().second,
+                  lossSum / double(seen));
       std::printf("[Epoch %d] time cost: %.1f s (%.0f samples/s, %.1f %% waiting for data)\n",
                   epoch, trainSeconds, double(seen) / trainSeconds, 100 * waiting / trainSeconds);
-      std::printf("[Epoch %d] test: accuracy=%.4f\n", epoch, testAccuracy);
       std::fflush(stdout);
+      // The epoch's training is saved before evaluating, so a failing evaluation (an
+      // unreadable test image) loses nothing; a diverged network never replaces the
+      // last good checkpoint.
+      if (std::string bad = firstNonFinite(*net); !bad.empty())
+        throw Error("epoch " + std::to_string(epoch) + ": parameter '" + bad +
+                    "' holds NaN or infinite values (training diverged; try a lower --lr); "
+                    "nothing was saved over " +
+                    outputFolder + "/leafnet.safetensors");
       net->save_parameters(outputFolder + "/leafnet.safetensors");
+      double testAccuracy = std::nan("");
+      try {
+        testAccuracy = evaluate(*net, testLoader, devices);
+        std::printf("[Epoch %d] test: accuracy=%.4f\n", epoch, testAccuracy);
+      } catch (const std::exception &e) {
+        evaluationError = e.what();
+        std::printf("[Epoch %d] test: evaluation failed: %s\n", epoch, e.what());
+      }
+      std::fflush(stdout);
+      log.push_back(
+          {epoch, lossSum / double(seen), accuracy.get().second, testAccuracy, secondsSince(tic)});
       writeCsv(outputFolder + "/log.csv", log);
       writeSvg(outputFolder + "/accuracy.svg", log);
     }
+    if (!evaluationError.empty())
+      throw Error("evaluation failed after epoch " + std::to_string(log.back().epoch) + " (" +
+                  evaluationError + "); that epoch's parameters and log are in " + outputFolder +
+                  "/, --resume " + outputFolder + "/leafnet.safetensors continues from them");
     npx::waitall();
     if (compiledStep)
       std::printf("dlc-train: compiled training step: %lld signature(s), %lld steps per "

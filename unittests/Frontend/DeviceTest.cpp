@@ -137,3 +137,20 @@ TEST(Device, AllReduceRejectsMismatchedTensors) {
     EXPECT_NE(std::string(e.what()).find("3x2"), std::string::npos) << e.what();
   }
 }
+
+TEST(Device, HostDeviceIdsAreBounded) {
+  // cpu(-1) and cpu(1000) were accepted: each id is a queue and a worker thread for the
+  // life of the process.
+  EXPECT_FALSE(can_compute_on(cpu(-1)));
+  EXPECT_FALSE(can_compute_on(cpu(kMaxHostDevices)));
+  EXPECT_TRUE(can_compute_on(cpu(kMaxHostDevices - 1)));
+  try {
+    np::zeros({2}, cpu(1000));
+    FAIL() << "cpu(1000) was accepted";
+  } catch (const UnsupportedError &e) {
+    EXPECT_NE(std::string(e.what()).find("host devices are cpu(0) to cpu(63)"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(np::ones({2}, cpu(-1)), UnsupportedError);
+  EXPECT_EQ(np::ones({2}, cpu(kMaxHostDevices - 1)).to_vector<float>(), std::vector<float>(2, 1.f));
+}

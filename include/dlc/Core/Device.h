@@ -32,6 +32,11 @@ struct Device {
 
 std::ostream &operator<<(std::ostream &os, const Device &device);
 
+/// Host devices are cpu(0) .. cpu(kMaxHostDevices - 1) (likewise cpu_pinned, cpu_shared):
+/// each is a queue with its own worker thread that lives as long as the process, so an
+/// id is a resource, and one past this is far more likely a typo than a plan.
+constexpr int kMaxHostDevices = 64;
+
 Device cpu(int id = 0);
 Device gpu(int id = 0);
 Device cpu_pinned(int id = 0);
