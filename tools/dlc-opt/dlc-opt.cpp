@@ -7,6 +7,8 @@
 // upstream passes can run on them.
 //
 //===----------------------------------------------------------------------===//
+#include "UntrustedInput.h"
+
 #include "dlc/Config.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
@@ -23,12 +25,16 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
   mlir::registerTransformsPasses();
   mlir::registerConversionPasses();
   mlir::registerLinalgPasses();
@@ -47,6 +53,36 @@ int main(int argc, char **argv) {
     os << "dlc " << DLC_VERSION << " on MLIR " << DLC_MLIR_VERSION
        << "\n  CUDA backend: " << DLC_CUDA_SUMMARY << "\n";
   });
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "dlc optimizer driver\n", registry));
+  // mlir-opt's own driver, with the input checked before MLIR parses it
+  // (UntrustedInput.h): bad input is an error, never a crash.
+  auto [inputFilename, outputFilename] =
+      mlir::registerAndParseCLIOptions(argc, argv, "dlc optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects()) {
+    llvm::outs() << "Available Dialects: ";
+    llvm::interleaveComma(registry.getDialectNames(), llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input = mlir::openInputFile(inputFilename, &errorMessage);
+  if (!input) {
+    llvm::errs() << errorMessage << "\n";
+    return 1;
+  }
+  if (std::optional<std::string> problem = dlc::opt::checkUntrustedInput(
+          *input, registry, config.shouldAllowUnregisteredDialects())) {
+    llvm::errs() << inputFilename << ": error: " << *problem << "\n";
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &errorMessage);
+  if (!output) {
+    llvm::errs() << errorMessage << "\n";
+    return 1;
+  }
+  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }
