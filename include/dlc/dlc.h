@@ -26,5 +26,6 @@
 #include "dlc/Runtime/Engine.h"
 #include "dlc/Runtime/Gpu.h"
 #include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/Numerics.h"
 
 #endif // DLC_DLC_H

@@ -1,12 +1,13 @@
 //===- Dispatch.cpp - the op registry and eager dispatch ----------------------===//
 #include "dlc/Frontend/OpRegistry.h"
 
-#include "dlc/Frontend/Autograd.h"
-#include "dlc/Runtime/Kernel.h"
-#include "dlc/Runtime/Profile.h"
 #include "AutogradInternal.h"
 #include "OpDefinitions.h"
 #include "Tracer.h"
+#include "dlc/Frontend/Autograd.h"
+#include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/Numerics.h"
+#include "dlc/Runtime/Profile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -293,8 +294,25 @@ std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, cons
           [args = std::move(args), sharedAttrs, kernel, opName]() mutable {
             args.attrs = sharedAttrs.get();
             KernelProfile::timed(*opName, [&] { kernel(args); });
+            if (check_numerics_enabled())
+              check_finite_outputs(opName->c_str(), args.device, args.inputs, args.outputs);
           },
           op.may_run_on_caller && bytes <= kTinyTaskBytes ? TaskCost::tiny : TaskCost::queued);
+
+  // A GPU kernel's outputs are known only once it ran on the device: the guard copies
+  // them to the host and waits, so that the first op to make a NaN is the one named.
+  if (check_numerics_enabled() && !where.is_host())
+    for (size_t k = 0; k < results.size(); ++k)
+      if (is_floating(results[k].dtype())) {
+        Tensor host = results[k].copyto(cpu());
+        host.wait_to_read();
+        if (int64_t at = first_non_finite(host.data(), host.dtype(), host.size()); at >= 0)
+          throw Error("numerics check (DLC_CHECK_NUMERICS): " + op.dialect_op +
+                      " made a NaN or an infinity at element " + std::to_string(at) +
+                      " of output #" + std::to_string(k) + " (" +
+                      shape_rules::str(results[k].shape()) + " " + dtype_name(results[k].dtype()) +
+                      " on " + where.str() + ")");
+      }
 
   if (op.vjp && autograd::is_recording() && !into) {
     // The VJP sees detached aliases: the recording keeps values alive, not itself.

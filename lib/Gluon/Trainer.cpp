@@ -6,6 +6,7 @@
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/OpRegistry.h"
+#include "dlc/Runtime/Numerics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,9 +17,10 @@ namespace dlc::gluon {
 
 namespace {
 const std::map<std::string, std::vector<std::string>> knownOptions = {
-    {"sgd", {"learning_rate", "momentum", "wd", "clip_gradient"}},
-    {"nag", {"learning_rate", "momentum", "wd", "clip_gradient"}},
-    {"adam", {"learning_rate", "beta1", "beta2", "epsilon", "wd", "clip_gradient"}}};
+    {"sgd", {"learning_rate", "momentum", "wd", "clip_gradient", "check_numerics"}},
+    {"nag", {"learning_rate", "momentum", "wd", "clip_gradient", "check_numerics"}},
+    {"adam",
+     {"learning_rate", "beta1", "beta2", "epsilon", "wd", "clip_gradient", "check_numerics"}}};
 
 /// Whether `weight` is updated by one fused op (npx::adam_update, sgd_momentum_update,
 /// sgd_update) rather than several element-wise ones: for float32 weights, eagerly and in
@@ -92,6 +94,25 @@ void Trainer::step(int64_t batch_size, bool ignore_stale_grad) {
         stale.insert(parameter.get());
       }
   }
+  // With check_numerics, a gradient holding a NaN or an infinity stops the step before it
+  // reaches a weight, naming the parameter (DLC_CHECK_NUMERICS names the op that made it).
+  if (option("check_numerics", 0) != 0)
+    for (const ParameterPtr &parameter : params_.values()) {
+      if (parameter->grad_req() == GradReq::null || !parameter->initialized() ||
+          stale.count(parameter.get()))
+        continue;
+      for (Device device : parameter->list_devices()) {
+        Tensor grad = parameter->grad(device);
+        Tensor host = device.is_host() ? detail::plain(grad) : grad.copyto(cpu());
+        host.wait_to_read();
+        if (int64_t at = first_non_finite(host.data(), host.dtype(), host.size()); at >= 0)
+          throw Error("Trainer.step (check_numerics): the gradient of parameter '" +
+                      parameter->name() + "' on " + device.str() +
+                      " holds a NaN or an infinity at element " + std::to_string(at) +
+                      "; no weight was changed (DLC_CHECK_NUMERICS=1 names the op that "
+                      "made it)");
+      }
+    }
   ++steps_;
   double rescale = 1.0 / double(batch_size);
   auto onGpus = [](const std::vector<Device> &devices) {

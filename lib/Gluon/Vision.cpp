@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 namespace dlc::gluon::data {
@@ -59,9 +61,34 @@ bool isImageFile(const std::filesystem::path &path) {
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp";
 }
 
+/// Whether `bytes` start as a PNG, JPEG or BMP file does. OpenCV picks its decoder by
+/// content, not by name, and links many more (TIFF, OpenEXR, JPEG 2000, ...): a folder
+/// of training images needs none of them, so no other decoder sees a file.
+bool hasReadableSignature(const std::vector<unsigned char> &bytes) {
+  auto startsWith = [&](std::initializer_list<unsigned char> prefix) {
+    return bytes.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), bytes.begin());
+  };
+  return startsWith({0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}) ||
+         startsWith({0xff, 0xd8, 0xff}) || startsWith({'B', 'M'});
+}
+
+/// The image at `path` (RGB or gray), or an empty Mat when it is not a readable PNG,
+/// JPEG or BMP file.
 cv::Mat decode(const std::string &path, ImageFolderDataset::Flag flag) {
-  cv::Mat bgr = cv::imread(path, flag == ImageFolderDataset::Flag::color ? cv::IMREAD_COLOR
-                                                                          : cv::IMREAD_GRAYSCALE);
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return {};
+  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(file)),
+                                   std::istreambuf_iterator<char>());
+  if (!hasReadableSignature(bytes))
+    return {};
+  cv::Mat bgr;
+  try {
+    bgr = cv::imdecode(bytes, flag == ImageFolderDataset::Flag::color ? cv::IMREAD_COLOR
+                                                                      : cv::IMREAD_GRAYSCALE);
+  } catch (const cv::Exception &) { // a damaged file some decoder refuses loudly
+    return {};
+  }
   if (bgr.empty())
     return bgr;
   if (bgr.channels() == 3)

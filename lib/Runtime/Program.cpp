@@ -1,10 +1,11 @@
 //===- Program.cpp - static memory planning and one-task execution -----------===//
 #include "dlc/Runtime/Program.h"
 
-#include "dlc/Core/Error.h"
-#include "dlc/Runtime/Profile.h"
 #include "ArenaPlanner.h"
 #include "DeviceBytes.h"
+#include "dlc/Core/Error.h"
+#include "dlc/Runtime/Numerics.h"
+#include "dlc/Runtime/Profile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -276,6 +277,18 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
         KernelProfile::timed(step.op, [&] {
           run_fused_elementwise(*step.fused, ins, outs, reference_kernels);
         });
+        if (check_numerics_enabled()) {
+          std::vector<TensorRef> inRefs, outRefs;
+          for (size_t i = 0; i < ins.size(); ++i) {
+            const ProgramValue &v = p.values[size_t(step.inputs[i])];
+            inRefs.push_back({ins[i], v.shape, v.dtype, v.layout});
+          }
+          for (size_t i = 0; i < outs.size(); ++i) {
+            const ProgramValue &v = p.values[size_t(step.outputs[i])];
+            outRefs.push_back({outs[i], v.shape, v.dtype, v.layout});
+          }
+          check_finite_outputs(step.op.c_str(), p.device, inRefs, outRefs);
+        }
         continue;
       }
       Attrs seeded;
@@ -297,6 +310,8 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
       }
       KernelFn kernel = reference_kernels ? step.kernels.reference : step.kernels.fast;
       KernelProfile::timed(step.op, [&] { kernel(call); });
+      if (check_numerics_enabled())
+        check_finite_outputs(call.op, p.device, call.inputs, call.outputs);
     }
     for (const auto &[value, argument] : p.updates) {
       const ProgramValue &target = p.values[size_t(p.arguments[size_t(argument)])];

@@ -3,11 +3,12 @@
 
 #include "dlc/Runtime/Collectives.h"
 
-#include "dlc/Core/Error.h"
-#include "dlc/Runtime/Profile.h"
 #include "ArenaPlanner.h"
 #include "DeviceBytes.h"
 #include "dlc/Config.h"
+#include "dlc/Core/Error.h"
+#include "dlc/Runtime/Numerics.h"
+#include "dlc/Runtime/Profile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -257,9 +258,19 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
         outs.push_back(static_cast<char *>(ref(out).data));
       std::shared_ptr<const FusedElementwise> body = step.fused;
       const std::string *op = &step.op;
-      addToSegment(step.device, reads, writes, [self, body, ins, outs, reference, op] {
-        KernelProfile::timed(*op, [&] { run_fused_elementwise(*body, ins, outs, reference); });
-      });
+      std::vector<TensorRef> inRefs, outRefs; // for the numerics guard
+      for (int in : step.inputs)
+        inRefs.push_back(ref(in));
+      for (int out : step.outputs)
+        outRefs.push_back(ref(out));
+      Device device = step.device;
+      addToSegment(step.device, reads, writes,
+                   [self, body, ins, outs, reference, op, device, inRefs, outRefs] {
+                     KernelProfile::timed(
+                         *op, [&] { run_fused_elementwise(*body, ins, outs, reference); });
+                     if (check_numerics_enabled())
+                       check_finite_outputs(op->c_str(), device, inRefs, outRefs);
+                   });
       continue;
     }
     auto attrs = std::make_shared<Attrs>(step.attrs);
@@ -278,6 +289,8 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
       call.attrs = attrs.get();
       call.op = op->c_str();
       KernelProfile::timed(*op, [&] { kernel(call); });
+      if (check_numerics_enabled())
+        check_finite_outputs(call.op, call.device, call.inputs, call.outputs);
     });
   }
   flushSegment();

@@ -88,6 +88,12 @@ cl::opt<bool> syncBatchNormOption(
     cl::desc("with the compiled step, normalize BatchNorm with the whole batch's statistics "
              "over all devices (SyncBatchNorm); default: per device, as the seed's loop"),
     cl::cat(trainOptions), cl::init(false));
+cl::opt<bool> checkNumerics(
+    "check-numerics",
+    cl::desc("check every op's output for NaN and infinity and stop at the first op that "
+             "makes one, naming it (slow: for finding where a run diverges; the same as "
+             "DLC_CHECK_NUMERICS=1)"),
+    cl::cat(trainOptions), cl::init(false));
 cl::opt<bool> hybridizeOption(
     "hybridize",
     cl::desc("compile the network (forward and backward) per input signature; "
@@ -389,6 +395,8 @@ int main(int argc, char **argv) {
                        std::to_string(devices.size()) + " devices it is split over");
     std::filesystem::create_directories(outputFolder.getValue());
     removeLeftovers(outputFolder);
+    if (checkNumerics)
+      set_check_numerics(true);
     np::random::seed(seedOption);
 
     data::DatasetPtr trainSet, testSet;
@@ -468,7 +476,9 @@ int main(int argc, char **argv) {
     }
     if (hybridizeOption)
       net->hybridize();
-    Trainer trainer(net->collect_params(), optimizerOption, {{"learning_rate", learningRate}});
+    Trainer trainer(net->collect_params(), optimizerOption,
+                    {{"learning_rate", learningRate},
+                     {"check_numerics", check_numerics_enabled() ? 1.0 : 0.0}});
     loss::SoftmaxCrossEntropyLoss lossFn;
     bool compiledStep = compiledStepOption && hybridizeOption;
     TrainStep trainStep(*net, lossFn, trainer, devices, syncBatchNormOption);

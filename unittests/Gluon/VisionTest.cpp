@@ -127,6 +127,17 @@ TEST(ImageFolder, ClassesCorruptFilesAndEmptyClasses) {
   EXPECT_EQ(lenient.get(0).data.shape(), (Shape{4, 5, 1}));
   EXPECT_THROW(ImageFolderDataset((root / "missing").string()), Error);
 
+  // OpenCV picks its decoder by content: a TIFF named .png reached the TIFF decoder. Only
+  // files that start as PNG, JPEG or BMP files do are decoded.
+  fs::path other = root.parent_path() / "dlc_imagefolder_other";
+  fs::remove_all(other);
+  fs::create_directories(other / "cls");
+  ASSERT_TRUE(cv::imwrite((other / "x.tiff").string(), cv::Mat(3, 3, CV_8UC3, cv::Scalar(5))));
+  fs::rename(other / "x.tiff", other / "cls" / "x.png");
+  ImageFolderDataset disguised(other.string(), ImageFolderDataset::Flag::color, true);
+  EXPECT_EQ(disguised.size(), 0u);
+  ASSERT_EQ(disguised.skipped().size(), 1u);
+
   // Through a loader with random transforms, workers or not, the same seed gives the
   // same batches.
   auto transformed = std::make_shared<ImageFolderDataset>(root.string(), ImageFolderDataset::Flag::color, true)

@@ -22,6 +22,8 @@ namespace dlc::gluon {
 ///   "nag":  as sgd, momentum [0.9] (Nesterov)
 ///   "adam": learning_rate [0.001], beta1 [0.9], beta2 [0.999], epsilon [1e-8], wd [0],
 ///           clip_gradient [off]
+/// Every optimizer also takes check_numerics [0]: when 1, step() first checks that no
+/// gradient holds a NaN or an infinity, and throws naming the parameter if one does.
 class Trainer {
 public:
   Trainer(const ParameterDict &params, const std::string &optimizer,
