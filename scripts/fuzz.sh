@@ -8,10 +8,12 @@
 #   --runs N      or for N executions each (the long runs: --runs 1000000)
 #   TARGET        safetensors, idx, image, mlir (default: all)
 #
-# New inputs libFuzzer finds go to DIR/corpus/<target> (the committed seeds in
+# The build (default build-fuzz) uses clang-19 with its OpenMP runtime, libomp (which
+# also serves oneDNN's libgomp calls), -O1, no CUDA; this script installs them when
+# missing. New inputs libFuzzer finds go to DIR/corpus/<target> (the committed seeds in
 # fuzz/corpus/<target> are read, never written); a crash leaves its input in
 # DIR/findings/<target>/ and fails the run. The last line per target gives executions,
-# time and corpus size. Installs clang-19 and its runtime (libFuzzer) when missing.
+# time and corpus size.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,7 +35,7 @@ done
 started=$SECONDS
 say() { printf '[fuzz %4ds] %s\n' "$((SECONDS - started))" "$*"; }
 
-packages=(clang-19 libclang-rt-19-dev)
+packages=(clang-19 libclang-rt-19-dev libomp-19-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -42,21 +44,22 @@ if [ ${#missing[@]} -gt 0 ]; then
   say "installing: ${missing[*]}"
   sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
 
 export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
-say "configuring $build_dir (clang-19; fuzzer, address, undefined; no CUDA)"
+say "configuring $build_dir (clang-19 -O1; fuzzer-no-link, address, undefined; no CUDA)"
+mkdir -p "$build_dir"
 cmake -G Ninja -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
   -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+  -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
   -DDLC_SANITIZE=fuzzer-no-link,address,undefined -DDLC_ENABLE_CUDA=OFF \
-  -DDLC_ENABLE_TESTS=OFF -DDLC_FUZZ=ON >"$build_dir.configure.log" 2>&1 ||
-  { tail -20 "$build_dir.configure.log"; exit 1; }
+  -DDLC_ENABLE_TESTS=OFF -DDLC_FUZZ=ON >"$build_dir/configure.log" 2>&1 ||
+  { tail -20 "$build_dir/configure.log"; exit 1; }
 say "building ${targets[*]}"
-cmake --build "$build_dir" ${DLC_JOBS:+-j "$DLC_JOBS"} \
-  --target "${targets[@]/#/dlc-fuzz-}"
+cmake --build "$build_dir" ${DLC_JOBS:+-j "$DLC_JOBS"} --target "${targets[@]/#/dlc-fuzz-}"
 
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"

@@ -2,36 +2,36 @@
 # scripts/sanitize.sh - builds dlc with AddressSanitizer (with LeakSanitizer) and
 # UndefinedBehaviorSanitizer and runs every test under them; any report fails the run.
 #
-#   scripts/sanitize.sh [--build-dir DIR] [CTEST ARGS ...]
+#   scripts/sanitize.sh [CTEST ARGS ...]
 #
-# The build (default build-sanitize) is separate from ./dlc.sh's and has no CUDA backend
-# (see cmake/DLCSanitizers.cmake). Run after ./dlc.sh has installed the packages; CI runs
-# it after the tests (.ci/run). Extra arguments go to ctest (e.g. -R Serialization).
+# The build (build-sanitize, DLC_SANITIZE_BUILD_DIR to move it) is separate from
+# ./dlc.sh's: the same g++ (and so the same OpenMP runtime as oneDNN's), -O1, no CUDA
+# backend (see cmake/DLCSanitizers.cmake). Run it after ./dlc.sh has installed the
+# packages; CI runs it after the tests (.ci/run). Extra arguments go to ctest (e.g.
+# -R Serialization).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build_dir="$root/build-sanitize"
-if [ "${1:-}" = --build-dir ]; then
-  build_dir="$2"
-  shift 2
-fi
+build_dir="${DLC_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
 started=$SECONDS
 say() { printf '[sanitize %4ds] %s\n' "$((SECONDS - started))" "$*"; }
 
 export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
-say "configuring $build_dir (address, undefined; no CUDA)"
-# -O1: the sanitizers' instrumentation makes -O3 compiles four times slower, -O1 twice.
+say "configuring $build_dir (g++ -O1; address, undefined; no CUDA)"
+# -O1: the instrumentation makes -O3 compiles about four times slower, -O1 twice.
+mkdir -p "$build_dir"
 cmake -G Ninja -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-  -DDLC_SANITIZE=address,undefined -DDLC_ENABLE_CUDA=OFF >"$build_dir.configure.log" 2>&1 ||
-  { tail -20 "$build_dir.configure.log"; exit 1; }
+  -DDLC_SANITIZE=address,undefined -DDLC_ENABLE_CUDA=OFF \
+  >"$build_dir/configure.log" 2>&1 || { tail -20 "$build_dir/configure.log"; exit 1; }
 say "building"
 cmake --build "$build_dir" ${DLC_JOBS:+-j "$DLC_JOBS"}
 
 # Reports are fatal and name the stack. Leaks are checked at every test program's exit;
-# the suppressions name what is not dlc's (see the file).
-export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
+# the suppressions name what is not dlc's (see the file). An allocation too large to
+# make returns null, as malloc does, so that dlc's out-of-memory errors are tested too.
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$root/scripts/sanitizer-suppressions.txt:print_suppressions=0"
 say "running the tests under the sanitizers"

@@ -18,6 +18,9 @@ llvm_config.use_default_substitutions()
 
 if config.dlc_have_cuda:
     config.available_features.add("cuda")
+# A build with sanitizers (scripts/sanitize.sh): AddressSanitizer handles SIGSEGV itself.
+if config.dlc_sanitize:
+    config.available_features.add("sanitizers")
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dlc_tools_dir, config.llvm_tools_dir]

@@ -80,7 +80,8 @@ std::vector<unsigned char> readGzip(const std::string &path) {
   while ((got = gzread(file, chunk, sizeof chunk)) > 0)
     bytes.insert(bytes.end(), chunk, chunk + got);
   int error = 0;
-  const char *message = got < 0 ? gzerror(file, &error) : nullptr;
+  // gzerror's text lives in the gzFile: copied before gzclose frees it.
+  std::string message = got < 0 ? gzerror(file, &error) : "";
   gzclose(file);
   if (got < 0)
     throw Error("MNIST: '" + path + "' is not a readable gzip file: " + message);

@@ -1,15 +1,12 @@
-//===- UntrustedInput.cpp - bounded nesting, bytecode read in a child first ---===//
+//===- UntrustedInput.cpp - bounded text nesting, bytecode run in a child ----===//
 #include "UntrustedInput.h"
 
-#include "mlir/Bytecode/BytecodeReader.h"
-#include "mlir/IR/Block.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,7 +22,9 @@ std::string position(llvm::StringRef text, size_t offset) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
-std::optional<std::string> nestingProblem(llvm::StringRef text) {
+} // namespace
+
+std::optional<std::string> textNestingProblem(llvm::StringRef text) {
   int depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
@@ -49,45 +48,45 @@ std::optional<std::string> nestingProblem(llvm::StringRef text) {
   return std::nullopt;
 }
 
-/// Reads `input` as bytecode in a child process and reports how the child died, if it
-/// did. Exiting, with or without parse errors, is fine: the real parse reports those.
-std::optional<std::string> bytecodeCrashes(const llvm::MemoryBuffer &input,
-                                           const mlir::DialectRegistry &registry,
-                                           bool allowUnregisteredDialects) {
+int runContained(llvm::function_ref<int()> work, llvm::StringRef inputName,
+                 llvm::StringRef outputFilename) {
+  llvm::outs().flush();
+  llvm::errs().flush();
+  std::fflush(nullptr);
   pid_t child = fork();
-  if (child < 0)
-    return std::string("cannot check its bytecode in a child process: ") + std::strerror(errno);
+  if (child < 0) {
+    llvm::errs() << inputName
+                 << ": error: cannot start a process to read it in: " << std::strerror(errno)
+                 << "\n";
+    return 1;
+  }
   if (child == 0) {
-    int devNull = open("/dev/null", O_WRONLY);
-    if (devNull >= 0) // the reader's own crash report would only confuse
-      dup2(devNull, STDERR_FILENO);
-    mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
-    context.allowUnregisteredDialects(allowUnregisteredDialects);
-    mlir::ScopedDiagnosticHandler quiet(&context,
-                                        [](mlir::Diagnostic &) { return mlir::success(); });
-    mlir::Block block;
-    mlir::ParserConfig config(&context);
-    bool parsed = mlir::succeeded(mlir::readBytecodeFile(input.getMemBufferRef(), &block, config));
-    _exit(parsed ? 0 : 1);
+    // The default action for the signals a damaged file brings: the parent reports it,
+    // LLVM's crash handler would only add a stack dump asking for a bug report.
+    for (int signal : {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE})
+      std::signal(signal, SIG_DFL);
+    int status = work();
+    llvm::outs().flush();
+    llvm::errs().flush();
+    std::fflush(nullptr);
+    _exit(status);
   }
   int status = 0;
   while (waitpid(child, &status, 0) < 0)
-    if (errno != EINTR)
-      return std::string("cannot check its bytecode: waitpid: ") + std::strerror(errno);
-  if (WIFSIGNALED(status))
-    return std::string("MLIR's bytecode reader crashes on this file (") +
-           strsignal(WTERMSIG(status)) + "): it is damaged or not bytecode MLIR 19 can read";
-  return std::nullopt;
-}
-
-} // namespace
-
-std::optional<std::string> checkUntrustedInput(const llvm::MemoryBuffer &input,
-                                               const mlir::DialectRegistry &registry,
-                                               bool allowUnregisteredDialects) {
-  if (mlir::isBytecode(input.getMemBufferRef()))
-    return bytecodeCrashes(input, registry, allowUnregisteredDialects);
-  return nestingProblem(input.getBuffer());
+    if (errno != EINTR) {
+      llvm::errs() << inputName
+                   << ": error: waiting for the process reading it: " << std::strerror(errno)
+                   << "\n";
+      return 1;
+    }
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  if (outputFilename != "-")
+    std::remove(outputFilename.str().c_str());
+  llvm::errs() << inputName << ": error: MLIR's bytecode reader crashes on this file ("
+               << strsignal(WTERMSIG(status))
+               << "): it is damaged or not bytecode MLIR 19 can read\n";
+  return 1;
 }
 
 } // namespace dlc::opt

@@ -13,6 +13,7 @@
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -30,6 +31,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -70,19 +72,23 @@ int main(int argc, char **argv) {
     llvm::errs() << errorMessage << "\n";
     return 1;
   }
-  if (std::optional<std::string> problem = dlc::opt::checkUntrustedInput(
-          *input, registry, config.shouldAllowUnregisteredDialects())) {
-    llvm::errs() << inputFilename << ": error: " << *problem << "\n";
-    return 1;
-  }
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    llvm::errs() << errorMessage << "\n";
-    return 1;
-  }
-  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
-    return 1;
-  output->keep();
-  return 0;
+  bool bytecode = mlir::isBytecode(input->getMemBufferRef());
+  if (!bytecode)
+    if (std::optional<std::string> problem = dlc::opt::textNestingProblem(input->getBuffer())) {
+      llvm::errs() << inputFilename << ": error: " << *problem << "\n";
+      return 1;
+    }
+  auto run = [&]() -> int {
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        mlir::openOutputFile(outputFilename, &errorMessage);
+    if (!output) {
+      llvm::errs() << errorMessage << "\n";
+      return 1;
+    }
+    if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+      return 1;
+    output->keep();
+    return 0;
+  };
+  return bytecode ? dlc::opt::runContained(run, inputFilename, outputFilename) : run();
 }

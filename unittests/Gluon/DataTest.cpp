@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <set>
 
@@ -56,6 +58,50 @@ TEST(Data, FashionMNISTFilesFromDebian) {
   EXPECT_GT(*std::max_element(pixels.begin(), pixels.end()), 200) << "real images, not zeros";
   EXPECT_THROW(vision::MNIST("/nonexistent"), Error);
   EXPECT_THROW(train.get(60000), IndexError);
+}
+
+TEST(Data, DamagedIdxFilesAreErrorsNamingTheFile) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::path(::testing::TempDir()) / "dlc_damaged_idx";
+  fs::remove_all(root);
+  fs::create_directories(root);
+  auto write = [&](const std::string &name, const std::string &bytes) {
+    std::ofstream(root / name, std::ios::binary) << bytes;
+  };
+  auto bigEndian = [](std::vector<uint32_t> words) {
+    std::string bytes;
+    for (uint32_t w : words)
+      for (int shift : {24, 16, 8, 0})
+        bytes.push_back(char((w >> shift) & 0xff));
+    return bytes;
+  };
+  auto expectError = [&](const std::string &fragment) {
+    try {
+      vision::MNIST(root.string(), /*train=*/true);
+      FAIL() << "expected an error containing '" << fragment << "'";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  std::string labels = bigEndian({0x801, 2}) + std::string("\x01\x02", 2);
+  write("train-labels-idx1-ubyte", labels);
+  // A gzip stream that breaks off: the error quoted zlib's message after gzclose had
+  // freed it (a use after free the IDX fuzzer found).
+  write("train-images-idx3-ubyte.gz", std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03"
+                                                  "garbage that is not deflate data",
+                                                  41));
+  expectError("is not a readable gzip file");
+  fs::remove(root / "train-images-idx3-ubyte.gz");
+  write("train-images-idx3-ubyte", bigEndian({0x801, 2, 2, 2}));
+  expectError("is not an IDX file of the expected kind");
+  write("train-images-idx3-ubyte", bigEndian({0x803, 2}));
+  expectError("is truncated in its header");
+  write("train-images-idx3-ubyte", bigEndian({0x803, 2, 2, 2}) + std::string(7, '\0'));
+  expectError("holds 23 bytes, its header announces 24");
+  write("train-images-idx3-ubyte", bigEndian({0x803, 3, 2, 2}) + std::string(12, '\0'));
+  expectError("3 images in");
+  write("train-images-idx3-ubyte", bigEndian({0x803, 2, 2, 2}) + std::string(8, '\0'));
+  EXPECT_EQ(vision::MNIST(root.string(), true).size(), 2u);
 }
 
 TEST(Data, LoaderOrderIsReproducible) {
