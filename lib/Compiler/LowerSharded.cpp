@@ -28,20 +28,9 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
   StringRef deviceName = mlir::dlc::DLCDialect::getDeviceAttrName();
 
   auto addValue = [&](Value value, Device device, int aliasOf, size_t offset) -> int {
-    auto type = dyn_cast<RankedTensorType>(value.getType());
     ShardedValue v;
-    if (!type || !toDType(type.getElementType(), v.dtype)) {
-      error = "@" + program->name + ": cannot lower a value of this type";
+    if (!lowerableTensor(value, program->name, v.shape, v.dtype, error))
       return -1;
-    }
-    v.shape.assign(type.getShape().begin(), type.getShape().end());
-    if (std::string why = shape_rules::tensorSizeError(v.shape, int64_t(dtype_size(v.dtype)));
-        !why.empty()) {
-      llvm::raw_string_ostream os(error);
-      os << "@" << program->name << ": cannot lower a value of type " << value.getType() << ": "
-         << why;
-      return -1;
-    }
     v.device = device;
     v.alias_of = aliasOf;
     v.offset = offset;

@@ -47,6 +47,21 @@ bool toDType(Type element, DType &dtype) {
   return true;
 }
 
+bool lowerableTensor(Value value, const std::string &function, Shape &shape, DType &dtype,
+                     std::string &error) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  std::string why = "the runtime has no such tensors";
+  if (type && toDType(type.getElementType(), dtype)) {
+    shape.assign(type.getShape().begin(), type.getShape().end());
+    why = shape_rules::tensorSizeError(shape, int64_t(dtype_size(dtype)));
+    if (why.empty())
+      return true;
+  }
+  llvm::raw_string_ostream os(error);
+  os << "@" << function << ": cannot lower a value of type " << value.getType() << ": " << why;
+  return false;
+}
+
 std::string describe(Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -228,21 +243,9 @@ std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
   llvm::DenseMap<Value, int> &ids = valueIds ? *valueIds : localIds;
 
   auto addValue = [&](Value value, int aliasOf) -> int {
-    auto type = dyn_cast<RankedTensorType>(value.getType());
     ProgramValue v;
-    if (!type || !toDType(type.getElementType(), v.dtype)) {
-      llvm::raw_string_ostream os(error);
-      os << "@" << program->name << ": cannot lower a value of type " << value.getType();
+    if (!lowerableTensor(value, program->name, v.shape, v.dtype, error))
       return -1;
-    }
-    v.shape.assign(type.getShape().begin(), type.getShape().end());
-    if (std::string why = shape_rules::tensorSizeError(v.shape, int64_t(dtype_size(v.dtype)));
-        !why.empty()) {
-      llvm::raw_string_ostream os(error);
-      os << "@" << program->name << ": cannot lower a value of type " << value.getType() << ": "
-         << why;
-      return -1;
-    }
     v.alias_of = aliasOf;
     program->values.push_back(std::move(v));
     int id = int(program->values.size()) - 1;

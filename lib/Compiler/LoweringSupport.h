@@ -17,6 +17,10 @@ namespace dlc::compiler::detail {
 
 /// The dtype of a tensor element type; false for types the runtime has no dtype for.
 bool toDType(mlir::Type element, DType &dtype);
+/// The shape and dtype of `value`, a ranked tensor of a dtype the runtime has and of
+/// fewer than 2^63 bytes; false, with `error` naming `function` and the type, otherwise.
+bool lowerableTensor(mlir::Value value, const std::string &function, Shape &shape,
+                     DType &dtype, std::string &error);
 /// "dlc.conv2d at loc(...)", for messages.
 std::string describe(mlir::Operation *op);
 /// The eager kernels' attributes of `op`; false (with `error`) for one it cannot read.
