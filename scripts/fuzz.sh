@@ -61,7 +61,10 @@ cmake -G Ninja -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
 say "building ${targets[*]}"
 cmake --build "$build_dir" ${DLC_JOBS:+-j "$DLC_JOBS"} --target "${targets[@]/#/dlc-fuzz-}"
 
-export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1"
+# allow_user_poisoning=0: LLVM's allocators poison and unpoison their slabs in inline
+# code, which runs instrumented in dlc's objects and uninstrumented inside libMLIR, so
+# a slab one side poisoned reads as poisoned to the other (a false use-after-poison).
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:allow_user_poisoning=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 status=0
 for target in "${targets[@]}"; do
@@ -69,7 +72,7 @@ for target in "${targets[@]}"; do
   mkdir -p "$corpus" "$findings"
   budget=(-max_total_time="$seconds")
   [ -z "$runs" ] || budget=(-runs="$runs")
-  say "$target: ${runs:+$runs runs}${runs:-$seconds s} from fuzz/corpus/$target"
+  say "$target: $([ -n "$runs" ] && echo "$runs runs" || echo "$seconds s") from fuzz/corpus/$target"
   if "$build_dir/fuzz/dlc-fuzz-$target" "${budget[@]}" -timeout=20 -rss_limit_mb=3072 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" \
       "$corpus" "$root/fuzz/corpus/$target" >"$build_dir/fuzz-$target.log" 2>&1; then

@@ -31,7 +31,8 @@ cmake --build "$build_dir" ${DLC_JOBS:+-j "$DLC_JOBS"}
 # Reports are fatal and name the stack. Leaks are checked at every test program's exit;
 # the suppressions name what is not dlc's (see the file). An allocation too large to
 # make returns null, as malloc does, so that dlc's out-of-memory errors are tested too.
-export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:allocator_may_return_null=1"
+# allow_user_poisoning=0: see scripts/fuzz.sh (LLVM's allocators' slab poisoning).
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:allocator_may_return_null=1:allow_user_poisoning=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$root/scripts/sanitizer-suppressions.txt:print_suppressions=0"
 say "running the tests under the sanitizers"

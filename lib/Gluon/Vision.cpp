@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -72,9 +73,42 @@ bool hasReadableSignature(const std::vector<unsigned char> &bytes) {
          startsWith({0xff, 0xd8, 0xff}) || startsWith({'B', 'M'});
 }
 
-/// The image at `path` (RGB or gray), or an empty Mat when it is not a readable PNG,
-/// JPEG or BMP file.
-cv::Mat decode(const std::string &path, ImageFolderDataset::Flag flag) {
+/// The width and height the header of a PNG, JPEG or BMP file announces, or {0, 0} when
+/// it cannot be read (OpenCV then refuses the file itself).
+std::pair<int64_t, int64_t> announcedSize(const std::vector<unsigned char> &b) {
+  auto be16 = [&](size_t at) { return int64_t(b[at]) << 8 | b[at + 1]; };
+  auto le32 = [&](size_t at) {
+    return int64_t(int32_t(uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 |
+                           uint32_t(b[at + 3]) << 24));
+  };
+  if (b.size() >= 24 && b[0] == 0x89 && std::equal(b.begin() + 12, b.begin() + 16, "IHDR"))
+    return {be16(16) << 16 | be16(18), be16(20) << 16 | be16(22)}; // PNG's IHDR
+  if (b.size() >= 26 && b[0] == 'B') { // BMP: a 12-byte core header has 16-bit sizes
+    if (le32(14) == 12)
+      return {int64_t(b[18]) | int64_t(b[19]) << 8, int64_t(b[20]) | int64_t(b[21]) << 8};
+    return {std::abs(le32(18)), std::abs(le32(22))}; // negative: stored top-down
+  }
+  for (size_t i = 2; b.size() >= 2 && b[0] == 0xff && i + 4 <= b.size();) { // JPEG
+    if (b[i] != 0xff)
+      break;
+    int marker = b[i + 1];
+    if (marker == 0xff || marker == 0x01 || (marker >= 0xd0 && marker <= 0xd9)) {
+      i += marker == 0xff ? 1 : 2; // fill byte, or a marker without a length
+      continue;
+    }
+    bool frame = marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 &&
+                 marker != 0xcc; // a start of frame, which holds the size
+    if (frame && i + 9 <= b.size())
+      return {be16(i + 7), be16(i + 5)};
+    i += 2 + size_t(be16(i + 2));
+  }
+  return {0, 0};
+}
+
+/// The image at `path` (RGB or gray), or an empty Mat and `why` when it is not a
+/// readable PNG, JPEG or BMP file of at most kMaxImagePixels.
+cv::Mat decode(const std::string &path, ImageFolderDataset::Flag flag, std::string *why) {
+  *why = "not a readable JPEG/PNG/BMP";
   std::ifstream file(path, std::ios::binary);
   if (!file)
     return {};
@@ -82,6 +116,14 @@ cv::Mat decode(const std::string &path, ImageFolderDataset::Flag flag) {
                                    std::istreambuf_iterator<char>());
   if (!hasReadableSignature(bytes))
     return {};
+  // A few bytes can announce billions of pixels, which OpenCV allocates before it finds
+  // the data missing: such a file is refused from its header.
+  auto [width, height] = announcedSize(bytes);
+  if (width > 0 && height > kMaxImagePixels / width) {
+    *why = "its header announces " + std::to_string(width) + "x" + std::to_string(height) +
+           " pixels, more than the " + std::to_string(kMaxImagePixels) + " dlc reads";
+    return {};
+  }
   cv::Mat bgr;
   try {
     bgr = cv::imdecode(bytes, flag == ImageFolderDataset::Flag::color ? cv::IMREAD_COLOR
@@ -114,7 +156,8 @@ ImageFolderDataset::ImageFolderDataset(const std::string &root, Flag flag, bool 
         files.push_back(entry.path().string());
     std::sort(files.begin(), files.end());
     for (const std::string &file : files) {
-      if (skip_unreadable && decode(file, flag_).empty()) {
+      std::string why;
+      if (skip_unreadable && decode(file, flag_, &why).empty()) {
         skipped_.push_back(file);
         continue;
       }
@@ -130,11 +173,11 @@ Sample ImageFolderDataset::get(size_t index) const {
     throw IndexError("ImageFolderDataset: index " + std::to_string(index) + " of " +
                      std::to_string(items_.size()));
   const auto &[path, label] = items_[index];
-  cv::Mat image = decode(path, flag_);
+  std::string why;
+  cv::Mat image = decode(path, flag_, &why);
   if (image.empty())
-    throw Error("ImageFolderDataset: cannot decode '" + path +
-                "' (not a readable JPEG/PNG/BMP); pass skip_unreadable = true to leave such "
-                "files out");
+    throw Error("ImageFolderDataset: cannot decode '" + path + "' (" + why +
+                "); pass skip_unreadable = true to leave such files out");
   return {fromMat(image), label};
 }
 
@@ -172,12 +215,16 @@ Transform Resize(int size, bool keep_ratio, int interpolation) {
   return [=](const Tensor &x) {
     cv::Mat image = asMat(x, "Resize");
     int h = image.rows, w = image.cols, outH = size, outW = size;
-    if (keep_ratio) { // the short side becomes `size`; the long one is truncated, as MXNet does
-      if (h < w)
-        outW = int(int64_t(w) * size / h);
-      else
-        outH = int(int64_t(h) * size / w);
-    }
+    int64_t longSide = size;
+    if (keep_ratio) // the short side becomes `size`; the long one is truncated, as MXNet does
+      longSide = h < w ? int64_t(w) * size / h : int64_t(h) * size / w;
+    if (longSide > kMaxImagePixels / size)
+      throw ValueError("Resize(" + std::to_string(size) + "): the " + std::to_string(w) + "x" +
+                       std::to_string(h) + " image would become " + std::to_string(size) + "x" +
+                       std::to_string(longSide) + " pixels, more than " +
+                       std::to_string(kMaxImagePixels));
+    if (keep_ratio)
+      (h < w ? outW : outH) = int(longSide);
     cv::Mat resized;
     cv::resize(image, resized, cv::Size(outW, outH), 0, 0, interpolation);
     if (resized.channels() != image.channels()) // OpenCV drops a single channel's axis

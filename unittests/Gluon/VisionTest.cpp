@@ -64,6 +64,8 @@ TEST(Transforms, CropsAndResize) {
   // 341x224 (305 * 224 / 200 = 341.6), not 342 as rounding gave.
   EXPECT_EQ(T::Resize(224, true)(pattern(200, 305, 3)).shape(), (Shape{224, 341, 3}));
   EXPECT_EQ(T::Resize(224, true)(pattern(305, 200, 3)).shape(), (Shape{341, 224, 3}));
+  // A 1-pixel-high strip's long side would pass 2^26 pixels (and int) at 32.
+  EXPECT_THROW(T::Resize(32, true)(np::zeros({1, 3000000, 1}, DType::u8)), ValueError);
   EXPECT_EQ(T::RandomResizedCrop(5)(pattern(16, 12, 3)).shape(), (Shape{5, 5, 3}));
 }
 
@@ -137,6 +139,45 @@ TEST(ImageFolder, ClassesCorruptFilesAndEmptyClasses) {
   ImageFolderDataset disguised(other.string(), ImageFolderDataset::Flag::color, true);
   EXPECT_EQ(disguised.size(), 0u);
   ASSERT_EQ(disguised.skipped().size(), 1u);
+
+  // A few bytes can announce billions of pixels, which OpenCV allocated before finding
+  // the data missing (gigabytes; the image fuzzer found it): such files are refused from
+  // their header, in each format.
+  fs::remove_all(other / "cls");
+  fs::create_directories(other / "cls");
+  cv::Mat small(2, 3, CV_8UC3, cv::Scalar(9));
+  for (const char *ext : {".png", ".bmp", ".jpg"})
+    ASSERT_TRUE(cv::imwrite((other / "cls" / (std::string("huge") + ext)).string(), small));
+  auto patch = [&](const char *name, size_t at, std::vector<unsigned char> bytes) {
+    std::fstream file(other / "cls" / name, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(std::streamoff(at));
+    file.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+  };
+  patch("huge.png", 16, {0, 1, 0x86, 0xa0, 0, 1, 0x86, 0xa0}); // IHDR: 100000 x 100000
+  patch("huge.bmp", 18, {0xa0, 0x86, 1, 0, 0xa0, 0x86, 1, 0}); // 100000 x 100000
+  {
+    std::ifstream in(other / "cls" / "huge.jpg", std::ios::binary);
+    std::vector<unsigned char> jpeg((std::istreambuf_iterator<char>(in)),
+                                    std::istreambuf_iterator<char>());
+    for (size_t i = 2; i + 9 < jpeg.size(); ++i) // the baseline frame's height and width
+      if (jpeg[i] == 0xff && jpeg[i + 1] == 0xc0) {
+        patch("huge.jpg", i + 5, {0xff, 0xff, 0xff, 0xff}); // 65535 x 65535
+        break;
+      }
+  }
+  ImageFolderDataset huge(other.string(), ImageFolderDataset::Flag::color, true);
+  EXPECT_EQ(huge.size(), 0u);
+  EXPECT_EQ(huge.skipped().size(), 3u);
+  ImageFolderDataset strictHuge(other.string());
+  for (size_t i = 0; i < strictHuge.size(); ++i)
+    try {
+      strictHuge.get(i);
+      ADD_FAILURE() << "file " << i << " was decoded";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("pixels, more than the 67108864 dlc reads"),
+                std::string::npos)
+          << e.what();
+    }
 
   // Through a loader with random transforms, workers or not, the same seed gives the
   // same batches.

@@ -25,8 +25,13 @@ void set_sample_seed(uint64_t seed);
 
 namespace vision {
 
+/// The most pixels an image may have (8192 x 8192): a dataset refuses files whose
+/// header announces more, and Resize results larger than this.
+constexpr int64_t kMaxImagePixels = int64_t(1) << 26;
+
 /// Images in one folder per class: labels are the sorted folder names' positions.
-/// JPEG, PNG and BMP files are decoded with OpenCV.
+/// JPEG, PNG and BMP files are decoded with OpenCV (files whose bytes are another
+/// format's are not, whatever their name).
 class ImageFolderDataset : public Dataset {
 public:
   enum class Flag { gray = 0, color = 1 };
