@@ -89,8 +89,10 @@ std::pair<int64_t, int64_t> announcedSize(const std::vector<unsigned char> &b) {
     return {std::abs(le32(18)), std::abs(le32(22))}; // negative: stored top-down
   }
   for (size_t i = 2; b.size() >= 2 && b[0] == 0xff && i + 4 <= b.size();) { // JPEG
-    if (b[i] != 0xff)
-      break;
+    if (b[i] != 0xff) { // stray bytes before a marker: libjpeg skips them too
+      ++i;
+      continue;
+    }
     int marker = b[i + 1];
     if (marker == 0xff || marker == 0x01 || (marker >= 0xd0 && marker <= 0xd9)) {
       i += marker == 0xff ? 1 : 2; // fill byte, or a marker without a length
