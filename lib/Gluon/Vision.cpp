@@ -94,8 +94,9 @@ std::pair<int64_t, int64_t> announcedSize(const std::vector<unsigned char> &b) {
       continue;
     }
     int marker = b[i + 1];
-    if (marker == 0xff || marker == 0x01 || (marker >= 0xd0 && marker <= 0xd9)) {
-      i += marker == 0xff ? 1 : 2; // fill byte, or a marker without a length
+    if (marker == 0xff || marker == 0x00 || marker == 0x01 || (marker >= 0xd0 && marker <= 0xd9)) {
+      // a fill byte; 0xff00, which is data, not a marker; or a marker without a length
+      i += marker == 0xff ? 1 : 2;
       continue;
     }
     bool frame = marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 &&

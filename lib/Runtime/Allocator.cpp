@@ -26,6 +26,9 @@ namespace dlc {
 
 namespace {
 
+/// The cache a host device may keep whatever its peak use (see DeviceAllocator::release).
+constexpr int64_t kMinHostCache = int64_t(256) << 20;
+
 size_t roundUp(size_t bytes) {
   constexpr size_t small = 512, large = size_t(1) << 20;
   if (bytes == 0)
@@ -148,6 +151,16 @@ public:
   void release(void *data, size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.bytes_in_use -= int64_t(bytes);
+    // Host memory is cached only up to what the device has used at its peak (and 256 MiB
+    // at least): blocks come back to the same sizes in a training loop, but a stream of
+    // different sizes (images of every size through a DataLoader) would otherwise pile up
+    // without bound, since host allocations rarely fail and so never empty the cache.
+    // GPU blocks are all kept: cudaMalloc is slow, and running out empties the cache.
+    if (device_.is_host() &&
+        stats_.bytes_cached + int64_t(bytes) > std::max(kMinHostCache, stats_.peak_bytes_in_use)) {
+      source_.give_back(data);
+      return;
+    }
     free_.emplace(bytes, data);
     stats_.bytes_cached += int64_t(bytes);
   }

@@ -235,6 +235,22 @@ TEST(Allocator, StatisticsAndReuse) {
   EXPECT_GT(memory_stats(device).cache_hits, after.cache_hits) << "same size reuses the block";
 }
 
+TEST(Allocator, HostCacheStaysWithinThePeakOfMemoryInUse) {
+  // Blocks of ever new sizes (images of every size through a loader) piled up in the
+  // cache without bound: host allocations rarely fail, so nothing emptied it (the image
+  // fuzzer ran out of memory on it).
+  Device device = cpu(9);
+  for (int64_t mib = 1; mib <= 300; ++mib) { // each size new: blocks round to 1 MiB
+    Tensor t = Tensor::empty({mib << 18}, DType::f32, device);
+    t.wait_to_read();
+  }
+  wait_for_device(device);
+  MemoryStats stats = memory_stats(device);
+  EXPECT_LE(stats.bytes_cached, std::max<int64_t>(int64_t(256) << 20, stats.peak_bytes_in_use))
+      << "45 GiB of distinct sizes went through";
+  EXPECT_GT(stats.bytes_cached, 0) << "what fits is still cached";
+}
+
 TEST(Allocator, OutOfMemoryNamesDeviceAndRequest) {
   Device device = cpu(8);
   set_memory_limit(device, 1 << 20);
