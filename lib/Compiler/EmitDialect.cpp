@@ -14,8 +14,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
+#include "dlc/Core/OpFacts.h"
 
-#include <set>
 
 namespace dlc::compiler {
 
@@ -51,23 +51,19 @@ mlir::dlc::DeviceAttr deviceAttr(MLIRContext &context, Device device) {
   return mlir::dlc::DeviceAttr::get(&context, mlir::dlc::DeviceKind(uint32_t(device.kind)), device.id);
 }
 
-/// Attributes whose information the dialect keeps in result types.
-bool inResultTypes(llvm::StringRef name) {
-  static const std::set<std::string> names = {"shape", "dtype", "input_shape", "weight_shape",
-                                              "sizes"};
-  return names.count(name.str()) != 0;
-}
-
 /// Flags the dialect keeps as BoolAttr (they default to true); other flags are units.
 bool isBoolAttr(llvm::StringRef op, llvm::StringRef name) {
-  return name == "count_include_pad";
+  const op_facts::OpInfo *facts = op_facts::find(std::string_view(op.data(), op.size()));
+  const op_facts::AttrInfo *attr =
+      facts ? facts->attr(std::string_view(name.data(), name.size())) : nullptr;
+  return attr && attr->kind == op_facts::AttrKind::boolean;
 }
 
 /// The dialect's spelling of one eager attribute; a null attribute means "leave out".
 Attribute convert(MLIRContext &context, llvm::StringRef op, llvm::StringRef name,
                   const AttrValue &value, Type resultType) {
   Builder b(&context);
-  if (op == "dlc.constant" && name == "value") {
+  if (op == ::dlc::ops::constant && name == "value") {
     auto type = cast<RankedTensorType>(resultType);
     double scalar = std::holds_alternative<double>(value) ? std::get<double>(value)
                     : std::holds_alternative<int64_t>(value) ? double(std::get<int64_t>(value))
@@ -85,9 +81,9 @@ Attribute convert(MLIRContext &context, llvm::StringRef op, llvm::StringRef name
     return *flag ? Attribute(b.getUnitAttr()) : Attribute();
   }
   if (const auto *number = std::get_if<int64_t>(&value)) {
-    if (op == "dlc.reduce" && name == "kind")
+    if (op == ::dlc::ops::reduce && name == "kind")
       return mlir::dlc::ReduceKindAttr::get(&context, mlir::dlc::ReduceKind(*number));
-    if (op == "dlc.compare" && name == "predicate")
+    if (op == ::dlc::ops::compare && name == "predicate")
       return mlir::dlc::ComparePredicateAttr::get(&context,
                                                   mlir::dlc::ComparePredicate(*number));
     return b.getI64IntegerAttr(*number);
@@ -163,14 +159,14 @@ OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const G
         // Eager attributes the op does not declare (shapes kept in types, options of a
         // sibling op such as max-pool's count_include_pad) are left out.
         bool known = llvm::any_of(declared, [&](StringAttr a) { return a == attrName; });
-        if (inResultTypes(attrName) || !known)
+        if (!known)
           continue;
         if (Attribute converted = convert(context, node.op, attrName, attrValue, firstResult))
           state.addAttribute(attrName, converted);
       }
       if (node.gradient)
         state.addAttribute("dlc.gradient", inside.getUnitAttr());
-      if (node.op != "dlc.constant") // constants belong to every device that uses them
+      if (node.op != ::dlc::ops::constant) // constants belong to every device that uses them
         state.addAttribute(mlir::dlc::DLCDialect::getDeviceAttrName(), device);
       Operation *op = inside.create(state);
       for (size_t k = 0; k < node.outputs.size(); ++k)

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc::compiler {
 
@@ -79,7 +80,7 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
     if (auto copy = dyn_cast<mlir::dlc::CopyOp>(op)) {
       ShardedStep step;
       step.kind = ShardedStep::Kind::copy;
-      step.op = "dlc.copy";
+      step.op = ::dlc::ops::copy;
       step.device = runtimeDevice(copy.getDevice());
       step.inputs = inputs;
       int id = addValue(copy.getResult(), step.device, -1, 0);
@@ -90,7 +91,7 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
     if (auto reduce = dyn_cast<mlir::dlc::AllReduceOp>(op)) {
       ShardedStep step;
       step.kind = ShardedStep::Kind::all_reduce;
-      step.op = "dlc.all_reduce";
+      step.op = ::dlc::ops::all_reduce;
       step.inputs = inputs;
       step.reduce_kind = int64_t(reduce.getKind());
       if (step.reduce_kind > 1) {

@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <functional>
 #include <optional>
@@ -123,14 +124,9 @@ bool kernelStep(Operation *op, Device device, ProgramStep &step, std::string &er
 }
 
 /// Whether `op`'s kernel reads element i of each same-shaped input before writing element
-/// i of its one output: unary ops, relu_backward, and the binary arithmetic ops.
+/// i of its one output (DLC_ElementwiseKernel).
 bool isInPlaceElementwise(Operation *op) {
-  static const std::set<std::string> binary = {"dlc.add", "dlc.sub", "dlc.mul", "dlc.div",
-                                               "dlc.pow", "dlc.max", "dlc.min"};
-  if (op->getNumResults() != 1 || !isa<mlir::dlc::DLCDialect>(op->getDialect()))
-    return false;
-  return op->hasTrait<mlir::OpTrait::Elementwise>() ||
-         binary.count(op->getName().getStringRef().str()) != 0;
+  return op->getNumResults() == 1 && op->hasTrait<mlir::dlc::OpTrait::ElementwiseKernel>();
 }
 
 /// The single step of a dlc.fused region, if the runtime has a fused kernel for it:
@@ -147,7 +143,7 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
   Operation *terminator = body.getTerminator();
 
   if (kind == "conv2d_relu" || kind == "dense_relu") {
-    if (ops.size() != 2 || ops[1]->getName().getStringRef() != "dlc.relu" ||
+    if (ops.size() != 2 || ops[1]->getName().getStringRef() != ::dlc::ops::relu ||
         ops[1]->getOperand(0) != ops[0]->getResult(0) ||
         terminator->getOperands() != ops[1]->getResults() ||
         ops[0]->getOperands() != ValueRange(body.getArguments()))
@@ -270,7 +266,7 @@ std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
   // kernel for them (ReLU epilogues, element-wise chains) and their body's steps otherwise.
   std::function<bool(Operation *)> lowerOp = [&](Operation *op) -> bool {
     llvm::StringRef name = op->getName().getStringRef();
-    if (name == "dlc.reshape")
+    if (name == ::dlc::ops::reshape)
       return addValue(op->getResult(0), ids.lookup(op->getOperand(0))) >= 0;
     std::vector<int> inputs;
     for (Value operand : op->getOperands()) {

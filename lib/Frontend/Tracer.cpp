@@ -2,6 +2,7 @@
 #include "Tracer.h"
 
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc::trace {
 
@@ -77,7 +78,7 @@ int Tracer::value(const Tensor &tensor) {
     const compiler::GraphValue &from = graph_.values[size_t(base)];
     if (shape_rules::numElements(from.shape) == tensor.size() && from.dtype == tensor.dtype()) {
       int id = define(tensor);
-      graph_.nodes.push_back({"dlc.reshape", "reshape", Attrs{{"shape", tensor.shape()}},
+      graph_.nodes.push_back({ops::reshape, "reshape", Attrs{{"shape", tensor.shape()}},
                               {base}, {id}});
       return id;
     }
@@ -125,7 +126,7 @@ void Tracer::record_reshape(const Tensor &input, const Tensor &view, autograd::N
   ids_[view.impl().get()] = out;
   places_[{view.buffer().get(), view.impl()->offset}].push_back(out);
   keep_.push_back(view);
-  graph_.nodes.push_back({"dlc.reshape", "reshape", Attrs{{"shape", view.shape()}}, {in}, {out}});
+  graph_.nodes.push_back({ops::reshape, "reshape", Attrs{{"shape", view.shape()}}, {in}, {out}});
   calls_.push_back({"reshape", std::move(vjp), {input}, {view}});
 }
 

@@ -3,6 +3,7 @@
 
 #include "CPU/CpuKernels.h"
 #include "dlc/Config.h"
+#include "dlc/Core/OpFacts.h"
 
 #if DLC_HAVE_CUDA
 #include "CUDA/CudaKernels.h"
@@ -65,7 +66,7 @@ const KernelEntry *find_kernel(const std::string &dialectOp, Device device) {
 }
 
 bool can_compute_on(Device device) {
-  if (!find_kernel("dlc.add", device))
+  if (!find_kernel(ops::add, device))
     return false;
   return device.id >= 0 && device.id < (device.is_host() ? kMaxHostDevices : num_gpus());
 }

@@ -8,6 +8,7 @@
 #ifndef DLC_FRONTEND_NN_H
 #define DLC_FRONTEND_NN_H
 
+#include "dlc/Core/OpFacts.h"
 #include "dlc/Frontend/Tensor.h"
 
 #include <array>
@@ -48,7 +49,8 @@ struct PoolOptions {
   std::array<int64_t, 2> stride{1, 1};
   std::array<int64_t, 2> padding{0, 0};
   bool ceil_mode = false;         ///< MXNet's pooling_convention='full'
-  bool count_include_pad = true;  ///< average pooling only
+  /// average pooling only; MXNet's default, which is the dialect's
+  bool count_include_pad = op_attrs::avg_pool2d::count_include_pad.value;
 };
 
 Tensor max_pool2d(const Tensor &x, const PoolOptions &options);

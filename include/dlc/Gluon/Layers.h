@@ -50,7 +50,8 @@ struct PoolOptions {
   std::array<int64_t, 2> strides{0, 0}; ///< 0: the pool size (Gluon's strides=None)
   std::array<int64_t, 2> padding{0, 0};
   bool ceil_mode = false;               ///< pooling_convention='full'
-  bool count_include_pad = true;        ///< average pooling only
+  /// average pooling only; MXNet's default, which is the dialect's
+  bool count_include_pad = op_attrs::avg_pool2d::count_include_pad.value;
 };
 
 class MaxPool2D : public HybridBlock {

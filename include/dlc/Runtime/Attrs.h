@@ -7,6 +7,8 @@
 #ifndef DLC_RUNTIME_ATTRS_H
 #define DLC_RUNTIME_ATTRS_H
 
+#include "dlc/Core/OpFacts.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -38,6 +40,10 @@ public:
   std::vector<int64_t> get_ints(const std::string &name,
                                 const std::vector<int64_t> &fallback) const;
   std::string get_string(const std::string &name, const std::string &fallback) const;
+  /// The attribute `fact` names, else the dialect's default for it (dlc/Core/OpFacts.h).
+  bool get(const AttrFact<bool> &fact) const { return get_bool(fact.name, fact.value); }
+  int64_t get(const AttrFact<int64_t> &fact) const { return get_int(fact.name, fact.value); }
+  double get(const AttrFact<double> &fact) const { return get_float(fact.name, fact.value); }
 
   /// "{axis = 1, keepdims = true}", for error messages.
   std::string str() const;

@@ -3,6 +3,7 @@
 
 #include "dlc/Frontend/Hybridize.h"
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <cmath>
 #include <map>
@@ -75,10 +76,10 @@ int64_t detail::next_kernel_seed(Device device) {
 }
 
 void detail::register_creation_ops() {
-  register_op(caller_runnable({"full", "dlc.constant", inferCreation}));
+  register_op(caller_runnable({"full", ops::constant, inferCreation}));
   register_op(caller_runnable({"arange", "eager.arange", inferCreation}));
-  register_op(caller_runnable({"random_uniform", "dlc.random_uniform", inferCreation}));
-  register_op(caller_runnable({"random_normal", "dlc.random_normal", inferCreation}));
+  register_op(caller_runnable({"random_uniform", ops::random_uniform, inferCreation}));
+  register_op(caller_runnable({"random_normal", ops::random_normal, inferCreation}));
   register_op(caller_runnable({"random_randint", "eager.random_randint", inferCreation}));
 }
 

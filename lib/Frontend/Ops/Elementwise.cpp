@@ -3,6 +3,7 @@
 #include "../Tracer.h"
 
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <cstring>
 #include <map>
@@ -214,29 +215,29 @@ void detail::register_elementwise_ops() {
     VjpFn vjp;
   };
   const ElementwiseOp elementwise[] = {
-      {"add", "dlc.add", inferBroadcast, vjpAdd},
-      {"subtract", "dlc.sub", inferBroadcast, vjpSubtract},
-      {"multiply", "dlc.mul", inferBroadcast, vjpMultiply},
-      {"divide", "dlc.div", inferBroadcast, vjpDivide},
-      {"power", "dlc.pow", inferBroadcast, vjpPower},
-      {"maximum", "dlc.max", inferBroadcast, vjpMaximum},
-      {"minimum", "dlc.min", inferBroadcast, vjpMinimum},
-      {"negative", "dlc.neg", inferUnary, vjpNegative},
-      {"relu", "dlc.relu", inferUnary, vjpRelu},
-      {"relu_backward", "dlc.relu_backward", inferSameShapes, vjp_not_implemented},
-      {"exp", "dlc.exp", inferFloatUnary, vjpExp},
-      {"log", "dlc.log", inferFloatUnary, vjpLog},
-      {"sqrt", "dlc.sqrt", inferFloatUnary, vjpSqrt},
-      {"rsqrt", "dlc.rsqrt", inferFloatUnary, vjpRsqrt},
-      {"sigmoid", "dlc.sigmoid", inferFloatUnary, vjpSigmoid},
-      {"tanh", "dlc.tanh", inferFloatUnary, vjpTanh},
+      {"add", ops::add, inferBroadcast, vjpAdd},
+      {"subtract", ops::sub, inferBroadcast, vjpSubtract},
+      {"multiply", ops::mul, inferBroadcast, vjpMultiply},
+      {"divide", ops::div, inferBroadcast, vjpDivide},
+      {"power", ops::pow, inferBroadcast, vjpPower},
+      {"maximum", ops::max, inferBroadcast, vjpMaximum},
+      {"minimum", ops::min, inferBroadcast, vjpMinimum},
+      {"negative", ops::neg, inferUnary, vjpNegative},
+      {"relu", ops::relu, inferUnary, vjpRelu},
+      {"relu_backward", ops::relu_backward, inferSameShapes, vjp_not_implemented},
+      {"exp", ops::exp, inferFloatUnary, vjpExp},
+      {"log", ops::log, inferFloatUnary, vjpLog},
+      {"sqrt", ops::sqrt, inferFloatUnary, vjpSqrt},
+      {"rsqrt", ops::rsqrt, inferFloatUnary, vjpRsqrt},
+      {"sigmoid", ops::sigmoid, inferFloatUnary, vjpSigmoid},
+      {"tanh", ops::tanh, inferFloatUnary, vjpTanh},
   };
   for (const ElementwiseOp &op : elementwise)
     register_op(caller_runnable({op.name, op.dialectOp, op.infer, op.vjp, elementwise_layouts}));
-  register_op(caller_runnable({"compare", "dlc.compare", inferCompare})); // no gradient
-  register_op(caller_runnable({"where", "dlc.select", inferWhere, vjpWhere}));
-  register_op(caller_runnable({"astype", "dlc.cast", inferCast, vjpCast}));
-  register_op(caller_runnable({"broadcast_to", "dlc.broadcast_to", inferBroadcastTo, vjpBroadcastTo}));
+  register_op(caller_runnable({"compare", ops::compare, inferCompare})); // no gradient
+  register_op(caller_runnable({"where", ops::select, inferWhere, vjpWhere}));
+  register_op(caller_runnable({"astype", ops::cast, inferCast, vjpCast}));
+  register_op(caller_runnable({"broadcast_to", ops::broadcast_to, inferBroadcastTo, vjpBroadcastTo}));
 }
 
 #define DLC_BINARY(FN, OP)                                                                 \

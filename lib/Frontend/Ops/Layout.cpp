@@ -2,6 +2,7 @@
 #include "../OpDefinitions.h"
 
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <numeric>
 
@@ -82,9 +83,9 @@ std::vector<Tensor> vjpSplit(const VjpContext &c) {
 } // namespace
 
 void detail::register_layout_ops() {
-  register_op(caller_runnable({"transpose", "dlc.transpose", inferTranspose, vjpTranspose}));
-  register_op(caller_runnable({"concatenate", "dlc.concat", inferConcat, vjpConcat}));
-  register_op(caller_runnable({"split", "dlc.split", inferSplit, vjpSplit}));
+  register_op(caller_runnable({"transpose", ops::transpose, inferTranspose, vjpTranspose}));
+  register_op(caller_runnable({"concatenate", ops::concat, inferConcat, vjpConcat}));
+  register_op(caller_runnable({"split", ops::split, inferSplit, vjpSplit}));
 }
 
 Tensor np::reshape(const Tensor &x, const Shape &shape) { return x.reshape(shape); }

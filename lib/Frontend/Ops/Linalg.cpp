@@ -2,6 +2,7 @@
 #include "../OpDefinitions.h"
 
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc {
 
@@ -37,7 +38,7 @@ std::vector<Tensor> vjpMatmul(const VjpContext &c) {
 } // namespace
 
 void detail::register_linalg_ops() {
-  register_op({"matmul", "dlc.matmul", inferMatmul, vjpMatmul});
+  register_op({"matmul", ops::matmul, inferMatmul, vjpMatmul});
 }
 
 Tensor np::matmul(const Tensor &a, const Tensor &b, bool transpose_a, bool transpose_b) {

@@ -4,6 +4,7 @@
 #include "dlc/Frontend/Hybridize.h"
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc {
 
@@ -183,7 +184,7 @@ Attrs poolAttrs(const npx::PoolOptions &o) {
                {"stride", std::vector<int64_t>{o.stride[0], o.stride[1]}},
                {"padding", std::vector<int64_t>{o.padding[0], o.padding[1]}},
                {"ceil_mode", o.ceil_mode},
-               {"count_include_pad", o.count_include_pad}};
+               {op_attrs::avg_pool2d::count_include_pad.name, o.count_include_pad}};
 }
 
 npx::ConvOptions convOptionsOf(const Attrs &a) {
@@ -193,7 +194,7 @@ npx::ConvOptions convOptionsOf(const Attrs &a) {
 
 npx::PoolOptions poolOptionsOf(const Attrs &a) {
   shape_rules::Pool2DParams p = poolParams(a);
-  return {p.kernel, p.stride, p.padding, p.ceilMode, a.get_bool("count_include_pad", true)};
+  return {p.kernel, p.stride, p.padding, p.ceilMode, a.get(op_attrs::avg_pool2d::count_include_pad)};
 }
 
 std::vector<Tensor> vjpConv(const VjpContext &c) {
@@ -387,26 +388,26 @@ std::vector<Tensor> withBias(std::vector<Tensor> inputs, const Tensor &bias) {
 } // namespace
 
 void detail::register_nn_ops() {
-  register_op({"convolution", "dlc.conv2d", inferConv, vjpConv, convLayouts});
-  register_op({"convolution_backward_data", "dlc.conv2d_backward_data", inferConvBackwardData,
+  register_op({"convolution", ops::conv2d, inferConv, vjpConv, convLayouts});
+  register_op({"convolution_backward_data", ops::conv2d_backward_data, inferConvBackwardData,
                vjp_not_implemented, convLayouts});
-  register_op({"convolution_backward_filter", "dlc.conv2d_backward_filter",
+  register_op({"convolution_backward_filter", ops::conv2d_backward_filter,
                inferConvBackwardFilter, vjp_not_implemented, convBackwardFilterLayouts});
-  register_op({"max_pool2d", "dlc.max_pool2d", inferPool, vjpMaxPool, maxPoolLayouts});
-  register_op({"max_pool2d_backward", "dlc.max_pool2d_backward", inferMaxPoolBackward,
+  register_op({"max_pool2d", ops::max_pool2d, inferPool, vjpMaxPool, maxPoolLayouts});
+  register_op({"max_pool2d_backward", ops::max_pool2d_backward, inferMaxPoolBackward,
                vjp_not_implemented, maxPoolBackwardLayouts});
-  register_op({"avg_pool2d", "dlc.avg_pool2d", inferPool, vjpAvgPool});
-  register_op({"avg_pool2d_backward", "dlc.avg_pool2d_backward", inferAvgPoolBackward,
+  register_op({"avg_pool2d", ops::avg_pool2d, inferPool, vjpAvgPool});
+  register_op({"avg_pool2d_backward", ops::avg_pool2d_backward, inferAvgPoolBackward,
                vjp_not_implemented});
-  register_op({"batch_norm", "dlc.batch_norm", inferBatchNorm, vjpBatchNorm, batchNormLayouts});
-  register_op({"batch_norm_backward", "dlc.batch_norm_backward", inferBatchNormBackward,
+  register_op({"batch_norm", ops::batch_norm, inferBatchNorm, vjpBatchNorm, batchNormLayouts});
+  register_op({"batch_norm_backward", ops::batch_norm_backward, inferBatchNormBackward,
                vjp_not_implemented, batchNormBackwardLayouts});
-  register_op({"fully_connected", "dlc.dense", inferDense, vjpDense});
-  register_op(caller_runnable({"dropout", "dlc.dropout", inferDropout, vjpDropout}));
+  register_op({"fully_connected", ops::dense, inferDense, vjpDense});
+  register_op(caller_runnable({"dropout", ops::dropout, inferDropout, vjpDropout}));
   register_op(caller_runnable(
-      {"softmax_cross_entropy", "dlc.softmax_cross_entropy", inferLoss, vjpLoss}));
+      {"softmax_cross_entropy", ops::softmax_cross_entropy, inferLoss, vjpLoss}));
   register_op(caller_runnable({"softmax_cross_entropy_backward",
-                               "dlc.softmax_cross_entropy_backward", inferLossBackward,
+                               ops::softmax_cross_entropy_backward, inferLossBackward,
                                vjp_not_implemented}));
 }
 

@@ -9,6 +9,7 @@
 #include "../OpDefinitions.h"
 
 #include "dlc/Frontend/NN.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc {
 
@@ -46,9 +47,9 @@ std::vector<TensorMeta> inferSgd(const std::vector<TensorMeta> &in, const Attrs 
 void detail::register_optimizer_ops() {
   // No VJP: an update's outputs carry no gradient. Element-wise, so a tiny one (a bias)
   // may run on the caller.
-  register_op(caller_runnable({"adam_update", "dlc.adam_update", inferAdam}));
-  register_op(caller_runnable({"sgd_momentum_update", "dlc.sgd_momentum_update", inferMomentum}));
-  register_op(caller_runnable({"sgd_update", "dlc.sgd_update", inferSgd}));
+  register_op(caller_runnable({"adam_update", ops::adam_update, inferAdam}));
+  register_op(caller_runnable({"sgd_momentum_update", ops::sgd_momentum_update, inferMomentum}));
+  register_op(caller_runnable({"sgd_update", ops::sgd_update, inferSgd}));
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #include "../OpDefinitions.h"
 
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <numeric>
 
@@ -113,10 +114,10 @@ LayoutPlan reduceLayouts(const std::vector<Layout> &current, const std::vector<T
 } // namespace
 
 void detail::register_reduce_ops() {
-  register_op(caller_runnable({"reduce", "dlc.reduce", inferReduce, vjpReduce, reduceLayouts}));
-  register_op(caller_runnable({"argmax", "dlc.argmax", inferArgmax})); // no gradient
-  register_op(caller_runnable({"softmax", "dlc.softmax", inferSoftmax, vjpSoftmax}));
-  register_op(caller_runnable({"log_softmax", "dlc.log_softmax", inferSoftmax, vjpLogSoftmax}));
+  register_op(caller_runnable({"reduce", ops::reduce, inferReduce, vjpReduce, reduceLayouts}));
+  register_op(caller_runnable({"argmax", ops::argmax, inferArgmax})); // no gradient
+  register_op(caller_runnable({"softmax", ops::softmax, inferSoftmax, vjpSoftmax}));
+  register_op(caller_runnable({"log_softmax", ops::log_softmax, inferSoftmax, vjpLogSoftmax}));
 }
 
 Tensor np::sum(const Tensor &x, const std::vector<int64_t> &axes, bool keepdims) {

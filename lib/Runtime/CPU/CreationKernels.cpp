@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <random>
 
@@ -72,9 +73,9 @@ void randintKernel(const KernelArgs &args) {
 } // namespace
 
 void register_creation_kernels() {
-  register_host_kernel("dlc.constant", constantKernel);
-  register_host_kernel("dlc.random_uniform", uniformKernel);
-  register_host_kernel("dlc.random_normal", normalKernel);
+  register_host_kernel(ops::constant, constantKernel);
+  register_host_kernel(ops::random_uniform, uniformKernel);
+  register_host_kernel(ops::random_normal, normalKernel);
   // Eager-only creation ops have no dialect op: a traced program sees their results as
   // constants.
   register_host_kernel("eager.arange", arangeKernel);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "../IntegerMath.h"
 #include "CpuKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <algorithm>
 
@@ -222,25 +223,25 @@ void castKernel(const KernelArgs &args) {
 } // namespace
 
 void register_elementwise_kernels() {
-  register_host_kernel("dlc.add", binaryKernel<Binary::add>);
-  register_host_kernel("dlc.sub", binaryKernel<Binary::sub>);
-  register_host_kernel("dlc.mul", binaryKernel<Binary::mul>);
-  register_host_kernel("dlc.div", binaryKernel<Binary::div>);
-  register_host_kernel("dlc.pow", binaryKernel<Binary::pow>);
-  register_host_kernel("dlc.max", binaryKernel<Binary::max>);
-  register_host_kernel("dlc.min", binaryKernel<Binary::min>);
-  register_host_kernel("dlc.neg", unaryKernel<Unary::neg>);
-  register_host_kernel("dlc.exp", unaryKernel<Unary::exp>);
-  register_host_kernel("dlc.log", unaryKernel<Unary::log>);
-  register_host_kernel("dlc.sqrt", unaryKernel<Unary::sqrt>);
-  register_host_kernel("dlc.rsqrt", unaryKernel<Unary::rsqrt>);
-  register_host_kernel("dlc.relu", unaryKernel<Unary::relu>);
-  register_host_kernel("dlc.relu_backward", reluBackwardKernel);
-  register_host_kernel("dlc.sigmoid", unaryKernel<Unary::sigmoid>);
-  register_host_kernel("dlc.tanh", unaryKernel<Unary::tanh>);
-  register_host_kernel("dlc.compare", compareKernel);
-  register_host_kernel("dlc.select", selectKernel);
-  register_host_kernel("dlc.cast", castKernel);
+  register_host_kernel(ops::add, binaryKernel<Binary::add>);
+  register_host_kernel(ops::sub, binaryKernel<Binary::sub>);
+  register_host_kernel(ops::mul, binaryKernel<Binary::mul>);
+  register_host_kernel(ops::div, binaryKernel<Binary::div>);
+  register_host_kernel(ops::pow, binaryKernel<Binary::pow>);
+  register_host_kernel(ops::max, binaryKernel<Binary::max>);
+  register_host_kernel(ops::min, binaryKernel<Binary::min>);
+  register_host_kernel(ops::neg, unaryKernel<Unary::neg>);
+  register_host_kernel(ops::exp, unaryKernel<Unary::exp>);
+  register_host_kernel(ops::log, unaryKernel<Unary::log>);
+  register_host_kernel(ops::sqrt, unaryKernel<Unary::sqrt>);
+  register_host_kernel(ops::rsqrt, unaryKernel<Unary::rsqrt>);
+  register_host_kernel(ops::relu, unaryKernel<Unary::relu>);
+  register_host_kernel(ops::relu_backward, reluBackwardKernel);
+  register_host_kernel(ops::sigmoid, unaryKernel<Unary::sigmoid>);
+  register_host_kernel(ops::tanh, unaryKernel<Unary::tanh>);
+  register_host_kernel(ops::compare, compareKernel);
+  register_host_kernel(ops::select, selectKernel);
+  register_host_kernel(ops::cast, castKernel);
 }
 
 void register_cpu_kernels() {

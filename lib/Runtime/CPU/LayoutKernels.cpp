@@ -1,5 +1,6 @@
 //===- LayoutKernels.cpp - transpose, concat and split on the CPU -------------===//
 #include "CpuKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <cstring>
 
@@ -88,10 +89,10 @@ void broadcastToKernel(const KernelArgs &args) {
 } // namespace
 
 void register_layout_kernels() {
-  register_host_kernel("dlc.broadcast_to", broadcastToKernel);
-  register_host_kernel("dlc.transpose", transposeKernel);
-  register_host_kernel("dlc.concat", concatKernel);
-  register_host_kernel("dlc.split", splitKernel);
+  register_host_kernel(ops::broadcast_to, broadcastToKernel);
+  register_host_kernel(ops::transpose, transposeKernel);
+  register_host_kernel(ops::concat, concatKernel);
+  register_host_kernel(ops::split, splitKernel);
 }
 
 } // namespace dlc::cpu_kernels

@@ -1,5 +1,6 @@
 //===- MatmulKernels.cpp - batched matrix products on the CPU -----------------===//
 #include "CpuKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <dnnl.h>
 
@@ -98,7 +99,7 @@ void matmulFast(const KernelArgs &args) {
 } // namespace
 
 void register_matmul_kernels() {
-  register_kernel("dlc.matmul", DeviceKind::cpu, {matmulFast, matmulReference});
+  register_kernel(ops::matmul, DeviceKind::cpu, {matmulFast, matmulReference});
 }
 
 } // namespace dlc::cpu_kernels

@@ -7,6 +7,7 @@
 #include "CpuKernels.h"
 
 #include "dlc/Runtime/CPU/NNKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <cstring>
 #include <random>
@@ -151,7 +152,7 @@ template <bool Fast> struct NN {
   static void avgPool(const KernelArgs &k) {
     check(k, "avg_pool2d");
     auto g = pool_geometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
-    bool includePad = k.attrs->get_bool("count_include_pad", true);
+    bool includePad = k.attrs->get(op_attrs::avg_pool2d::count_include_pad);
     (Fast ? onednn::avg_pool2d_forward : ref::avg_pool2d_forward)(g, includePad, f32(k.inputs[0]),
                                                                   f32out(k.outputs[0]));
   }
@@ -159,7 +160,7 @@ template <bool Fast> struct NN {
   static void avgPoolBackward(const KernelArgs &k) {
     check(k, "avg_pool2d_backward");
     auto g = pool_geometry(k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
-    bool includePad = k.attrs->get_bool("count_include_pad", true);
+    bool includePad = k.attrs->get(op_attrs::avg_pool2d_backward::count_include_pad);
     (Fast ? onednn::avg_pool2d_backward : ref::avg_pool2d_backward)(
         g, includePad, f32(k.inputs[0]), f32out(k.outputs[0]));
   }
@@ -328,22 +329,22 @@ template <KernelFn Kernel> void registerOne(const char *op) {
 } // namespace
 
 void register_nn_kernels() {
-  registerPair<NN<true>::conv2d, NN<false>::conv2d>("dlc.conv2d");
+  registerPair<NN<true>::conv2d, NN<false>::conv2d>(ops::conv2d);
   registerPair<NN<true>::conv2dBackwardData, NN<false>::conv2dBackwardData>(
-      "dlc.conv2d_backward_data");
+      ops::conv2d_backward_data);
   registerPair<NN<true>::conv2dBackwardFilter, NN<false>::conv2dBackwardFilter>(
-      "dlc.conv2d_backward_filter");
-  registerPair<NN<true>::maxPool, NN<false>::maxPool>("dlc.max_pool2d");
-  registerPair<NN<true>::maxPoolBackward, NN<false>::maxPoolBackward>("dlc.max_pool2d_backward");
-  registerPair<NN<true>::avgPool, NN<false>::avgPool>("dlc.avg_pool2d");
-  registerPair<NN<true>::avgPoolBackward, NN<false>::avgPoolBackward>("dlc.avg_pool2d_backward");
-  registerPair<NN<true>::batchNorm, NN<false>::batchNorm>("dlc.batch_norm");
+      ops::conv2d_backward_filter);
+  registerPair<NN<true>::maxPool, NN<false>::maxPool>(ops::max_pool2d);
+  registerPair<NN<true>::maxPoolBackward, NN<false>::maxPoolBackward>(ops::max_pool2d_backward);
+  registerPair<NN<true>::avgPool, NN<false>::avgPool>(ops::avg_pool2d);
+  registerPair<NN<true>::avgPoolBackward, NN<false>::avgPoolBackward>(ops::avg_pool2d_backward);
+  registerPair<NN<true>::batchNorm, NN<false>::batchNorm>(ops::batch_norm);
   registerPair<NN<true>::batchNormBackward, NN<false>::batchNormBackward>(
-      "dlc.batch_norm_backward");
-  registerPair<NN<true>::dense, NN<false>::dense>("dlc.dense");
-  registerOne<softmaxCrossEntropy>("dlc.softmax_cross_entropy");
-  registerOne<softmaxCrossEntropyBackward>("dlc.softmax_cross_entropy_backward");
-  registerOne<dropout>("dlc.dropout");
+      ops::batch_norm_backward);
+  registerPair<NN<true>::dense, NN<false>::dense>(ops::dense);
+  registerOne<softmaxCrossEntropy>(ops::softmax_cross_entropy);
+  registerOne<softmaxCrossEntropyBackward>(ops::softmax_cross_entropy_backward);
+  registerOne<dropout>(ops::dropout);
   register_host_kernel("eager.reorder_layout", reorderLayout);
 }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "../OptimizerMath.h"
 #include "CpuKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc::cpu_kernels {
 
@@ -60,9 +61,9 @@ void sgdUpdate(const KernelArgs &k) {
 } // namespace
 
 void register_optimizer_kernels() {
-  register_host_kernel("dlc.adam_update", adamUpdate);
-  register_host_kernel("dlc.sgd_momentum_update", momentumUpdate);
-  register_host_kernel("dlc.sgd_update", sgdUpdate);
+  register_host_kernel(ops::adam_update, adamUpdate);
+  register_host_kernel(ops::sgd_momentum_update, momentumUpdate);
+  register_host_kernel(ops::sgd_update, sgdUpdate);
 }
 
 } // namespace dlc::cpu_kernels

@@ -1,5 +1,6 @@
 //===- ReduceKernels.cpp - reductions, argmax and softmax on the CPU ----------===//
 #include "CpuKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <algorithm>
 #include <limits>
@@ -200,10 +201,10 @@ template <bool Log> void softmaxKernel(const KernelArgs &args) {
 } // namespace
 
 void register_reduce_kernels() {
-  register_host_kernel("dlc.reduce", reduceKernel);
-  register_host_kernel("dlc.argmax", argmaxKernel);
-  register_host_kernel("dlc.softmax", softmaxKernel<false>);
-  register_host_kernel("dlc.log_softmax", softmaxKernel<true>);
+  register_host_kernel(ops::reduce, reduceKernel);
+  register_host_kernel(ops::argmax, argmaxKernel);
+  register_host_kernel(ops::softmax, softmaxKernel<false>);
+  register_host_kernel(ops::log_softmax, softmaxKernel<true>);
 }
 
 } // namespace dlc::cpu_kernels

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc::cuda {
 
@@ -42,7 +43,7 @@ void gemm(DType dtype, const void *a, bool transA, int64_t strideA, const void *
 
 // c (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N); batch dimensions broadcast.
 void matmul(const KernelArgs &args) {
-  OpScope scope("dlc.matmul");
+  OpScope scope(ops::matmul);
   const TensorRef &a = args.inputs[0], &b = args.inputs[1], &c = args.outputs[0];
   if (c.dtype != DType::f32 && c.dtype != DType::f16 && c.dtype != DType::bf16)
     throw DTypeError(std::string("matmul: the GPU kernel takes float32, float16 or bfloat16, "
@@ -90,7 +91,7 @@ void matmul(const KernelArgs &args) {
 
 // y (..., units) = x (..., K) · wᵀ + b, then ReLU when the activation attribute says so.
 void dense(const KernelArgs &k) {
-  OpScope scope("dlc.dense");
+  OpScope scope(ops::dense);
   DType dtype = k.outputs[0].dtype;
   if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16)
     throw DTypeError(std::string("dense: the GPU kernel takes float32, float16 or bfloat16, "
@@ -126,8 +127,8 @@ void dense(const KernelArgs &k) {
 } // namespace
 
 void register_blas_kernels() {
-  register_gpu_kernel("dlc.matmul", matmul);
-  register_gpu_kernel("dlc.dense", dense);
+  register_gpu_kernel(ops::matmul, matmul);
+  register_gpu_kernel(ops::dense, dense);
 }
 
 } // namespace dlc::cuda

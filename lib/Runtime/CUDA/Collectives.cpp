@@ -10,6 +10,7 @@
 #include "CudaEngine.h"
 
 #include "dlc/Core/Error.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <nccl.h>
 
@@ -129,7 +130,7 @@ void check_all_reduce_dtype(DType dtype) { (void)ncclType(dtype); }
 
 void all_reduce(const std::shared_ptr<CommunicatorSet> &set, size_t rank, const void *input,
                 void *output, size_t count, DType dtype, bool mean) {
-  OpScope scope("dlc.all_reduce");
+  OpScope scope(ops::all_reduce);
   try {
     set->allReduce(rank, input, output, count, ncclType(dtype), mean ? ncclAvg : ncclSum,
                    current_context().stream());

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaDTypes.cuh"
 #include "CudaKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc::cuda {
 
@@ -29,7 +30,7 @@ template <typename T> T hostValue(double v) {
 
 // y = value everywhere (a splat dlc.constant).
 void constant(const KernelArgs &args) {
-  OpScope scope("dlc.constant");
+  OpScope scope(ops::constant);
   const TensorRef &y = args.outputs[0];
   int64_t n = y.numel();
   if (n == 0)
@@ -65,17 +66,15 @@ template <const char *Op> void drawOnHost(const KernelArgs &args) {
         "cudaMemcpyAsync");
 }
 
-constexpr char kUniform[] = "dlc.random_uniform";
-constexpr char kNormal[] = "dlc.random_normal";
 constexpr char kArange[] = "eager.arange";
 constexpr char kRandint[] = "eager.random_randint";
 
 } // namespace
 
 void register_creation_kernels() {
-  register_gpu_kernel("dlc.constant", constant);
-  register_gpu_kernel(kUniform, drawOnHost<kUniform>);
-  register_gpu_kernel(kNormal, drawOnHost<kNormal>);
+  register_gpu_kernel(ops::constant, constant);
+  register_gpu_kernel(ops::random_uniform, drawOnHost<ops::random_uniform>);
+  register_gpu_kernel(ops::random_normal, drawOnHost<ops::random_normal>);
   register_gpu_kernel(kArange, drawOnHost<kArange>);
   register_gpu_kernel(kRandint, drawOnHost<kRandint>);
 }

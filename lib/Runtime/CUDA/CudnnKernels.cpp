@@ -13,6 +13,7 @@
 #include "CudaKernels.h"
 #include "CudaOptions.h"
 #include "CudnnSupport.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -247,7 +248,7 @@ void applyBiasAndRelu(const KernelArgs &k, const Convolution &c, void *y) {
 
 // y = conv2d(x, w) + b, optionally followed by a ReLU epilogue.
 void conv2d(const KernelArgs &k) {
-  OpScope scope("dlc.conv2d");
+  OpScope scope(ops::conv2d);
   DeviceContext &ctx = current_context();
   Convolution c(k.inputs[0].shape, k.inputs[1].shape, k.outputs[0].shape, *k.attrs,
                 k.outputs[0].dtype);
@@ -279,7 +280,7 @@ void conv2d(const KernelArgs &k) {
 
 // dx from (dy, w); dx's shape is the output's.
 void conv2dBackwardData(const KernelArgs &k) {
-  OpScope scope("dlc.conv2d_backward_data");
+  OpScope scope(ops::conv2d_backward_data);
   DeviceContext &ctx = current_context();
   Convolution c(k.outputs[0].shape, k.inputs[1].shape, k.inputs[0].shape, *k.attrs,
                 k.outputs[0].dtype);
@@ -310,7 +311,7 @@ void conv2dBackwardData(const KernelArgs &k) {
 
 // dw (and db when asked for) from (dy, x); dw's shape is the output's.
 void conv2dBackwardFilter(const KernelArgs &k) {
-  OpScope scope("dlc.conv2d_backward_filter");
+  OpScope scope(ops::conv2d_backward_filter);
   DeviceContext &ctx = current_context();
   Convolution c(k.inputs[1].shape, k.outputs[0].shape, k.inputs[0].shape, *k.attrs,
                 k.outputs[0].dtype);
@@ -352,8 +353,8 @@ void conv2dBackwardFilter(const KernelArgs &k) {
     sum.outputs = {k.outputs[1]};
     sum.attrs = &channelSum;
     sum.device = k.device;
-    sum.op = "dlc.reduce";
-    find_kernel("dlc.reduce", k.device)->fast(sum);
+    sum.op = ops::reduce;
+    find_kernel(ops::reduce, k.device)->fast(sum);
   }
 }
 
@@ -387,8 +388,8 @@ void castInto(const TensorRef &from, const TensorRef &to) {
   cast.outputs = {to};
   cast.attrs = &unused;
   cast.device = current_context().device();
-  cast.op = "dlc.cast";
-  find_kernel("dlc.cast", cast.device)->fast(cast);
+  cast.op = ops::cast;
+  find_kernel(ops::cast, cast.device)->fast(cast);
 }
 
 /// Runs `kernel` with the data operands `inputs` and results `outputs` of a bfloat16
@@ -428,8 +429,8 @@ void inFloat32(const KernelArgs &k, const char *op, std::initializer_list<size_t
 // inference: (x, gamma, beta, running_mean, running_var) -> y.
 void batchNorm(const KernelArgs &k) {
   if (k.inputs[0].dtype == DType::bf16)
-    return inFloat32(k, "dlc.batch_norm", {0}, {0}, batchNorm);
-  OpScope scope("dlc.batch_norm");
+    return inFloat32(k, ops::batch_norm, {0}, {0}, batchNorm);
+  OpScope scope(ops::batch_norm);
   DeviceContext &ctx = current_context();
   BatchNorm b(k.inputs[0].shape, k.inputs[0].dtype);
   if (b.N * b.C * b.S == 0)
@@ -456,8 +457,8 @@ void batchNorm(const KernelArgs &k) {
 // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
 void batchNormBackward(const KernelArgs &k) {
   if (k.inputs[1].dtype == DType::bf16)
-    return inFloat32(k, "dlc.batch_norm_backward", {0, 1}, {0}, batchNormBackward);
-  OpScope scope("dlc.batch_norm_backward");
+    return inFloat32(k, ops::batch_norm_backward, {0, 1}, {0}, batchNormBackward);
+  OpScope scope(ops::batch_norm_backward);
   DeviceContext &ctx = current_context();
   BatchNorm b(k.inputs[1].shape, k.inputs[1].dtype);
   if (b.N * b.C * b.S == 0)
@@ -476,11 +477,11 @@ void batchNormBackward(const KernelArgs &k) {
 } // namespace
 
 void register_cudnn_kernels() {
-  register_gpu_kernel("dlc.conv2d", conv2d);
-  register_gpu_kernel("dlc.conv2d_backward_data", conv2dBackwardData);
-  register_gpu_kernel("dlc.conv2d_backward_filter", conv2dBackwardFilter);
-  register_gpu_kernel("dlc.batch_norm", batchNorm);
-  register_gpu_kernel("dlc.batch_norm_backward", batchNormBackward);
+  register_gpu_kernel(ops::conv2d, conv2d);
+  register_gpu_kernel(ops::conv2d_backward_data, conv2dBackwardData);
+  register_gpu_kernel(ops::conv2d_backward_filter, conv2dBackwardFilter);
+  register_gpu_kernel(ops::batch_norm, batchNorm);
+  register_gpu_kernel(ops::batch_norm_backward, batchNormBackward);
 }
 
 } // namespace dlc::cuda

@@ -8,6 +8,7 @@
 #include "../IntegerMath.h"
 #include "CudaDTypes.cuh"
 #include "CudaKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc::cuda {
 
@@ -173,7 +174,7 @@ __global__ void reluBackwardKernel(const T *dy, const T *x, T *dx, int64_t n) {
 
 // dx = x > 0 ? dy : 0; dy, x and dx share shape and dtype.
 void reluBackward(const KernelArgs &args) {
-  OpScope scope("dlc.relu_backward");
+  OpScope scope(ops::relu_backward);
   const TensorRef &dy = args.inputs[0], &x = args.inputs[1], &dx = args.outputs[0];
   int64_t n = dx.numel();
   if (n == 0)
@@ -214,13 +215,13 @@ __global__ void compareKernel(const T *a, const T *b, bool *z, int64_t n, Indexe
 
 // z = a (cmp) b with broadcasting; z is bool. The predicate numbers are the dialect's.
 void compare(const KernelArgs &args) {
-  OpScope scope("dlc.compare");
+  OpScope scope(ops::compare);
   const TensorRef &a = args.inputs[0], &b = args.inputs[1], &z = args.outputs[0];
   int64_t n = z.numel();
   if (n == 0)
     return;
   DeviceContext &ctx = current_context();
-  Indexer ix = make_indexer("dlc.compare", z.shape,
+  Indexer ix = make_indexer(ops::compare, z.shape,
                             {broadcast_strides(a.shape, z.shape), broadcast_strides(b.shape, z.shape)});
   int predicate = int(args.attrs->get_int("predicate", 0));
   dispatch_dtype(a.dtype, [&](auto tag) {
@@ -243,14 +244,14 @@ __global__ void selectKernel(const bool *c, const T *x, const T *y, T *z, int64_
 
 // z = condition ? x : y with three-way broadcasting.
 void select(const KernelArgs &args) {
-  OpScope scope("dlc.select");
+  OpScope scope(ops::select);
   const TensorRef &c = args.inputs[0], &x = args.inputs[1], &y = args.inputs[2];
   const TensorRef &z = args.outputs[0];
   int64_t n = z.numel();
   if (n == 0)
     return;
   DeviceContext &ctx = current_context();
-  Indexer ix = make_indexer("dlc.select", z.shape,
+  Indexer ix = make_indexer(ops::select, z.shape,
                             {broadcast_strides(c.shape, z.shape), broadcast_strides(x.shape, z.shape),
                              broadcast_strides(y.shape, z.shape)});
   dispatch_dtype(z.dtype, [&](auto tag) {
@@ -275,7 +276,7 @@ template <typename From, typename To> __global__ void castKernel(const From *x, 
 
 // y = x converted to y's dtype (float to int truncates, as numpy).
 void cast(const KernelArgs &args) {
-  OpScope scope("dlc.cast");
+  OpScope scope(ops::cast);
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   int64_t n = y.numel();
   if (n == 0)
@@ -342,25 +343,25 @@ void launch_channel_bias_activation(DType dtype, void *y, const void *bias, int6
 }
 
 void register_elementwise_kernels() {
-  register_gpu_kernel("dlc.add", binary<Binary::add>);
-  register_gpu_kernel("dlc.sub", binary<Binary::sub>);
-  register_gpu_kernel("dlc.mul", binary<Binary::mul>);
-  register_gpu_kernel("dlc.div", binary<Binary::div>);
-  register_gpu_kernel("dlc.pow", binary<Binary::pow>);
-  register_gpu_kernel("dlc.max", binary<Binary::max>);
-  register_gpu_kernel("dlc.min", binary<Binary::min>);
-  register_gpu_kernel("dlc.neg", unary<Unary::neg>);
-  register_gpu_kernel("dlc.exp", unary<Unary::exp>);
-  register_gpu_kernel("dlc.log", unary<Unary::log>);
-  register_gpu_kernel("dlc.sqrt", unary<Unary::sqrt>);
-  register_gpu_kernel("dlc.rsqrt", unary<Unary::rsqrt>);
-  register_gpu_kernel("dlc.relu", unary<Unary::relu>);
-  register_gpu_kernel("dlc.relu_backward", reluBackward);
-  register_gpu_kernel("dlc.sigmoid", unary<Unary::sigmoid>);
-  register_gpu_kernel("dlc.tanh", unary<Unary::tanh>);
-  register_gpu_kernel("dlc.compare", compare);
-  register_gpu_kernel("dlc.select", select);
-  register_gpu_kernel("dlc.cast", cast);
+  register_gpu_kernel(ops::add, binary<Binary::add>);
+  register_gpu_kernel(ops::sub, binary<Binary::sub>);
+  register_gpu_kernel(ops::mul, binary<Binary::mul>);
+  register_gpu_kernel(ops::div, binary<Binary::div>);
+  register_gpu_kernel(ops::pow, binary<Binary::pow>);
+  register_gpu_kernel(ops::max, binary<Binary::max>);
+  register_gpu_kernel(ops::min, binary<Binary::min>);
+  register_gpu_kernel(ops::neg, unary<Unary::neg>);
+  register_gpu_kernel(ops::exp, unary<Unary::exp>);
+  register_gpu_kernel(ops::log, unary<Unary::log>);
+  register_gpu_kernel(ops::sqrt, unary<Unary::sqrt>);
+  register_gpu_kernel(ops::rsqrt, unary<Unary::rsqrt>);
+  register_gpu_kernel(ops::relu, unary<Unary::relu>);
+  register_gpu_kernel(ops::relu_backward, reluBackward);
+  register_gpu_kernel(ops::sigmoid, unary<Unary::sigmoid>);
+  register_gpu_kernel(ops::tanh, unary<Unary::tanh>);
+  register_gpu_kernel(ops::compare, compare);
+  register_gpu_kernel(ops::select, select);
+  register_gpu_kernel(ops::cast, cast);
 }
 
 } // namespace dlc::cuda

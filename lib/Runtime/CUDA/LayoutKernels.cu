@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc::cuda {
 
@@ -48,18 +49,18 @@ void gather(const TensorRef &x, const TensorRef &y, const Indexer &ix, const cha
 
 // y = x with dimensions permuted: y dim i is x dim permutation[i].
 void transpose(const KernelArgs &args) {
-  OpScope scope("dlc.transpose");
+  OpScope scope(ops::transpose);
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   std::vector<int64_t> permutation = args.attrs->get_ints("permutation", {});
   std::vector<int64_t> strides = cpu_kernels::transposed_strides(x.shape, permutation);
-  gather(x, y, make_indexer("dlc.transpose", y.shape, {strides}), "transpose");
+  gather(x, y, make_indexer(ops::transpose, y.shape, {strides}), "transpose");
 }
 
 // y = x repeated along the dimensions where it broadcasts to y's shape.
 void broadcastTo(const KernelArgs &args) {
-  OpScope scope("dlc.broadcast_to");
+  OpScope scope(ops::broadcast_to);
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
-  gather(x, y, make_indexer("dlc.broadcast_to", y.shape, {broadcast_strides(x.shape, y.shape)}),
+  gather(x, y, make_indexer(ops::broadcast_to, y.shape, {broadcast_strides(x.shape, y.shape)}),
          "broadcast_to");
 }
 
@@ -81,7 +82,7 @@ void copyRows(void *target, size_t targetPitch, const void *source, size_t sourc
 
 // y = the inputs joined along axis.
 void concat(const KernelArgs &args) {
-  OpScope scope("dlc.concat");
+  OpScope scope(ops::concat);
   const TensorRef &y = args.outputs[0];
   int64_t axis = shape_rules::normalizeAxis(args.attrs->get_int("axis", 0),
                                             int64_t(y.shape.size()));
@@ -99,7 +100,7 @@ void concat(const KernelArgs &args) {
 
 // The outputs are consecutive parts of x along axis.
 void split(const KernelArgs &args) {
-  OpScope scope("dlc.split");
+  OpScope scope(ops::split);
   const TensorRef &x = args.inputs[0];
   int64_t axis = shape_rules::normalizeAxis(args.attrs->get_int("axis", 0),
                                             int64_t(x.shape.size()));
@@ -118,10 +119,10 @@ void split(const KernelArgs &args) {
 } // namespace
 
 void register_layout_kernels() {
-  register_gpu_kernel("dlc.broadcast_to", broadcastTo);
-  register_gpu_kernel("dlc.transpose", transpose);
-  register_gpu_kernel("dlc.concat", concat);
-  register_gpu_kernel("dlc.split", split);
+  register_gpu_kernel(ops::broadcast_to, broadcastTo);
+  register_gpu_kernel(ops::transpose, transpose);
+  register_gpu_kernel(ops::concat, concat);
+  register_gpu_kernel(ops::split, split);
 }
 
 } // namespace dlc::cuda

@@ -2,6 +2,7 @@
 #include "CudaDTypes.cuh"
 #include "CudaKernels.h"
 #include "CudnnSupport.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <random>
 
@@ -91,7 +92,7 @@ template <typename F> void withLabels(const TensorRef &labels, const char *op, F
 
 // loss (N) from logits (N, C) and labels (N)
 void softmaxCrossEntropy(const KernelArgs &k) {
-  OpScope scope("dlc.softmax_cross_entropy");
+  OpScope scope(ops::softmax_cross_entropy);
   int64_t N = k.inputs[0].shape[0], C = k.inputs[0].shape[1];
   if (N == 0)
     return;
@@ -110,7 +111,7 @@ void softmaxCrossEntropy(const KernelArgs &k) {
 
 // dlogits (N, C) from dloss (N), logits (N, C), labels (N)
 void softmaxCrossEntropyBackward(const KernelArgs &k) {
-  OpScope scope("dlc.softmax_cross_entropy_backward");
+  OpScope scope(ops::softmax_cross_entropy_backward);
   int64_t N = k.inputs[1].shape[0], C = k.inputs[1].shape[1];
   if (N == 0)
     return;
@@ -136,7 +137,7 @@ __global__ void dropoutApply(const T *x, const bool *mask, T *y, int64_t n, floa
 // (y, mask) = dropout(x). The mask is drawn on the host from the `seed` attribute with
 // the CPU kernel's generator, so a seed drops the same elements on every device.
 void dropout(const KernelArgs &k) {
-  OpScope scope("dlc.dropout");
+  OpScope scope(ops::dropout);
   int64_t n = k.inputs[0].numel();
   if (n == 0)
     return;
@@ -174,9 +175,9 @@ void launch_inverse_std(const float *var, float *invStd, int64_t C, double epsil
 }
 
 void register_loss_kernels() {
-  register_gpu_kernel("dlc.softmax_cross_entropy", softmaxCrossEntropy);
-  register_gpu_kernel("dlc.softmax_cross_entropy_backward", softmaxCrossEntropyBackward);
-  register_gpu_kernel("dlc.dropout", dropout);
+  register_gpu_kernel(ops::softmax_cross_entropy, softmaxCrossEntropy);
+  register_gpu_kernel(ops::softmax_cross_entropy_backward, softmaxCrossEntropyBackward);
+  register_gpu_kernel(ops::dropout, dropout);
 }
 
 } // namespace dlc::cuda

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "../OptimizerMath.h"
 #include "CudaKernels.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc::cuda {
 
@@ -87,9 +88,9 @@ void sgdUpdate(const KernelArgs &k) {
 } // namespace
 
 void register_optimizer_kernels() {
-  register_gpu_kernel("dlc.adam_update", adamUpdate);
-  register_gpu_kernel("dlc.sgd_momentum_update", momentumUpdate);
-  register_gpu_kernel("dlc.sgd_update", sgdUpdate);
+  register_gpu_kernel(ops::adam_update, adamUpdate);
+  register_gpu_kernel(ops::sgd_momentum_update, momentumUpdate);
+  register_gpu_kernel(ops::sgd_update, sgdUpdate);
 }
 
 } // namespace dlc::cuda

@@ -14,6 +14,7 @@
 #include "CudaDTypes.cuh"
 #include "CudaKernels.h"
 #include "PoolWindows.h"
+#include "dlc/Core/OpFacts.h"
 
 namespace dlc::cuda {
 
@@ -102,7 +103,7 @@ pool::Plane planeOf(const Pool2DGeometry &g) {
 }
 
 void maxPool(const KernelArgs &k) {
-  OpScope scope("dlc.max_pool2d");
+  OpScope scope(ops::max_pool2d);
   Pool2DGeometry g = poolGeometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
   if (k.outputs[0].numel() == 0)
     return;
@@ -118,7 +119,7 @@ void maxPool(const KernelArgs &k) {
 
 // dx from (dy, x): each window's argmax into the workspace, then one gather.
 void maxPoolBackward(const KernelArgs &k) {
-  OpScope scope("dlc.max_pool2d_backward");
+  OpScope scope(ops::max_pool2d_backward);
   Pool2DGeometry g = poolGeometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
   if (k.outputs[0].numel() == 0)
     return;
@@ -141,7 +142,7 @@ void maxPoolBackward(const KernelArgs &k) {
 }
 
 void avgPool(const KernelArgs &k) {
-  OpScope scope("dlc.avg_pool2d");
+  OpScope scope(ops::avg_pool2d);
   Pool2DGeometry g = poolGeometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
   if (k.outputs[0].numel() == 0)
     return;
@@ -150,7 +151,7 @@ void avgPool(const KernelArgs &k) {
     using T = decltype(tag);
     avgPoolForward<T><<<planeGrid(g.N * g.C, g.OH * g.OW), kThreads, 0,
                         current_context().stream()>>>(
-        plane, g.N * g.C, k.attrs->get_bool("count_include_pad", true),
+        plane, g.N * g.C, k.attrs->get(op_attrs::avg_pool2d::count_include_pad),
         k.inputs[0].as<const T>(), k.outputs[0].as<T>());
   });
   check_launch("avgPoolForward");
@@ -158,7 +159,7 @@ void avgPool(const KernelArgs &k) {
 
 // dx from dy; the shapes of x (dx) and y (dy) give the geometry.
 void avgPoolBackward(const KernelArgs &k) {
-  OpScope scope("dlc.avg_pool2d_backward");
+  OpScope scope(ops::avg_pool2d_backward);
   Pool2DGeometry g = poolGeometry(k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
   if (k.outputs[0].numel() == 0)
     return;
@@ -167,8 +168,8 @@ void avgPoolBackward(const KernelArgs &k) {
     using T = decltype(tag);
     avgPoolGather<T><<<planeGrid(g.N * g.C, g.H * g.W), kThreads, 0,
                        current_context().stream()>>>(
-        plane, g.N * g.C, k.attrs->get_bool("count_include_pad", true), k.inputs[0].as<const T>(),
-        k.outputs[0].as<T>());
+        plane, g.N * g.C, k.attrs->get(op_attrs::avg_pool2d_backward::count_include_pad),
+        k.inputs[0].as<const T>(), k.outputs[0].as<T>());
   });
   check_launch("avgPoolGather");
 }
@@ -176,10 +177,10 @@ void avgPoolBackward(const KernelArgs &k) {
 } // namespace
 
 void register_pool_kernels() {
-  register_gpu_kernel("dlc.max_pool2d", maxPool);
-  register_gpu_kernel("dlc.max_pool2d_backward", maxPoolBackward);
-  register_gpu_kernel("dlc.avg_pool2d", avgPool);
-  register_gpu_kernel("dlc.avg_pool2d_backward", avgPoolBackward);
+  register_gpu_kernel(ops::max_pool2d, maxPool);
+  register_gpu_kernel(ops::max_pool2d_backward, maxPoolBackward);
+  register_gpu_kernel(ops::avg_pool2d, avgPool);
+  register_gpu_kernel(ops::avg_pool2d_backward, avgPoolBackward);
 }
 
 } // namespace dlc::cuda

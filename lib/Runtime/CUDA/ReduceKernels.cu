@@ -13,6 +13,7 @@
 #include "CudaKernels.h"
 #include "CudnnSupport.h"
 #include "ReducePlan.h"
+#include "dlc/Core/OpFacts.h"
 
 #include <atomic>
 #include <cmath>
@@ -117,7 +118,7 @@ __global__ void reduceByThread(const T *x, T *y, ReducePlan plan, int kind) {
 
 // y = reduce_{axes} x with kind sum (0), mean (1), max (2), min (3).
 void reduce(const KernelArgs &args) {
-  OpScope scope("dlc.reduce");
+  OpScope scope(ops::reduce);
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   int kind = int(args.attrs->get_int("kind", 0));
   int64_t rank = int64_t(x.shape.size());
@@ -175,7 +176,7 @@ __global__ void argmaxKernel(const T *x, int64_t *y, AxisSplit s) {
 
 // y (outer, inner) int64 = index of the first maximum of x along axis.
 void argmax(const KernelArgs &args) {
-  OpScope scope("dlc.argmax");
+  OpScope scope(ops::argmax);
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   AxisSplit s = split_at_axis(x.shape, shape_rules::normalizeAxis(args.attrs->get_int("axis", 0),
                                                              int64_t(x.shape.size())));
@@ -214,7 +215,7 @@ __global__ void softmaxKernel(const T *x, T *y, AxisSplit s) {
 
 // y = softmax(x) or log_softmax(x) along axis.
 template <bool Log> void softmax(const KernelArgs &args) {
-  OpScope scope(Log ? "dlc.log_softmax" : "dlc.softmax");
+  OpScope scope(Log ? ops::log_softmax : ops::softmax);
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   AxisSplit s = split_at_axis(x.shape, shape_rules::normalizeAxis(args.attrs->get_int("axis", -1),
                                                              int64_t(x.shape.size())));
@@ -297,10 +298,10 @@ void launch_channel_statistics(const TensorRef &x, int64_t N, int64_t C, int64_t
 }
 
 void register_reduce_kernels() {
-  register_gpu_kernel("dlc.reduce", reduce);
-  register_gpu_kernel("dlc.argmax", argmax);
-  register_gpu_kernel("dlc.softmax", softmax<false>);
-  register_gpu_kernel("dlc.log_softmax", softmax<true>);
+  register_gpu_kernel(ops::reduce, reduce);
+  register_gpu_kernel(ops::argmax, argmax);
+  register_gpu_kernel(ops::softmax, softmax<false>);
+  register_gpu_kernel(ops::log_softmax, softmax<true>);
 }
 
 } // namespace dlc::cuda

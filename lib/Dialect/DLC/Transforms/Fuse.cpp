@@ -14,7 +14,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSet.h"
 
 #include <memory>
 
@@ -35,12 +34,8 @@ bool isF32Tensor(Type type) {
 /// Element-wise ops the runtime can run chunk by chunk: float32, every operand of the
 /// result's shape or a single element.
 bool fusibleElementwise(Operation *op) {
-  static const llvm::StringSet<> binary = {"dlc.add", "dlc.sub", "dlc.mul", "dlc.div",
-                                           "dlc.pow", "dlc.max", "dlc.min"};
-  if (!isa<DLCDialect>(op->getDialect()) || op->getNumResults() != 1 ||
+  if (!op->hasTrait<OpTrait::ElementwiseKernel>() || op->getNumResults() != 1 ||
       !isF32Tensor(op->getResult(0).getType()))
-    return false;
-  if (!op->hasTrait<mlir::OpTrait::Elementwise>() && !binary.contains(op->getName().getStringRef()))
     return false;
   auto result = cast<RankedTensorType>(op->getResult(0).getType());
   for (Value operand : op->getOperands()) {

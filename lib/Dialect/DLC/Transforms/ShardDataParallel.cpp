@@ -15,7 +15,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSet.h"
 
 namespace mlir::dlc {
 
@@ -52,15 +51,12 @@ void refreshTypes(Operation *original, Operation *clone, int64_t axis, int64_t w
   // Ops whose result type is written, not inferred, and holds the samples (reshapes,
   // broadcasts, the input gradients of convolution and pooling): the whole batch's axis
   // becomes a part's. Weight-shaped results (conv2d_backward_filter) keep their type.
-  static const llvm::StringSet<> batchShaped = {
-      "dlc.reshape", "dlc.broadcast_to", "dlc.conv2d_backward_data", "dlc.max_pool2d_backward",
-      "dlc.avg_pool2d_backward"};
   // Only when an operand became a part (a weight gradient's marking reshape stays whole).
   bool operandCut = llvm::any_of(llvm::zip(original->getOperands(), clone->getOperands()),
                                  [](auto pair) {
                                    return std::get<0>(pair).getType() != std::get<1>(pair).getType();
                                  });
-  if (!operandCut || !batchShaped.contains(clone->getName().getStringRef()))
+  if (!operandCut || !clone->hasTrait<OpTrait::BatchShapedResult>())
     return;
   for (Value result : clone->getResults()) {
     auto type = dyn_cast<RankedTensorType>(result.getType());

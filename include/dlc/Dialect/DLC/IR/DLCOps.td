@@ -37,6 +37,27 @@ def DLC_SameOperandsDevice : NativeOpTrait<"SameOperandsDevice"> {
   let cppNamespace = "::mlir::dlc::OpTrait";
 }
 
+// Facts about an op that passes and the runtime act on. They are written here once: the
+// passes test them as traits, and tools/dlc-op-facts derives the table that the MLIR-free
+// layers (runtime, kernels, eager frontend) read (dlc/Core/OpFacts.h).
+
+// The kernel computes element i of its one result from element i of each operand (or
+// from an operand's only element): the result may be written over a same-shaped
+// operand that dies with the op, and a chain of such ops may run chunk by chunk
+// (dlc-fuse's "elementwise" regions).
+def DLC_ElementwiseKernel : NativeOpTrait<"ElementwiseKernel"> {
+  let cppNamespace = "::mlir::dlc::OpTrait";
+}
+// The operand shapes broadcast together as numpy's do.
+def DLC_Broadcasting : NativeOpTrait<"Broadcasting"> {
+  let cppNamespace = "::mlir::dlc::OpTrait";
+}
+// The result type is written, not inferred, and holds the samples along the batch axis
+// when the operands do (dlc-shard-data-parallel gives it a part's batch).
+def DLC_BatchShapedResult : NativeOpTrait<"BatchShapedResult"> {
+  let cppNamespace = "::mlir::dlc::OpTrait";
+}
+
 class DLC_Op<string mnemonic, list<Trait> traits = []>
     : Op<DLC_Dialect, mnemonic, !listconcat([DLC_SameOperandsDevice], traits)>;
 
@@ -119,8 +140,8 @@ def DLC_CopyOp : Op<DLC_Dialect, "copy", [Pure, SameOperandsAndResultType]> {
 //===----------------------------------------------------------------------===//
 
 class DLC_UnaryOp<string mnemonic, Type tensorType, list<Trait> traits = []>
-    : DLC_Op<mnemonic, !listconcat([Pure, Elementwise, SameOperandsAndResultType],
-                                   traits)> {
+    : DLC_Op<mnemonic, !listconcat([Pure, Elementwise, DLC_ElementwiseKernel,
+                                    SameOperandsAndResultType], traits)> {
   let arguments = (ins tensorType:$input);
   let results = (outs tensorType:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
@@ -144,7 +165,7 @@ def DLC_SigmoidOp : DLC_UnaryOp<"sigmoid", DLC_FloatTensor> {
 }
 def DLC_TanhOp : DLC_UnaryOp<"tanh", DLC_FloatTensor> { let summary = "Hyperbolic tangent"; }
 
-def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise,
+def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise, DLC_ElementwiseKernel,
                                                    SameOperandsAndResultType]> {
   let summary = "Gradient of relu: grad_output where input > 0, else 0";
   let description = [{
@@ -162,7 +183,8 @@ def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise,
 
 class DLC_BinaryOp<string mnemonic, list<Trait> traits = []>
     : DLC_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultElementType,
-                                    InferTypeOpAdaptor], traits)> {
+                                    InferTypeOpAdaptor, DLC_Broadcasting,
+                                    DLC_ElementwiseKernel], traits)> {
   let arguments = (ins DLC_NumericTensor:$lhs, DLC_NumericTensor:$rhs);
   let results = (outs DLC_NumericTensor:$output);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
@@ -197,7 +219,8 @@ def DLC_PowOp : DLC_BinaryOp<"pow"> { let summary = "Power, x ^ y"; }
 def DLC_MaxOp : DLC_BinaryOp<"max", [Commutative]> { let summary = "Element-wise maximum"; }
 def DLC_MinOp : DLC_BinaryOp<"min", [Commutative]> { let summary = "Element-wise minimum"; }
 
-def DLC_CompareOp : DLC_Op<"compare", [Pure, SameOperandsElementType, InferTypeOpAdaptor]> {
+def DLC_CompareOp : DLC_Op<"compare", [Pure, SameOperandsElementType, InferTypeOpAdaptor,
+                                       DLC_Broadcasting]> {
   let summary = "Element-wise comparison with broadcasting, giving i1";
   let description = [{
     ```mlir
@@ -211,7 +234,7 @@ def DLC_CompareOp : DLC_Op<"compare", [Pure, SameOperandsElementType, InferTypeO
       "$predicate `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-def DLC_SelectOp : DLC_Op<"select", [Pure, InferTypeOpAdaptor]> {
+def DLC_SelectOp : DLC_Op<"select", [Pure, InferTypeOpAdaptor, DLC_Broadcasting]> {
   let summary = "Element-wise choice: condition ? on_true : on_false (numpy `where`)";
   let description = [{
     The three shapes broadcast together.
@@ -307,7 +330,7 @@ def DLC_Conv2DOp : DLC_Op<"conv2d", [Pure, SameOperandsAndResultElementType,
 }
 
 def DLC_Conv2DBackwardDataOp : DLC_Op<"conv2d_backward_data",
-    [Pure, SameOperandsAndResultElementType]> {
+    [Pure, SameOperandsAndResultElementType, DLC_BatchShapedResult]> {
   let summary = "Gradient of conv2d with respect to its input";
   let description = [{
     Given the gradient of a `dlc.conv2d` result and its weight, computes the gradient of
@@ -384,7 +407,8 @@ def DLC_AvgPool2DOp : DLC_PoolOp<"avg_pool2d",
 }
 
 def DLC_MaxPool2DBackwardOp : DLC_Op<"max_pool2d_backward",
-    [Pure, SameOperandsElementType, AllTypesMatch<["input", "grad_input"]>]> {
+    [Pure, SameOperandsElementType, AllTypesMatch<["input", "grad_input"]>,
+     DLC_BatchShapedResult]> {
   let summary = "Gradient of max_pool2d: routes each gradient to its window's maximum";
   let description = [{
     ```mlir
@@ -400,7 +424,7 @@ def DLC_MaxPool2DBackwardOp : DLC_Op<"max_pool2d_backward",
 }
 
 def DLC_AvgPool2DBackwardOp : DLC_Op<"avg_pool2d_backward",
-    [Pure, SameOperandsAndResultElementType]> {
+    [Pure, SameOperandsAndResultElementType, DLC_BatchShapedResult]> {
   let summary = "Gradient of avg_pool2d; the input shape is the result type";
   let description = [{
     ```mlir
@@ -487,7 +511,8 @@ def DLC_DropoutOp : DLC_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def DLC_ReshapeOp : DLC_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+def DLC_ReshapeOp : DLC_Op<"reshape", [Pure, SameOperandsAndResultElementType,
+                                       DLC_BatchShapedResult]> {
   let summary = "Same elements, new static shape";
   let description = [{
     The result type gives the shape; the element count must not change.
@@ -530,7 +555,8 @@ def DLC_TransposeOp : DLC_Op<"transpose", [Pure, SameOperandsAndResultElementTyp
   let hasFolder = 1;
 }
 
-def DLC_BroadcastToOp : DLC_Op<"broadcast_to", [Pure, SameOperandsAndResultElementType]> {
+def DLC_BroadcastToOp : DLC_Op<"broadcast_to", [Pure, SameOperandsAndResultElementType,
+                                                 DLC_BatchShapedResult]> {
   let summary = "Numpy broadcast to the result type's shape";
   let description = [{
     ```mlir

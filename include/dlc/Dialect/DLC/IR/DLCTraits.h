@@ -26,6 +26,15 @@ class SameOperandsDevice
 public:
   static LogicalResult verifyTrait(Operation *op) { return verifySameOperandsDevice(op); }
 };
+
+// Markers (DLCOps.td says what each means); passes test them with hasTrait, and the
+// MLIR-free layers read the same facts from dlc/Core/OpFacts.h.
+template <typename ConcreteType>
+class ElementwiseKernel : public ::mlir::OpTrait::TraitBase<ConcreteType, ElementwiseKernel> {};
+template <typename ConcreteType>
+class Broadcasting : public ::mlir::OpTrait::TraitBase<ConcreteType, Broadcasting> {};
+template <typename ConcreteType>
+class BatchShapedResult : public ::mlir::OpTrait::TraitBase<ConcreteType, BatchShapedResult> {};
 } // namespace OpTrait
 } // namespace mlir::dlc
 
