@@ -7,14 +7,15 @@
 //===----------------------------------------------------------------------===//
 #include "CompilerInternal.h"
 
+#include "dlc/Core/OpFacts.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
+#include "dlc/Runtime/Kernel.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
-#include "dlc/Core/OpFacts.h"
 
 
 namespace dlc::compiler {
@@ -95,12 +96,30 @@ Attribute convert(MLIRContext &context, llvm::StringRef op, llvm::StringRef name
   return b.getStringAttr(std::get<std::string>(value));
 }
 
+/// What each kind of device this build has kernels for can run: the dialect ops in the
+/// kernel table, as `#dlc.target`s for dlc-place-devices.
+ArrayAttr describeTargets(MLIRContext &context) {
+  Builder b(&context);
+  SmallVector<Attribute> targets;
+  for (Device device : {cpu(0), gpu(0)}) {
+    SmallVector<Attribute> runs;
+    for (const op_facts::OpInfo &op : op_facts::kTable)
+      if (find_kernel(op.name, device))
+        runs.push_back(b.getStringAttr(op.name));
+    if (!runs.empty())
+      targets.push_back(mlir::dlc::TargetAttr::get(
+          &context, mlir::dlc::DeviceKind(uint32_t(device.kind)), b.getArrayAttr(runs)));
+  }
+  return b.getArrayAttr(targets);
+}
+
 } // namespace
 
 OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const Graph *> &graphs,
                                  std::string &error) {
   OpBuilder builder(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
+  (*module)->setAttr(mlir::dlc::DLCDialect::getTargetsAttrName(), describeTargets(context));
   builder.setInsertionPointToEnd(module->getBody());
 
   for (const Graph *graph : graphs) {

@@ -242,7 +242,7 @@ TEST(Hybridize, ExportWritesTheModuleAndTheParameters) {
   std::stringstream text;
   text << module.rdbuf();
   EXPECT_NE(text.str().find("func.func @forward"), std::string::npos);
-  EXPECT_NE(text.str().find("dlc.conv2d"), std::string::npos);
+  EXPECT_NE(text.str().find("= dlc.conv2d "), std::string::npos);
   EXPECT_NE(text.str().find("dlc.name = \"conv1.0.weight\""), std::string::npos) << text.str();
   leafnet::LeafNetwork loaded;
   loaded.load_parameters(prefix + ".safetensors");
@@ -269,7 +269,7 @@ TEST(Hybridize, InferenceBatchNormFoldsIntoTheConvolution) {
   std::vector<float> compiled = (*net)(x).to_vector<float>();
   expectClose(eager, compiled, 1e-5, "conv + batch norm + relu, folded");
   std::string ir = net->compiled()->compiled_ir();
-  EXPECT_EQ(ir.find("dlc.batch_norm"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("= dlc.batch_norm"), std::string::npos) << ir;
   EXPECT_NE(ir.find("dlc.fused \"conv2d_relu\""), std::string::npos) << ir;
 }
 

@@ -725,3 +725,35 @@ func.func @update_f16(%w: tensor<4x8xf16>, %g: tensor<4x8xf16>, %r: tensor<f32>)
   %0 = dlc.sgd_update %w, %g, %r {rescale_grad = 1.0 : f64} : (tensor<4x8xf16>, tensor<4x8xf16>, tensor<f32>) -> tensor<4x8xf16>
   return
 }
+
+// -----
+
+// dlc.targets: what each kind of device runs, on a module.
+// expected-error @+1 {{'dlc.targets' holds #dlc.target entries only, got #dlc.device<gpu:0>}}
+module attributes {dlc.targets = [#dlc.device<gpu:0>]} {
+}
+
+// -----
+
+// expected-error @+1 {{'dlc.targets' describes gpu twice}}
+module attributes {dlc.targets = [#dlc.target<gpu, ops = []>, #dlc.target<gpu, ops = ["dlc.add"]>]} {
+}
+
+// -----
+
+func.func @targets_on_a_function() attributes {dlc.targets = []} {
+  return
+}
+// expected-error @-3 {{'dlc.targets' is an array of #dlc.target on a module}}
+
+// -----
+
+// expected-error @+1 {{a target is a kind of device that computes (cpu or gpu); cpu_pinned memory computes with cpu's kernels}}
+module attributes {dlc.targets = [#dlc.target<cpu_pinned, ops = []>]} {
+}
+
+// -----
+
+// expected-error @+1 {{a target's ops are op names ("dlc.add"), got 3}}
+module attributes {dlc.targets = [#dlc.target<cpu, ops = [3]>]} {
+}

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -73,6 +74,45 @@ std::string DeviceAttr::str() const {
 }
 
 //===----------------------------------------------------------------------===//
+// #dlc.target
+//===----------------------------------------------------------------------===//
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 DeviceKind kind, ArrayAttr ops) {
+  if (kind != DeviceKind::cpu && kind != DeviceKind::gpu)
+    return emitError() << "a target is a kind of device that computes (cpu or gpu); "
+                       << stringifyDeviceKind(kind) << " memory computes with cpu's kernels";
+  for (Attribute op : ops)
+    if (!::llvm::isa<StringAttr>(op))
+      return emitError() << "a target's ops are op names (\"dlc.add\"), got " << op;
+  return success();
+}
+
+bool TargetAttr::runs(StringRef op) const {
+  return llvm::any_of(getOps(), [&](Attribute name) {
+    return ::llvm::cast<StringAttr>(name).getValue() == op;
+  });
+}
+
+static LogicalResult verifyTargets(Operation *op, Attribute value) {
+  auto targets = dyn_cast<ArrayAttr>(value);
+  if (!targets || !isa<ModuleOp>(op))
+    return op->emitError() << "'" << DLCDialect::getTargetsAttrName()
+                           << "' is an array of #dlc.target on a module";
+  llvm::SmallDenseSet<uint32_t> kinds;
+  for (Attribute entry : targets) {
+    auto target = dyn_cast<TargetAttr>(entry);
+    if (!target)
+      return op->emitError() << "'" << DLCDialect::getTargetsAttrName()
+                             << "' holds #dlc.target entries only, got " << entry;
+    if (!kinds.insert(uint32_t(target.getKind())).second)
+      return op->emitError() << "'" << DLCDialect::getTargetsAttrName() << "' describes "
+                             << stringifyDeviceKind(target.getKind()) << " twice";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Discardable attributes: dlc.device on ops, function arguments and results
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +137,8 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
       return op->emitError() << "'dlc.gradient' is a unit attribute, got " << attr.getValue();
     return success();
   }
+  if (attr.getName() == DLCDialect::getTargetsAttrName())
+    return verifyTargets(op, attr.getValue());
   if (attr.getName() == "dlc.place") {
     if (!isa<DeviceAttr>(attr.getValue()))
       return op->emitError() << "'dlc.place' must be a #dlc.device, got " << attr.getValue();

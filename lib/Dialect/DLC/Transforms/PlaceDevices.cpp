@@ -4,9 +4,9 @@
 #include "DeviceOptions.h"
 
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
-#include "dlc/Runtime/Kernel.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace mlir::dlc {
@@ -18,9 +18,35 @@ namespace {
 
 constexpr llvm::StringLiteral kPlace = "dlc.place";
 
-::dlc::Device runtimeDevice(DeviceAttr device) {
-  return ::dlc::Device{::dlc::DeviceKind(int32_t(device.getKind())), int(device.getOrdinal())};
-}
+/// What each kind of device can run, as the module's `dlc.targets` says (everything,
+/// when it says nothing).
+class Targets {
+public:
+  explicit Targets(Operation *scope) {
+    ModuleOp module = scope->getParentOfType<ModuleOp>();
+    described_ = module && module->hasAttr(DLCDialect::getTargetsAttrName());
+    if (described_)
+      for (Attribute entry :
+           module->getAttrOfType<ArrayAttr>(DLCDialect::getTargetsAttrName()))
+        targets_.push_back(cast<TargetAttr>(entry));
+  }
+
+  /// Whether devices of `kind` have a kernel for `op`. Host memory kinds compute with
+  /// the cpu's kernels.
+  bool runs(StringRef op, DeviceKind kind) const {
+    if (!described_)
+      return true;
+    if (kind == DeviceKind::cpu_pinned || kind == DeviceKind::cpu_shared)
+      kind = DeviceKind::cpu;
+    return llvm::any_of(targets_, [&](TargetAttr target) {
+      return target.getKind() == kind && target.runs(op);
+    });
+  }
+
+private:
+  bool described_ = false;
+  SmallVector<TargetAttr> targets_;
+};
 
 struct PlaceDevicesPass : impl::DLCPlaceDevicesBase<PlaceDevicesPass> {
   using DLCPlaceDevicesBase::DLCPlaceDevicesBase;
@@ -34,7 +60,7 @@ struct PlaceDevicesPass : impl::DLCPlaceDevicesBase<PlaceDevicesPass> {
                            << "' is not kind:ordinal (cpu:0, gpu:1, ...)";
       return signalPassFailure();
     }
-    ::dlc::register_builtin_kernels();
+    Targets targets(function);
     StringRef deviceName = DLCDialect::getDeviceAttrName();
     // Where each value was meant to be: a fallback op's consumers follow its request,
     // not the CPU it fell back to.
@@ -77,9 +103,8 @@ struct PlaceDevicesPass : impl::DLCPlaceDevicesBase<PlaceDevicesPass> {
       DeviceAttr meant = target;
 
       // An op with a CPU kernel but none for the target's kind falls back, if allowed.
-      std::string name = op->getName().getStringRef().str();
-      bool hasCpuKernel = ::dlc::find_kernel(name, ::dlc::cpu(0)) != nullptr;
-      if (hasCpuKernel && !::dlc::find_kernel(name, runtimeDevice(target))) {
+      StringRef name = op->getName().getStringRef();
+      if (targets.runs(name, DeviceKind::cpu) && !targets.runs(name, target.getKind())) {
         if (!allowFallback) {
           op->emitError() << "no kernel for " << name << " on " << target.str()
                           << " in this build (rerun with allow-fallback to run it on cpu(0))";

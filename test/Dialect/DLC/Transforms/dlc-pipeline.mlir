@@ -1,25 +1,21 @@
-// RUN: dlc-opt %s --dlc-pipeline=cpu | FileCheck %s --check-prefix=CPU
-// RUN: dlc-opt %s --dlc-pipeline=cuda 2>&1 | FileCheck %s --check-prefix=%if cuda %{GPU%} %else %{CUDA%}
+// RUN: dlc-opt %s --dlc-pipeline=cpu -split-input-file | FileCheck %s --check-prefix=CPU
+// RUN: dlc-opt %s --dlc-pipeline=cuda -split-input-file 2>/dev/null | FileCheck %s --check-prefix=CUDA
+// RUN: dlc-opt %s --dlc-pipeline=cuda -split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 
 // hybridize()'s pipelines: canonicalize (x * 1 folds), place every op (unplaced ops go
-// to the target's default device), fuse. A build with the CUDA backend runs every op of
-// the cuda pipeline on gpu(0); one without it runs them on cpu(0) and says so, op by op.
+// to the target's default device), fuse. The cuda pipeline runs on gpu(0) every op the
+// module's GPU target runs, and the others on cpu(0), saying so op by op.
 // CPU-LABEL: func.func @step
 // CPU: dlc.random_uniform {dlc.device = #dlc.device<cpu:0>
 // CPU-NEXT: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<cpu:0>}
-// CPU-NOT: dlc.mul
-// CUDA: remark: dlc.random_uniform has no kernel for gpu(0) in this build; placed on cpu(0)
-// CUDA: remark: dlc.conv2d has no kernel for gpu(0) in this build; placed on cpu(0)
-// CUDA: remark: dlc.relu has no kernel for gpu(0) in this build; placed on cpu(0)
+// CPU-NOT: = dlc.mul
 // CUDA-LABEL: func.func @step
-// CUDA: dlc.random_uniform {dlc.device = #dlc.device<cpu:0>
-// CUDA-NEXT: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<cpu:0>}
+// CUDA: dlc.random_uniform {dlc.device = #dlc.device<gpu:0>
+// CUDA-NEXT: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<gpu:0>}
 // CUDA-NOT: dlc.copy
-// GPU-NOT: remark
-// GPU-LABEL: func.func @step
-// GPU: dlc.random_uniform {dlc.device = #dlc.device<gpu:0>
-// GPU-NEXT: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<gpu:0>}
-// GPU-NOT: dlc.copy
+module attributes {dlc.targets = [
+    #dlc.target<cpu, ops = ["dlc.conv2d", "dlc.mul", "dlc.random_uniform", "dlc.relu"]>,
+    #dlc.target<gpu, ops = ["dlc.conv2d", "dlc.mul", "dlc.random_uniform", "dlc.relu"]>]} {
 func.func @step(%w: tensor<8x3x3x3xf32>) -> tensor<2x8x6x6xf32> {
   %x = dlc.random_uniform {seed = 3 : i64} : tensor<2x3x8x8xf32>
   %one = dlc.constant dense<1.0> : tensor<f32>
@@ -27,4 +23,29 @@ func.func @step(%w: tensor<8x3x3x3xf32>) -> tensor<2x8x6x6xf32> {
   %r = dlc.relu %c : tensor<2x8x6x6xf32>
   %s = dlc.mul %r, %one : (tensor<2x8x6x6xf32>, tensor<f32>) -> tensor<2x8x6x6xf32>
   return %s : tensor<2x8x6x6xf32>
+}
+}
+
+// -----
+
+// CPU-LABEL: func.func @cpu_only
+// Only @cpu_only's ops fall back, each with a remark.
+// REMARK: remark: dlc.random_uniform has no kernel for gpu(0) in this build; placed on cpu(0)
+// REMARK: remark: dlc.conv2d has no kernel for gpu(0) in this build; placed on cpu(0)
+// REMARK: remark: dlc.relu has no kernel for gpu(0) in this build; placed on cpu(0)
+// REMARK-NOT: remark
+// CUDA-LABEL: func.func @cpu_only
+// CUDA: dlc.random_uniform {dlc.device = #dlc.device<cpu:0>
+// CUDA-NEXT: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<cpu:0>}
+// CUDA-NOT: dlc.copy
+module attributes {dlc.targets = [
+    #dlc.target<cpu, ops = ["dlc.conv2d", "dlc.mul", "dlc.random_uniform", "dlc.relu"]>]} {
+func.func @cpu_only(%w: tensor<8x3x3x3xf32>) -> tensor<2x8x6x6xf32> {
+  %x = dlc.random_uniform {seed = 3 : i64} : tensor<2x3x8x8xf32>
+  %one = dlc.constant dense<1.0> : tensor<f32>
+  %c = dlc.conv2d %x, %w : (tensor<2x3x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<2x8x6x6xf32>
+  %r = dlc.relu %c : tensor<2x8x6x6xf32>
+  %s = dlc.mul %r, %one : (tensor<2x8x6x6xf32>, tensor<f32>) -> tensor<2x8x6x6xf32>
+  return %s : tensor<2x8x6x6xf32>
+}
 }

@@ -1,6 +1,6 @@
-// RUN: %if cuda %{ dlc-opt %s --dlc-place-devices -split-input-file 2>&1 | FileCheck %s --check-prefixes=CHECK,GPU %} %else %{ dlc-opt %s --dlc-place-devices -split-input-file -verify-diagnostics | FileCheck %s %}
+// RUN: dlc-opt %s --dlc-place-devices -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: not dlc-opt %s --dlc-place-devices="explicit-only=true" -split-input-file 2>&1 | FileCheck %s --check-prefix=EXPLICIT
-// RUN: %if !cuda %{ dlc-opt %s --dlc-place-devices="allow-fallback=true" -split-input-file 2>&1 | FileCheck %s --check-prefix=FALLBACK %}
+// RUN: dlc-opt %s --dlc-place-devices="allow-fallback=true" -split-input-file 2>&1 | FileCheck %s --check-prefix=FALLBACK
 // RUN: not dlc-opt %s --dlc-place-devices="default-device=tpu:0" 2>&1 | FileCheck %s --check-prefix=BADOPT
 
 // Ops run where their inputs live; an op without inputs on the default device; constants
@@ -40,24 +40,68 @@ func.func @request(%x: tensor<4xf32> {dlc.device = #dlc.device<cpu:0>}) -> tenso
 
 // -----
 
-// Without the CUDA backend in the build, ops asked to run on a GPU have no kernel: an
-// error, or with allow-fallback a CPU placement with a remark, and a copy back for
-// consumers that still run on the GPU. With it, they run on the GPU.
-// GPU-LABEL: func.func @fallback
-// GPU-NOT: dlc.copy
-// GPU: dlc.exp %arg0 {dlc.device = #dlc.device<gpu:0>}
+// What a device kind can run is the module's `dlc.targets` (hybridize() fills it in from
+// the kernel table), not the kernels linked into dlc-opt. An op asked to run on a GPU
+// that cannot run it: an error, or with allow-fallback a CPU placement with a remark,
+// and a copy back for consumers that still run on the GPU.
 // FALLBACK: remark: dlc.exp has no kernel for gpu(0) in this build; placed on cpu(0)
 // FALLBACK-LABEL: func.func @fallback
 // FALLBACK: %[[X:.*]] = dlc.copy %arg0 : tensor<4xf32> to #dlc.device<cpu:0>
 // FALLBACK: %[[E:.*]] = dlc.exp %[[X]] {dlc.device = #dlc.device<cpu:0>}
 // FALLBACK: %[[BACK:.*]] = dlc.copy %[[E]] : tensor<4xf32> to #dlc.device<gpu:0>
-// FALLBACK: dlc.fused(%[[BACK]]) {dlc.device = #dlc.device<gpu:0>}
+// FALLBACK: %[[S:.*]] = dlc.add %[[BACK]], %[[BACK]] {dlc.device = #dlc.device<gpu:0>}
+// FALLBACK: dlc.fused(%[[S]]) {dlc.device = #dlc.device<gpu:0>}
+module attributes {dlc.targets = [#dlc.target<cpu, ops = ["dlc.add", "dlc.exp"]>,
+                                  #dlc.target<gpu, ops = ["dlc.add"]>]} {
 func.func @fallback(%x: tensor<4xf32> {dlc.device = #dlc.device<gpu:0>}) -> tensor<4xf32> {
   // expected-error @+1 {{no kernel for dlc.exp on gpu(0) in this build (rerun with allow-fallback to run it on cpu(0))}}
   %e = dlc.exp %x : tensor<4xf32>
-  %f = dlc.fused (%e) : (tensor<4xf32>) -> tensor<4xf32> {
+  %s = dlc.add %e, %e : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %f = dlc.fused (%s) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
     dlc.yield %a : tensor<4xf32>
   }
   return %f : tensor<4xf32>
+}
+}
+
+// -----
+
+// A GPU target that runs the op keeps it there; so does a module that describes no
+// targets (every op runs everywhere).
+// CHECK-LABEL: func.func @gpu_runs_it
+// CHECK-NOT: dlc.copy
+// CHECK: dlc.exp %arg0 {dlc.device = #dlc.device<gpu:0>}
+// FALLBACK-NOT: remark
+// FALLBACK-LABEL: func.func @gpu_runs_it
+// FALLBACK-NOT: dlc.copy
+module attributes {dlc.targets = [#dlc.target<cpu, ops = ["dlc.exp"]>,
+                                  #dlc.target<gpu, ops = ["dlc.exp"]>]} {
+func.func @gpu_runs_it(%x: tensor<4xf32> {dlc.device = #dlc.device<gpu:0>}) -> tensor<4xf32> {
+  %e = dlc.exp %x : tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+}
+
+// -----
+
+// CHECK-LABEL: func.func @undescribed
+// CHECK-NOT: dlc.copy
+// CHECK: dlc.exp %arg0 {dlc.device = #dlc.device<gpu:0>}
+func.func @undescribed(%x: tensor<4xf32> {dlc.device = #dlc.device<gpu:0>}) -> tensor<4xf32> {
+  %e = dlc.exp %x : tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+
+// -----
+
+// Pinned host memory computes with the cpu's kernels: no fallback, no copy.
+// CHECK-LABEL: func.func @pinned
+// CHECK-NOT: dlc.copy
+// CHECK: dlc.exp %arg0 {dlc.device = #dlc.device<cpu_pinned:0>}
+module attributes {dlc.targets = [#dlc.target<cpu, ops = ["dlc.exp"]>]} {
+func.func @pinned(%x: tensor<4xf32> {dlc.device = #dlc.device<cpu_pinned:0>}) -> tensor<4xf32> {
+  %e = dlc.exp %x : tensor<4xf32>
+  return %e : tensor<4xf32>
+}
 }

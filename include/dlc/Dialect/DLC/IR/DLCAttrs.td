@@ -43,6 +43,33 @@ def DLC_DeviceAttr : AttrDef<DLC_Dialect, "Device"> {
 
 def DLC_DeviceArrayAttr : TypedArrayAttrBase<DLC_DeviceAttr, "array of devices">;
 
+def DLC_TargetAttr : AttrDef<DLC_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "What one kind of device can run: the dlc ops it has kernels for";
+  let description = [{
+    A module's `dlc.targets` lists one per device kind that the program may use, and
+    `dlc-place-devices` reads it to decide where an op can run, so that placement is a
+    property of the module, not of the kernels linked into the tool that runs the pass.
+    hybridize() fills it in from the runtime's kernel table. Memory-only kinds
+    (`cpu_pinned`, `cpu_shared`) compute with the `cpu` kernels and need no entry of
+    their own. A module without `dlc.targets` is taken to run every op everywhere.
+
+    ```mlir
+    module attributes {dlc.targets = [
+        #dlc.target<cpu, ops = ["dlc.add", "dlc.conv2d", "dlc.exp"]>,
+        #dlc.target<gpu, ops = ["dlc.add", "dlc.conv2d"]>]} {
+    }
+    ```
+  }];
+  let parameters = (ins EnumParameter<DLC_DeviceKind>:$kind, "::mlir::ArrayAttr":$ops);
+  let assemblyFormat = "`<` $kind `,` `ops` `=` $ops `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether `op` ("dlc.exp") is among the ops this kind can run.
+    bool runs(::llvm::StringRef op) const;
+  }];
+}
+
 def DLC_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
     I32EnumAttrCase<"sum", 0>,
     I32EnumAttrCase<"mean", 1>,

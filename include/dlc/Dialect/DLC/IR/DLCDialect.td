@@ -40,6 +40,11 @@ def DLC_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getDeviceAttrName() {
       return ::llvm::StringLiteral("dlc.device");
     }
+    /// Name of the module attribute listing what each device kind can run
+    /// (`#dlc.target`s).
+    static constexpr ::llvm::StringLiteral getTargetsAttrName() {
+      return ::llvm::StringLiteral("dlc.targets");
+    }
   }];
 }
 

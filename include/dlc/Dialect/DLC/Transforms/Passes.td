@@ -14,10 +14,13 @@ def DLCPlaceDevices : Pass<"dlc-place-devices", "mlir::func::FuncOp"> {
 
     Operands living elsewhere than their op's device are copied there with `dlc.copy`
     (one copy per value and device, placed after the value's definition), or, with
-    `explicit-only`, reported as errors, as the eager API does. An op whose kernel this
-    build lacks on its device kind (GPU kernels before the CUDA backend) is an error, or
-    with `allow-fallback` runs on `cpu(0)` with a remark; its consumers still run where
-    it was meant to, so the data comes back.
+    `explicit-only`, reported as errors, as the eager API does. What each device kind
+    can run is the module's `dlc.targets` (a `#dlc.target` per kind, which hybridize()
+    fills in from the kernel table; without it every kind runs every op), so the result
+    does not depend on the kernels linked into the tool. An op that the CPU runs but
+    its device kind does not is an error, or with `allow-fallback` runs on `cpu(0)`
+    with a remark; its consumers still run where it was meant to, so the data comes
+    back.
 
     ```mlir
     // dlc-opt --dlc-place-devices
