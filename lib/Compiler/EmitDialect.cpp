@@ -1,6 +1,6 @@
 //===- EmitDialect.cpp - a traced Graph as a func.func of the dlc dialect -----===//
 //
-// The graph's attributes are the eager kernels' (dlc/Runtime/Attrs.h); the dialect
+// The graph's attributes are the eager kernels' (dlc/Core/Attrs.h); the dialect
 // spells some of them differently: shapes and dtypes live in result types, enums are
 // enum attributes, flags are unit attributes, a `full` is a splat `dlc.constant`.
 //

@@ -3,7 +3,7 @@
 #define DLC_LIB_COMPILER_LOWERINGSUPPORT_H
 
 #include "dlc/Core/DType.h"
-#include "dlc/Runtime/Attrs.h"
+#include "dlc/Core/Attrs.h"
 #include "dlc/Runtime/Program.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 

@@ -70,7 +70,7 @@ LayoutPlan planLayouts(const OpDef &op, const std::vector<Tensor> &inputs,
   for (const Tensor &input : inputs)
     current.push_back(input.impl()->layout);
   if (!op.layout)
-    return detail::plain_layouts(inputs.size(), outputs.size());
+    return plain_layouts(inputs.size(), outputs.size());
   // Blocked tensors are oneDNN's CPU layouts; the reference kernels read plain ones.
   const bool allowBlocked = where.is_host() && !referenceKernels && blocked_layouts_enabled();
   LayoutPlan plan = op.layout(current, metas, outputs, attrs, allowBlocked);
@@ -106,6 +106,8 @@ void register_op(OpDef op) {
   std::string name = op.name;
   if (r.ops.count(name))
     throw Error("op '" + name + "' is registered twice");
+  if (!op.layout) // the rule the dialect op's ODS names, if any
+    op.layout = layout_rule_of(op.dialect_op);
   r.ops[name] = std::make_unique<OpDef>(std::move(op));
 }
 

@@ -1,7 +1,7 @@
 //===- MemoryLayouts.cpp - conversions between plain and blocked layouts ------===//
 //
 // The dispatcher keeps 4-D float32 activations in oneDNN's blocked layout between the
-// ops that can read it (dlc/Runtime/Layout.h says why) and converts them where anything
+// ops that can read it (dlc/Core/Layout.h says why) and converts them where anything
 // else reads them: an op without a layout rule, a view, a copy, a host read, a compiled
 // program. The conversion is an op of its own ("to_layout", kernel
 // eager.reorder_layout), so that it is queued, ordered and profiled like the others.
@@ -30,34 +30,6 @@ LayoutPlan toLayoutPlan(const std::vector<Layout> &current, const std::vector<Te
 }
 
 } // namespace
-
-LayoutPlan detail::plain_layouts(size_t inputs, size_t outputs) {
-  return {std::vector<Layout>(inputs, Layout::plain), std::vector<Layout>(outputs, Layout::plain)};
-}
-
-Layout detail::keep_if_blockable(Layout current, const TensorMeta &meta, bool allow_blocked) {
-  return allow_blocked && blockable(meta.shape, meta.dtype) ? current : Layout::plain;
-}
-
-Layout detail::blocked_if_blockable(const TensorMeta &meta, bool allow_blocked) {
-  return allow_blocked && blockable(meta.shape, meta.dtype) ? Layout::nChw16c : Layout::plain;
-}
-
-LayoutPlan detail::elementwise_layouts(const std::vector<Layout> &current,
-                                       const std::vector<TensorMeta> &inputs,
-                                       const std::vector<TensorMeta> &outputs, const Attrs &,
-                                       bool allow_blocked) {
-  bool anyBlocked = false, allBlockable = allow_blocked;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    anyBlocked |= current[i] != Layout::plain;
-    allBlockable &= blockable(inputs[i].shape, inputs[i].dtype) &&
-                    inputs[i].shape == outputs[0].shape;
-  }
-  for (const TensorMeta &out : outputs)
-    allBlockable &= blockable(out.shape, out.dtype);
-  Layout layout = anyBlocked && allBlockable ? Layout::nChw16c : Layout::plain;
-  return {std::vector<Layout>(inputs.size(), layout), std::vector<Layout>(outputs.size(), layout)};
-}
 
 void detail::register_memory_layout_ops() {
   register_op({"to_layout", "eager.reorder_layout", inferToLayout, nullptr, toLayoutPlan});

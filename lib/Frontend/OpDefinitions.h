@@ -15,21 +15,6 @@ void register_nn_ops();
 void register_memory_layout_ops();
 void register_optimizer_ops();
 
-/// Layout rules (OpDef::layout) shared by several ops; MemoryLayouts.cpp.
-/// Plain in, plain out.
-LayoutPlan plain_layouts(size_t inputs, size_t outputs);
-/// Element-wise ops: when an input is blocked and every input and output has the same
-/// blockable shape, all of them blocked (plain ones converted, as the blocked one is
-/// likely to be the big chain of activations); else all plain.
-LayoutPlan elementwise_layouts(const std::vector<Layout> &current,
-                               const std::vector<TensorMeta> &inputs,
-                               const std::vector<TensorMeta> &outputs, const Attrs &attrs,
-                               bool allow_blocked);
-/// `current` where blocked is allowed and the meta can be, else plain.
-Layout keep_if_blockable(Layout current, const TensorMeta &meta, bool allow_blocked);
-/// Blocked where allowed and the meta can be, else plain.
-Layout blocked_if_blockable(const TensorMeta &meta, bool allow_blocked);
-
 /// A fresh kernel seed from `device`'s random generator (np::random::seed sets it).
 int64_t next_kernel_seed(Device device);
 

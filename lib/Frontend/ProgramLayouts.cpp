@@ -1,8 +1,9 @@
 //===- ProgramLayouts.cpp - blocked layouts inside compiled programs ----------===//
 //
 // Compiled programs keep activations in oneDNN's blocked layout by the same rules as
-// eager dispatch (OpDef::layout, dlc/Runtime/Layout.h): the steps are walked in order,
-// each kernel step's rule plans its layouts from its inputs' present ones, and a
+// eager dispatch (the dialect ops' DLC_LayoutRule, dlc/Core/LayoutRules.h): the steps
+// are walked in order, each kernel step's rule plans its layouts from its inputs'
+// present ones, and a
 // conversion step (eager.reorder_layout) goes in front of a step that wants an input in
 // the other layout. What a view, a copy or a collective reads stays plain, and so do
 // arguments, results and written-back values unless the caller says otherwise (a
@@ -22,18 +23,6 @@
 namespace dlc::detail {
 
 namespace {
-
-/// The layout rule of each dialect op that has one.
-const std::map<std::string, LayoutFn> &rulesByDialectOp() {
-  static const std::map<std::string, LayoutFn> rules = [] {
-    std::map<std::string, LayoutFn> byOp;
-    for (const OpDef *op : all_ops())
-      if (op->layout && op->dialect_op.rfind("dlc.", 0) == 0)
-        byOp.emplace(op->dialect_op, op->layout);
-    return byOp;
-  }();
-  return rules;
-}
 
 // What differs between the two kinds of program.
 bool isKernel(const ProgramStep &s) { return !s.copy && !s.fused; }
@@ -150,8 +139,7 @@ bool assignLayouts(ProgramT &p, const std::vector<Layout> &argumentLayouts, bool
       plan = fusedPlan(*step.fused, step.inputs, step.outputs, p.values, layouts);
     } else if (device.is_host() && isKernel(step)) {
       // A fused library step ("dlc.conv2d+relu") follows its op's rule.
-      auto rule = rulesByDialectOp().find(step.op.substr(0, step.op.find('+')));
-      if (rule != rulesByDialectOp().end()) {
+      if (LayoutFn rule = layout_rule_of(step.op.substr(0, step.op.find('+')))) {
         std::vector<Layout> current;
         std::vector<TensorMeta> ins, outs;
         for (int in : step.inputs) {
@@ -160,7 +148,7 @@ bool assignLayouts(ProgramT &p, const std::vector<Layout> &argumentLayouts, bool
         }
         for (int out : step.outputs)
           outs.push_back({p.values[size_t(out)].shape, p.values[size_t(out)].dtype});
-        plan = rule->second(current, ins, outs, step.attrs, true);
+        plan = rule(current, ins, outs, step.attrs, true);
       }
     }
     for (size_t i = 0; i < step.inputs.size(); ++i) {

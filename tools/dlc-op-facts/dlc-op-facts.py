@@ -10,13 +10,16 @@ a C++ header they include (through dlc/Core/OpFacts.h):
   - dlc::ops::<mnemonic>: the op's name ("dlc.conv2d"), for kernel tables and op tables;
   - dlc::op_attrs::<mnemonic>::<attribute>: each scalar attribute with a default, as an
     AttrFact (name and default value), for kernels and shape rules that read it;
-  - dlc::op_facts::kTable: per op, its name, traits and attributes with their kinds.
+  - dlc::op_enums::<Enum>: the dialect's integer enums (ReduceKind, DeviceKind, ...);
+  - dlc::op_facts::kTable: per op, its name, traits, layout rule (DLC_LayoutRule) and
+    attributes with their kinds.
 
 Usage: dlc-op-facts.py --tblgen LLVM_TBLGEN -I DIR... --td DLCOps.td --out FILE
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -100,6 +103,16 @@ def generate(all_records):
             continue
         mnemonic = record["opName"]
         traits = [t["def"] for t in record.get("traits", []) if isinstance(t, dict)]
+        layout_rule = "none"
+        for trait in traits:
+            trait_record = all_records[trait]
+            if "DLC_LayoutRule" in trait_record.get("!superclasses", []):
+                # ParamNativeOpTrait spells "LayoutRule<::dlc::LayoutRule::conv>::Impl".
+                match = re.search(r"::dlc::LayoutRule::(\w+)>", trait_record["trait"])
+                if not match:
+                    fail("%s: cannot read its layout rule from %r" %
+                         (definition, trait_record["trait"]))
+                layout_rule = match.group(1)
         attributes = []
         for argument, name in record["arguments"]["args"]:
             argument_record = all_records[argument["def"]]
@@ -110,7 +123,8 @@ def generate(all_records):
             if isinstance(default, str) and default.strip() == "":
                 default = None
             attributes.append((name, kind, default))
-        ops.append((mnemonic, definition, record.get("summary", ""), traits, attributes))
+        ops.append((mnemonic, definition, record.get("summary", ""), traits, attributes,
+                    layout_rule))
     if not ops:
         fail("no dlc ops in the records")
 
@@ -120,12 +134,23 @@ def generate(all_records):
         "",
         "namespace dlc::ops {",
     ]
-    for mnemonic, definition, summary, _, _ in ops:
+    for mnemonic, definition, summary, _, _, _ in ops:
         lines.append("/// %s (%s)" % (summary.strip() or "dlc." + mnemonic, definition))
         lines.append("inline constexpr char %s[] = \"dlc.%s\";" % (mnemonic, mnemonic))
     lines.append("} // namespace dlc::ops")
     lines.append("")
-    for mnemonic, _, _, _, attributes in ops:
+    lines.append("namespace dlc::op_enums {")
+    for definition in sorted(all_records["!instanceof"].get("I32EnumAttr", [])):
+        enum = all_records[definition]
+        if enum.get("cppNamespace") != "::mlir::dlc":
+            continue
+        cases = [all_records[case["def"]] for case in enum["enumerants"]]
+        lines.append("/// %s (%s)" % (enum.get("summary", "").strip(), definition))
+        lines.append("enum class %s : int64_t { %s };" % (
+            enum["className"], ", ".join("%s = %d" % (c["symbol"], c["value"]) for c in cases)))
+    lines.append("} // namespace dlc::op_enums")
+    lines.append("")
+    for mnemonic, _, _, _, attributes, _ in ops:
         facts = [(n, k, d) for n, k, d in attributes if d is not None and k in
                  ("boolean", "integer", "real")]
         if not facts:
@@ -138,7 +163,7 @@ def generate(all_records):
         lines.append("} // namespace dlc::op_attrs::%s" % mnemonic)
     lines.append("")
     lines.append("namespace dlc::op_facts {")
-    for mnemonic, _, _, _, attributes in ops:
+    for mnemonic, _, _, _, attributes, _ in ops:
         if not attributes:
             continue
         lines.append("inline constexpr AttrInfo k%sAttrs[] = {" % "".join(
@@ -149,13 +174,13 @@ def generate(all_records):
                           else "nullptr"))
         lines.append("};")
     lines.append("inline constexpr OpInfo kTable[] = {")
-    for mnemonic, _, _, traits, attributes in ops:
+    for mnemonic, _, _, traits, attributes, layout_rule in ops:
         flags = [TRAIT_FLAGS[t] for t in traits if t in TRAIT_FLAGS]
         flag_text = " | ".join("unsigned(OpTrait::%s)" % f for f in flags) or "0u"
         attrs_text = ("k%sAttrs" % "".join(p.capitalize() for p in mnemonic.split("_"))
                       if attributes else "nullptr")
-        lines.append("    {ops::%s, %s, %s, %d}," % (mnemonic, flag_text, attrs_text,
-                                                     len(attributes)))
+        lines.append("    {ops::%s, %s, %s, %d, LayoutRule::%s}," % (
+            mnemonic, flag_text, attrs_text, len(attributes), layout_rule))
     lines.append("};")
     lines.append("} // namespace dlc::op_facts")
     return "\n".join(lines) + "\n"

@@ -8,7 +8,7 @@
 #include "dlc/Core/OpFacts.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 #include "dlc/Frontend/OpRegistry.h"
-#include "dlc/Runtime/Attrs.h"
+#include "dlc/Core/Attrs.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -29,6 +29,29 @@ std::vector<RegisteredOperationName> dlcOps(MLIRContext &context) {
   return ops;
 }
 
+template <::dlc::LayoutRule Rule> bool hasRule(RegisteredOperationName name) {
+  return name.hasTrait<mlir::dlc::OpTrait::LayoutRule<Rule>::template Impl>();
+}
+
+/// The rule of the op's DLC_LayoutRule trait, as MLIR sees it.
+::dlc::LayoutRule layoutRuleTrait(RegisteredOperationName name) {
+  using R = ::dlc::LayoutRule;
+  std::pair<bool, R> rules[] = {
+      {hasRule<R::elementwise>(name), R::elementwise},
+      {hasRule<R::conv>(name), R::conv},
+      {hasRule<R::conv_backward_filter>(name), R::conv_backward_filter},
+      {hasRule<R::max_pool>(name), R::max_pool},
+      {hasRule<R::max_pool_backward>(name), R::max_pool_backward},
+      {hasRule<R::batch_norm>(name), R::batch_norm},
+      {hasRule<R::batch_norm_backward>(name), R::batch_norm_backward},
+      {hasRule<R::channel_reduce>(name), R::channel_reduce},
+  };
+  for (auto [has, rule] : rules)
+    if (has)
+      return rule;
+  return R::none;
+}
+
 TEST(OpFacts, EveryDialectOpHasItsFactsAndNoOtherOpHas) {
   MLIRContext context;
   context.loadDialect<mlir::dlc::DLCDialect>();
@@ -47,6 +70,7 @@ TEST(OpFacts, EveryDialectOpHasItsFactsAndNoOtherOpHas) {
     EXPECT_EQ(facts->has(OpTrait::batch_shaped_result),
               name.hasTrait<mlir::dlc::OpTrait::BatchShapedResult>())
         << facts->name;
+    EXPECT_EQ(facts->layout_rule, layoutRuleTrait(name)) << facts->name;
     std::set<std::string> declared, derived;
     for (StringAttr attr : name.getAttributeNames())
       declared.insert(attr.str());
@@ -69,6 +93,23 @@ TEST(OpFacts, TraitsSayWhatThePassesRelyOn) {
   EXPECT_TRUE(op_facts::has_trait(ops::conv2d_backward_data, OpTrait::batch_shaped_result));
   EXPECT_FALSE(op_facts::has_trait(ops::conv2d_backward_filter, OpTrait::batch_shaped_result));
   EXPECT_FALSE(op_facts::has_trait("dlc.no_such_op", OpTrait::broadcasting));
+}
+
+TEST(OpFacts, LayoutRulesAreTheOnesTheODSNames) {
+  using namespace ::dlc;
+  EXPECT_EQ(op_facts::find(ops::conv2d)->layout_rule, LayoutRule::conv);
+  EXPECT_EQ(op_facts::find(ops::conv2d_backward_data)->layout_rule, LayoutRule::conv);
+  EXPECT_EQ(op_facts::find(ops::reduce)->layout_rule, LayoutRule::channel_reduce);
+  EXPECT_EQ(op_facts::find(ops::avg_pool2d)->layout_rule, LayoutRule::none);
+  // Every op whose kernel works element by element may keep a blocked layout.
+  for (const op_facts::OpInfo &op : op_facts::kTable)
+    EXPECT_EQ(op.has(op_facts::OpTrait::elementwise_kernel),
+              op.layout_rule == LayoutRule::elementwise)
+        << op.name;
+  // The eager registry takes the ODS's rule.
+  EXPECT_EQ(find_op("convolution").layout, layout_rule_of(ops::conv2d));
+  EXPECT_NE(find_op("add").layout, nullptr);
+  EXPECT_EQ(find_op("fully_connected").layout, nullptr);
 }
 
 TEST(OpFacts, AttributeDefaultsAreTheDialects) {

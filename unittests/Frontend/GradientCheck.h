@@ -23,7 +23,7 @@ inline void expectClose(const std::vector<float> &want, const std::vector<float>
         << what << " element " << i;
 }
 
-/// Keeps eager CPU tensors plain while alive (dlc/Runtime/Layout.h). Compiled programs
+/// Keeps eager CPU tensors plain while alive (dlc/Core/Layout.h). Compiled programs
 /// compute on plain tensors; a test comparing them with eager code at rounding-level
 /// tolerances runs the eager side on the same kernels, since blocked ones add up in
 /// another order (LayoutTest compares blocked with plain eager execution).

@@ -1,7 +1,7 @@
 //===- LayoutTest.cpp - eager tensors kept in oneDNN's blocked layout ---------===//
 //
 // Between eager CPU ops, 4-D float32 activations with a multiple of 16 channels stay in
-// the nChw16c layout (dlc/Runtime/Layout.h). Whatever reads them (views, copies, host
+// the nChw16c layout (dlc/Core/Layout.h). Whatever reads them (views, copies, host
 // reads, other ops, autograd, compiled programs) must see the same values as with plain
 // tensors only; the runs with use_blocked_layouts(false) are the oracle.
 //

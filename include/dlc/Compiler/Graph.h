@@ -12,7 +12,7 @@
 #include "dlc/Core/DType.h"
 #include "dlc/Core/Device.h"
 #include "dlc/Core/ShapeRules.h"
-#include "dlc/Runtime/Attrs.h"
+#include "dlc/Core/Attrs.h"
 
 #include <string>
 #include <utility>

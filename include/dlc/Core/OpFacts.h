@@ -16,6 +16,21 @@
 
 namespace dlc {
 
+/// The rule that chooses an op's memory layouts (dlc/Core/LayoutRules.h says what each
+/// does); an op names its rule in its ODS with DLC_LayoutRule. `none`: plain in, plain
+/// out.
+enum class LayoutRule {
+  none,
+  elementwise,
+  conv,
+  conv_backward_filter,
+  max_pool,
+  max_pool_backward,
+  batch_norm,
+  batch_norm_backward,
+  channel_reduce,
+};
+
 /// A scalar attribute of an op with its ODS default.
 template <typename T> struct AttrFact {
   const char *name;
@@ -45,6 +60,7 @@ struct OpInfo {
   unsigned traits;
   const AttrInfo *attrs;
   int attr_count;
+  LayoutRule layout_rule;
 
   bool has(OpTrait trait) const { return (traits & unsigned(trait)) != 0; }
   /// The attribute called `attr`, or null.

@@ -10,18 +10,14 @@
 #define DLC_FRONTEND_OPREGISTRY_H
 
 #include "dlc/Frontend/Tensor.h"
-#include "dlc/Runtime/Attrs.h"
+#include "dlc/Core/Attrs.h"
+#include "dlc/Core/LayoutRules.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace dlc {
-
-struct TensorMeta {
-  Shape shape;
-  DType dtype = DType::f32;
-};
 
 /// Output shapes and dtypes from the inputs'. Throws ShapeError or DTypeError saying
 /// what is wrong; the dispatcher adds the op's name, inputs and devices to the message.
@@ -49,25 +45,14 @@ struct VjpContext {
 /// per input, undefined for inputs that get none. Runs with recording paused.
 using VjpFn = std::vector<Tensor> (*)(const VjpContext &context);
 
-/// The memory layouts an op's kernels read and write (dlc/Runtime/Layout.h).
-struct LayoutPlan {
-  std::vector<Layout> inputs;  ///< each input is converted to this first when it differs
-  std::vector<Layout> outputs; ///< each output is written in this
-};
-
-/// Chooses the layouts of one call from the inputs' present ones. With `allow_blocked`
-/// false (a GPU, or the reference kernels) a rule must plan plain tensors only.
-using LayoutFn = LayoutPlan (*)(const std::vector<Layout> &current,
-                                const std::vector<TensorMeta> &inputs,
-                                const std::vector<TensorMeta> &outputs, const Attrs &attrs,
-                                bool allow_blocked);
-
 struct OpDef {
   std::string name;       ///< as users call it: "add"
   std::string dialect_op; ///< "dlc.add": the dialect op, and the kernels' key
   InferFn infer = nullptr;
   VjpFn vjp = nullptr;    ///< null: the outputs carry no gradient (comparisons, argmax, ...)
-  LayoutFn layout = nullptr; ///< null: plain in, plain out
+  /// null: plain in, plain out. Ops with a dialect op get the rule their ODS names
+  /// (DLC_LayoutRule) when registered; only eager-only ops set one here.
+  LayoutFn layout = nullptr;
   /// Its CPU kernels do work in proportion to the data they touch, and their results do
   /// not depend on the thread count: a call on a few KiB may run on the calling thread
   /// with one thread (TaskCost::tiny). Not for oneDNN's ops (matmul, dense, convolution,

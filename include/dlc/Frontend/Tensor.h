@@ -7,7 +7,7 @@
 #include "dlc/Core/Error.h"
 #include "dlc/Core/ShapeRules.h"
 #include "dlc/Runtime/Engine.h"
-#include "dlc/Runtime/Layout.h"
+#include "dlc/Core/Layout.h"
 
 #include <cstring>
 #include <memory>
@@ -97,7 +97,7 @@ public:
     std::shared_ptr<Buffer> buffer;
     size_t offset = 0; // bytes into buffer
     // How the elements sit in the buffer; set by the op dispatcher when the tensor is
-    // created (dlc/Runtime/Layout.h). Views and host reads see plain tensors only.
+    // created (dlc/Core/Layout.h). Views and host reads see plain tensors only.
     Layout layout = Layout::plain;
     std::shared_ptr<autograd::TensorGradState> grad_state; // null: not part of autograd
   };

@@ -11,8 +11,8 @@
 #include "dlc/Core/DType.h"
 #include "dlc/Core/Device.h"
 #include "dlc/Core/ShapeRules.h"
-#include "dlc/Runtime/Attrs.h"
-#include "dlc/Runtime/Layout.h"
+#include "dlc/Core/Attrs.h"
+#include "dlc/Core/Layout.h"
 
 #include <cstdint>
 #include <string>

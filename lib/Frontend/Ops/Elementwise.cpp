@@ -207,8 +207,8 @@ Tensor scalarLike(double value, const Tensor &like) {
 using namespace detail;
 
 void detail::register_elementwise_ops() {
-  // Users' names (numpy's), the dialect ops they map to, shape rules, VJP rules; the
-  // element-wise ones keep a blocked layout (where an element sits never matters).
+  // Users' names (numpy's), the dialect ops they map to, shape rules, VJP rules (the
+  // layout rule, elementwise, comes from the dialect op's ODS).
   struct ElementwiseOp {
     const char *name, *dialectOp;
     InferFn infer;
@@ -233,7 +233,7 @@ void detail::register_elementwise_ops() {
       {"tanh", ops::tanh, inferFloatUnary, vjpTanh},
   };
   for (const ElementwiseOp &op : elementwise)
-    register_op(caller_runnable({op.name, op.dialectOp, op.infer, op.vjp, elementwise_layouts}));
+    register_op(caller_runnable({op.name, op.dialectOp, op.infer, op.vjp}));
   register_op(caller_runnable({"compare", ops::compare, inferCompare})); // no gradient
   register_op(caller_runnable({"where", ops::select, inferWhere, vjpWhere}));
   register_op(caller_runnable({"astype", ops::cast, inferCast, vjpCast}));

@@ -11,9 +11,6 @@ namespace dlc {
 namespace {
 
 using detail::checked;
-using detail::blocked_if_blockable;
-using detail::keep_if_blockable;
-using detail::plain_layouts;
 
 using detail::require_float32;
 using detail::require_one_float_dtype;
@@ -297,87 +294,6 @@ std::vector<Tensor> vjpLoss(const VjpContext &c) {
           Tensor()};
 }
 
-// Layout rules (dlc/Runtime/Layout.h): activations stay blocked through convolution,
-// max pooling and batch norm, whose CPU kernels read and write nChw16c; weights,
-// statistics and everything else are plain.
-
-bool ungrouped(const Attrs &a) { return a.get_int("groups", 1) == 1; }
-
-// (x, w[, b]) -> y, and (dy, w) -> dx alike: the activation read as it is, the one
-// written blocked.
-LayoutPlan convLayouts(const std::vector<Layout> &current, const std::vector<TensorMeta> &in,
-                       const std::vector<TensorMeta> &out, const Attrs &a, bool allow) {
-  allow = allow && ungrouped(a);
-  LayoutPlan plan = plain_layouts(in.size(), out.size());
-  plan.inputs[0] = keep_if_blockable(current[0], in[0], allow);
-  plan.outputs[0] = blocked_if_blockable(out[0], allow);
-  return plan;
-}
-
-// (dy, x) -> dw: both as they are, dw plain.
-LayoutPlan convBackwardFilterLayouts(const std::vector<Layout> &current,
-                                     const std::vector<TensorMeta> &in,
-                                     const std::vector<TensorMeta> &out, const Attrs &a,
-                                     bool allow) {
-  allow = allow && ungrouped(a);
-  LayoutPlan plan = plain_layouts(in.size(), out.size());
-  plan.inputs[0] = keep_if_blockable(current[0], in[0], allow);
-  plan.inputs[1] = keep_if_blockable(current[1], in[1], allow);
-  return plan;
-}
-
-// Ops whose activations all share the layout of the one at `source` (max pooling, batch
-// norm and their gradients): that input's layout where every activation can take it,
-// else plain; the other inputs and outputs (statistics, scales) are plain.
-LayoutPlan followActivation(const std::vector<Layout> &current,
-                            const std::vector<TensorMeta> &in,
-                            const std::vector<TensorMeta> &out, size_t source,
-                            std::initializer_list<size_t> otherInputs, size_t outputs,
-                            bool allow) {
-  Layout layout = keep_if_blockable(current[source], in[source], allow);
-  for (size_t i : otherInputs)
-    if (!blockable(in[i].shape, in[i].dtype))
-      layout = Layout::plain;
-  for (size_t k = 0; k < outputs; ++k)
-    if (!blockable(out[k].shape, out[k].dtype))
-      layout = Layout::plain;
-  LayoutPlan plan = plain_layouts(in.size(), out.size());
-  plan.inputs[source] = layout;
-  for (size_t i : otherInputs)
-    plan.inputs[i] = layout;
-  for (size_t k = 0; k < outputs; ++k)
-    plan.outputs[k] = layout;
-  return plan;
-}
-
-// (x) -> y
-LayoutPlan maxPoolLayouts(const std::vector<Layout> &current, const std::vector<TensorMeta> &in,
-                          const std::vector<TensorMeta> &out, const Attrs &, bool allow) {
-  return followActivation(current, in, out, 0, {}, 1, allow);
-}
-
-// (dy, x) -> dx
-LayoutPlan maxPoolBackwardLayouts(const std::vector<Layout> &current,
-                                  const std::vector<TensorMeta> &in,
-                                  const std::vector<TensorMeta> &out, const Attrs &, bool allow) {
-  return followActivation(current, in, out, 1, {0}, 1, allow);
-}
-
-// (x, gamma, beta[, running_mean, running_var]) -> y[, mean, var]
-LayoutPlan batchNormLayouts(const std::vector<Layout> &current,
-                            const std::vector<TensorMeta> &in,
-                            const std::vector<TensorMeta> &out, const Attrs &, bool allow) {
-  return followActivation(current, in, out, 0, {}, 1, allow);
-}
-
-// (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
-LayoutPlan batchNormBackwardLayouts(const std::vector<Layout> &current,
-                                    const std::vector<TensorMeta> &in,
-                                    const std::vector<TensorMeta> &out, const Attrs &,
-                                    bool allow) {
-  return followActivation(current, in, out, 1, {0}, 1, allow);
-}
-
 /// The inputs with an optional trailing bias.
 std::vector<Tensor> withBias(std::vector<Tensor> inputs, const Tensor &bias) {
   if (bias.defined())
@@ -388,20 +304,20 @@ std::vector<Tensor> withBias(std::vector<Tensor> inputs, const Tensor &bias) {
 } // namespace
 
 void detail::register_nn_ops() {
-  register_op({"convolution", ops::conv2d, inferConv, vjpConv, convLayouts});
+  register_op({"convolution", ops::conv2d, inferConv, vjpConv});
   register_op({"convolution_backward_data", ops::conv2d_backward_data, inferConvBackwardData,
-               vjp_not_implemented, convLayouts});
+               vjp_not_implemented});
   register_op({"convolution_backward_filter", ops::conv2d_backward_filter,
-               inferConvBackwardFilter, vjp_not_implemented, convBackwardFilterLayouts});
-  register_op({"max_pool2d", ops::max_pool2d, inferPool, vjpMaxPool, maxPoolLayouts});
+               inferConvBackwardFilter, vjp_not_implemented});
+  register_op({"max_pool2d", ops::max_pool2d, inferPool, vjpMaxPool});
   register_op({"max_pool2d_backward", ops::max_pool2d_backward, inferMaxPoolBackward,
-               vjp_not_implemented, maxPoolBackwardLayouts});
+               vjp_not_implemented});
   register_op({"avg_pool2d", ops::avg_pool2d, inferPool, vjpAvgPool});
   register_op({"avg_pool2d_backward", ops::avg_pool2d_backward, inferAvgPoolBackward,
                vjp_not_implemented});
-  register_op({"batch_norm", ops::batch_norm, inferBatchNorm, vjpBatchNorm, batchNormLayouts});
+  register_op({"batch_norm", ops::batch_norm, inferBatchNorm, vjpBatchNorm});
   register_op({"batch_norm_backward", ops::batch_norm_backward, inferBatchNormBackward,
-               vjp_not_implemented, batchNormBackwardLayouts});
+               vjp_not_implemented});
   register_op({"fully_connected", ops::dense, inferDense, vjpDense});
   register_op(caller_runnable({"dropout", ops::dropout, inferDropout, vjpDropout}));
   register_op(caller_runnable(

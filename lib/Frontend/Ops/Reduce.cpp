@@ -90,31 +90,10 @@ Tensor softmaxLike(const char *name, const Tensor &x, int64_t axis) {
   return invoke1(find_op(name), {x}, Attrs{{"axis", axis}});
 }
 
-/// Per-channel sums and means of a 4-D tensor (axes 0, 2, 3: a bias gradient, batch
-/// statistics) read a blocked input as it is; other reductions read plain ones.
-LayoutPlan reduceLayouts(const std::vector<Layout> &current, const std::vector<TensorMeta> &in,
-                         const std::vector<TensorMeta> &out, const Attrs &attrs, bool allow) {
-  LayoutPlan plan = detail::plain_layouts(in.size(), out.size());
-  int64_t kind = attrs.get_int("kind", 0);
-  std::vector<int64_t> axes = attrs.get_ints("axes", {});
-  if (in[0].shape.size() != 4 || (kind != Kind::sum && kind != Kind::mean))
-    return plan;
-  std::vector<bool> reduced(4, false);
-  for (int64_t axis : axes) {
-    int64_t d = axis < 0 ? axis + 4 : axis;
-    if (d < 0 || d > 3 || reduced[size_t(d)])
-      return plan; // the shape rule reports it
-    reduced[size_t(d)] = true;
-  }
-  if (reduced == std::vector<bool>{true, false, true, true})
-    plan.inputs[0] = detail::keep_if_blockable(current[0], in[0], allow);
-  return plan;
-}
-
 } // namespace
 
 void detail::register_reduce_ops() {
-  register_op(caller_runnable({"reduce", ops::reduce, inferReduce, vjpReduce, reduceLayouts}));
+  register_op(caller_runnable({"reduce", ops::reduce, inferReduce, vjpReduce}));
   register_op(caller_runnable({"argmax", ops::argmax, inferArgmax})); // no gradient
   register_op(caller_runnable({"softmax", ops::softmax, inferSoftmax, vjpSoftmax}));
   register_op(caller_runnable({"log_softmax", ops::log_softmax, inferSoftmax, vjpLogSoftmax}));

@@ -246,7 +246,7 @@ void dropout(const KernelArgs &k) {
   }
 }
 
-// y = x in another memory layout (dlc/Runtime/Layout.h): the conversion the dispatcher
+// y = x in another memory layout (dlc/Core/Layout.h): the conversion the dispatcher
 // inserts between a blocked tensor and an op that wants it plain, or the reverse.
 void reorderLayout(const KernelArgs &k) {
   const TensorRef &x = k.inputs[0], &y = k.outputs[0];

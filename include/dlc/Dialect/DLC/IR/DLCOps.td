@@ -58,6 +58,16 @@ def DLC_BatchShapedResult : NativeOpTrait<"BatchShapedResult"> {
   let cppNamespace = "::mlir::dlc::OpTrait";
 }
 
+// The rule that chooses the op's memory layouts on CPUs (plain NCHW, or oneDNN's
+// blocked nChw16c for activations): which operands and results may be blocked, given
+// the layouts the operands have. The rules are plain C++ (dlc/Core/LayoutRules.h),
+// shared by the eager dispatcher and the compiler; an op without one is plain in, plain
+// out.
+class DLC_LayoutRule<string rule>
+    : ParamNativeOpTrait<"LayoutRule", "::dlc::LayoutRule::" # rule> {
+  let cppNamespace = "::mlir::dlc::OpTrait";
+}
+
 class DLC_Op<string mnemonic, list<Trait> traits = []>
     : Op<DLC_Dialect, mnemonic, !listconcat([DLC_SameOperandsDevice], traits)>;
 
@@ -141,6 +151,7 @@ def DLC_CopyOp : Op<DLC_Dialect, "copy", [Pure, SameOperandsAndResultType]> {
 
 class DLC_UnaryOp<string mnemonic, Type tensorType, list<Trait> traits = []>
     : DLC_Op<mnemonic, !listconcat([Pure, Elementwise, DLC_ElementwiseKernel,
+                                    DLC_LayoutRule<"elementwise">,
                                     SameOperandsAndResultType], traits)> {
   let arguments = (ins tensorType:$input);
   let results = (outs tensorType:$output);
@@ -166,6 +177,7 @@ def DLC_SigmoidOp : DLC_UnaryOp<"sigmoid", DLC_FloatTensor> {
 def DLC_TanhOp : DLC_UnaryOp<"tanh", DLC_FloatTensor> { let summary = "Hyperbolic tangent"; }
 
 def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise, DLC_ElementwiseKernel,
+                                                   DLC_LayoutRule<"elementwise">,
                                                    SameOperandsAndResultType]> {
   let summary = "Gradient of relu: grad_output where input > 0, else 0";
   let description = [{
@@ -184,7 +196,8 @@ def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise, DLC_Element
 class DLC_BinaryOp<string mnemonic, list<Trait> traits = []>
     : DLC_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultElementType,
                                     InferTypeOpAdaptor, DLC_Broadcasting,
-                                    DLC_ElementwiseKernel], traits)> {
+                                    DLC_ElementwiseKernel, DLC_LayoutRule<"elementwise">],
+                                   traits)> {
   let arguments = (ins DLC_NumericTensor:$lhs, DLC_NumericTensor:$rhs);
   let results = (outs DLC_NumericTensor:$output);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
@@ -310,7 +323,7 @@ defvar DLC_ConvAttrs = (ins
     DefaultValuedAttr<I64Attr, "1">:$groups);
 
 def DLC_Conv2DOp : DLC_Op<"conv2d", [Pure, SameOperandsAndResultElementType,
-                                     InferTypeOpAdaptor]> {
+                                     InferTypeOpAdaptor, DLC_LayoutRule<"conv">]> {
   let summary = "2-D convolution, NCHW input, OIHW weight";
   let description = [{
     `input` is (N, C, H, W), `weight` is (O, C / groups, KH, KW), the optional `bias`
@@ -330,7 +343,8 @@ def DLC_Conv2DOp : DLC_Op<"conv2d", [Pure, SameOperandsAndResultElementType,
 }
 
 def DLC_Conv2DBackwardDataOp : DLC_Op<"conv2d_backward_data",
-    [Pure, SameOperandsAndResultElementType, DLC_BatchShapedResult]> {
+    [Pure, SameOperandsAndResultElementType, DLC_BatchShapedResult,
+     DLC_LayoutRule<"conv">]> {
   let summary = "Gradient of conv2d with respect to its input";
   let description = [{
     Given the gradient of a `dlc.conv2d` result and its weight, computes the gradient of
@@ -350,7 +364,7 @@ def DLC_Conv2DBackwardDataOp : DLC_Op<"conv2d_backward_data",
 }
 
 def DLC_Conv2DBackwardFilterOp : DLC_Op<"conv2d_backward_filter",
-    [Pure, SameOperandsAndResultElementType]> {
+    [Pure, SameOperandsAndResultElementType, DLC_LayoutRule<"conv_backward_filter">]> {
   let summary = "Gradient of conv2d with respect to its weight";
   let description = [{
     Given the gradient of a `dlc.conv2d` result and its input, computes the gradient of
@@ -380,8 +394,9 @@ defvar DLC_PoolAttrs = (ins
     DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
     UnitAttr:$ceil_mode);
 
-class DLC_PoolOp<string mnemonic, dag extraAttrs, string example>
-    : DLC_Op<mnemonic, [Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
+class DLC_PoolOp<string mnemonic, dag extraAttrs, string example, list<Trait> traits = []>
+    : DLC_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultElementType,
+                                    InferTypeOpAdaptor], traits)> {
   let arguments = !con((ins DLC_FloatTensor:$input), DLC_PoolAttrs, extraAttrs);
   let results = (outs DLC_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
@@ -396,7 +411,8 @@ class DLC_PoolOp<string mnemonic, dag extraAttrs, string example>
 }
 
 def DLC_MaxPool2DOp : DLC_PoolOp<"max_pool2d", (ins),
-    "%y = dlc.max_pool2d %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>} : (tensor<4x32x127x127xf32>) -> tensor<4x32x62x62xf32>"> {
+    "%y = dlc.max_pool2d %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>} : (tensor<4x32x127x127xf32>) -> tensor<4x32x62x62xf32>",
+    [DLC_LayoutRule<"max_pool">]> {
   let summary = "2-D max pooling, NCHW";
 }
 
@@ -408,7 +424,7 @@ def DLC_AvgPool2DOp : DLC_PoolOp<"avg_pool2d",
 
 def DLC_MaxPool2DBackwardOp : DLC_Op<"max_pool2d_backward",
     [Pure, SameOperandsElementType, AllTypesMatch<["input", "grad_input"]>,
-     DLC_BatchShapedResult]> {
+     DLC_BatchShapedResult, DLC_LayoutRule<"max_pool_backward">]> {
   let summary = "Gradient of max_pool2d: routes each gradient to its window's maximum";
   let description = [{
     ```mlir
@@ -438,7 +454,8 @@ def DLC_AvgPool2DBackwardOp : DLC_Op<"avg_pool2d_backward",
   let hasVerifier = 1;
 }
 
-def DLC_BatchNormOp : DLC_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
+def DLC_BatchNormOp : DLC_Op<"batch_norm", [Pure, InferTypeOpAdaptor,
+                                             DLC_LayoutRule<"batch_norm">]> {
   let summary = "Batch normalization over `axis` (channels), training or inference";
   let description = [{
     `gamma`, `beta` and the running statistics (`running_mean`, `running_var`) are
@@ -468,7 +485,8 @@ def DLC_BatchNormOp : DLC_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
-def DLC_BatchNormBackwardOp : DLC_Op<"batch_norm_backward", [Pure, InferTypeOpAdaptor]> {
+def DLC_BatchNormBackwardOp : DLC_Op<"batch_norm_backward",
+    [Pure, InferTypeOpAdaptor, DLC_LayoutRule<"batch_norm_backward">]> {
   let summary = "Gradients of training-mode batch_norm: input, gamma and beta";
   let description = [{
     `batch_mean` and `batch_var` are the statistics the forward op returned.
@@ -571,7 +589,7 @@ def DLC_BroadcastToOp : DLC_Op<"broadcast_to", [Pure, SameOperandsAndResultEleme
 }
 
 def DLC_ReduceOp : DLC_Op<"reduce", [Pure, SameOperandsAndResultElementType,
-                                     InferTypeOpAdaptor]> {
+                                     InferTypeOpAdaptor, DLC_LayoutRule<"channel_reduce">]> {
   let summary = "Reduction (sum, mean, max, min) over axes, optionally kept as 1";
   let description = [{
     `axes` are distinct, non-empty, and may count from the end (-1 is the last).

@@ -2,6 +2,7 @@
 #ifndef DLC_DIALECT_DLC_IR_DLCTRAITS_H
 #define DLC_DIALECT_DLC_IR_DLCTRAITS_H
 
+#include "dlc/Core/OpFacts.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "mlir/IR/OpDefinition.h"
 
@@ -35,6 +36,14 @@ template <typename ConcreteType>
 class Broadcasting : public ::mlir::OpTrait::TraitBase<ConcreteType, Broadcasting> {};
 template <typename ConcreteType>
 class BatchShapedResult : public ::mlir::OpTrait::TraitBase<ConcreteType, BatchShapedResult> {};
+/// DLC_LayoutRule<rule>: the op's layouts follow `Rule` (dlc/Core/LayoutRules.h).
+template <::dlc::LayoutRule Rule> struct LayoutRule {
+  template <typename ConcreteType>
+  class Impl : public ::mlir::OpTrait::TraitBase<ConcreteType, Impl> {
+  public:
+    static constexpr ::dlc::LayoutRule rule = Rule;
+  };
+};
 } // namespace OpTrait
 } // namespace mlir::dlc
 

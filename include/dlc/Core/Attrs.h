@@ -4,8 +4,8 @@
 // compiled path hands a traced op's attributes to the same kernels as eager calls do.
 //
 //===----------------------------------------------------------------------===//
-#ifndef DLC_RUNTIME_ATTRS_H
-#define DLC_RUNTIME_ATTRS_H
+#ifndef DLC_CORE_ATTRS_H
+#define DLC_CORE_ATTRS_H
 
 #include "dlc/Core/OpFacts.h"
 
@@ -54,4 +54,4 @@ private:
 
 } // namespace dlc
 
-#endif // DLC_RUNTIME_ATTRS_H
+#endif // DLC_CORE_ATTRS_H

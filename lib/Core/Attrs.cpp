@@ -1,5 +1,5 @@
 //===- Attrs.cpp - typed access to op attributes ------------------------------===//
-#include "dlc/Runtime/Attrs.h"
+#include "dlc/Core/Attrs.h"
 
 #include "dlc/Core/Error.h"
 

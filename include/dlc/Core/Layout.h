@@ -1,6 +1,6 @@
 //===- Layout.h - plain and blocked memory layouts of tensors -----------------===//
-#ifndef DLC_RUNTIME_LAYOUT_H
-#define DLC_RUNTIME_LAYOUT_H
+#ifndef DLC_CORE_LAYOUT_H
+#define DLC_CORE_LAYOUT_H
 
 #include "dlc/Core/DType.h"
 #include "dlc/Core/ShapeRules.h"
@@ -36,4 +36,4 @@ inline const char *layout_name(Layout layout) {
 
 } // namespace dlc
 
-#endif // DLC_RUNTIME_LAYOUT_H
+#endif // DLC_CORE_LAYOUT_H

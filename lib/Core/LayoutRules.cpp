@@ -1,0 +1,174 @@
+//===- LayoutRules.cpp - the layout rules the dialect's ops name ---------------===//
+//
+// Activations stay blocked through convolution, max pooling, batch norm, per-channel
+// reductions and element-wise ops, whose CPU kernels read and write nChw16c; weights,
+// statistics and everything else are plain.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Core/LayoutRules.h"
+
+namespace dlc {
+
+LayoutPlan plain_layouts(size_t inputs, size_t outputs) {
+  return {std::vector<Layout>(inputs, Layout::plain), std::vector<Layout>(outputs, Layout::plain)};
+}
+
+Layout keep_if_blockable(Layout current, const TensorMeta &meta, bool allow_blocked) {
+  return allow_blocked && blockable(meta.shape, meta.dtype) ? current : Layout::plain;
+}
+
+Layout blocked_if_blockable(const TensorMeta &meta, bool allow_blocked) {
+  return allow_blocked && blockable(meta.shape, meta.dtype) ? Layout::nChw16c : Layout::plain;
+}
+
+LayoutPlan elementwise_layouts(const std::vector<Layout> &current,
+                               const std::vector<TensorMeta> &inputs,
+                               const std::vector<TensorMeta> &outputs, const Attrs &,
+                               bool allow_blocked) {
+  bool anyBlocked = false, allBlockable = allow_blocked;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    anyBlocked |= current[i] != Layout::plain;
+    allBlockable &= blockable(inputs[i].shape, inputs[i].dtype) &&
+                    inputs[i].shape == outputs[0].shape;
+  }
+  for (const TensorMeta &out : outputs)
+    allBlockable &= blockable(out.shape, out.dtype);
+  Layout layout = anyBlocked && allBlockable ? Layout::nChw16c : Layout::plain;
+  return {std::vector<Layout>(inputs.size(), layout), std::vector<Layout>(outputs.size(), layout)};
+}
+
+namespace {
+
+bool ungrouped(const Attrs &a) { return a.get(op_attrs::conv2d::groups) == 1; }
+
+// (x, w[, b]) -> y, and (dy, w) -> dx alike: the activation read as it is, the one
+// written blocked.
+LayoutPlan convLayouts(const std::vector<Layout> &current, const std::vector<TensorMeta> &in,
+                       const std::vector<TensorMeta> &out, const Attrs &a, bool allow) {
+  allow = allow && ungrouped(a);
+  LayoutPlan plan = plain_layouts(in.size(), out.size());
+  plan.inputs[0] = keep_if_blockable(current[0], in[0], allow);
+  plan.outputs[0] = blocked_if_blockable(out[0], allow);
+  return plan;
+}
+
+// (dy, x) -> dw: both as they are, dw plain.
+LayoutPlan convBackwardFilterLayouts(const std::vector<Layout> &current,
+                                     const std::vector<TensorMeta> &in,
+                                     const std::vector<TensorMeta> &out, const Attrs &a,
+                                     bool allow) {
+  allow = allow && ungrouped(a);
+  LayoutPlan plan = plain_layouts(in.size(), out.size());
+  plan.inputs[0] = keep_if_blockable(current[0], in[0], allow);
+  plan.inputs[1] = keep_if_blockable(current[1], in[1], allow);
+  return plan;
+}
+
+// Ops whose activations all share the layout of the one at `source` (max pooling, batch
+// norm and their gradients): that input's layout where every activation can take it,
+// else plain; the other inputs and outputs (statistics, scales) are plain.
+LayoutPlan followActivation(const std::vector<Layout> &current,
+                            const std::vector<TensorMeta> &in,
+                            const std::vector<TensorMeta> &out, size_t source,
+                            std::initializer_list<size_t> otherInputs, size_t outputs,
+                            bool allow) {
+  Layout layout = keep_if_blockable(current[source], in[source], allow);
+  for (size_t i : otherInputs)
+    if (!blockable(in[i].shape, in[i].dtype))
+      layout = Layout::plain;
+  for (size_t k = 0; k < outputs; ++k)
+    if (!blockable(out[k].shape, out[k].dtype))
+      layout = Layout::plain;
+  LayoutPlan plan = plain_layouts(in.size(), out.size());
+  plan.inputs[source] = layout;
+  for (size_t i : otherInputs)
+    plan.inputs[i] = layout;
+  for (size_t k = 0; k < outputs; ++k)
+    plan.outputs[k] = layout;
+  return plan;
+}
+
+// (x) -> y
+LayoutPlan maxPoolLayouts(const std::vector<Layout> &current, const std::vector<TensorMeta> &in,
+                          const std::vector<TensorMeta> &out, const Attrs &, bool allow) {
+  return followActivation(current, in, out, 0, {}, 1, allow);
+}
+
+// (dy, x) -> dx
+LayoutPlan maxPoolBackwardLayouts(const std::vector<Layout> &current,
+                                  const std::vector<TensorMeta> &in,
+                                  const std::vector<TensorMeta> &out, const Attrs &, bool allow) {
+  return followActivation(current, in, out, 1, {0}, 1, allow);
+}
+
+// (x, gamma, beta[, running_mean, running_var]) -> y[, mean, var]
+LayoutPlan batchNormLayouts(const std::vector<Layout> &current,
+                            const std::vector<TensorMeta> &in,
+                            const std::vector<TensorMeta> &out, const Attrs &, bool allow) {
+  return followActivation(current, in, out, 0, {}, 1, allow);
+}
+
+// (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
+LayoutPlan batchNormBackwardLayouts(const std::vector<Layout> &current,
+                                    const std::vector<TensorMeta> &in,
+                                    const std::vector<TensorMeta> &out, const Attrs &,
+                                    bool allow) {
+  return followActivation(current, in, out, 1, {0}, 1, allow);
+}
+
+// Per-channel sums and means of a 4-D tensor (axes 0, 2, 3: a bias gradient, batch
+// statistics) read a blocked input as it is; other reductions read plain ones.
+LayoutPlan channelReduceLayouts(const std::vector<Layout> &current,
+                                const std::vector<TensorMeta> &in,
+                                const std::vector<TensorMeta> &out, const Attrs &attrs,
+                                bool allow) {
+  using op_enums::ReduceKind;
+  LayoutPlan plan = plain_layouts(in.size(), out.size());
+  auto kind = ReduceKind(attrs.get_int("kind", int64_t(ReduceKind::sum)));
+  std::vector<int64_t> axes = attrs.get_ints("axes", {});
+  if (in[0].shape.size() != 4 || (kind != ReduceKind::sum && kind != ReduceKind::mean))
+    return plan;
+  std::vector<bool> reduced(4, false);
+  for (int64_t axis : axes) {
+    int64_t d = axis < 0 ? axis + 4 : axis;
+    if (d < 0 || d > 3 || reduced[size_t(d)])
+      return plan; // the shape rule reports it
+    reduced[size_t(d)] = true;
+  }
+  if (reduced == std::vector<bool>{true, false, true, true})
+    plan.inputs[0] = keep_if_blockable(current[0], in[0], allow);
+  return plan;
+}
+
+} // namespace
+
+LayoutFn layout_rule_function(LayoutRule rule) {
+  switch (rule) {
+  case LayoutRule::none:
+    return nullptr;
+  case LayoutRule::elementwise:
+    return elementwise_layouts;
+  case LayoutRule::conv:
+    return convLayouts;
+  case LayoutRule::conv_backward_filter:
+    return convBackwardFilterLayouts;
+  case LayoutRule::max_pool:
+    return maxPoolLayouts;
+  case LayoutRule::max_pool_backward:
+    return maxPoolBackwardLayouts;
+  case LayoutRule::batch_norm:
+    return batchNormLayouts;
+  case LayoutRule::batch_norm_backward:
+    return batchNormBackwardLayouts;
+  case LayoutRule::channel_reduce:
+    return channelReduceLayouts;
+  }
+  return nullptr;
+}
+
+LayoutFn layout_rule_of(std::string_view dialect_op) {
+  const op_facts::OpInfo *op = op_facts::find(dialect_op);
+  return op ? layout_rule_function(op->layout_rule) : nullptr;
+}
+
+} // namespace dlc
