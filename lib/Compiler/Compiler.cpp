@@ -69,12 +69,12 @@ public:
   PassManager passes() { return PassManager(&context_); }
 
   /// Runs `pipeline` (after the hybridize pipeline for `device`'s kind is added).
-  std::string run(PassManager &pipeline, Device device, const std::string &what,
-                  std::string &ir) {
+  std::string run(PassManager &pipeline, Device device, bool blockedLayouts,
+                  const std::string &what, std::string &ir) {
     mlir::dlc::buildDLCPipeline(pipeline,
                                 device.kind == DeviceKind::gpu ? mlir::dlc::PipelineTarget::cuda
                                                                : mlir::dlc::PipelineTarget::cpu,
-                                fusionEnabled());
+                                fusionEnabled(), blockedLayouts);
     if (failed(pipeline.run(*module_)))
       return what + ": the pipeline failed:\n" + diagnostics_;
     ir = print(*module_);
@@ -94,7 +94,8 @@ private:
 
 } // namespace
 
-std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out) {
+std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out,
+                    bool blockedLayouts) {
   if (graphs.empty())
     return "hybridize: nothing to compile";
   Compilation compilation;
@@ -102,7 +103,8 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
   if (!error.empty())
     return error;
   PassManager pipeline = compilation.passes();
-  error = compilation.run(pipeline, graphs.front()->device, "hybridize", out.ir);
+  error = compilation.run(pipeline, graphs.front()->device, blockedLayouts, "hybridize",
+                          out.ir);
   if (!error.empty())
     return error;
   out.programs.clear();
@@ -118,7 +120,8 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
 }
 
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
-                                  CompiledDataParallel &out, bool syncBatchNorm) {
+                                  CompiledDataParallel &out, bool syncBatchNorm,
+                                  bool blockedLayouts) {
   Compilation compilation;
   std::string error = compilation.emit({&step}, "training step", out.traced_ir);
   if (!error.empty())
@@ -137,7 +140,7 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
     if (failed(parsePassPipeline("dlc-shard-data-parallel{" + options + "}", pipeline)))
       return "training step: cannot build the sharding pass for devices " + list;
   }
-  error = compilation.run(pipeline, devices.front(), "training step", out.ir);
+  error = compilation.run(pipeline, devices.front(), blockedLayouts, "training step", out.ir);
   if (!error.empty())
     return error;
   func::FuncOp function = compilation.function(step.name);

@@ -141,7 +141,15 @@ OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const G
       function.setArgAttr(unsigned(i), mlir::dlc::DLCDialect::getDeviceAttrName(), device);
       if (graph->arguments[i].batch)
         function.setArgAttr(unsigned(i), "dlc.batch", builder.getUnitAttr());
+      if (graph->arguments[i].saved_result >= 0)
+        function.setArgAttr(
+            unsigned(i), mlir::dlc::DLCDialect::getSavedFromAttrName(),
+            builder.getArrayAttr({FlatSymbolRefAttr::get(&context, graphs.front()->name),
+                                  builder.getI64IntegerAttr(graph->arguments[i].saved_result)}));
     }
+    if (graph->blocked_results)
+      function->setAttr(mlir::dlc::DLCDialect::getBlockedResultsAttrName(),
+                        builder.getUnitAttr());
     for (size_t k = 0; k < graph->updates.size(); ++k)
       function.setResultAttr(unsigned(graph->results.size() + k), "dlc.updates",
                              builder.getI64IntegerAttr(graph->updates[k].argument));

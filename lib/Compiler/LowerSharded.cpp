@@ -35,6 +35,7 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
     v.device = device;
     v.alias_of = aliasOf;
     v.offset = offset;
+    v.layout = Layout(int(mlir::dlc::valueLayout(value)));
     program->values.push_back(v);
     ids[value] = int(program->values.size()) - 1;
     return ids[value];
@@ -112,13 +113,13 @@ std::shared_ptr<ShardedProgram> lowerToShardedProgram(func::FuncOp function, std
       error = describe(op) + ": has no device; run dlc-place-devices first";
       return false;
     }
-    if (isa<mlir::dlc::ReshapeOp>(op))
-      return addValue(op->getResult(0), program->values[size_t(inputs[0])].device, inputs[0], 0) >= 0;
-    if (auto split = dyn_cast<mlir::dlc::SplitOp>(op); split && split.getAxis() == 0) {
-      // Parts along the first axis are consecutive: views of the input.
+    if (mlir::dlc::isViewOp(op)) {
+      // A reshape views its input whole; split parts along the first axis follow each
+      // other in it.
+      Device at = program->values[size_t(inputs[0])].device;
       size_t offset = 0;
-      for (Value part : split.getResults()) {
-        if (addValue(part, device, inputs[0], offset) < 0)
+      for (Value part : op->getResults()) {
+        if (addValue(part, at, inputs[0], offset) < 0)
           return false;
         offset += program->values.back().bytes();
       }

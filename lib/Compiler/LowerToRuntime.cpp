@@ -70,44 +70,6 @@ std::string describe(Operation *op) {
   return text;
 }
 
-/// The eager kernels' attributes of `op`; false (with `error`) for one it cannot read.
-bool kernelAttrs(Operation *op, Attrs &attrs, std::string &error) {
-  for (NamedAttribute named : op->getAttrs()) {
-    llvm::StringRef name = named.getName().getValue();
-    Attribute value = named.getValue();
-    if (name.starts_with("dlc.") || isa<mlir::dlc::DeviceAttr>(value))
-      continue;
-    if (auto flag = dyn_cast<BoolAttr>(value))
-      attrs.set(name.str(), flag.getValue());
-    else if (isa<UnitAttr>(value))
-      attrs.set(name.str(), true);
-    else if (auto number = dyn_cast<IntegerAttr>(value))
-      attrs.set(name.str(), number.getValue().getSExtValue());
-    else if (auto real = dyn_cast<FloatAttr>(value))
-      attrs.set(name.str(), real.getValueAsDouble());
-    else if (auto list = dyn_cast<DenseI64ArrayAttr>(value))
-      attrs.set(name.str(), std::vector<int64_t>(list.asArrayRef().begin(),
-                                                 list.asArrayRef().end()));
-    else if (auto text = dyn_cast<StringAttr>(value))
-      attrs.set(name.str(), text.str());
-    else if (auto elements = dyn_cast<DenseElementsAttr>(value); elements && elements.isSplat()) {
-      Attribute splat = elements.getSplatValue<Attribute>();
-      if (auto f = dyn_cast<FloatAttr>(splat))
-        attrs.set(name.str(), f.getValueAsDouble());
-      else if (auto i = dyn_cast<IntegerAttr>(splat))
-        attrs.set(name.str(), double(i.getType().isUnsignedInteger()
-                                         ? int64_t(i.getValue().getZExtValue())
-                                         : i.getValue().getSExtValue()));
-    } else {
-      llvm::raw_string_ostream os(error);
-      os << describe(op) << ": the runtime cannot read attribute '" << name << "' (" << value
-         << "); only splat constants and scalar/array attributes lower to kernels yet";
-      return false;
-    }
-  }
-  return true;
-}
-
 bool kernelStep(Operation *op, Device device, ProgramStep &step, std::string &error) {
   step.op = op->getName().getStringRef().str();
   const KernelEntry *kernels = find_kernel(step.op, device);
@@ -116,7 +78,7 @@ bool kernelStep(Operation *op, Device device, ProgramStep &step, std::string &er
     return false;
   }
   step.kernels = *kernels;
-  if (!kernelAttrs(op, step.attrs, error))
+  if (!mlir::dlc::readKernelAttrs(op, step.attrs, error))
     return false;
   step.fresh_seed = step.attrs.has("seed");
   step.in_place = isInPlaceElementwise(op);
@@ -129,84 +91,57 @@ bool isInPlaceElementwise(Operation *op) {
   return op->getNumResults() == 1 && op->hasTrait<mlir::dlc::OpTrait::ElementwiseKernel>();
 }
 
-/// The single step of a dlc.fused region, if the runtime has a fused kernel for it:
-/// `conv2d_relu` / `dense_relu` call the library kernel with a ReLU epilogue, and
-/// `elementwise` chains of float32 ops run chunk by chunk. Nothing (and no error) when
-/// the region must run op by op; `error` set when it is malformed.
+/// The single step of a dlc.fused region, if it runs as one (mlir::dlc::fusedExecution
+/// decides, as it does for the passes): `conv2d_relu` / `dense_relu` call the library
+/// kernel with a ReLU epilogue, and `elementwise` chains of float32 ops run chunk by
+/// chunk. Nothing (and no error) when the region runs op by op; `error` set when an
+/// attribute cannot be read.
 std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
                                      std::string &error) {
+  auto hasKernel = [&](StringRef op) { return find_kernel(op.str(), device) != nullptr; };
+  mlir::dlc::FusedExecution execution = mlir::dlc::fusedExecution(
+      fused, mlir::dlc::DeviceKind(int32_t(device.kind)), hasKernel);
+  if (execution == mlir::dlc::FusedExecution::op_by_op)
+    return std::nullopt;
   Block &body = fused.getBody().front();
-  std::string kind = fused.getKind() ? fused.getKind()->str() : "";
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
-  Operation *terminator = body.getTerminator();
 
-  if (kind == "conv2d_relu" || kind == "dense_relu") {
-    if (ops.size() != 2 || ops[1]->getName().getStringRef() != ::dlc::ops::relu ||
-        ops[1]->getOperand(0) != ops[0]->getResult(0) ||
-        terminator->getOperands() != ops[1]->getResults() ||
-        ops[0]->getOperands() != ValueRange(body.getArguments()))
-      return std::nullopt;
-    const KernelEntry *kernels = find_kernel(ops[0]->getName().getStringRef().str(), device);
-    if (!kernels)
-      return std::nullopt;
+  if (execution == mlir::dlc::FusedExecution::library_epilogue) {
     ProgramStep step;
     step.op = ops[0]->getName().getStringRef().str();
-    step.kernels = *kernels;
-    if (!kernelAttrs(ops[0], step.attrs, error))
+    step.kernels = *find_kernel(step.op, device);
+    if (!mlir::dlc::readKernelAttrs(ops[0], step.attrs, error))
       return std::nullopt;
     step.attrs.set("activation", std::string("relu"));
     step.op += "+relu";
     return step;
   }
-  if (kind != "elementwise" || !device.is_host())
-    return std::nullopt;
 
-  auto elements = [](Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    return tensor && tensor.getElementType().isF32() ? tensor.getNumElements() : int64_t(-1);
-  };
-  int64_t n = 1;
-  for (Type type : fused.getResultTypes())
-    n = std::max(n, elements(type));
   auto body_ = std::make_shared<FusedElementwise>();
-  llvm::DenseMap<Value, int> local;
-  auto addLocal = [&](Value value) {
-    int64_t count = elements(value.getType());
-    if (count < 0 || (count != n && count != 1))
-      return false;
-    local[value] = int(body_->scalar.size());
-    body_->scalar.push_back(count == 1 && n != 1);
-    return true;
-  };
-  for (BlockArgument argument : body.getArguments())
-    if (!addLocal(argument))
-      return std::nullopt;
+  SmallVector<bool> scalar = mlir::dlc::fusedScalarValues(fused);
+  body_->scalar.assign(scalar.begin(), scalar.end());
   body_->inputs = int(body.getNumArguments());
-  body_->elements = n;
+  body_->elements = 1;
+  for (Type type : fused.getResultTypes())
+    body_->elements = std::max(body_->elements, cast<RankedTensorType>(type).getNumElements());
+  llvm::DenseMap<Value, int> local;
+  for (BlockArgument argument : body.getArguments())
+    local[argument] = int(local.size());
   for (Operation *op : ops) {
-    const KernelEntry *kernels = find_kernel(op->getName().getStringRef().str(), device);
-    if (!kernels || op->getNumResults() != 1)
-      return std::nullopt;
     FusedElementwise::SubStep sub;
     sub.op = op->getName().getStringRef().str();
-    sub.kernels = *kernels;
-    if (!kernelAttrs(op, sub.attrs, error))
+    sub.kernels = *find_kernel(sub.op, device);
+    if (!mlir::dlc::readKernelAttrs(op, sub.attrs, error))
       return std::nullopt;
     for (Value operand : op->getOperands())
       sub.inputs.push_back(local.lookup(operand));
-    if (!addLocal(op->getResult(0)))
-      return std::nullopt;
+    local[op->getResult(0)] = int(local.size());
     body_->steps.push_back(std::move(sub));
   }
-  for (Value yielded : terminator->getOperands())
+  for (Value yielded : body.getTerminator()->getOperands())
     body_->outputs.push_back(local.lookup(yielded));
-  // A step output must be computed by the region and distinct, as each is written in place.
-  std::set<int> seen;
-  for (int out : body_->outputs)
-    if (out < body_->inputs || !seen.insert(out).second || body_->scalar[size_t(out)])
-      return std::nullopt;
   ProgramStep step;
   step.op = "dlc.fused.elementwise";
   step.fused = std::move(body_);
@@ -243,6 +178,7 @@ std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
     if (!lowerableTensor(value, program->name, v.shape, v.dtype, error))
       return -1;
     v.alias_of = aliasOf;
+    v.layout = Layout(int(mlir::dlc::valueLayout(value)));
     program->values.push_back(std::move(v));
     int id = int(program->values.size()) - 1;
     ids[value] = id;
@@ -265,9 +201,19 @@ std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
   // One op as steps; dlc.fused regions become one step when the runtime has a fused
   // kernel for them (ReLU epilogues, element-wise chains) and their body's steps otherwise.
   std::function<bool(Operation *)> lowerOp = [&](Operation *op) -> bool {
-    llvm::StringRef name = op->getName().getStringRef();
-    if (name == ::dlc::ops::reshape)
-      return addValue(op->getResult(0), ids.lookup(op->getOperand(0))) >= 0;
+    if (mlir::dlc::isViewOp(op)) {
+      // A reshape views its input whole; split parts along the first axis follow each
+      // other in it.
+      size_t offset = 0;
+      for (Value result : op->getResults()) {
+        int id = addValue(result, ids.lookup(op->getOperand(0)));
+        if (id < 0)
+          return false;
+        program->values[size_t(id)].view_offset = offset;
+        offset += program->values[size_t(id)].bytes();
+      }
+      return true;
+    }
     std::vector<int> inputs;
     for (Value operand : op->getOperands()) {
       auto it = ids.find(operand);

@@ -5,6 +5,7 @@
 #include "dlc/Core/DType.h"
 #include "dlc/Core/Attrs.h"
 #include "dlc/Runtime/Program.h"
+#include "dlc/Dialect/DLC/IR/DLCExecution.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 
 #include <optional>
@@ -23,8 +24,6 @@ bool lowerableTensor(mlir::Value value, const std::string &function, Shape &shap
                      DType &dtype, std::string &error);
 /// "dlc.conv2d at loc(...)", for messages.
 std::string describe(mlir::Operation *op);
-/// The eager kernels' attributes of `op`; false (with `error`) for one it cannot read.
-bool kernelAttrs(mlir::Operation *op, Attrs &attrs, std::string &error);
 
 /// The step of a plain op on `device`: its kernels, the attributes they read, a fresh
 /// seed for random ops, in-place reuse for element-wise ones (inputs and outputs are the

@@ -14,7 +14,7 @@
 #include "dlc/Runtime/Kernel.h"
 #include "AutogradInternal.h"
 #include "OpDefinitions.h"
-#include "ProgramLayouts.h"
+#include "CompiledLayouts.h"
 #include "Tracer.h"
 
 #include <chrono>
@@ -234,6 +234,7 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
         binding.source = Source::forward_result;
         binding.index = int(at - forwardGraph.results.begin());
         backwardGraph.arguments[i].name = "saved." + std::to_string(binding.index);
+        backwardGraph.arguments[i].saved_result = binding.index;
       } else {
         binding.source = Source::captured;
         binding.tensor = reads[i];
@@ -242,28 +243,21 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
     }
   }
 
+  // Blocked layouts: the forward's results (output and saved activations) may stay
+  // blocked, and the backward takes the saved ones as the forward leaves them
+  // (dlc-assign-layouts reads dlc.saved_from); the caller reads each result's layout.
+  forwardGraph.blocked_results = true;
+  backwardGraph.blocked_results = true;
   std::vector<const compiler::Graph *> graphs{&forwardGraph};
   if (withGrad)
     graphs.push_back(&backwardGraph);
   compiler::CompiledModule module;
-  std::string error = compiler::compile(graphs, module);
+  std::string error = compiler::compile(graphs, module, detail::compiled_layouts_enabled());
   if (!error.empty())
     throw Error(name + ": " + error);
-  // Blocked layouts: the forward's results (output and saved activations) may stay
-  // blocked, and the backward takes the saved ones as the forward leaves them.
   signature->forward = module.programs[0];
-  detail::assign_program_layouts(*signature->forward, {}, /*blocked_results=*/true);
-  if (withGrad) {
+  if (withGrad)
     signature->backward = module.programs[1];
-    std::vector<Layout> saved;
-    for (const Binding &binding : signature->backward_args) {
-      const Program &forward = *signature->forward;
-      saved.push_back(binding.source == Source::forward_result
-                          ? forward.values[size_t(forward.results[size_t(binding.index)])].layout
-                          : Layout::plain);
-    }
-    detail::assign_program_layouts(*signature->backward, saved, /*blocked_results=*/true);
-  }
 
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -6,7 +6,7 @@
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Runtime/Kernel.h"
 #include "OpDefinitions.h"
-#include "ProgramLayouts.h"
+#include "CompiledLayouts.h"
 #include "Tracer.h"
 
 #include <mutex>
@@ -179,10 +179,10 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
   }
 
   compiler::CompiledDataParallel module;
-  std::string error = compiler::compile_data_parallel(graph, devices, module, syncBatchNorm);
+  std::string error = compiler::compile_data_parallel(graph, devices, module, syncBatchNorm,
+                                                      detail::compiled_layouts_enabled());
   if (!error.empty())
     throw Error(name + ": " + error);
-  detail::assign_program_layouts(*module.program);
   compiled->program = module.program;
   ++compiles;
   tracedIr = module.traced_ir;

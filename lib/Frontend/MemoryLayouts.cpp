@@ -3,8 +3,9 @@
 // The dispatcher keeps 4-D float32 activations in oneDNN's blocked layout between the
 // ops that can read it (dlc/Core/Layout.h says why) and converts them where anything
 // else reads them: an op without a layout rule, a view, a copy, a host read, a compiled
-// program. The conversion is an op of its own ("to_layout", kernel
-// eager.reorder_layout), so that it is queued, ordered and profiled like the others.
+// program. The conversion is an op of its own ("to_layout", the dialect's dlc.to_layout,
+// which compiled programs use too), so that it is queued, ordered and profiled like the
+// others.
 //
 //===----------------------------------------------------------------------===//
 #include "OpDefinitions.h"
@@ -32,7 +33,7 @@ LayoutPlan toLayoutPlan(const std::vector<Layout> &current, const std::vector<Te
 } // namespace
 
 void detail::register_memory_layout_ops() {
-  register_op({"to_layout", "eager.reorder_layout", inferToLayout, nullptr, toLayoutPlan});
+  register_op({"to_layout", ops::to_layout, inferToLayout, nullptr, toLayoutPlan});
 }
 
 Layout detail::layout_of(const Tensor &tensor) {

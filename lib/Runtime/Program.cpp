@@ -173,16 +173,19 @@ void Program::plan() {
   }
   memory_.arena_bytes = arena.end();
 
-  // Views take their root's place.
+  // Views take their root's place, at their offsets into it.
   for (size_t v = 0; v < values.size(); ++v) {
     int r = root(int(v));
     if (r == int(v))
       continue;
-    if (values[v].bytes() > values[size_t(r)].bytes())
-      throw Error("program '" + name + "': a view is larger than the value it views");
+    size_t offset = 0;
+    for (int at = int(v); at != r; at = values[size_t(at)].alias_of)
+      offset += values[size_t(at)].view_offset;
+    if (offset + values[v].bytes() > values[size_t(r)].bytes())
+      throw Error("program '" + name + "': a view reaches past the value it views");
     values[v].storage = values[size_t(r)].storage;
     values[v].index = values[size_t(r)].index;
-    values[v].offset = values[size_t(r)].offset;
+    values[v].offset = values[size_t(r)].offset + offset;
   }
   planned_ = true;
 }

@@ -230,7 +230,7 @@ TEST(Layout, HybridizedProgramsKeepActivationsBlocked) {
   std::string programs;
   auto blocked = run(true, &programs);
   EXPECT_NE(programs.find("nChw16c"), std::string::npos) << programs;
-  EXPECT_NE(programs.find("eager.reorder_layout"), std::string::npos) << programs;
+  EXPECT_NE(programs.find("dlc.to_layout"), std::string::npos) << programs;
   std::pair<std::vector<float>, std::vector<float>> plainCompiled, plainEager;
   {
     PlainLayouts off;

@@ -101,7 +101,7 @@ TEST(TrainStep, LeafNetworkMatchesTheSeedLoopOnTwoDevices) {
              train<leafnet::LeafNetwork>(true, two, "sgd"), 1e-4, "sgd, momentum");
 }
 
-// The compiled step keeps activations blocked (ProgramLayouts.cpp) and ends where the
+// The compiled step keeps activations blocked (dlc-assign-layouts) and ends where the
 // same step on plain tensors ends, to the rounding of oneDNN's other summation order: a
 // few small steps (twenty at 0.05 grow that rounding into 1e-3; four at 0.01 reach 1e-4
 // now and then, as the plain convolutions' algorithm is picked by timing). A wrong

@@ -25,11 +25,12 @@ struct CompiledModule {
   std::vector<std::shared_ptr<Program>> programs; ///< one per graph, in order
 };
 
-/// Emits `graphs` as one module, verifies it, runs the pipeline (canonicalization) and
-/// lowers every function to a planned Program. Returns "" on success, else the
-/// diagnostics (MLIR's, with the op names of the trace as locations). Never throws:
-/// the compiler is built without exceptions, as LLVM is.
-std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out);
+/// Emits `graphs` as one module, verifies it, runs the pipeline (with dlc-assign-layouts
+/// when `blocked_layouts`) and lowers every function to a planned Program. Returns "" on
+/// success, else the diagnostics (MLIR's, with the op names of the trace as locations).
+/// Never throws: the compiler is built without exceptions, as LLVM is.
+std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out,
+                    bool blocked_layouts = false);
 
 /// A training step compiled for data parallelism.
 struct CompiledDataParallel {
@@ -44,7 +45,8 @@ struct CompiledDataParallel {
 /// to a ShardedProgram; `sync_batch_norm` normalizes with whole-batch statistics.
 /// Returns "" on success, else the diagnostics.
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
-                                  CompiledDataParallel &out, bool sync_batch_norm = false);
+                                  CompiledDataParallel &out, bool sync_batch_norm = false,
+                                  bool blocked_layouts = false);
 
 } // namespace dlc::compiler
 

@@ -42,6 +42,9 @@ struct GraphArgument {
   int value = -1;
   std::string name;
   bool batch = false; ///< holds samples: split over devices by data parallelism
+  /// The result of the module's first graph (a forward) this argument is bound to, or
+  /// -1: a backward takes saved activations in the layout the forward returns them in.
+  int saved_result = -1;
 };
 
 /// A value written back into an argument's storage when the function ends (BatchNorm's
@@ -59,6 +62,8 @@ struct Graph {
   std::vector<GraphNode> nodes;
   std::vector<int> results;
   std::vector<GraphUpdate> updates;
+  /// Results may be returned in a blocked layout (the caller reads each one's layout).
+  bool blocked_results = false;
 
   int add_value(const shape_rules::Shape &shape, DType dtype) {
     values.push_back({shape, dtype});

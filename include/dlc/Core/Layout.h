@@ -3,6 +3,7 @@
 #define DLC_CORE_LAYOUT_H
 
 #include "dlc/Core/DType.h"
+#include "dlc/Core/OpFacts.h"
 #include "dlc/Core/ShapeRules.h"
 
 #include <cstdint>
@@ -19,6 +20,11 @@ namespace dlc {
 /// decides layouts (dlc/Frontend/OpRegistry.h); a kernel only sees a blocked tensor if
 /// its op accepts one.
 enum class Layout : uint8_t { plain, nChw16c };
+
+// The dialect's #dlc.layout spells the same values (DLCAttrs.td).
+static_assert(int(Layout::plain) == int(op_enums::Layout::plain) &&
+                  int(Layout::nChw16c) == int(op_enums::Layout::nChw16c),
+              "dlc::Layout and the dialect's layout enum must agree");
 
 /// Channels per block of Layout::nChw16c.
 constexpr int64_t kChannelBlock = 16;

@@ -26,9 +26,11 @@ enum class StorageKind { argument, result, arena };
 struct ProgramValue {
   Shape shape;
   DType dtype = DType::f32;
-  /// The value whose storage this one views (reshape), or -1: it owns its storage.
+  /// The value whose storage this one views (reshape, split part), or -1: it owns its
+  /// storage.
   int alias_of = -1;
-  /// How its kernels see its elements (Layout.h); set by the frontend's layout pass.
+  size_t view_offset = 0; ///< bytes into the viewed value's storage
+  /// How its kernels see its elements (Layout.h), as dlc-assign-layouts decided.
   Layout layout = Layout::plain;
   // Filled by plan():
   StorageKind storage = StorageKind::arena;

@@ -345,7 +345,7 @@ void register_nn_kernels() {
   registerOne<softmaxCrossEntropy>(ops::softmax_cross_entropy);
   registerOne<softmaxCrossEntropyBackward>(ops::softmax_cross_entropy_backward);
   registerOne<dropout>(ops::dropout);
-  register_host_kernel("eager.reorder_layout", reorderLayout);
+  register_host_kernel(ops::to_layout, reorderLayout);
 }
 
 } // namespace dlc::cpu_kernels

@@ -757,3 +757,49 @@ module attributes {dlc.targets = [#dlc.target<cpu_pinned, ops = []>]} {
 // expected-error @+1 {{a target's ops are op names ("dlc.add"), got 3}}
 module attributes {dlc.targets = [#dlc.target<cpu, ops = [3]>]} {
 }
+
+// -----
+
+// Layouts: only 4-D float32 tensors whose channels fill blocks of 16 can be blocked.
+func.func @to_layout_unblockable(%x: tensor<2x8x4x4xf32>) {
+  // expected-error @+1 {{'dlc.to_layout' op cannot block 'tensor<2x8x4x4xf32>': only 4-D float32 tensors whose channels are a multiple of 16 have a blocked layout}}
+  %0 = dlc.to_layout %x : tensor<2x8x4x4xf32> to #dlc.layout<nChw16c>
+  return
+}
+
+// -----
+
+func.func @layouts_per_result(%x: tensor<2x16x4x4xf32>) {
+  // expected-error @+1 {{'dlc.layouts' lists one #dlc.layout per result (1), got []}}
+  %0 = dlc.relu %x {dlc.layouts = []} : tensor<2x16x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @layouts_unblockable(%x: tensor<2x8x4x4xf32>) {
+  // expected-error @+1 {{'dlc.layouts': result #0 ('tensor<2x8x4x4xf32>') cannot be blocked}}
+  %0 = dlc.relu %x {dlc.layouts = [#dlc.layout<nChw16c>]} : tensor<2x8x4x4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 ('tensor<4xf32>') cannot be blocked}}
+func.func @argument_unblockable(%x: tensor<4xf32> {dlc.layout = #dlc.layout<nChw16c>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dlc.saved_from' on argument #0 is [@function, result number], got [1]}}
+func.func @saved_from_malformed(%x: tensor<4xf32> {dlc.saved_from = [1]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dlc.blocked_results' is a unit attribute of a function}}
+func.func @blocked_results_not_unit() attributes {dlc.blocked_results = 1} {
+  return
+}

@@ -112,6 +112,23 @@ static LogicalResult verifyTargets(Operation *op, Attribute value) {
   return success();
 }
 
+/// dlc.layouts on an op: one #dlc.layout per result, blocked only where the type can be.
+static LogicalResult verifyResultLayouts(Operation *op, Attribute value) {
+  auto layouts = dyn_cast<ArrayAttr>(value);
+  if (!layouts || layouts.size() != op->getNumResults() ||
+      !llvm::all_of(layouts, [](Attribute a) { return isa<LayoutAttr>(a); }))
+    return op->emitError() << "'" << DLCDialect::getLayoutsAttrName() << "' lists one "
+                           << "#dlc.layout per result (" << op->getNumResults()
+                           << "), got " << value;
+  for (auto [layout, result] : llvm::zip(layouts, op->getResults()))
+    if (cast<LayoutAttr>(layout).getValue() != Layout::plain &&
+        !isBlockable(result.getType()))
+      return op->emitError() << "'" << DLCDialect::getLayoutsAttrName() << "': result #"
+                             << result.getResultNumber() << " (" << result.getType()
+                             << ") cannot be blocked";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Discardable attributes: dlc.device on ops, function arguments and results
 //===----------------------------------------------------------------------===//
@@ -139,6 +156,14 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
   }
   if (attr.getName() == DLCDialect::getTargetsAttrName())
     return verifyTargets(op, attr.getValue());
+  if (attr.getName() == DLCDialect::getLayoutsAttrName())
+    return verifyResultLayouts(op, attr.getValue());
+  if (attr.getName() == DLCDialect::getBlockedResultsAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << DLCDialect::getBlockedResultsAttrName()
+                             << "' is a unit attribute of a function";
+    return success();
+  }
   if (attr.getName() == "dlc.place") {
     if (!isa<DeviceAttr>(attr.getValue()))
       return op->emitError() << "'dlc.place' must be a #dlc.device, got " << attr.getValue();
@@ -154,6 +179,28 @@ LogicalResult DLCDialect::verifyRegionArgAttribute(Operation *op, unsigned regio
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'dlc.batch' on argument #" << arg
                              << " is a unit attribute, got " << attr.getValue();
+    return success();
+  }
+  if (attr.getName() == DLCDialect::getLayoutAttrName()) {
+    auto layout = dyn_cast<LayoutAttr>(attr.getValue());
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!layout)
+      return op->emitError() << "'" << DLCDialect::getLayoutAttrName() << "' on argument #"
+                             << arg << " must be a #dlc.layout, got " << attr.getValue();
+    if (function && layout.getValue() != Layout::plain &&
+        !isBlockable(function.getArgumentTypes()[arg]))
+      return op->emitError() << "argument #" << arg << " ("
+                             << function.getArgumentTypes()[arg] << ") cannot be blocked";
+    return success();
+  }
+  // dlc.saved_from = [@forward, N]: the argument is result N of @forward.
+  if (attr.getName() == DLCDialect::getSavedFromAttrName()) {
+    auto pair = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!pair || pair.size() != 2 || !isa<FlatSymbolRefAttr>(pair[0]) ||
+        !isa<IntegerAttr>(pair[1]) || cast<IntegerAttr>(pair[1]).getInt() < 0)
+      return op->emitError() << "'" << DLCDialect::getSavedFromAttrName() << "' on argument #"
+                             << arg << " is [@function, result number], got "
+                             << attr.getValue();
     return success();
   }
   // dlc.name: what a traced argument is (the block's input, a parameter's path).

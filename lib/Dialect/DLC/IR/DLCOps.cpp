@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 
+#include "dlc/Core/Layout.h"
 #include "dlc/Core/ShapeRules.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -514,6 +515,23 @@ LogicalResult ConstantOp::verify() {
     return emitOpError() << "has no device: a constant is available on every device that "
                             "uses it; drop '"
                          << DLCDialect::getDeviceAttrName() << "'";
+  return success();
+}
+
+bool mlir::dlc::isBlockable(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.getElementType().isF32())
+    return false;
+  return ::dlc::blockable(::dlc::shape_rules::Shape(tensor.getShape().begin(),
+                                                    tensor.getShape().end()),
+                          ::dlc::DType::f32);
+}
+
+LogicalResult ToLayoutOp::verify() {
+  if (getLayout() != Layout::plain && !isBlockable(getInput().getType()))
+    return emitOpError() << "cannot block " << getInput().getType()
+                         << ": only 4-D float32 tensors whose channels are a multiple of "
+                         << ::dlc::kChannelBlock << " have a blocked layout";
   return success();
 }
 

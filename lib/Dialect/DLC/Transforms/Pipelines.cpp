@@ -6,7 +6,8 @@
 
 namespace mlir::dlc {
 
-void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse) {
+void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse,
+                      bool blockedLayouts) {
   pm.addPass(createCanonicalizerPass());
   DLCPlaceDevicesOptions placement;
   if (target == PipelineTarget::cuda) {
@@ -16,6 +17,8 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse) {
   pm.addNestedPass<func::FuncOp>(createDLCPlaceDevices(placement));
   if (fuse)
     pm.addNestedPass<func::FuncOp>(createDLCFuse());
+  if (blockedLayouts)
+    pm.addPass(createDLCAssignLayouts());
 }
 
 namespace {
@@ -23,6 +26,9 @@ namespace {
 struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<bool> cpu{*this, "cpu", llvm::cl::desc("the CPU pipeline")};
   Option<bool> cuda{*this, "cuda", llvm::cl::desc("the CUDA pipeline")};
+  Option<bool> blockedLayouts{*this, "blocked-layouts",
+                              llvm::cl::desc("assign oneDNN's blocked layouts (default on)"),
+                              llvm::cl::init(true)};
 };
 } // namespace
 
@@ -30,9 +36,10 @@ void registerDLCPipelines() {
   PassPipelineRegistration<PipelineOptions>(
       "dlc-pipeline",
       "hybridize()'s pipeline: --dlc-pipeline=cpu or --dlc-pipeline=cuda (canonicalize, "
-      "dlc-place-devices, dlc-fuse)",
+      "dlc-place-devices, dlc-fuse, dlc-assign-layouts unless blocked-layouts=false)",
       [](OpPassManager &pm, const PipelineOptions &options) {
-        buildDLCPipeline(pm, options.cuda ? PipelineTarget::cuda : PipelineTarget::cpu);
+        buildDLCPipeline(pm, options.cuda ? PipelineTarget::cuda : PipelineTarget::cpu,
+                         /*fuse=*/true, options.blockedLayouts);
       });
 }
 

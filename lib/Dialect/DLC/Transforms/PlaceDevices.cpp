@@ -3,6 +3,7 @@
 
 #include "DeviceOptions.h"
 
+#include "dlc/Dialect/DLC/IR/DLCExecution.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -18,36 +19,6 @@ namespace {
 
 constexpr llvm::StringLiteral kPlace = "dlc.place";
 
-/// What each kind of device can run, as the module's `dlc.targets` says (everything,
-/// when it says nothing).
-class Targets {
-public:
-  explicit Targets(Operation *scope) {
-    ModuleOp module = scope->getParentOfType<ModuleOp>();
-    described_ = module && module->hasAttr(DLCDialect::getTargetsAttrName());
-    if (described_)
-      for (Attribute entry :
-           module->getAttrOfType<ArrayAttr>(DLCDialect::getTargetsAttrName()))
-        targets_.push_back(cast<TargetAttr>(entry));
-  }
-
-  /// Whether devices of `kind` have a kernel for `op`. Host memory kinds compute with
-  /// the cpu's kernels.
-  bool runs(StringRef op, DeviceKind kind) const {
-    if (!described_)
-      return true;
-    if (kind == DeviceKind::cpu_pinned || kind == DeviceKind::cpu_shared)
-      kind = DeviceKind::cpu;
-    return llvm::any_of(targets_, [&](TargetAttr target) {
-      return target.getKind() == kind && target.runs(op);
-    });
-  }
-
-private:
-  bool described_ = false;
-  SmallVector<TargetAttr> targets_;
-};
-
 struct PlaceDevicesPass : impl::DLCPlaceDevicesBase<PlaceDevicesPass> {
   using DLCPlaceDevicesBase::DLCPlaceDevicesBase;
 
@@ -60,7 +31,6 @@ struct PlaceDevicesPass : impl::DLCPlaceDevicesBase<PlaceDevicesPass> {
                            << "' is not kind:ordinal (cpu:0, gpu:1, ...)";
       return signalPassFailure();
     }
-    Targets targets(function);
     StringRef deviceName = DLCDialect::getDeviceAttrName();
     // Where each value was meant to be: a fallback op's consumers follow its request,
     // not the CPU it fell back to.
@@ -104,7 +74,8 @@ struct PlaceDevicesPass : impl::DLCPlaceDevicesBase<PlaceDevicesPass> {
 
       // An op with a CPU kernel but none for the target's kind falls back, if allowed.
       StringRef name = op->getName().getStringRef();
-      if (targets.runs(name, DeviceKind::cpu) && !targets.runs(name, target.getKind())) {
+      if (targetRuns(function, name, DeviceKind::cpu) &&
+          !targetRuns(function, name, target.getKind())) {
         if (!allowFallback) {
           op->emitError() << "no kernel for " << name << " on " << target.str()
                           << " in this build (rerun with allow-fallback to run it on cpu(0))";

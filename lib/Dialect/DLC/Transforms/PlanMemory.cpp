@@ -1,9 +1,7 @@
 //===- PlanMemory.cpp - report the static memory plan of each function --------===//
 //
-// The plan is Program::plan of the lowering hybridize() uses, before layout assignment.
-// hybridize() and TrainStep then insert blocked-layout conversions where they pay and
-// plan again, so the executed plan is this one only with blocked layouts off
-// (DLC_BLOCKED_LAYOUTS=0, or a CPU without AVX-512); DLC_DUMP_IR shows the executed one.
+// The plan is Program::plan of the lowering hybridize() uses; layouts (and their
+// conversions) are in the IR by then, so it is the plan that runs.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/Transforms/Passes.h"

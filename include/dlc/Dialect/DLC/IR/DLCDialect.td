@@ -45,6 +45,24 @@ def DLC_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getTargetsAttrName() {
       return ::llvm::StringLiteral("dlc.targets");
     }
+    /// On an op: the layout of each of its results (`#dlc.layout`s; absent: plain).
+    static constexpr ::llvm::StringLiteral getLayoutsAttrName() {
+      return ::llvm::StringLiteral("dlc.layouts");
+    }
+    /// On a function argument: the layout the caller binds it in (absent: plain).
+    static constexpr ::llvm::StringLiteral getLayoutAttrName() {
+      return ::llvm::StringLiteral("dlc.layout");
+    }
+    /// On a function: its results may be returned blocked (the caller reads each
+    /// result's layout); without it they are plain.
+    static constexpr ::llvm::StringLiteral getBlockedResultsAttrName() {
+      return ::llvm::StringLiteral("dlc.blocked_results");
+    }
+    /// On a function argument, `[@forward, 2]`: the argument is result 2 of @forward
+    /// (an activation a backward reads), bound in the layout @forward returns it in.
+    static constexpr ::llvm::StringLiteral getSavedFromAttrName() {
+      return ::llvm::StringLiteral("dlc.saved_from");
+    }
   }];
 }
 

@@ -529,6 +529,26 @@ def DLC_DropoutOp : DLC_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
+def DLC_ToLayoutOp : DLC_Op<"to_layout", [Pure, SameOperandsAndResultType]> {
+  let summary = "The same tensor with its elements rearranged into another memory layout";
+  let description = [{
+    Values are unchanged: only where each element sits in memory. `dlc-assign-layouts`
+    inserts these where an op's kernels want an operand in the other layout; the
+    result's layout is `layout`, the operand's is what its producer wrote. Only 4-D
+    float32 tensors whose channel count is a multiple of 16 can be blocked.
+
+    ```mlir
+    %b = dlc.to_layout %x : tensor<4x32x8x8xf32> to #dlc.layout<nChw16c>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input, DLC_LayoutAttr:$layout);
+  let results = (outs DLC_Tensor:$output);
+  // The layout comes last, as dlc.copy's device does: a dialect attribute followed by
+  // `:` would read the type as the attribute's own.
+  let assemblyFormat = "$input `:` type($input) `to` qualified($layout) attr-dict";
+  let hasVerifier = 1;
+}
+
 def DLC_ReshapeOp : DLC_Op<"reshape", [Pure, SameOperandsAndResultElementType,
                                        DLC_BatchShapedResult]> {
   let summary = "Same elements, new static shape";

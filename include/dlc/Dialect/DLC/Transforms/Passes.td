@@ -92,6 +92,43 @@ def DLCShardDataParallel : Pass<"dlc-shard-data-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
 
+def DLCAssignLayouts : Pass<"dlc-assign-layouts", "mlir::ModuleOp"> {
+  let summary = "Keep CPU activations in oneDNN's blocked layout where the ops allow it";
+  let description = [{
+    Walks each function's ops in order, as the runtime will run them, and asks each op
+    that runs on a host device for its layout rule (DLC_LayoutRule in its ODS; a
+    `dlc.fused` region that runs as one kernel follows its library op's rule, or, for an
+    element-wise chain, the element-wise rule over its non-scalar inputs). Where the rule
+    wants an operand in the other layout, a `dlc.to_layout` goes in front (one per value
+    and layout); each result's layout is recorded in the op's `dlc.layouts`.
+
+    What a view reads (`dlc.reshape`, and the batch split of a sharded step), function
+    arguments and written-back values (`dlc.updates`) stay plain, and so do results
+    unless the function has `dlc.blocked_results`; when a rule would write such a value
+    blocked, the op writes a blocked value and a conversion after it makes the plain one.
+    An argument with `dlc.saved_from = [@forward, N]` is bound in the layout @forward
+    returns its result N in, recorded as the argument's `dlc.layout`.
+
+    hybridize() runs the pass where blocked layouts pay (oneDNN with AVX-512, unless
+    DLC_BLOCKED_LAYOUTS=0, and not under the reference kernels); the lowering reads the
+    layouts and runs the conversions as steps.
+
+    ```mlir
+    // dlc-opt --dlc-assign-layouts
+    func.func @f(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32> {
+      %c = dlc.conv2d %x, %w : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32>
+      %r = dlc.relu %c : tensor<2x16x6x6xf32>
+      return %r : tensor<2x16x6x6xf32>
+    }
+    // becomes
+    //   %c = dlc.conv2d %x, %w {dlc.layouts = [#dlc.layout<nChw16c>]} : ...
+    //   %r = dlc.relu %c {dlc.layouts = [#dlc.layout<nChw16c>]} : tensor<2x16x6x6xf32>
+    //   %p = dlc.to_layout %r : tensor<2x16x6x6xf32> to #dlc.layout<plain>
+    //   return %p : tensor<2x16x6x6xf32>
+    ```
+  }];
+}
+
 def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Plan the buffers of a function's intermediates and report them";
   let description = [{
@@ -107,11 +144,10 @@ def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
     changed, and the pass plans the IR it is given: run `--dlc-pipeline=cpu` (or `=cuda`)
     first to plan what hybridize() compiles.
 
-    The report is the plan before layout assignment. hybridize() and TrainStep then
-    give the program blocked layouts where they pay (AVX-512 CPUs, unless
-    DLC_BLOCKED_LAYOUTS=0), which inserts layout conversions and plans again, so the
-    executed plan can differ; with blocked layouts off it is this one. DLC_DUMP_IR=dir
-    writes the programs a hybridized block executes to `dir/*.programs.txt`.
+    Layouts are assigned before (dlc-assign-layouts, in the pipeline), and their
+    conversions are ops of the IR, so on the output of `--dlc-pipeline=cpu` the report
+    is the plan hybridize() and TrainStep execute. DLC_DUMP_IR=dir writes the programs a
+    hybridized block executes to `dir/*.programs.txt`.
 
     ```mlir
     // dlc-opt --dlc-plan-memory

@@ -1,0 +1,174 @@
+//===- DLCExecution.cpp - what passes and the lowering agree on ---------------===//
+#include "dlc/Dialect/DLC/IR/DLCExecution.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+bool mlir::dlc::readKernelAttrs(Operation *op, ::dlc::Attrs &attrs, std::string &error) {
+  for (NamedAttribute named : op->getAttrs()) {
+    llvm::StringRef name = named.getName().getValue();
+    Attribute value = named.getValue();
+    if (name.starts_with("dlc.") || isa<DeviceAttr>(value))
+      continue;
+    if (auto flag = dyn_cast<BoolAttr>(value))
+      attrs.set(name.str(), flag.getValue());
+    else if (isa<UnitAttr>(value))
+      attrs.set(name.str(), true);
+    else if (auto number = dyn_cast<IntegerAttr>(value))
+      attrs.set(name.str(), number.getValue().getSExtValue());
+    else if (auto layout = dyn_cast<LayoutAttr>(value))
+      attrs.set(name.str(), int64_t(layout.getValue()));
+    else if (auto real = dyn_cast<FloatAttr>(value))
+      attrs.set(name.str(), real.getValueAsDouble());
+    else if (auto list = dyn_cast<DenseI64ArrayAttr>(value))
+      attrs.set(name.str(), std::vector<int64_t>(list.asArrayRef().begin(),
+                                                 list.asArrayRef().end()));
+    else if (auto text = dyn_cast<StringAttr>(value))
+      attrs.set(name.str(), text.str());
+    else if (auto elements = dyn_cast<DenseElementsAttr>(value); elements && elements.isSplat()) {
+      Attribute splat = elements.getSplatValue<Attribute>();
+      if (auto f = dyn_cast<FloatAttr>(splat))
+        attrs.set(name.str(), f.getValueAsDouble());
+      else if (auto i = dyn_cast<IntegerAttr>(splat))
+        attrs.set(name.str(), double(i.getType().isUnsignedInteger()
+                                         ? int64_t(i.getValue().getZExtValue())
+                                         : i.getValue().getSExtValue()));
+    } else {
+      llvm::raw_string_ostream os(error);
+      os << op->getName() << " at " << op->getLoc() << ": the runtime cannot read attribute '"
+         << name << "' (" << value
+         << "); only splat constants and scalar/array attributes lower to kernels yet";
+      return false;
+    }
+  }
+  return true;
+}
+
+Layout mlir::dlc::valueLayout(Value value) {
+  if (auto result = dyn_cast<OpResult>(value)) {
+    if (auto conversion = dyn_cast<ToLayoutOp>(result.getOwner()))
+      return conversion.getLayout();
+    auto layouts =
+        result.getOwner()->getAttrOfType<ArrayAttr>(DLCDialect::getLayoutsAttrName());
+    if (layouts && result.getResultNumber() < layouts.size())
+      if (auto layout = dyn_cast<LayoutAttr>(layouts[result.getResultNumber()]))
+        return layout.getValue();
+    return Layout::plain;
+  }
+  auto argument = cast<BlockArgument>(value);
+  auto function = dyn_cast_or_null<FunctionOpInterface>(argument.getOwner()->getParentOp());
+  if (!function || argument.getOwner() != &function.getFunctionBody().front())
+    return Layout::plain;
+  auto layout = function.getArgAttrOfType<LayoutAttr>(argument.getArgNumber(),
+                                                      DLCDialect::getLayoutAttrName());
+  return layout ? layout.getValue() : Layout::plain;
+}
+
+bool mlir::dlc::isViewOp(Operation *op) {
+  if (isa<ReshapeOp>(op))
+    return true;
+  auto split = dyn_cast<SplitOp>(op);
+  return split && split.getAxis() == 0;
+}
+
+bool mlir::dlc::targetRuns(Operation *scope, StringRef op, DeviceKind kind) {
+  auto module = isa<ModuleOp>(scope) ? cast<ModuleOp>(scope) : scope->getParentOfType<ModuleOp>();
+  auto targets =
+      module ? module->getAttrOfType<ArrayAttr>(DLCDialect::getTargetsAttrName()) : ArrayAttr();
+  if (!targets)
+    return true;
+  if (kind == DeviceKind::cpu_pinned || kind == DeviceKind::cpu_shared)
+    kind = DeviceKind::cpu;
+  return llvm::any_of(targets, [&](Attribute entry) {
+    auto target = dyn_cast<TargetAttr>(entry);
+    return target && target.getKind() == kind && target.runs(op);
+  });
+}
+
+bool mlir::dlc::isHostKind(DeviceKind kind) {
+  return kind == DeviceKind::cpu || kind == DeviceKind::cpu_pinned ||
+         kind == DeviceKind::cpu_shared;
+}
+
+namespace {
+
+/// Elements of a float32 tensor type, or -1 for any other type.
+int64_t f32Elements(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType().isF32() ? tensor.getNumElements() : int64_t(-1);
+}
+
+/// Elements per non-scalar value of an elementwise region (its results' size).
+int64_t regionElements(FusedOp fused) {
+  int64_t n = 1;
+  for (Type type : fused.getResultTypes())
+    n = std::max(n, f32Elements(type));
+  return n;
+}
+
+} // namespace
+
+SmallVector<bool> mlir::dlc::fusedScalarValues(FusedOp fused) {
+  int64_t n = regionElements(fused);
+  SmallVector<bool> scalar;
+  Block &body = fused.getBody().front();
+  for (BlockArgument argument : body.getArguments())
+    scalar.push_back(f32Elements(argument.getType()) == 1 && n != 1);
+  for (Operation &op : body.without_terminator())
+    for (Value result : op.getResults())
+      scalar.push_back(f32Elements(result.getType()) == 1 && n != 1);
+  return scalar;
+}
+
+FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
+                                         llvm::function_ref<bool(StringRef op)> hasKernel) {
+  Block &body = fused.getBody().front();
+  std::string fusedKind = fused.getKind() ? fused.getKind()->str() : "";
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  Operation *terminator = body.getTerminator();
+
+  if (fusedKind == "conv2d_relu" || fusedKind == "dense_relu") {
+    bool shaped = ops.size() == 2 && isa<ReluOp>(ops[1]) &&
+                  ops[1]->getOperand(0) == ops[0]->getResult(0) &&
+                  terminator->getOperands() == ops[1]->getResults() &&
+                  ops[0]->getOperands() == ValueRange(body.getArguments());
+    return shaped && hasKernel(ops[0]->getName().getStringRef())
+               ? FusedExecution::library_epilogue
+               : FusedExecution::op_by_op;
+  }
+  if (fusedKind != "elementwise" || !isHostKind(kind))
+    return FusedExecution::op_by_op;
+
+  // Every value float32 of the region's size or one element; one result per op; each
+  // output computed in the region, distinct and not a scalar (outputs are written in
+  // place, chunk by chunk).
+  int64_t n = regionElements(fused);
+  auto sized = [&](Value value) {
+    int64_t count = f32Elements(value.getType());
+    return count >= 0 && (count == n || count == 1);
+  };
+  if (!llvm::all_of(body.getArguments(), sized))
+    return FusedExecution::op_by_op;
+  for (Operation *op : ops)
+    if (op->getNumResults() != 1 || !hasKernel(op->getName().getStringRef()) ||
+        !sized(op->getResult(0)))
+      return FusedExecution::op_by_op;
+  std::set<Operation *> seen;
+  for (Value yielded : terminator->getOperands()) {
+    Operation *producer = yielded.getDefiningOp();
+    if (!producer || producer->getBlock() != &body || !seen.insert(producer).second ||
+        (f32Elements(yielded.getType()) == 1 && n != 1))
+      return FusedExecution::op_by_op;
+  }
+  return FusedExecution::elementwise;
+}

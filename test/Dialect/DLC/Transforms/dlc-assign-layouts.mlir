@@ -1,0 +1,142 @@
+// RUN: dlc-opt %s --dlc-assign-layouts -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: dlc-opt %S/Inputs/leafnet-step.mlir --dlc-pipeline=cpu | FileCheck %s --check-prefix=LEAFNET
+// RUN: dlc-opt %S/Inputs/leafnet-step.mlir --dlc-pipeline="cpu blocked-layouts=false" | FileCheck %s --check-prefix=PLAIN
+
+// A convolution writes its activation blocked and ReLU keeps it; the function returns
+// plain tensors, so one conversion goes before the return.
+// CHECK-LABEL: func.func @plain_results
+// CHECK-NEXT: %[[C:.*]] = dlc.conv2d %arg0, %arg1 {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK-NEXT: %[[R:.*]] = dlc.relu %[[C]] {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK-NEXT: %[[P:.*]] = dlc.to_layout %[[R]] : tensor<2x16x6x6xf32> to #dlc.layout<plain>
+// CHECK-NEXT: return %[[P]]
+func.func @plain_results(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32> {
+  %c = dlc.conv2d %x, %w : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32>
+  %r = dlc.relu %c : tensor<2x16x6x6xf32>
+  return %r : tensor<2x16x6x6xf32>
+}
+
+// -----
+
+// With dlc.blocked_results the caller takes the result as it is.
+// CHECK-LABEL: func.func @blocked_results
+// CHECK-NEXT: %[[C:.*]] = dlc.conv2d {{.*}} {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK-NEXT: return %[[C]]
+func.func @blocked_results(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32> attributes {dlc.blocked_results} {
+  %c = dlc.conv2d %x, %w : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32>
+  return %c : tensor<2x16x6x6xf32>
+}
+
+// -----
+
+// Element-wise ops join the blocked operand's layout: the plain argument is converted
+// once for both of its readers. A view reads plain bytes, so the value it views is
+// written blocked and converted before it.
+// CHECK-LABEL: func.func @view
+// CHECK-NEXT: %[[C:.*]] = dlc.conv2d {{.*}} {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK-NEXT: %[[B:.*]] = dlc.to_layout %arg2 : tensor<2x16x6x6xf32> to #dlc.layout<nChw16c>
+// CHECK-NEXT: %[[S:.*]] = dlc.add %[[C]], %[[B]] {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK-NEXT: %[[M:.*]] = dlc.mul %[[C]], %[[B]] {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK-NEXT: %[[T:.*]] = dlc.sub %[[S]], %[[M]] {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK-NEXT: %[[P:.*]] = dlc.to_layout %[[T]] : tensor<2x16x6x6xf32> to #dlc.layout<plain>
+// CHECK-NEXT: dlc.reshape %[[P]]
+func.func @view(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, %b: tensor<2x16x6x6xf32>) -> tensor<2x576xf32> {
+  %c = dlc.conv2d %x, %w : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32>
+  %s = dlc.add %c, %b : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  %m = dlc.mul %c, %b : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  %t = dlc.sub %s, %m : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  %f = dlc.reshape %t : tensor<2x16x6x6xf32> to tensor<2x576xf32>
+  return %f : tensor<2x576xf32>
+}
+
+// -----
+
+// Only channel counts that fill whole blocks of 16 can be blocked; GPUs keep everything
+// plain.
+// CHECK-LABEL: func.func @few_channels
+// CHECK-NOT: dlc.layouts
+// CHECK-NOT: dlc.to_layout
+// CHECK: return
+func.func @few_channels(%x: tensor<2x8x8x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<2x8x6x6xf32> {
+  %c = dlc.conv2d %x, %w : (tensor<2x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<2x8x6x6xf32>
+  %r = dlc.relu %c : tensor<2x8x6x6xf32>
+  return %r : tensor<2x8x6x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @on_a_gpu
+// CHECK-NOT: dlc.layouts
+// CHECK: return
+func.func @on_a_gpu(%x: tensor<2x16x8x8xf32> {dlc.device = #dlc.device<gpu:0>}, %w: tensor<16x16x3x3xf32> {dlc.device = #dlc.device<gpu:0>}) -> tensor<2x16x6x6xf32> attributes {dlc.blocked_results} {
+  %c = dlc.conv2d %x, %w {dlc.device = #dlc.device<gpu:0>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32>
+  return %c : tensor<2x16x6x6xf32>
+}
+
+// -----
+
+// A backward takes an activation the forward returns blocked as it is (dlc.layout on
+// the argument); per-channel sums read blocked tensors, other reductions plain ones.
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[C:.*]] = dlc.conv2d {{.*}} {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK-NEXT: %[[P:.*]] = dlc.to_layout %[[C]] : tensor<2x16x6x6xf32> to #dlc.layout<plain>
+// CHECK-NEXT: %[[S:.*]] = dlc.reduce sum %[[P]]
+// CHECK-NEXT: return %[[S]], %[[C]]
+// CHECK-LABEL: func.func @backward
+// CHECK-SAME: %arg1: tensor<2x16x6x6xf32> {dlc.layout = #dlc.layout<nChw16c>, dlc.saved_from = [@forward, 1]}
+// CHECK-NEXT: %[[DY:.*]] = dlc.to_layout %arg0 : tensor<2x16x6x6xf32> to #dlc.layout<nChw16c>
+// CHECK-NEXT: %[[G:.*]] = dlc.relu_backward %[[DY]], %arg1 {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK-NEXT: dlc.reduce sum %[[G]] {axes = array<i64: 0, 2, 3>}
+func.func @forward(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> (tensor<2xf32>, tensor<2x16x6x6xf32>) attributes {dlc.blocked_results} {
+  %c = dlc.conv2d %x, %w : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32>
+  %s = dlc.reduce sum %c {axes = array<i64: 1, 2, 3>} : (tensor<2x16x6x6xf32>) -> tensor<2xf32>
+  return %s, %c : tensor<2xf32>, tensor<2x16x6x6xf32>
+}
+func.func @backward(%dy: tensor<2x16x6x6xf32>, %saved: tensor<2x16x6x6xf32> {dlc.saved_from = [@forward, 1]}) -> tensor<16xf32> {
+  %g = dlc.relu_backward %dy, %saved : tensor<2x16x6x6xf32>
+  %b = dlc.reduce sum %g {axes = array<i64: 0, 2, 3>} : (tensor<2x16x6x6xf32>) -> tensor<16xf32>
+  return %b : tensor<16xf32>
+}
+
+// -----
+
+// An element-wise region run as one kernel: its one-element input is broadcast and
+// stays plain, the others follow the blocked one.
+// CHECK-LABEL: func.func @fused_chain
+// CHECK: %[[C:.*]] = dlc.conv2d {{.*}} {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK-NEXT: %[[F:.*]] = dlc.fused "elementwise"(%[[C]], %arg2) {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK: dlc.to_layout %[[F]] : tensor<2x16x6x6xf32> to #dlc.layout<plain>
+func.func @fused_chain(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, %s: tensor<f32>) -> tensor<2x16x6x6xf32> {
+  %c = dlc.conv2d %x, %w : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32>
+  %f = dlc.fused "elementwise"(%c, %s) : (tensor<2x16x6x6xf32>, tensor<f32>) -> tensor<2x16x6x6xf32> {
+  ^bb0(%a: tensor<2x16x6x6xf32>, %b: tensor<f32>):
+    %m = dlc.mul %a, %b : (tensor<2x16x6x6xf32>, tensor<f32>) -> tensor<2x16x6x6xf32>
+    %t = dlc.tanh %m : tensor<2x16x6x6xf32>
+    dlc.yield %t : tensor<2x16x6x6xf32>
+  }
+  return %f : tensor<2x16x6x6xf32>
+}
+
+// -----
+
+// A saved activation names a function the module holds before this one.
+// expected-error @+1 {{argument #0 is result 0 of @nowhere, which has no such result before this function (the module lists the producer first)}}
+func.func @orphan(%x: tensor<2x16x6x6xf32> {dlc.saved_from = [@nowhere, 0]}) {
+  return
+}
+
+// The LeafNetwork's training step as hybridize() traces it: activations stay blocked
+// from the first convolution through pooling and batch norm, and become plain where
+// the classifier flattens them; the backward takes the saved activations blocked.
+// LEAFNET-LABEL: func.func @forward
+// LEAFNET: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<cpu:0>, dlc.layouts = [#dlc.layout<nChw16c>]}
+// LEAFNET: dlc.max_pool2d {{.*}} dlc.layouts = [#dlc.layout<nChw16c>]
+// LEAFNET: dlc.batch_norm {{.*}} dlc.layouts = [#dlc.layout<nChw16c>, #dlc.layout<plain>, #dlc.layout<plain>]
+// LEAFNET: %[[FLAT:.*]] = dlc.to_layout {{.*}} : tensor<16x128x3x3xf32> to #dlc.layout<plain>
+// LEAFNET: dlc.reshape %[[FLAT]]
+// LEAFNET-LABEL: func.func @backward
+// LEAFNET-SAME: tensor<16x128x7x7xf32> {{{.*}}dlc.layout = #dlc.layout<nChw16c>{{.*}}dlc.saved_from = [@forward, 11]}
+// LEAFNET: dlc.to_layout {{.*}} : tensor<16x128x3x3xf32> to #dlc.layout<nChw16c>
+// LEAFNET-NEXT: dlc.batch_norm_backward {{.*}} dlc.layouts = [#dlc.layout<nChw16c>, #dlc.layout<plain>, #dlc.layout<plain>]
+// LEAFNET: dlc.conv2d_backward_data {{.*}} dlc.layouts = [#dlc.layout<nChw16c>]
+// PLAIN-NOT: dlc.layouts
+// PLAIN-NOT: = dlc.to_layout
