@@ -294,8 +294,8 @@ std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
     if (!lowerOp(op))
       return nullptr;
   }
-  program->plan();
-  return program;
+  error = program->plan();
+  return error.empty() ? program : nullptr;
 }
 
 } // namespace dlc::compiler

@@ -39,7 +39,23 @@ LayoutPlan elementwise_layouts(const std::vector<Layout> &current,
 
 namespace {
 
-bool ungrouped(const Attrs &a) { return a.get(op_attrs::conv2d::groups) == 1; }
+// The rules run in the compiler too, which has no exceptions: they read attributes
+// without Attrs' throwing getters. A missing or mistyped attribute reads as the fallback
+// (the op's shape rule or verifier is the one to report it).
+int64_t intOr(const Attrs &attrs, const AttrFact<int64_t> &fact) {
+  auto it = attrs.items().find(fact.name);
+  const int64_t *value = it == attrs.items().end() ? nullptr : std::get_if<int64_t>(&it->second);
+  return value ? *value : fact.value;
+}
+
+std::vector<int64_t> intsOr(const Attrs &attrs, const std::string &name) {
+  auto it = attrs.items().find(name);
+  const auto *value =
+      it == attrs.items().end() ? nullptr : std::get_if<std::vector<int64_t>>(&it->second);
+  return value ? *value : std::vector<int64_t>{};
+}
+
+bool ungrouped(const Attrs &a) { return intOr(a, op_attrs::conv2d::groups) == 1; }
 
 // (x, w[, b]) -> y, and (dy, w) -> dx alike: the activation read as it is, the one
 // written blocked.
@@ -124,8 +140,9 @@ LayoutPlan channelReduceLayouts(const std::vector<Layout> &current,
                                 bool allow) {
   using op_enums::ReduceKind;
   LayoutPlan plan = plain_layouts(in.size(), out.size());
-  auto kind = ReduceKind(attrs.get_int("kind", int64_t(ReduceKind::sum)));
-  std::vector<int64_t> axes = attrs.get_ints("axes", {});
+  // A reduction always names its kind; sum where it does not read as one.
+  auto kind = ReduceKind(intOr(attrs, {"kind", int64_t(ReduceKind::sum)}));
+  std::vector<int64_t> axes = intsOr(attrs, "axes");
   if (in[0].shape.size() != 4 || (kind != ReduceKind::sum && kind != ReduceKind::mean))
     return plan;
   std::vector<bool> reduced(4, false);

@@ -14,6 +14,7 @@
 #include "dlc/Runtime/Kernel.h"
 #include "AutogradInternal.h"
 #include "OpDefinitions.h"
+#include "CompileCache.h"
 #include "CompiledLayouts.h"
 #include "Tracer.h"
 
@@ -126,13 +127,14 @@ struct CompiledFunction::State {
   std::string name;
   Forward forward;
   Parameters parameters;
-  std::mutex mutex;
-  std::map<std::string, std::shared_ptr<CompiledSignature>> cache;
-  CompileStats stats;
-  std::string traced_ir, compiled_ir, programs;
+  std::mutex mutex; ///< guards the cache, the latest signature and the call count
+  detail::CompileCache<CompiledSignature> cache;
+  std::shared_ptr<const CompiledSignature> latest; ///< the latest compile's, for stats()
+  int64_t calls = 0;
 
   std::shared_ptr<CompiledSignature> compile(const Tensor &x, bool withGrad, bool inputGrad,
-                                             const std::set<std::string> &gradParameters);
+                                             const std::set<std::string> &gradParameters,
+                                             detail::CompiledTexts &texts);
 };
 
 CompiledFunction::CompiledFunction(std::string name, Forward forward, Parameters parameters)
@@ -144,8 +146,8 @@ CompiledFunction::CompiledFunction(std::string name, Forward forward, Parameters
 
 std::shared_ptr<CompiledSignature>
 CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
-                                 const std::set<std::string> &gradParameters) {
-  auto start = std::chrono::steady_clock::now();
+                                 const std::set<std::string> &gradParameters,
+                                 detail::CompiledTexts &texts) {
   Device device = x.device();
   bool training = autograd::is_training();
   auto signature = std::make_shared<CompiledSignature>();
@@ -259,20 +261,12 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
   if (withGrad)
     signature->backward = module.programs[1];
 
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  stats.compiles += 1;
-  stats.last_compile_seconds = seconds;
-  stats.forward_arena_bytes = signature->forward->memory().arena_bytes;
-  stats.backward_arena_bytes = withGrad ? signature->backward->memory().arena_bytes : 0;
-  stats.forward_steps = int64_t(signature->forward->steps.size());
-  stats.backward_steps = withGrad ? int64_t(signature->backward->steps.size()) : 0;
-  traced_ir = module.traced_ir;
-  compiled_ir = module.ir;
-  programs.clear();
+  texts.traced_ir = module.traced_ir;
+  texts.compiled_ir = module.ir;
+  texts.programs.clear();
   for (const auto &program : module.programs)
-    programs += program->str();
-  dumpIR(name, stats.compiles, module);
+    texts.programs += program->str();
+  dumpIR(name, cache.compiles() + 1, module);
   return signature;
 }
 
@@ -311,21 +305,23 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
   std::shared_ptr<CompiledSignature> signature;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    auto it = s.cache.find(key);
-    if (it != s.cache.end()) {
-      signature = it->second;
-      ++s.stats.cache_hits;
-    } else {
-      signature = s.compile(x, withGrad, inputGrad, gradParameters);
-      s.cache[key] = signature;
+    bool compiled = false;
+    signature = s.cache.get(
+        key,
+        [&](detail::CompiledTexts &texts) {
+          return s.compile(x, withGrad, inputGrad, gradParameters, texts);
+        },
+        compiled);
+    if (compiled) {
+      s.latest = signature;
       if (debugLogging())
         std::fprintf(stderr, "dlc: hybridize '%s': compiled for %s in %.3f s (compile #%lld)\n",
-                     s.name.c_str(), signatureText.c_str(), s.stats.last_compile_seconds,
-                     (long long)s.stats.compiles);
+                     s.name.c_str(), signatureText.c_str(), s.cache.last_compile_seconds(),
+                     (long long)s.cache.compiles());
       if (s.parameters)
         parameters = s.parameters(device); // deferred ones are initialized now
     }
-    ++s.stats.calls;
+    ++s.calls;
   }
 
   std::map<std::string, Tensor> byName;
@@ -395,19 +391,33 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
 
 CompileStats CompiledFunction::stats() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->stats;
+  const State &s = *state_;
+  CompileStats stats;
+  stats.calls = s.calls;
+  stats.compiles = s.cache.compiles();
+  stats.cache_hits = s.cache.hits();
+  stats.last_compile_seconds = s.cache.last_compile_seconds();
+  if (s.latest) {
+    stats.forward_arena_bytes = s.latest->forward->memory().arena_bytes;
+    stats.forward_steps = int64_t(s.latest->forward->steps.size());
+    if (s.latest->backward) {
+      stats.backward_arena_bytes = s.latest->backward->memory().arena_bytes;
+      stats.backward_steps = int64_t(s.latest->backward->steps.size());
+    }
+  }
+  return stats;
 }
 std::string CompiledFunction::traced_ir() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->traced_ir;
+  return state_->cache.texts().traced_ir;
 }
 std::string CompiledFunction::compiled_ir() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->compiled_ir;
+  return state_->cache.texts().compiled_ir;
 }
 std::string CompiledFunction::programs() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->programs;
+  return state_->cache.texts().programs;
 }
 void CompiledFunction::clear() {
   std::lock_guard<std::mutex> lock(state_->mutex);

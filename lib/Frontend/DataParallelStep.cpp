@@ -6,6 +6,7 @@
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Runtime/Kernel.h"
 #include "OpDefinitions.h"
+#include "CompileCache.h"
 #include "CompiledLayouts.h"
 #include "Tracer.h"
 
@@ -46,14 +47,13 @@ struct DataParallelStep::State {
   bool syncBatchNorm = false;
   std::vector<Device> devices;
   std::mutex mutex;
-  std::map<std::string, std::shared_ptr<Compiled>> cache;
+  detail::CompileCache<Compiled> cache;
   /// Optimizer state per parameter, per device: replicas updated identically.
   std::map<std::string, std::vector<std::vector<Tensor>>> optimizerState;
-  int64_t compiles = 0;
-  std::string tracedIr, compiledIr, programText;
 
   std::shared_ptr<Compiled> compile(const Tensor &data, const Tensor &label,
-                                    const std::vector<Parameter> &parameters);
+                                    const std::vector<Parameter> &parameters,
+                                    detail::CompiledTexts &texts);
 };
 
 DataParallelStep::DataParallelStep(std::string name, Loss loss, Update update, size_t stateSize,
@@ -70,7 +70,8 @@ DataParallelStep::DataParallelStep(std::string name, Loss loss, Update update, s
 
 std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
                                                            const Tensor &label,
-                                                           const std::vector<Parameter> &params) {
+                                                           const std::vector<Parameter> &params,
+                                                           detail::CompiledTexts &texts) {
   Device home = devices.front();
   compiler::Graph graph;
   graph.name = "train_step";
@@ -184,10 +185,9 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
   if (!error.empty())
     throw Error(name + ": " + error);
   compiled->program = module.program;
-  ++compiles;
-  tracedIr = module.traced_ir;
-  compiledIr = module.ir;
-  programText = module.program->str();
+  texts.traced_ir = module.traced_ir;
+  texts.compiled_ir = module.ir;
+  texts.programs = module.program->str();
   return compiled;
 }
 
@@ -209,8 +209,10 @@ std::vector<Tensor> DataParallelStep::operator()(const Tensor &data, const Tenso
   std::shared_ptr<Compiled> compiled;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    auto it = s.cache.find(key);
-    compiled = it != s.cache.end() ? it->second : (s.cache[key] = s.compile(x, y, parameters));
+    bool fresh = false;
+    compiled = s.cache.get(
+        key, [&](detail::CompiledTexts &texts) { return s.compile(x, y, parameters, texts); },
+        fresh);
   }
 
   std::map<std::string, const Parameter *> byName;
@@ -277,24 +279,24 @@ void DataParallelStep::set_sync_batch_norm(bool sync) {
 
 int64_t DataParallelStep::compiles() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->compiles;
+  return state_->cache.compiles();
 }
 std::string DataParallelStep::traced_ir() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->tracedIr;
+  return state_->cache.texts().traced_ir;
 }
 std::string DataParallelStep::compiled_ir() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->compiledIr;
+  return state_->cache.texts().compiled_ir;
 }
 std::string DataParallelStep::program() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->programText;
+  return state_->cache.texts().programs;
 }
 int64_t DataParallelStep::steps() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   int64_t count = 0;
-  for (const auto &entry : state_->cache)
+  for (const auto &entry : state_->cache.entries())
     count = int64_t(entry.second->program->steps.size());
   return count;
 }

@@ -86,7 +86,7 @@ const char *storageName(StorageKind kind) {
 
 } // namespace
 
-void Program::plan() {
+std::string Program::plan() {
   auto root = [&](int v) {
     while (values[size_t(v)].alias_of >= 0)
       v = values[size_t(v)].alias_of;
@@ -106,8 +106,8 @@ void Program::plan() {
   for (size_t k = 0; k < results.size(); ++k) {
     int r = results[k];
     if (values[size_t(r)].alias_of >= 0 || external[size_t(r)])
-      throw Error("program '" + name + "': result #" + std::to_string(k) +
-                  " must own its storage (lowering inserts a copy for views and arguments)");
+      return "program '" + name + "': result #" + std::to_string(k) +
+             " must own its storage (lowering inserts a copy for views and arguments)";
     ProgramValue &v = values[size_t(r)];
     v.storage = StorageKind::result;
     v.index = int(k);
@@ -182,12 +182,13 @@ void Program::plan() {
     for (int at = int(v); at != r; at = values[size_t(at)].alias_of)
       offset += values[size_t(at)].view_offset;
     if (offset + values[v].bytes() > values[size_t(r)].bytes())
-      throw Error("program '" + name + "': a view reaches past the value it views");
+      return "program '" + name + "': a view reaches past the value it views";
     values[v].storage = values[size_t(r)].storage;
     values[v].index = values[size_t(r)].index;
     values[v].offset = values[size_t(r)].offset + offset;
   }
   planned_ = true;
+  return "";
 }
 
 int64_t Program::seeds_needed() const {

@@ -106,8 +106,9 @@ public:
 
   /// Places every value (arguments and results in the caller's buffers, the rest in the
   /// arena, first fit, a block reused once its last reader ran). Call once, after the
-  /// steps are complete; lowering does.
-  void plan();
+  /// steps are complete; lowering does. Returns "" or what is wrong with the program; it
+  /// never throws, as the compiler that calls it runs without exceptions.
+  [[nodiscard]] std::string plan();
   const MemoryPlan &memory() const { return memory_; }
   /// How many seeds run() needs (one per random step, in step order).
   int64_t seeds_needed() const;

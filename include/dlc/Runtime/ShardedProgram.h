@@ -59,7 +59,8 @@ public:
   /// Places every intermediate in its device's arena, first fit, a block reused once its
   /// last reader (on any device) has run; results and arguments keep their own buffers.
   /// Call once the steps are final; lowering does. The engine orders each arena's tasks,
-  /// so a block is rewritten only after the reads of the value before it.
+  /// so a block is rewritten only after the reads of the value before it. Never throws:
+  /// the compiler, which runs without exceptions, calls it.
   void plan();
   /// The arena size of each device of devices() (empty before plan()).
   const std::vector<size_t> &arena_bytes() const { return arenaBytes_; }
