@@ -167,8 +167,7 @@ std::vector<TensorMeta> inferCast(const std::vector<TensorMeta> &in, const Attrs
   return {{in[0].shape, DType(attrs.get_int("dtype", int64_t(DType::f32)))}};
 }
 
-// The dialect's ComparePredicate numbers.
-enum Predicate : int64_t { eq = 0, ne = 1, lt = 2, le = 3, gt = 4, ge = 5 };
+using Predicate = op_enums::ComparePredicate;
 
 Tensor compare(const Tensor &a, const Tensor &b, Predicate predicate) {
   static const OpDef &op = find_op("compare");
@@ -279,12 +278,12 @@ Tensor np::broadcast_to(const Tensor &x, const Shape &shape) {
   return invoke1(op, {x}, Attrs{{"shape", shape}});
 }
 
-Tensor np::equal(const Tensor &a, const Tensor &b) { return compare(a, b, eq); }
-Tensor np::not_equal(const Tensor &a, const Tensor &b) { return compare(a, b, ne); }
-Tensor np::less(const Tensor &a, const Tensor &b) { return compare(a, b, lt); }
-Tensor np::less_equal(const Tensor &a, const Tensor &b) { return compare(a, b, le); }
-Tensor np::greater(const Tensor &a, const Tensor &b) { return compare(a, b, gt); }
-Tensor np::greater_equal(const Tensor &a, const Tensor &b) { return compare(a, b, ge); }
+Tensor np::equal(const Tensor &a, const Tensor &b) { return compare(a, b, Predicate::eq); }
+Tensor np::not_equal(const Tensor &a, const Tensor &b) { return compare(a, b, Predicate::ne); }
+Tensor np::less(const Tensor &a, const Tensor &b) { return compare(a, b, Predicate::lt); }
+Tensor np::less_equal(const Tensor &a, const Tensor &b) { return compare(a, b, Predicate::le); }
+Tensor np::greater(const Tensor &a, const Tensor &b) { return compare(a, b, Predicate::gt); }
+Tensor np::greater_equal(const Tensor &a, const Tensor &b) { return compare(a, b, Predicate::ge); }
 
 Tensor np::where(const Tensor &condition, const Tensor &x, const Tensor &y) {
   static const OpDef &op = find_op("where");

@@ -35,8 +35,7 @@ std::vector<TensorMeta> inferSoftmax(const std::vector<TensorMeta> &in, const At
   return {in[0]};
 }
 
-// The dialect's ReduceKind numbers.
-enum Kind : int64_t { sum = 0, mean = 1, max = 2, min = 3 };
+using Kind = op_enums::ReduceKind;
 
 /// The reduced shape with the reduced axes kept as 1, for broadcasting back.
 Shape keptShape(const Shape &input, const std::vector<int64_t> &axes) {
@@ -50,7 +49,7 @@ std::vector<Tensor> vjpReduce(const VjpContext &c) {
   std::vector<int64_t> axes = c.attrs.get_ints("axes", {});
   Shape kept = keptShape(x.shape(), axes);
   Tensor g = np::broadcast_to(c.output_grads[0].reshape(kept), x.shape());
-  int64_t kind = c.attrs.get_int("kind", 0);
+  auto kind = Kind(c.attrs.get_int("kind", int64_t(Kind::sum)));
   if (kind == Kind::sum)
     return {g};
   if (kind == Kind::mean)

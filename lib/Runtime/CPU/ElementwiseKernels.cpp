@@ -156,10 +156,11 @@ void reluBackwardKernel(const KernelArgs &args) {
   });
 }
 
-// z = a (cmp) b with broadcasting; z is bool. The predicate numbers are the dialect's.
+// z = a (cmp) b with broadcasting; z is bool.
 void compareKernel(const KernelArgs &args) {
+  using Predicate = op_enums::ComparePredicate;
   const TensorRef &a = args.inputs[0], &b = args.inputs[1], &z = args.outputs[0];
-  int64_t predicate = args.attrs->get_int("predicate", 0);
+  auto predicate = Predicate(args.attrs->get_int("predicate", int64_t(Predicate::eq)));
   bool *pz = z.as<bool>();
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -169,11 +170,12 @@ void compareKernel(const KernelArgs &args) {
     for_each_broadcast<2>(z.shape, strides, [&](int64_t i, const auto &at) {
       auto x = load(pa[at[0]]), y = load(pb[at[1]]);
       switch (predicate) {
-      case 0: pz[i] = x == y; break;
-      case 1: pz[i] = x != y; break;
-      case 2: pz[i] = x < y; break;
-      case 3: pz[i] = x <= y; break;
-      case 4: pz[i] = x > y; break;
+      case Predicate::eq: pz[i] = x == y; break;
+      case Predicate::ne: pz[i] = x != y; break;
+      case Predicate::lt: pz[i] = x < y; break;
+      case Predicate::le: pz[i] = x <= y; break;
+      case Predicate::gt: pz[i] = x > y; break;
+      case Predicate::ge:
       default: pz[i] = x >= y; break;
       }
     });

@@ -23,9 +23,13 @@ std::vector<int64_t> reducedStrides(const Shape &input, const std::vector<bool> 
   return strides;
 }
 
-// y = reduce_{axes} x with kind sum (0), mean (1), max (2), min (3) — the dialect's
-// ReduceKind numbers. Accumulates in double.
-/// Sum (kind 0) or mean (1) per channel of an (N, C, H, W) f32 tensor in the nChw16c
+// The dialect's reduction kinds, as the kernels compare them.
+constexpr int64_t kSum = int64_t(op_enums::ReduceKind::sum),
+                  kMean = int64_t(op_enums::ReduceKind::mean),
+                  kMax = int64_t(op_enums::ReduceKind::max),
+                  kMin = int64_t(op_enums::ReduceKind::min);
+
+/// Sum or mean per channel of an (N, C, H, W) f32 tensor in the nChw16c
 /// layout, into plain y (C values). The dispatcher hands reduce a blocked tensor only for
 /// these. Threads take whole channel blocks, so the order of the additions, and the
 /// result, do not depend on the thread count.
@@ -44,13 +48,14 @@ void channelReduceBlocked(const TensorRef &x, const TensorRef &y, int64_t kind) 
           acc[lane] += double(in[p * kChannelBlock + lane]);
     }
     for (int64_t lane = 0; lane < kChannelBlock; ++lane)
-      py[b * kChannelBlock + lane] = float(kind == 1 ? acc[lane] / count : acc[lane]);
+      py[b * kChannelBlock + lane] = float(kind == kMean ? acc[lane] / count : acc[lane]);
   });
 }
 
+// y = reduce_{axes} x with the dialect's ReduceKind; accumulates in double.
 void reduceKernel(const KernelArgs &args) {
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
-  int64_t kind = args.attrs->get_int("kind", 0);
+  int64_t kind = args.attrs->get_int("kind", kSum);
   if (x.layout == Layout::nChw16c)
     return channelReduceBlocked(x, y, kind);
   std::vector<bool> marked(x.shape.size(), false);
@@ -69,11 +74,11 @@ void reduceKernel(const KernelArgs &args) {
     }
   }
   int64_t outCount = y.numel(), inCount = x.numel();
-  if (inCount == 0 && kind >= 2)
+  if (inCount == 0 && (kind == kMax || kind == kMin))
     throw ShapeError("max/min of an empty tensor has no value");
-  double init = kind == 2   ? -std::numeric_limits<double>::infinity()
-                : kind == 3 ? std::numeric_limits<double>::infinity()
-                            : 0.0;
+  double init = kind == kMax   ? -std::numeric_limits<double>::infinity()
+                : kind == kMin ? std::numeric_limits<double>::infinity()
+                               : 0.0;
   std::vector<double> acc(size_t(outCount), init);
   // Rows are the innermost (merged) dimension: reduced rows fold into one slot, kept
   // rows add element-wise into a run of slots.
@@ -84,7 +89,7 @@ void reduceKernel(const KernelArgs &args) {
   std::array<std::vector<int64_t>, 1> rowStrides{
       std::vector<int64_t>(strides.begin(), strides.empty() ? strides.end() : strides.end() - 1)};
   auto combine = [kind](double a, double b) {
-    return kind == 2 ? std::max(a, b) : kind == 3 ? std::min(a, b) : a + b;
+    return kind == kMax ? std::max(a, b) : kind == kMin ? std::min(a, b) : a + b;
   };
   dispatch_dtype(x.dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -104,7 +109,8 @@ void reduceKernel(const KernelArgs &args) {
     // threads take disjoint outputs k and add each one's rows in the order of the general
     // walk below, so the result does not depend on the thread count.
     bool outerReduced = shape.size() == 3 && reduced[0] && !reduced[1];
-    if (innerReduced && kind <= 1 && (outerReduced || (shape.size() == 2 && !reduced[0]))) {
+    if (innerReduced && (kind == kSum || kind == kMean) &&
+        (outerReduced || (shape.size() == 2 && !reduced[0]))) {
       int64_t R = outerReduced ? shape[0] : 1, K = shape[shape.size() - 2];
       parallel_for(K, inCount, [&](int64_t k) {
         for (int64_t r = 0; r < R; ++r)
@@ -119,7 +125,7 @@ void reduceKernel(const KernelArgs &args) {
           out[j] = combine(out[j], double(load(in[j])));
         return;
       }
-      if (kind >= 2) {
+      if (kind == kMax || kind == kMin) {
         double best = *out;
         for (int64_t j = 0; j < inner; ++j)
           best = combine(best, double(load(in[j])));
@@ -131,7 +137,7 @@ void reduceKernel(const KernelArgs &args) {
     double count = outCount ? double(inCount) / double(outCount) : 1.0;
     T *py = y.as<T>();
     for (int64_t i = 0; i < outCount; ++i) {
-      double v = kind == 1 ? acc[size_t(i)] / count : acc[size_t(i)];
+      double v = kind == kMean ? acc[size_t(i)] / count : acc[size_t(i)];
       py[i] = store<T>(static_cast<compute_t<T>>(v));
     }
   });

@@ -194,26 +194,28 @@ void reluBackward(const KernelArgs &args) {
 
 template <typename T>
 __global__ void compareKernel(const T *a, const T *b, bool *z, int64_t n, Indexer ix,
-                              int predicate) {
+                              op_enums::ComparePredicate predicate) {
+  using Predicate = op_enums::ComparePredicate;
   DLC_GRID_STRIDE_LOOP(i, n) {
     int64_t at[2];
     broadcast_offsets<2>(ix, i, at);
     auto x = load(a[at[0]]);
     auto y = load(b[at[1]]);
-    bool r;
+    bool r = false;
     switch (predicate) {
-    case 0: r = x == y; break;
-    case 1: r = x != y; break;
-    case 2: r = x < y; break;
-    case 3: r = x <= y; break;
-    case 4: r = x > y; break;
+    case Predicate::eq: r = x == y; break;
+    case Predicate::ne: r = x != y; break;
+    case Predicate::lt: r = x < y; break;
+    case Predicate::le: r = x <= y; break;
+    case Predicate::gt: r = x > y; break;
+    case Predicate::ge:
     default: r = x >= y; break;
     }
     z[i] = r;
   }
 }
 
-// z = a (cmp) b with broadcasting; z is bool. The predicate numbers are the dialect's.
+// z = a (cmp) b with broadcasting; z is bool.
 void compare(const KernelArgs &args) {
   OpScope scope(ops::compare);
   const TensorRef &a = args.inputs[0], &b = args.inputs[1], &z = args.outputs[0];
@@ -223,7 +225,8 @@ void compare(const KernelArgs &args) {
   DeviceContext &ctx = current_context();
   Indexer ix = make_indexer(ops::compare, z.shape,
                             {broadcast_strides(a.shape, z.shape), broadcast_strides(b.shape, z.shape)});
-  int predicate = int(args.attrs->get_int("predicate", 0));
+  auto predicate = op_enums::ComparePredicate(
+      args.attrs->get_int("predicate", int64_t(op_enums::ComparePredicate::eq)));
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     compareKernel<T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(

@@ -22,18 +22,22 @@ namespace dlc::cuda {
 
 namespace {
 
+// The dialect's reduction kinds, as the kernels compare them.
+constexpr int kSum = int(op_enums::ReduceKind::sum), kMean = int(op_enums::ReduceKind::mean),
+              kMax = int(op_enums::ReduceKind::max), kMin = int(op_enums::ReduceKind::min);
+
 __device__ __forceinline__ double combine(int kind, double a, double b) {
-  return kind == 2 ? fmax(a, b) : kind == 3 ? fmin(a, b) : a + b;
+  return kind == kMax ? fmax(a, b) : kind == kMin ? fmin(a, b) : a + b;
 }
 
 __device__ __forceinline__ double initial(int kind) {
-  return kind == 2 ? -INFINITY : kind == 3 ? INFINITY : 0.0;
+  return kind == kMax ? -INFINITY : kind == kMin ? INFINITY : 0.0;
 }
 
 template <typename T>
 __device__ __forceinline__ void storeResult(T *y, int64_t o, int kind, double acc,
                                             int64_t length) {
-  double v = kind == 1 ? acc / double(length) : acc;
+  double v = kind == kMean ? acc / double(length) : acc;
   y[o] = store<T>(static_cast<compute_t<T>>(v));
 }
 
@@ -116,11 +120,11 @@ __global__ void reduceByThread(const T *x, T *y, ReducePlan plan, int kind) {
   }
 }
 
-// y = reduce_{axes} x with kind sum (0), mean (1), max (2), min (3).
+// y = reduce_{axes} x with the dialect's ReduceKind.
 void reduce(const KernelArgs &args) {
   OpScope scope(ops::reduce);
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
-  int kind = int(args.attrs->get_int("kind", 0));
+  int kind = int(args.attrs->get_int("kind", kSum));
   int64_t rank = int64_t(x.shape.size());
   if (rank > kMaxRank)
     throw ShapeError("reduce: the GPU kernels take tensors of rank up to " +
@@ -131,7 +135,7 @@ void reduce(const KernelArgs &args) {
   ReducePlan plan = make_reduce_plan(x.shape, reduced);
   if (plan.outputs == 0)
     return;
-  if (plan.length == 0 && kind >= 2)
+  if (plan.length == 0 && (kind == kMax || kind == kMin))
     throw ShapeError("max/min of an empty tensor has no value");
   DeviceContext &ctx = current_context();
   dispatch_dtype(x.dtype, [&](auto tag) {
