@@ -17,6 +17,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+
 
 namespace dlc::compiler {
 
@@ -52,12 +54,12 @@ mlir::dlc::DeviceAttr deviceAttr(MLIRContext &context, Device device) {
   return mlir::dlc::DeviceAttr::get(&context, mlir::dlc::DeviceKind(uint32_t(device.kind)), device.id);
 }
 
-/// Flags the dialect keeps as BoolAttr (they default to true); other flags are units.
-bool isBoolAttr(llvm::StringRef op, llvm::StringRef name) {
+/// How the dialect stores attribute `name` of `op` (from its ODS), if it has one.
+std::optional<op_facts::AttrKind> attrKind(llvm::StringRef op, llvm::StringRef name) {
   const op_facts::OpInfo *facts = op_facts::find(std::string_view(op.data(), op.size()));
   const op_facts::AttrInfo *attr =
       facts ? facts->attr(std::string_view(name.data(), name.size())) : nullptr;
-  return attr && attr->kind == op_facts::AttrKind::boolean;
+  return attr ? std::optional<op_facts::AttrKind>(attr->kind) : std::nullopt;
 }
 
 /// The dialect's spelling of one eager attribute; a null attribute means "leave out".
@@ -76,17 +78,17 @@ Attribute convert(MLIRContext &context, llvm::StringRef op, llvm::StringRef name
     llvm::APInt bits(integer.getWidth(), uint64_t(int64_t(scalar)), !integer.isUnsigned());
     return DenseElementsAttr::get(type, bits);
   }
+  std::optional<op_facts::AttrKind> kind = attrKind(op, name);
   if (const auto *flag = std::get_if<bool>(&value)) {
-    if (isBoolAttr(op, name))
+    // BoolAttr where the dialect keeps one (they default to true), else a unit.
+    if (kind == op_facts::AttrKind::boolean)
       return b.getBoolAttr(*flag);
     return *flag ? Attribute(b.getUnitAttr()) : Attribute();
   }
   if (const auto *number = std::get_if<int64_t>(&value)) {
-    if (op == ::dlc::ops::reduce && name == "kind")
-      return mlir::dlc::ReduceKindAttr::get(&context, mlir::dlc::ReduceKind(*number));
-    if (op == ::dlc::ops::compare && name == "predicate")
-      return mlir::dlc::ComparePredicateAttr::get(&context,
-                                                  mlir::dlc::ComparePredicate(*number));
+    // The dialect's integer enums (reduction kinds, predicates) are 32-bit integers.
+    if (kind == op_facts::AttrKind::enumeration)
+      return b.getI32IntegerAttr(int32_t(*number));
     return b.getI64IntegerAttr(*number);
   }
   if (const auto *real = std::get_if<double>(&value))
