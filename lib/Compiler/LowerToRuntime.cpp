@@ -123,9 +123,7 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
   SmallVector<bool> scalar = mlir::dlc::fusedScalarValues(fused);
   body_->scalar.assign(scalar.begin(), scalar.end());
   body_->inputs = int(body.getNumArguments());
-  body_->elements = 1;
-  for (Type type : fused.getResultTypes())
-    body_->elements = std::max(body_->elements, cast<RankedTensorType>(type).getNumElements());
+  body_->elements = mlir::dlc::fusedElements(fused);
   llvm::DenseMap<Value, int> local;
   for (BlockArgument argument : body.getArguments())
     local[argument] = int(local.size());

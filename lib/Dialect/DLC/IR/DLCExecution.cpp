@@ -106,18 +106,17 @@ int64_t f32Elements(Type type) {
   return tensor && tensor.getElementType().isF32() ? tensor.getNumElements() : int64_t(-1);
 }
 
-/// Elements per non-scalar value of an elementwise region (its results' size).
-int64_t regionElements(FusedOp fused) {
+} // namespace
+
+int64_t mlir::dlc::fusedElements(FusedOp fused) {
   int64_t n = 1;
   for (Type type : fused.getResultTypes())
     n = std::max(n, f32Elements(type));
   return n;
 }
 
-} // namespace
-
 SmallVector<bool> mlir::dlc::fusedScalarValues(FusedOp fused) {
-  int64_t n = regionElements(fused);
+  int64_t n = fusedElements(fused);
   SmallVector<bool> scalar;
   Block &body = fused.getBody().front();
   for (BlockArgument argument : body.getArguments())
@@ -152,7 +151,7 @@ FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
   // Every value float32 of the region's size or one element; one result per op; each
   // output computed in the region, distinct and not a scalar (outputs are written in
   // place, chunk by chunk).
-  int64_t n = regionElements(fused);
+  int64_t n = fusedElements(fused);
   auto sized = [&](Value value) {
     int64_t count = f32Elements(value.getType());
     return count >= 0 && (count == n || count == 1);

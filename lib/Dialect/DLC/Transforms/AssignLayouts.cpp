@@ -30,7 +30,6 @@ namespace {
 
 using CoreLayout = ::dlc::Layout;
 
-CoreLayout toCore(Layout layout) { return CoreLayout(int(layout)); }
 Layout toDialect(CoreLayout layout) { return Layout(int(layout)); }
 
 ::dlc::TensorMeta metaOf(Value value) {

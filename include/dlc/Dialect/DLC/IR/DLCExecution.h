@@ -34,6 +34,9 @@ enum class FusedExecution {
 FusedExecution fusedExecution(FusedOp fused, DeviceKind kind,
                               llvm::function_ref<bool(StringRef op)> hasKernel);
 
+/// For an elementwise region: elements per non-scalar value (its results' size).
+int64_t fusedElements(FusedOp fused);
+
 /// For an elementwise region: per block argument and per body result, in order (the
 /// runtime's local values), whether it is a broadcast single element.
 SmallVector<bool> fusedScalarValues(FusedOp fused);
