@@ -3,6 +3,8 @@
 
 #include "CompilerInternal.h"
 
+#include "dlc/Conversion/DLCToRuntime/DLCToRuntime.h"
+
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
@@ -111,7 +113,7 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
   for (const Graph *graph : graphs) {
     func::FuncOp function = compilation.function(graph->name);
     std::shared_ptr<Program> program =
-        function ? lowerToProgram(function, graph->device, error) : nullptr;
+        function ? conversion::lowerToProgram(function, graph->device, error) : nullptr;
     if (!program)
       return function ? error : "hybridize: function @" + graph->name + " vanished";
     out.programs.push_back(std::move(program));
@@ -144,7 +146,7 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
   if (!error.empty())
     return error;
   func::FuncOp function = compilation.function(step.name);
-  out.program = function ? lowerToShardedProgram(function, error) : nullptr;
+  out.program = function ? conversion::lowerToShardedProgram(function, error) : nullptr;
   if (!out.program)
     return function ? error : "training step: function @" + step.name + " vanished";
   return "";

@@ -3,7 +3,6 @@
 #define DLC_LIB_COMPILER_COMPILERINTERNAL_H
 
 #include "dlc/Compiler/Graph.h"
-#include "dlc/Compiler/LowerToRuntime.h"
 #include "dlc/Runtime/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,7 +1,6 @@
 //===- Program.cpp - static memory planning and one-task execution -----------===//
 #include "dlc/Runtime/Program.h"
 
-#include "ArenaPlanner.h"
 #include "DeviceBytes.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Numerics.h"
@@ -86,107 +85,32 @@ const char *storageName(StorageKind kind) {
 
 } // namespace
 
-std::string Program::plan() {
-  auto root = [&](int v) {
-    while (values[size_t(v)].alias_of >= 0)
-      v = values[size_t(v)].alias_of;
-    return v;
-  };
-  const int none = -1;
-  std::vector<int> definedAt(values.size(), none), lastUse(values.size(), none);
-  std::vector<bool> external(values.size(), false);
-
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    ProgramValue &v = values[size_t(arguments[i])];
-    v.storage = StorageKind::argument;
-    v.index = int(i);
-    v.offset = 0;
-    external[size_t(arguments[i])] = true;
-  }
-  for (size_t k = 0; k < results.size(); ++k) {
-    int r = results[k];
-    if (values[size_t(r)].alias_of >= 0 || external[size_t(r)])
-      return "program '" + name + "': result #" + std::to_string(k) +
-             " must own its storage (lowering inserts a copy for views and arguments)";
-    ProgramValue &v = values[size_t(r)];
-    v.storage = StorageKind::result;
-    v.index = int(k);
-    v.offset = 0;
-    external[size_t(r)] = true;
-  }
-  int stepCount = int(steps.size());
-  for (int s = 0; s < stepCount; ++s) {
-    for (int out : steps[size_t(s)].outputs)
-      if (definedAt[size_t(root(out))] == none)
-        definedAt[size_t(root(out))] = s;
-    for (int in : steps[size_t(s)].inputs)
-      lastUse[size_t(root(in))] = std::max(lastUse[size_t(root(in))], s);
-  }
-  for (const auto &[value, argument] : updates)
-    lastUse[size_t(root(value))] = stepCount; // read by the copy-back after the last step
-
-  memory_ = MemoryPlan{};
-  for (int r : results)
-    memory_.result_bytes += values[size_t(r)].bytes();
-
-  ArenaPlanner arena;
-  std::vector<std::vector<int>> dyingAfter(size_t(stepCount) + 1);
-  for (int s = 0; s < stepCount; ++s) {
-    const ProgramStep &step = steps[size_t(s)];
-    for (int out : step.outputs) {
-      int r = root(out);
-      if (external[size_t(r)] || definedAt[size_t(r)] != s || r != out)
-        continue;
-      ProgramValue &v = values[size_t(r)];
-      bool reused = false;
-      v.storage = StorageKind::arena;
-      v.index = -1;
-      // In place: an element-wise step may write over an input of its own shape that
-      // nothing reads afterwards (element i is read before it is written).
-      int donor = -1;
-      if (step.in_place)
-        for (int in : step.inputs) {
-          int d = root(in);
-          auto &dying = dyingAfter[size_t(s)];
-          if (d == in && !external[size_t(d)] && lastUse[size_t(d)] == s &&
-              values[size_t(d)].shape == v.shape && values[size_t(d)].dtype == v.dtype &&
-              std::find(dying.begin(), dying.end(), d) != dying.end()) {
-            donor = d;
-            dying.erase(std::find(dying.begin(), dying.end(), d));
-            break;
-          }
-        }
-      if (donor >= 0) {
-        v.offset = values[size_t(donor)].offset;
-        reused = true;
-        ++memory_.in_place;
-      } else {
-        v.offset = arena.allocate(v.bytes(), reused);
-      }
-      memory_.intermediate_bytes += aligned(std::max<size_t>(v.bytes(), 1));
-      memory_.reused += reused ? 1 : 0;
-      int last = std::max(lastUse[size_t(r)], s);
-      dyingAfter[size_t(last)].push_back(r);
+std::string Program::set_plan(const MemoryPlan &memory) {
+  for (size_t id = 0; id < values.size(); ++id) {
+    const ProgramValue &v = values[id];
+    size_t room = 0;
+    switch (v.storage) {
+    case StorageKind::argument:
+      room = v.index >= 0 && size_t(v.index) < arguments.size()
+                 ? values[size_t(arguments[size_t(v.index)])].bytes()
+                 : 0;
+      break;
+    case StorageKind::result:
+      room = v.index >= 0 && size_t(v.index) < results.size()
+                 ? values[size_t(results[size_t(v.index)])].bytes()
+                 : 0;
+      break;
+    case StorageKind::arena:
+      room = memory.arena_bytes;
+      break;
     }
-    for (int dead : dyingAfter[size_t(s)])
-      arena.release(values[size_t(dead)].offset, values[size_t(dead)].bytes());
+    if (v.offset > room || v.bytes() > room - v.offset)
+      return "program '" + name + "': value %" + std::to_string(id) + " (" +
+             std::to_string(v.bytes()) + " bytes at " + std::string(storageName(v.storage)) +
+             " " + std::to_string(v.index) + " + " + std::to_string(v.offset) +
+             ") does not fit there (" + std::to_string(room) + " bytes)";
   }
-  memory_.arena_bytes = arena.end();
-
-  // Views take their root's place, at their offsets into it.
-  for (size_t v = 0; v < values.size(); ++v) {
-    int r = root(int(v));
-    if (r == int(v))
-      continue;
-    size_t offset = 0;
-    for (int at = int(v); at != r; at = values[size_t(at)].alias_of)
-      offset += values[size_t(at)].view_offset;
-    if (offset + values[v].bytes() > values[size_t(r)].bytes())
-      return "program '" + name + "': a view reaches past the value it views";
-    values[v].storage = values[size_t(r)].storage;
-    values[v].index = values[size_t(r)].index;
-    values[v].offset = values[size_t(r)].offset + offset;
-  }
+  memory_ = memory;
   planned_ = true;
   return "";
 }
@@ -200,7 +124,7 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
                         const std::vector<BoundBuffer> &outs, std::vector<int64_t> seeds,
                         bool reference_kernels) const {
   if (!planned_)
-    throw Error("program '" + name + "' runs before plan()");
+    throw Error("program '" + name + "' runs before set_plan()");
   if (args.size() != arguments.size() || outs.size() != results.size() ||
       int64_t(seeds.size()) != seeds_needed())
     throw Error("program '" + name + "': run with " + std::to_string(args.size()) +

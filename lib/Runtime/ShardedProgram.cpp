@@ -3,7 +3,6 @@
 
 #include "dlc/Runtime/Collectives.h"
 
-#include "ArenaPlanner.h"
 #include "DeviceBytes.h"
 #include "dlc/Config.h"
 #include "dlc/Core/Error.h"
@@ -20,60 +19,6 @@ namespace dlc {
 int64_t ShardedProgram::seeds_needed() const {
   return std::count_if(steps.begin(), steps.end(),
                        [](const ShardedStep &s) { return s.fresh_seed; });
-}
-
-void ShardedProgram::plan() {
-  arenaDevices_ = devices();
-  std::vector<ArenaPlanner> planners(arenaDevices_.size());
-  auto arenaIndex = [&](Device d) {
-    return int(std::find(arenaDevices_.begin(), arenaDevices_.end(), d) - arenaDevices_.begin());
-  };
-  auto root = [&](int v) {
-    while (values[size_t(v)].alias_of >= 0)
-      v = values[size_t(v)].alias_of;
-    return v;
-  };
-  std::vector<bool> own(values.size(), false);
-  for (int a : arguments)
-    own[size_t(a)] = true;
-  for (int r : results)
-    own[size_t(root(r))] = true;
-  const int stepCount = int(steps.size());
-  std::vector<int> lastUse(values.size(), -1);
-  for (int s = 0; s < stepCount; ++s)
-    for (int in : steps[size_t(s)].inputs)
-      lastUse[size_t(root(in))] = std::max(lastUse[size_t(root(in))], s);
-  for (const auto &[value, argument] : updates)
-    lastUse[size_t(root(value))] = stepCount;
-  // A block is reused by a later value of the same device, whose writer the device's
-  // in-order queue runs after every earlier task there; a reader on another queue could
-  // still be reading, so values read from another device keep their block to the end.
-  for (const ShardedStep &step : steps)
-    for (int in : step.inputs)
-      if (step.kind == ShardedStep::Kind::all_reduce ||
-          values[size_t(root(in))].device != step.device)
-        lastUse[size_t(root(in))] = stepCount;
-  std::vector<std::vector<int>> dying(size_t(stepCount) + 1);
-  for (int s = 0; s < stepCount; ++s) {
-    for (int out : steps[size_t(s)].outputs) {
-      ShardedValue &v = values[size_t(out)];
-      if (v.alias_of >= 0 || own[size_t(out)])
-        continue;
-      int arena = arenaIndex(v.device);
-      if (arena >= int(planners.size()))
-        continue; // a device no step runs on: keep a buffer of its own
-      bool reused = false;
-      v.arena = arena;
-      v.arena_offset = planners[size_t(arena)].allocate(v.bytes(), reused);
-      dying[size_t(std::max(lastUse[size_t(out)], s))].push_back(out);
-    }
-    for (int dead : dying[size_t(s)])
-      planners[size_t(values[size_t(dead)].arena)].release(values[size_t(dead)].arena_offset,
-                                                           values[size_t(dead)].bytes());
-  }
-  arenaBytes_.clear();
-  for (const ArenaPlanner &planner : planners)
-    arenaBytes_.push_back(planner.end());
 }
 
 std::vector<Device> ShardedProgram::seed_devices() const {
@@ -130,16 +75,16 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
   }
   // Each arena value is a region with a Buffer of its own, so the engine orders tasks by
   // the values they touch, not by whole arenas (which would chain the devices together).
-  std::vector<std::shared_ptr<Storage>> arenas;
-  for (size_t a = 0; a < arenaBytes_.size(); ++a)
-    arenas.push_back(allocate(arenaDevices_[a], std::max<size_t>(arenaBytes_[a], 1)));
+  std::vector<std::shared_ptr<Storage>> arenaStorage;
+  for (const Arena &arena : arenas)
+    arenaStorage.push_back(allocate(arena.device, std::max<size_t>(arena.bytes, 1)));
   for (size_t id = 0; id < values.size(); ++id) {
     const ShardedValue &v = values[id];
     if (at[id].buffer)
       continue;
-    if (v.arena >= 0 && size_t(v.arena) < arenas.size()) {
+    if (v.arena >= 0 && size_t(v.arena) < arenaStorage.size()) {
       at[id] = {std::make_shared<Buffer>(std::make_shared<Storage>(
-                    arenas[size_t(v.arena)], v.arena_offset, std::max<size_t>(v.bytes(), 1))),
+                    arenaStorage[size_t(v.arena)], v.arena_offset, std::max<size_t>(v.bytes(), 1))),
                 0};
     } else if (v.alias_of >= 0) {
       const BoundBuffer &root = at[size_t(v.alias_of)];

@@ -1,5 +1,5 @@
 //===- ShardedProgramTest.cpp - a sharded step runs like the single-device one -===//
-#include "dlc/Compiler/LowerToRuntime.h"
+#include "dlc/Conversion/DLCToRuntime/DLCToRuntime.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 #include "dlc/Frontend/NumPy.h"
@@ -66,13 +66,22 @@ TEST(ShardedProgram, DataParallelStepMatchesOneDevice) {
   mlir::dlc::registerDLCPasses();
   mlir::PassManager pm(&context);
   ASSERT_TRUE(mlir::succeeded(mlir::parsePassPipeline(
-      "dlc-shard-data-parallel{devices=cpu:0,cpu:1}", pm)));
+      "dlc-shard-data-parallel{devices=cpu:0,cpu:1},func.func(dlc-order-steps,dlc-plan-memory)",
+      pm)));
   ASSERT_TRUE(mlir::succeeded(pm.run(*sharded)));
 
   std::string error;
-  auto one = compiler::lowerToProgram(single->lookupSymbol<mlir::func::FuncOp>("step"), cpu(0), error);
+  auto unplanned =
+      conversion::lowerToProgram(single->lookupSymbol<mlir::func::FuncOp>("step"), cpu(0), error);
+  EXPECT_FALSE(unplanned);
+  EXPECT_NE(error.find("run dlc-plan-memory first"), std::string::npos) << error;
+  mlir::PassManager plan(&context);
+  ASSERT_TRUE(mlir::succeeded(mlir::parsePassPipeline("func.func(dlc-plan-memory)", plan)));
+  ASSERT_TRUE(mlir::succeeded(plan.run(*single)));
+  error.clear();
+  auto one = conversion::lowerToProgram(single->lookupSymbol<mlir::func::FuncOp>("step"), cpu(0), error);
   ASSERT_TRUE(one) << error;
-  auto two = compiler::lowerToShardedProgram(sharded->lookupSymbol<mlir::func::FuncOp>("step"), error);
+  auto two = conversion::lowerToShardedProgram(sharded->lookupSymbol<mlir::func::FuncOp>("step"), error);
   ASSERT_TRUE(two) << error;
   std::vector<Device> used = two->devices();
   std::sort(used.begin(), used.end());

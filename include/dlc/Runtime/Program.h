@@ -29,10 +29,9 @@ struct ProgramValue {
   /// The value whose storage this one views (reshape, split part), or -1: it owns its
   /// storage.
   int alias_of = -1;
-  size_t view_offset = 0; ///< bytes into the viewed value's storage
   /// How its kernels see its elements (Layout.h), as dlc-assign-layouts decided.
   Layout layout = Layout::plain;
-  // Filled by plan():
+  /// Where it lives, as dlc-plan-memory placed it (views: inside the value they view).
   StorageKind storage = StorageKind::arena;
   int index = -1;     ///< argument or result number
   size_t offset = 0;  ///< bytes into the argument, result or arena buffer
@@ -74,7 +73,6 @@ struct ProgramStep {
   std::vector<int> outputs;
   bool fresh_seed = false; ///< a random op: its "seed" is drawn anew for every run
   bool copy = false;
-  bool in_place = false; ///< element-wise: its output may take a dying input's memory
   std::shared_ptr<const FusedElementwise> fused;
 };
 
@@ -104,11 +102,12 @@ public:
   /// (value, argument): the value is copied into the argument's storage at the end.
   std::vector<std::pair<int, int>> updates;
 
-  /// Places every value (arguments and results in the caller's buffers, the rest in the
-  /// arena, first fit, a block reused once its last reader ran). Call once, after the
-  /// steps are complete; lowering does. Returns "" or what is wrong with the program; it
-  /// never throws, as the compiler that calls it runs without exceptions.
-  [[nodiscard]] std::string plan();
+  /// Takes the memory figures of the plan the values' places come from (the lowering
+  /// copies the places from dlc-plan-memory's decisions) and checks that every value
+  /// lies inside its buffer. Call once, after the steps and places are complete.
+  /// Returns "" or what is wrong; never throws, as the compiler calling it runs without
+  /// exceptions.
+  [[nodiscard]] std::string set_plan(const MemoryPlan &memory);
   const MemoryPlan &memory() const { return memory_; }
   /// How many seeds run() needs (one per random step, in step order).
   int64_t seeds_needed() const;

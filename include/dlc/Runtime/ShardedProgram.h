@@ -24,10 +24,11 @@ struct ShardedValue {
   Device device;
   int alias_of = -1;  ///< the value whose storage this one views (reshape, split part)
   size_t offset = 0;  ///< bytes into that value's storage
-  Layout layout = Layout::plain; ///< how its kernels see it (the frontend's layout pass)
-  // Filled by plan():
-  int arena = -1;          ///< index of its device's arena, or -1: a buffer of its own
-  size_t arena_offset = 0; ///< bytes into that arena
+  Layout layout = Layout::plain; ///< how its kernels see it (dlc-assign-layouts)
+  /// Where it lives, as dlc-plan-memory placed it: at `arena_offset` of arena `arena`,
+  /// or, with -1, in the caller's argument, a fresh result buffer, or the value it views.
+  int arena = -1;
+  size_t arena_offset = 0;
 
   size_t bytes() const { return size_t(shape_rules::numElements(shape)) * dtype_size(dtype); }
 };
@@ -56,14 +57,14 @@ public:
   std::vector<int> results;
   std::vector<std::pair<int, int>> updates; ///< (value, argument): written back at the end
 
-  /// Places every intermediate in its device's arena, first fit, a block reused once its
-  /// last reader (on any device) has run; results and arguments keep their own buffers.
-  /// Call once the steps are final; lowering does. The engine orders each arena's tasks,
-  /// so a block is rewritten only after the reads of the value before it. Never throws:
-  /// the compiler, which runs without exceptions, calls it.
-  void plan();
-  /// The arena size of each device of devices() (empty before plan()).
-  const std::vector<size_t> &arena_bytes() const { return arenaBytes_; }
+  /// One arena per device that runs steps (dlc-plan-memory's `dlc.arenas`), allocated
+  /// once per run. The engine orders each arena's tasks, so a block is rewritten only
+  /// after the reads of the value before it.
+  struct Arena {
+    Device device;
+    size_t bytes = 0;
+  };
+  std::vector<Arena> arenas;
 
   int64_t seeds_needed() const;
   /// The device of each random step, in order: run() takes one seed per entry, drawn from
@@ -79,10 +80,6 @@ public:
                                bool reference_kernels = false) const;
 
   std::string str() const;
-
-private:
-  std::vector<Device> arenaDevices_;
-  std::vector<size_t> arenaBytes_;
 };
 
 } // namespace dlc

@@ -803,3 +803,57 @@ func.func @saved_from_malformed(%x: tensor<4xf32> {dlc.saved_from = [1]}) {
 func.func @blocked_results_not_unit() attributes {dlc.blocked_results = 1} {
   return
 }
+
+// -----
+
+func.func @storage_count(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dlc.storage' lists one #dlc.storage per result (1), got []}}
+  %0 = dlc.relu %x {dlc.storage = []} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @storage_reused_result(%x: tensor<4xf32>) {
+  // expected-error @+1 {{only arena blocks are reused, not result 0}}
+  %0 = dlc.relu %x {dlc.storage = [#dlc.storage<result 0 at 0, freed>]} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @storage_negative(%x: tensor<4xf32>) {
+  // expected-error @+1 {{a storage's index and offset are not negative, got 0 and -64}}
+  %0 = dlc.relu %x {dlc.storage = [#dlc.storage<arena 0 at -64>]} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @storage_kind(%x: tensor<4xf32>) {
+  // expected-error @+1 {{unknown storage 'heap'; expected argument, result or arena}}
+  %0 = dlc.relu %x {dlc.storage = [#dlc.storage<heap 0 at 0>]} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dlc.arenas' is an array of #dlc.arena on a function}}
+func.func @arenas_not_arenas() attributes {dlc.arenas = [1]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{an arena has a device and a size of zero or more bytes, got -1}}
+func.func @arena_negative() attributes {dlc.arenas = [#dlc.arena<cpu:0, -1 bytes>]} {
+  return
+}
+
+// -----
+
+func.func @op_by_op_not_fused(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dlc.op_by_op' is a unit attribute of a dlc.fused region}}
+  %0 = dlc.relu %x {dlc.op_by_op} : tensor<4xf32>
+  return
+}

@@ -218,3 +218,21 @@ func.func @optimizer_updates(%w: tensor<10x4xf32>, %g: tensor<10x4xf32>, %m: ten
   %w3 = dlc.sgd_update %s#0, %g, %rate {rescale_grad = 1.0 : f64} : (tensor<10x4xf32>, tensor<10x4xf32>, tensor<f32>) -> tensor<10x4xf32>
   return %w3 : tensor<10x4xf32>
 }
+
+// The memory plan's attributes (dlc-plan-memory writes them).
+// CHECK-LABEL: func.func @planned
+// CHECK-SAME: attributes {dlc.arenas = [#dlc.arena<cpu:0, 256 bytes>, #dlc.arena<gpu:1, 0 bytes>]}
+func.func @planned(%x: tensor<64xf32>) -> tensor<64xf32>
+    attributes {dlc.arenas = [#dlc.arena<cpu:0, 256 bytes>, #dlc.arena<gpu:1, 0 bytes>]} {
+  // CHECK: dlc.relu %{{.*}} {dlc.storage = [#dlc.storage<arena 0 at 0>]}
+  %0 = dlc.relu %x {dlc.storage = [#dlc.storage<arena 0 at 0>]} : tensor<64xf32>
+  // CHECK: dlc.exp %{{.*}} {dlc.storage = [#dlc.storage<arena 0 at 0, in_place>]}
+  %1 = dlc.exp %0 {dlc.storage = [#dlc.storage<arena 0 at 0, in_place>]} : tensor<64xf32>
+  // CHECK: dlc.tanh %{{.*}} {dlc.storage = [#dlc.storage<arena 0 at 256, freed>]}
+  %2 = dlc.tanh %1 {dlc.storage = [#dlc.storage<arena 0 at 256, freed>]} : tensor<64xf32>
+  // CHECK: dlc.reshape %{{.*}} {dlc.storage = [#dlc.storage<argument 0 at 0>]}
+  %3 = dlc.reshape %x {dlc.storage = [#dlc.storage<argument 0 at 0>]} : tensor<64xf32> to tensor<8x8xf32>
+  // CHECK: dlc.neg %{{.*}} {dlc.storage = [#dlc.storage<result 0 at 0>]}
+  %4 = dlc.neg %2 {dlc.storage = [#dlc.storage<result 0 at 0>]} : tensor<64xf32>
+  return %4 : tensor<64xf32>
+}

@@ -48,11 +48,12 @@ LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 // #dlc.device<gpu:1>
-Attribute DeviceAttr::parse(AsmParser &parser, Type) {
+/// `kind:ordinal`, as #dlc.device and #dlc.arena spell a device.
+static DeviceAttr parseDeviceBody(AsmParser &parser) {
   StringRef kindName;
   int64_t ordinal = 0;
   llvm::SMLoc kindLoc = parser.getCurrentLocation();
-  if (parser.parseLess() || parser.parseKeyword(&kindName))
+  if (parser.parseKeyword(&kindName))
     return {};
   std::optional<DeviceKind> kind = symbolizeDeviceKind(kindName);
   if (!kind) {
@@ -60,13 +61,102 @@ Attribute DeviceAttr::parse(AsmParser &parser, Type) {
                               << "'; expected cpu, gpu, cpu_pinned or cpu_shared";
     return {};
   }
-  if (parser.parseColon() || parser.parseInteger(ordinal) || parser.parseGreater())
+  if (parser.parseColon() || parser.parseInteger(ordinal))
     return {};
   return parser.getChecked<DeviceAttr>(parser.getContext(), *kind, ordinal);
 }
 
+Attribute DeviceAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  DeviceAttr device = parseDeviceBody(parser);
+  if (!device || parser.parseGreater())
+    return {};
+  return device;
+}
+
 void DeviceAttr::print(AsmPrinter &printer) const {
   printer << "<" << stringifyDeviceKind(getKind()) << ":" << getOrdinal() << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// #dlc.storage, #dlc.arena
+//===----------------------------------------------------------------------===//
+
+Attribute StorageAttr::parse(AsmParser &parser, Type) {
+  StringRef kindName, reuseName;
+  int64_t index = 0, offset = 0;
+  llvm::SMLoc kindLoc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeyword(&kindName))
+    return {};
+  std::optional<StorageKind> kind = symbolizeStorageKind(kindName);
+  if (!kind) {
+    parser.emitError(kindLoc) << "unknown storage '" << kindName
+                              << "'; expected argument, result or arena";
+    return {};
+  }
+  if (parser.parseInteger(index) || parser.parseKeyword("at") || parser.parseInteger(offset))
+    return {};
+  StorageReuse reuse = StorageReuse::fresh;
+  if (succeeded(parser.parseOptionalComma())) {
+    llvm::SMLoc reuseLoc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&reuseName))
+      return {};
+    std::optional<StorageReuse> parsed = symbolizeStorageReuse(reuseName);
+    if (!parsed) {
+      parser.emitError(reuseLoc) << "unknown reuse '" << reuseName
+                                 << "'; expected freed or in_place";
+      return {};
+    }
+    reuse = *parsed;
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<StorageAttr>(parser.getContext(), *kind, index, offset, reuse);
+}
+
+void StorageAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyStorageKind(getKind()) << " " << getIndex() << " at "
+          << getOffset();
+  if (getReuse() != StorageReuse::fresh)
+    printer << ", " << stringifyStorageReuse(getReuse());
+  printer << ">";
+}
+
+LogicalResult StorageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  StorageKind kind, int64_t index, int64_t offset,
+                                  StorageReuse reuse) {
+  if (index < 0 || offset < 0)
+    return emitError() << "a storage's index and offset are not negative, got " << index
+                       << " and " << offset;
+  if (reuse != StorageReuse::fresh && kind != StorageKind::arena)
+    return emitError() << "only arena blocks are reused, not " << stringifyStorageKind(kind)
+                       << " " << index;
+  return success();
+}
+
+Attribute ArenaAttr::parse(AsmParser &parser, Type) {
+  int64_t bytes = 0;
+  if (parser.parseLess())
+    return {};
+  DeviceAttr device = parseDeviceBody(parser);
+  if (!device || parser.parseComma() || parser.parseInteger(bytes) ||
+      parser.parseKeyword("bytes") || parser.parseGreater())
+    return {};
+  return parser.getChecked<ArenaAttr>(parser.getContext(), device, bytes);
+}
+
+void ArenaAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyDeviceKind(getDevice().getKind()) << ":"
+          << getDevice().getOrdinal() << ", " << getBytes() << " bytes>";
+}
+
+LogicalResult ArenaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                DeviceAttr device, int64_t bytes) {
+  if (!device || bytes < 0)
+    return emitError() << "an arena has a device and a size of zero or more bytes, got "
+                       << bytes;
+  return success();
 }
 
 std::string DeviceAttr::str() const {
@@ -129,6 +219,25 @@ static LogicalResult verifyResultLayouts(Operation *op, Attribute value) {
   return success();
 }
 
+static LogicalResult verifyStorage(Operation *op, Attribute value) {
+  auto places = dyn_cast<ArrayAttr>(value);
+  if (!places || places.size() != op->getNumResults() ||
+      !llvm::all_of(places, [](Attribute a) { return isa<StorageAttr>(a); }))
+    return op->emitError() << "'" << DLCDialect::getStorageAttrName() << "' lists one "
+                           << "#dlc.storage per result (" << op->getNumResults() << "), got "
+                           << value;
+  return success();
+}
+
+static LogicalResult verifyArenas(Operation *op, Attribute value) {
+  auto arenas = dyn_cast<ArrayAttr>(value);
+  if (!arenas || !isa<FunctionOpInterface>(op) ||
+      !llvm::all_of(arenas, [](Attribute a) { return isa<ArenaAttr>(a); }))
+    return op->emitError() << "'" << DLCDialect::getArenasAttrName()
+                           << "' is an array of #dlc.arena on a function";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Discardable attributes: dlc.device on ops, function arguments and results
 //===----------------------------------------------------------------------===//
@@ -162,6 +271,16 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
       return op->emitError() << "'" << DLCDialect::getBlockedResultsAttrName()
                              << "' is a unit attribute of a function";
+    return success();
+  }
+  if (attr.getName() == DLCDialect::getStorageAttrName())
+    return verifyStorage(op, attr.getValue());
+  if (attr.getName() == DLCDialect::getArenasAttrName())
+    return verifyArenas(op, attr.getValue());
+  if (attr.getName() == DLCDialect::getOpByOpAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FusedOp>(op))
+      return op->emitError() << "'" << DLCDialect::getOpByOpAttrName()
+                             << "' is a unit attribute of a dlc.fused region";
     return success();
   }
   if (attr.getName() == "dlc.place") {

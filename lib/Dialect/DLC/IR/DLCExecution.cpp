@@ -72,6 +72,60 @@ Layout mlir::dlc::valueLayout(Value value) {
   return layout ? layout.getValue() : Layout::plain;
 }
 
+bool mlir::dlc::runtimeTensor(Type type, ::dlc::shape_rules::Shape &shape, ::dlc::DType &dtype,
+                              std::string &why) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  why = "the runtime has no such tensors";
+  if (!tensor)
+    return false;
+  Type element = tensor.getElementType();
+  if (element.isF32())
+    dtype = ::dlc::DType::f32;
+  else if (element.isF16())
+    dtype = ::dlc::DType::f16;
+  else if (element.isBF16())
+    dtype = ::dlc::DType::bf16;
+  else if (element.isInteger(1))
+    dtype = ::dlc::DType::boolean;
+  else if (element.isUnsignedInteger(8))
+    dtype = ::dlc::DType::u8;
+  else if (element.isSignlessInteger(32) || element.isSignedInteger(32))
+    dtype = ::dlc::DType::i32;
+  else if (element.isSignlessInteger(64) || element.isSignedInteger(64))
+    dtype = ::dlc::DType::i64;
+  else
+    return false;
+  shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  why = ::dlc::shape_rules::tensorSizeError(shape, int64_t(::dlc::dtype_size(dtype)));
+  return why.empty();
+}
+
+DeviceAttr mlir::dlc::functionDevice(func::FuncOp function) {
+  if (function.getNumArguments() > 0)
+    if (auto device =
+            function.getArgAttrOfType<DeviceAttr>(0, DLCDialect::getDeviceAttrName()))
+      return device;
+  return DeviceAttr::get(function.getContext(), DeviceKind::cpu, 0);
+}
+
+DeviceAttr mlir::dlc::stepDevice(Operation *op, DeviceAttr fallback) {
+  StringRef name = DLCDialect::getDeviceAttrName();
+  if (auto device = op->getAttrOfType<DeviceAttr>(name))
+    return device;
+  if (auto region = op->getParentOfType<FusedOp>())
+    if (auto device = region->getAttrOfType<DeviceAttr>(name))
+      return device;
+  if (op->hasTrait<mlir::OpTrait::ConstantLike>())
+    for (Operation *user : op->getUsers())
+      if (auto device = user->getAttrOfType<DeviceAttr>(name))
+        return device;
+  return fallback;
+}
+
+bool mlir::dlc::isInPlaceElementwise(Operation *op) {
+  return op->getNumResults() == 1 && op->hasTrait<mlir::dlc::OpTrait::ElementwiseKernel>();
+}
+
 bool mlir::dlc::isViewOp(Operation *op) {
   if (isa<ReshapeOp>(op))
     return true;

@@ -19,6 +19,8 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse,
     pm.addNestedPass<func::FuncOp>(createDLCFuse());
   if (blockedLayouts)
     pm.addPass(createDLCAssignLayouts());
+  pm.addNestedPass<func::FuncOp>(createDLCOrderSteps());
+  pm.addNestedPass<func::FuncOp>(createDLCPlanMemory());
 }
 
 namespace {
@@ -36,7 +38,8 @@ void registerDLCPipelines() {
   PassPipelineRegistration<PipelineOptions>(
       "dlc-pipeline",
       "hybridize()'s pipeline: --dlc-pipeline=cpu or --dlc-pipeline=cuda (canonicalize, "
-      "dlc-place-devices, dlc-fuse, dlc-assign-layouts unless blocked-layouts=false)",
+      "dlc-place-devices, dlc-fuse, dlc-assign-layouts unless blocked-layouts=false, "
+      "dlc-order-steps, dlc-plan-memory)",
       [](OpPassManager &pm, const PipelineOptions &options) {
         buildDLCPipeline(pm, options.cuda ? PipelineTarget::cuda : PipelineTarget::cpu,
                          /*fuse=*/true, options.blockedLayouts);

@@ -128,7 +128,7 @@ func.func @orphan(%x: tensor<2x16x6x6xf32> {dlc.saved_from = [@nowhere, 0]}) {
 // from the first convolution through pooling and batch norm, and become plain where
 // the classifier flattens them; the backward takes the saved activations blocked.
 // LEAFNET-LABEL: func.func @forward
-// LEAFNET: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<cpu:0>, dlc.layouts = [#dlc.layout<nChw16c>]}
+// LEAFNET: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<cpu:0>, dlc.layouts = [#dlc.layout<nChw16c>]
 // LEAFNET: dlc.max_pool2d {{.*}} dlc.layouts = [#dlc.layout<nChw16c>]
 // LEAFNET: dlc.batch_norm {{.*}} dlc.layouts = [#dlc.layout<nChw16c>, #dlc.layout<plain>, #dlc.layout<plain>]
 // LEAFNET: %[[FLAT:.*]] = dlc.to_layout {{.*}} : tensor<16x128x3x3xf32> to #dlc.layout<plain>

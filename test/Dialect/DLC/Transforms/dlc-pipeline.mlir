@@ -7,11 +7,11 @@
 // module's GPU target runs, and the others on cpu(0), saying so op by op.
 // CPU-LABEL: func.func @step
 // CPU: dlc.random_uniform {dlc.device = #dlc.device<cpu:0>
-// CPU-NEXT: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<cpu:0>}
+// CPU-NEXT: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<cpu:0>
 // CPU-NOT: = dlc.mul
 // CUDA-LABEL: func.func @step
 // CUDA: dlc.random_uniform {dlc.device = #dlc.device<gpu:0>
-// CUDA-NEXT: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<gpu:0>}
+// CUDA-NEXT: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<gpu:0>
 // CUDA-NOT: dlc.copy
 module attributes {dlc.targets = [
     #dlc.target<cpu, ops = ["dlc.conv2d", "dlc.mul", "dlc.random_uniform", "dlc.relu"]>,
@@ -36,7 +36,7 @@ func.func @step(%w: tensor<8x3x3x3xf32>) -> tensor<2x8x6x6xf32> {
 // REMARK-NOT: remark
 // CUDA-LABEL: func.func @cpu_only
 // CUDA: dlc.random_uniform {dlc.device = #dlc.device<cpu:0>
-// CUDA-NEXT: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<cpu:0>}
+// CUDA-NEXT: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<cpu:0>
 // CUDA-NOT: dlc.copy
 module attributes {dlc.targets = [
     #dlc.target<cpu, ops = ["dlc.conv2d", "dlc.mul", "dlc.random_uniform", "dlc.relu"]>]} {

@@ -115,4 +115,65 @@ def DLC_ComparePredicate : I32EnumAttr<"ComparePredicate", "comparison", [
   let cppNamespace = "::mlir::dlc";
 }
 
+// Where a value lives while a compiled function runs (dlc-plan-memory decides; the
+// runtime's Program mirrors these numbers).
+def DLC_StorageKind : I32EnumAttr<"StorageKind", "where a value's elements live", [
+    I32EnumAttrCase<"argument", 0>,
+    I32EnumAttrCase<"result", 1>,
+    I32EnumAttrCase<"arena", 2>
+  ]> {
+  let cppNamespace = "::mlir::dlc";
+  let genSpecializedAttr = 0;
+}
+
+def DLC_StorageReuse : I32EnumAttr<"StorageReuse", "how an arena block was found", [
+    I32EnumAttrCase<"fresh", 0>,
+    I32EnumAttrCase<"freed", 1>,
+    I32EnumAttrCase<"in_place", 2>
+  ]> {
+  let cppNamespace = "::mlir::dlc";
+  let genSpecializedAttr = 0;
+}
+
+def DLC_StorageAttr : AttrDef<DLC_Dialect, "Storage"> {
+  let mnemonic = "storage";
+  let summary = "Where a value lives during a run: an argument, a result or an arena";
+  let description = [{
+    `dlc-plan-memory` writes one per result of every op that the runtime executes, as
+    the op's `dlc.storage` array: the caller's argument or result buffer `index`, or
+    arena `index` of the function's `dlc.arenas`, and the byte `offset` into it. An arena
+    block is `fresh` (the arena grew), `freed` (memory a dead value left) or `in_place`
+    (the op's element-wise input, which dies there). A view (a reshape, a split part)
+    lives in the storage of the value it views, at its own offset. The lowering copies
+    a returned value that is not in its result's storage into it.
+
+    ```mlir
+    %0 = dlc.relu %x {dlc.storage = [#dlc.storage<arena 0 at 0>]} : tensor<64xf32>
+    %1 = dlc.tanh %0 {dlc.storage = [#dlc.storage<arena 0 at 0, in_place>]} : tensor<64xf32>
+    %2 = dlc.exp %1 {dlc.storage = [#dlc.storage<result 0 at 0>]} : tensor<64xf32>
+    ```
+  }];
+  let parameters = (ins EnumParameter<DLC_StorageKind>:$kind, "int64_t":$index,
+                        "int64_t":$offset, EnumParameter<DLC_StorageReuse>:$reuse);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+def DLC_ArenaAttr : AttrDef<DLC_Dialect, "Arena"> {
+  let mnemonic = "arena";
+  let summary = "One device's arena: the memory of a run's intermediates there";
+  let description = [{
+    A function's `dlc.arenas` lists one per device its steps run on, in first-use
+    order; `#dlc.storage<arena N ...>` indexes this list. The runtime allocates each once
+    per run.
+
+    ```mlir
+    func.func @f(...) attributes {dlc.arenas = [#dlc.arena<cpu:0, 4096 bytes>]}
+    ```
+  }];
+  let parameters = (ins "DeviceAttr":$device, "int64_t":$bytes);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 #endif // DLC_DIALECT_DLC_IR_DLCATTRS_TD

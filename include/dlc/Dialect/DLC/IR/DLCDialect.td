@@ -63,6 +63,20 @@ def DLC_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getSavedFromAttrName() {
       return ::llvm::StringLiteral("dlc.saved_from");
     }
+    /// On an op: where each of its results lives (`#dlc.storage`s), as
+    /// dlc-plan-memory placed it.
+    static constexpr ::llvm::StringLiteral getStorageAttrName() {
+      return ::llvm::StringLiteral("dlc.storage");
+    }
+    /// On a function: its arenas (`#dlc.arena`s), one per device its steps run on.
+    static constexpr ::llvm::StringLiteral getArenasAttrName() {
+      return ::llvm::StringLiteral("dlc.arenas");
+    }
+    /// On a dlc.fused region: it runs op by op (its device has no fused kernel for it),
+    /// so its body's values are planned one by one.
+    static constexpr ::llvm::StringLiteral getOpByOpAttrName() {
+      return ::llvm::StringLiteral("dlc.op_by_op");
+    }
   }];
 }
 

@@ -10,7 +10,11 @@
 #define DLC_DIALECT_DLC_IR_DLCEXECUTION_H
 
 #include "dlc/Core/Attrs.h"
+#include "dlc/Core/DType.h"
+#include "dlc/Core/ShapeRules.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -56,6 +60,24 @@ bool targetRuns(Operation *scope, StringRef op, DeviceKind kind);
 
 /// Whether devices of `kind` keep their tensors in host memory (cpu, pinned, shared).
 bool isHostKind(DeviceKind kind);
+
+/// The runtime's shape and dtype of `type`: a ranked tensor of a dtype the runtime has,
+/// of fewer than 2^63 bytes. False, with `why`, for any other type.
+bool runtimeTensor(Type type, ::dlc::shape_rules::Shape &shape, ::dlc::DType &dtype, std::string &why);
+
+/// The device a function runs on when its ops name none: its first argument's
+/// `dlc.device`, else cpu:0.
+DeviceAttr functionDevice(func::FuncOp function);
+
+/// The device `op` runs on: its `dlc.device`, else its enclosing dlc.fused region's;
+/// a constant with neither is made where its first placed user runs; anything else
+/// runs on `fallback`. (A dlc.copy runs on its target, a dlc.all_reduce on each of
+/// its devices: callers ask those ops directly.)
+DeviceAttr stepDevice(Operation *op, DeviceAttr fallback);
+
+/// Whether `op` may write its one output over a same-shaped input that dies with it
+/// (DLC_ElementwiseKernel: element i is read before it is written).
+bool isInPlaceElementwise(Operation *op);
 
 } // namespace mlir::dlc
 

@@ -129,34 +129,66 @@ def DLCAssignLayouts : Pass<"dlc-assign-layouts", "mlir::ModuleOp"> {
   }];
 }
 
-def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
-  let summary = "Plan the buffers of a function's intermediates and report them";
+def DLCOrderSteps : Pass<"dlc-order-steps", "mlir::func::FuncOp"> {
+  let summary = "Order a multi-device function's ops as its devices should run them";
   let description = [{
-    Lowers the function to a runtime program with the lowering hybridize() uses (one
-    kernel call per op, `dlc.reshape` a view of its input) and places every intermediate
-    in one arena per device, first fit, a block reused as soon as its last reader has
-    run; an element-wise op writes over a same-shaped input that dies with it (in place).
-    Arguments and results stay in the caller's buffers. Emits a remark per op with the
-    place of each result, and one on the function with the arena's size, what the
-    intermediates would take without reuse, and how many reuse freed memory. A function
-    whose ops run on several devices (a sharded step) is planned as the runtime runs it,
-    one arena per device, and the remark gives each device's arena. The IR is not
-    changed, and the pass plans the IR it is given: run `--dlc-pipeline=cpu` (or `=cuda`)
-    first to plan what hybridize() compiles.
+    The runtime runs a function's ops in their order, each on its device's in-order
+    queue, and makes each stretch of consecutive ops of one device a single task. An
+    all-reduce waits for every replica, so queued in the middle of the backward it would
+    stall each device until the others catch up. This pass moves the ops that need no
+    all-reduce result first and the all-reduces, with what depends on them (the
+    optimizer), after, and within each part runs as long a stretch of one device's ops
+    as the dependencies allow before switching devices. Each device's ops keep their
+    relative order (and so their random seeds); views move to just before their first
+    reader. A function on a single device without all-reduces is left as it is.
 
-    Layouts are assigned before (dlc-assign-layouts, in the pipeline), and their
-    conversions are ops of the IR, so on the output of `--dlc-pipeline=cpu` the report
-    is the plan hybridize() and TrainStep execute. DLC_DUMP_IR=dir writes the programs a
-    hybridized block executes to `dir/*.programs.txt`.
+    ```mlir
+    // dlc-opt --dlc-order-steps
+    %g0 = dlc.mul %a0, %a0 {dlc.device = #dlc.device<cpu:0>} : ...
+    %s:2 = dlc.all_reduce sum %g0, %g1 ...
+    %h0 = dlc.exp %a0 {dlc.device = #dlc.device<cpu:0>} : ...
+    %g1 = dlc.mul %a1, %a1 {dlc.device = #dlc.device<cpu:1>} : ...
+    // becomes: %g0, %h0 (cpu:0), %g1 (cpu:1), then the all-reduce
+    ```
+  }];
+}
+
+def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "Place every value of a function: the memory plan the runtime executes";
+  let description = [{
+    Decides where each value lives while the function runs and records it: every op
+    gets `dlc.storage`, one `#dlc.storage` per result, and the function `dlc.arenas`,
+    one `#dlc.arena` per device its ops run on, with its size. The lowering into
+    runtime programs reads these and decides nothing, so the output of
+    `--dlc-pipeline=cpu` (which ends with this pass) is the plan hybridize() and the
+    compiled training step execute.
+
+    The runtime runs the ops in their order (dlc-order-steps has ordered them).
+    Arguments stay in the caller's buffers. A returned value that owns its memory is
+    written straight into its result buffer; arguments, views and values returned twice
+    are copied into theirs at the end. A reshape, or a split along the first axis, is a
+    view: it lives in the value it views. Every other value takes the first free block
+    of its device's arena that fits (`fresh` when the arena grows, `freed` when a dead
+    value left it), and gives it back after its last reader; an element-wise op writes
+    over an input of its own type that dies there (`in_place`). A block read from another
+    device, or by an all-reduce, stays taken until the end. A `dlc.fused` region that
+    its device has no fused kernel for (the module's `dlc.targets` say) is marked
+    `dlc.op_by_op` and its body planned op by op; otherwise its intermediates never leave
+    the cache and only its results are placed.
 
     ```mlir
     // dlc-opt --dlc-plan-memory
     func.func @chain(%x: tensor<64xf32>) -> tensor<64xf32> {
-      %0 = dlc.relu %x : tensor<64xf32>          // remark: result #0 at arena offset 0
-      %1 = dlc.softmax %0 : tensor<64xf32>       // remark: result #0 at arena offset 256
-      %2 = dlc.exp %1 : tensor<64xf32>           // remark: result #0 at arena offset 256
+      %0 = dlc.relu %x : tensor<64xf32>
+      %1 = dlc.softmax %0 : tensor<64xf32>
+      %2 = dlc.exp %1 : tensor<64xf32>
       return %2 : tensor<64xf32>
     }
+    // becomes
+    //   func.func @chain(...) attributes {dlc.arenas = [#dlc.arena<cpu:0, 512 bytes>]}
+    //   %0 = dlc.relu %x {dlc.storage = [#dlc.storage<arena 0 at 0>]}
+    //   %1 = dlc.softmax %0 {dlc.storage = [#dlc.storage<arena 0 at 256>]}
+    //   %2 = dlc.exp %1 {dlc.storage = [#dlc.storage<result 0 at 0>]}
     ```
   }];
   let dependentDialects = ["mlir::dlc::DLCDialect"];

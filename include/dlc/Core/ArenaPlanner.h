@@ -1,6 +1,11 @@
-//===- ArenaPlanner.h - first-fit placement in one arena (internal) -----------===//
-#ifndef DLC_LIB_RUNTIME_ARENAPLANNER_H
-#define DLC_LIB_RUNTIME_ARENAPLANNER_H
+//===- ArenaPlanner.h - first-fit placement in one arena ----------------------===//
+//
+// What dlc-plan-memory places a function's intermediates with. Plain C++ with no MLIR,
+// so that a test can check the placement rule on its own.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_CORE_ARENAPLANNER_H
+#define DLC_CORE_ARENAPLANNER_H
 
 #include <algorithm>
 #include <cstddef>
@@ -77,4 +82,4 @@ private:
 
 } // namespace dlc
 
-#endif // DLC_LIB_RUNTIME_ARENAPLANNER_H
+#endif // DLC_CORE_ARENAPLANNER_H

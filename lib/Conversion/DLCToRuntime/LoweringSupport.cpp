@@ -1,0 +1,131 @@
+//===- LoweringSupport.cpp - what both lowerings read from the IR --------------===//
+#include "LoweringSupport.h"
+
+#include "dlc/Runtime/Kernel.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace dlc::conversion::detail {
+
+using namespace mlir;
+
+bool lowerableTensor(Value value, const std::string &function, Shape &shape, DType &dtype,
+                     std::string &error) {
+  std::string why;
+  if (mlir::dlc::runtimeTensor(value.getType(), shape, dtype, why))
+    return true;
+  llvm::raw_string_ostream os(error);
+  os << "@" << function << ": cannot lower a value of type " << value.getType() << ": " << why;
+  return false;
+}
+
+std::string describe(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName() << " at " << op->getLoc();
+  return text;
+}
+
+Device runtimeDevice(mlir::dlc::DeviceAttr device) {
+  return Device{DeviceKind(int32_t(device.getKind())), int(device.getOrdinal())};
+}
+
+bool storageOf(Value value, mlir::dlc::StorageAttr &storage, std::string &error) {
+  if (auto argument = dyn_cast<BlockArgument>(value)) {
+    storage = mlir::dlc::StorageAttr::get(value.getContext(), mlir::dlc::StorageKind::argument,
+                                          argument.getArgNumber(), 0,
+                                          mlir::dlc::StorageReuse::fresh);
+    return true;
+  }
+  auto result = cast<OpResult>(value);
+  auto places = result.getOwner()->getAttrOfType<ArrayAttr>(
+      mlir::dlc::DLCDialect::getStorageAttrName());
+  if (places && result.getResultNumber() < places.size())
+    if ((storage = dyn_cast<mlir::dlc::StorageAttr>(places[result.getResultNumber()])))
+      return true;
+  error = describe(result.getOwner()) + ": result #" +
+          std::to_string(result.getResultNumber()) +
+          " has no place (dlc.storage); run dlc-plan-memory first";
+  return false;
+}
+
+bool arenasOf(func::FuncOp function, ArrayAttr &arenas, std::string &error) {
+  arenas = function->getAttrOfType<ArrayAttr>(mlir::dlc::DLCDialect::getArenasAttrName());
+  if (arenas)
+    return true;
+  error = "@" + function.getName().str() +
+          ": has no memory plan (dlc.arenas); run dlc-plan-memory first";
+  return false;
+}
+
+bool kernelStep(Operation *op, Device device, ProgramStep &step, std::string &error) {
+  step.op = op->getName().getStringRef().str();
+  const KernelEntry *kernels = find_kernel(step.op, device);
+  if (!kernels) {
+    error = describe(op) + ": no kernel for " + device.str();
+    return false;
+  }
+  step.kernels = *kernels;
+  if (!mlir::dlc::readKernelAttrs(op, step.attrs, error))
+    return false;
+  step.fresh_seed = step.attrs.has("seed");
+  return true;
+}
+
+std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
+                                     std::string &error) {
+  auto hasKernel = [&](StringRef op) { return find_kernel(op.str(), device) != nullptr; };
+  mlir::dlc::FusedExecution execution = mlir::dlc::fusedExecution(
+      fused, mlir::dlc::DeviceKind(int32_t(device.kind)), hasKernel);
+  if (execution == mlir::dlc::FusedExecution::op_by_op) {
+    error = describe(fused) + ": the plan runs this region as one step, but " +
+            device.str() + " has no fused kernel for it (the module's dlc.targets promise "
+            "kernels this build does not have)";
+    return std::nullopt;
+  }
+  Block &body = fused.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+
+  if (execution == mlir::dlc::FusedExecution::library_epilogue) {
+    ProgramStep step;
+    step.op = ops[0]->getName().getStringRef().str();
+    step.kernels = *find_kernel(step.op, device);
+    if (!mlir::dlc::readKernelAttrs(ops[0], step.attrs, error))
+      return std::nullopt;
+    step.attrs.set("activation", std::string("relu"));
+    step.op += "+relu";
+    return step;
+  }
+
+  auto chain = std::make_shared<FusedElementwise>();
+  SmallVector<bool> scalar = mlir::dlc::fusedScalarValues(fused);
+  chain->scalar.assign(scalar.begin(), scalar.end());
+  chain->inputs = int(body.getNumArguments());
+  chain->elements = mlir::dlc::fusedElements(fused);
+  llvm::DenseMap<Value, int> local;
+  for (BlockArgument argument : body.getArguments())
+    local[argument] = int(local.size());
+  for (Operation *op : ops) {
+    FusedElementwise::SubStep sub;
+    sub.op = op->getName().getStringRef().str();
+    sub.kernels = *find_kernel(sub.op, device);
+    if (!mlir::dlc::readKernelAttrs(op, sub.attrs, error))
+      return std::nullopt;
+    for (Value operand : op->getOperands())
+      sub.inputs.push_back(local.lookup(operand));
+    local[op->getResult(0)] = int(local.size());
+    chain->steps.push_back(std::move(sub));
+  }
+  for (Value yielded : body.getTerminator()->getOperands())
+    chain->outputs.push_back(local.lookup(yielded));
+  ProgramStep step;
+  step.op = "dlc.fused.elementwise";
+  step.fused = std::move(chain);
+  return step;
+}
+
+} // namespace dlc::conversion::detail
