@@ -113,7 +113,7 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
   for (const Graph *graph : graphs) {
     func::FuncOp function = compilation.function(graph->name);
     std::shared_ptr<Program> program =
-        function ? conversion::lowerToProgram(function, graph->device, error) : nullptr;
+        function ? conversion::lowerToProgram(function, error) : nullptr;
     if (!program)
       return function ? error : "hybridize: function @" + graph->name + " vanished";
     out.programs.push_back(std::move(program));
@@ -146,7 +146,7 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
   if (!error.empty())
     return error;
   func::FuncOp function = compilation.function(step.name);
-  out.program = function ? conversion::lowerToShardedProgram(function, error) : nullptr;
+  out.program = function ? conversion::lowerToProgram(function, error) : nullptr;
   if (!out.program)
     return function ? error : "training step: function @" + step.name + " vanished";
   return "";

@@ -109,12 +109,12 @@ std::vector<Tensor> runProgram(const Program &program, const std::vector<Tensor>
   std::vector<Tensor> results;
   for (int id : program.results) {
     const ProgramValue &v = program.values[size_t(id)];
-    results.push_back(Tensor::empty(v.shape, v.dtype, program.device));
+    results.push_back(Tensor::empty(v.shape, v.dtype, v.device));
     results.back().impl()->layout = v.layout;
   }
   std::vector<int64_t> seeds;
-  for (int64_t i = 0; i < program.seeds_needed(); ++i)
-    seeds.push_back(detail::next_kernel_seed(program.device));
+  for (Device device : program.seed_devices())
+    seeds.push_back(detail::next_kernel_seed(device));
   program.run(boundBuffers(program, program.arguments, arguments),
               boundBuffers(program, program.results, results), std::move(seeds),
               referenceKernels);
@@ -360,13 +360,13 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
           Tensor outputGrad = grads[0];
           const ProgramValue &expected = backward.values[size_t(backward.arguments[0])];
           if (outputGrad.shape() != expected.shape || outputGrad.dtype() != expected.dtype ||
-              outputGrad.device() != backward.device)
+              outputGrad.device() != expected.device)
             throw ShapeError(name + ": the output gradient is " +
                              dtype_name(outputGrad.dtype()) + " " +
                              shape_rules::str(outputGrad.shape()) + " on " +
                              outputGrad.device().str() + ", expected " +
                              dtype_name(expected.dtype) + " " + shape_rules::str(expected.shape) +
-                             " on " + backward.device.str());
+                             " on " + expected.device.str());
           std::vector<Tensor> arguments;
           for (const Binding &binding : signature->backward_args) {
             switch (binding.source) {

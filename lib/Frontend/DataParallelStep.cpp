@@ -25,7 +25,7 @@ struct Binding {
 };
 
 struct Compiled {
-  std::shared_ptr<ShardedProgram> program;
+  std::shared_ptr<Program> program;
   std::vector<Binding> arguments; // the traced function's, before sharding
   std::vector<bool> batch;
 };
@@ -256,10 +256,10 @@ std::vector<Tensor> DataParallelStep::operator()(const Tensor &data, const Tenso
   for (Device device : compiled->program->seed_devices())
     seeds.push_back(detail::next_kernel_seed(device));
   std::vector<BoundBuffer> results =
-      compiled->program->run(arguments, std::move(seeds), reference_kernels_enabled());
+      compiled->program->run(arguments, {}, std::move(seeds), reference_kernels_enabled());
   std::vector<Tensor> out;
   for (size_t k = 0; k < results.size(); ++k) {
-    const ShardedValue &v = compiled->program->values[size_t(compiled->program->results[k])];
+    const ProgramValue &v = compiled->program->values[size_t(compiled->program->results[k])];
     auto impl = std::make_shared<Tensor::Impl>();
     impl->shape = v.shape;
     impl->dtype = v.dtype;

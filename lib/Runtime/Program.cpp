@@ -1,4 +1,4 @@
-//===- Program.cpp - static memory planning and one-task execution -----------===//
+//===- Program.cpp - checking a planned program, running it on one device -----===//
 #include "dlc/Runtime/Program.h"
 
 #include "DeviceBytes.h"
@@ -7,17 +7,11 @@
 #include "dlc/Runtime/Profile.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <sstream>
 
 namespace dlc {
-
-namespace {
-
-} // namespace
 
 void run_fused_elementwise(const FusedElementwise &body, const std::vector<char *> &inputs,
                            const std::vector<char *> &outputs, bool reference) {
@@ -78,9 +72,9 @@ const char *storageName(StorageKind kind) {
   case StorageKind::result:
     return "result";
   case StorageKind::arena:
-    return "arena";
+    break;
   }
-  return "?";
+  return "arena";
 }
 
 } // namespace
@@ -89,27 +83,35 @@ std::string Program::set_plan(const MemoryPlan &memory) {
   for (size_t id = 0; id < values.size(); ++id) {
     const ProgramValue &v = values[id];
     size_t room = 0;
+    bool known = v.index >= 0;
     switch (v.storage) {
     case StorageKind::argument:
-      room = v.index >= 0 && size_t(v.index) < arguments.size()
-                 ? values[size_t(arguments[size_t(v.index)])].bytes()
-                 : 0;
+      known = known && size_t(v.index) < arguments.size();
+      room = known ? values[size_t(arguments[size_t(v.index)])].bytes() : 0;
       break;
     case StorageKind::result:
-      room = v.index >= 0 && size_t(v.index) < results.size()
-                 ? values[size_t(results[size_t(v.index)])].bytes()
-                 : 0;
+      known = known && size_t(v.index) < results.size();
+      room = known ? values[size_t(results[size_t(v.index)])].bytes() : 0;
       break;
     case StorageKind::arena:
-      room = memory.arena_bytes;
+      known = known && size_t(v.index) < arenas.size() && arenas[size_t(v.index)].device == v.device;
+      room = known ? arenas[size_t(v.index)].bytes : 0;
       break;
     }
-    if (v.offset > room || v.bytes() > room - v.offset)
+    if (!known || v.offset > room || v.bytes() > room - v.offset)
       return "program '" + name + "': value %" + std::to_string(id) + " (" +
-             std::to_string(v.bytes()) + " bytes at " + std::string(storageName(v.storage)) +
-             " " + std::to_string(v.index) + " + " + std::to_string(v.offset) +
-             ") does not fit there (" + std::to_string(room) + " bytes)";
+             std::to_string(v.bytes()) + " bytes on " + v.device.str() + " at " +
+             storageName(v.storage) + " " + std::to_string(v.index) + " + " +
+             std::to_string(v.offset) + ") does not fit there (" + std::to_string(room) +
+             " bytes)";
   }
+  std::vector<Device> used = devices();
+  oneTask_ = used.size() <= 1 &&
+             std::none_of(steps.begin(), steps.end(),
+                          [](const ProgramStep &s) { return s.kind == ProgramStep::Kind::all_reduce; }) &&
+             std::all_of(values.begin(), values.end(), [&](const ProgramValue &v) {
+               return used.empty() || v.device == used.front();
+             });
   memory_ = memory;
   planned_ = true;
   return "";
@@ -120,32 +122,71 @@ int64_t Program::seeds_needed() const {
                        [](const ProgramStep &s) { return s.fresh_seed; });
 }
 
-TaskHandle Program::run(const std::vector<BoundBuffer> &args,
-                        const std::vector<BoundBuffer> &outs, std::vector<int64_t> seeds,
-                        bool reference_kernels) const {
+std::vector<Device> Program::seed_devices() const {
+  std::vector<Device> out;
+  for (const ProgramStep &step : steps)
+    if (step.fresh_seed)
+      out.push_back(step.device);
+  return out;
+}
+
+std::vector<Device> Program::devices() const {
+  std::vector<Device> seen;
+  auto note = [&](Device d) {
+    if (std::find(seen.begin(), seen.end(), d) == seen.end())
+      seen.push_back(d);
+  };
+  for (const ProgramStep &step : steps) {
+    if (step.kind == ProgramStep::Kind::all_reduce)
+      std::for_each(step.devices.begin(), step.devices.end(), note);
+    else
+      note(step.device);
+  }
+  return seen;
+}
+
+std::vector<BoundBuffer> Program::run(const std::vector<BoundBuffer> &args,
+                                      const std::vector<BoundBuffer> &outs,
+                                      std::vector<int64_t> seeds, bool reference_kernels) const {
   if (!planned_)
     throw Error("program '" + name + "' runs before set_plan()");
-  if (args.size() != arguments.size() || outs.size() != results.size() ||
+  if (args.size() != arguments.size() || (!outs.empty() && outs.size() != results.size()) ||
       int64_t(seeds.size()) != seeds_needed())
     throw Error("program '" + name + "': run with " + std::to_string(args.size()) +
                 " arguments, " + std::to_string(outs.size()) + " results and " +
                 std::to_string(seeds.size()) + " seeds; it takes " +
                 std::to_string(arguments.size()) + ", " + std::to_string(results.size()) +
-                " and " + std::to_string(seeds_needed()));
+                " (or none) and " + std::to_string(seeds_needed()));
   for (size_t i = 0; i < args.size(); ++i) {
     const ProgramValue &v = values[size_t(arguments[i])];
     if (!args[i].buffer || args[i].offset + v.bytes() > args[i].buffer->bytes() ||
-        args[i].buffer->device() != device)
+        args[i].buffer->device() != v.device)
       throw Error("program '" + name + "': argument #" + std::to_string(i) + " (" +
                   std::string(dtype_name(v.dtype)) + " " + shape_rules::str(v.shape) +
-                  ") is missing, too small or not on " + device.str());
+                  ") is missing, too small or not on " + v.device.str());
   }
-  for (size_t k = 0; k < outs.size(); ++k)
-    if (!outs[k].buffer || outs[k].offset + values[size_t(results[k])].bytes() >
-                               outs[k].buffer->bytes())
+  std::vector<BoundBuffer> bound = outs;
+  for (size_t k = 0; k < results.size(); ++k) {
+    const ProgramValue &v = values[size_t(results[k])];
+    if (outs.empty())
+      bound.push_back({std::make_shared<Buffer>(allocate(v.device, std::max<size_t>(v.bytes(), 1))), 0});
+    else if (!outs[k].buffer || outs[k].offset + v.bytes() > outs[k].buffer->bytes() ||
+             outs[k].buffer->device() != v.device)
       throw Error("program '" + name + "': result buffer #" + std::to_string(k) +
-                  " is missing or too small");
+                  " is missing, too small or not on " + v.device.str());
+  }
+  if (oneTask_)
+    runAsOneTask(args, bound, std::move(seeds), reference_kernels);
+  else
+    runByDevice(args, bound, std::move(seeds), reference_kernels);
+  return bound;
+}
 
+void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
+                           const std::vector<BoundBuffer> &outs, std::vector<int64_t> seeds,
+                           bool reference_kernels) const {
+  Device device = devices().empty() ? (values.empty() ? cpu(0) : values.front().device)
+                                    : devices().front();
   std::vector<std::shared_ptr<Buffer>> reads, writes;
   std::vector<bool> updated(args.size(), false);
   for (const auto &[value, argument] : updates)
@@ -154,7 +195,8 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
     (updated[i] ? writes : reads).push_back(args[i].buffer);
   for (const BoundBuffer &out : outs)
     writes.push_back(out.buffer);
-  auto arena = std::make_shared<Buffer>(allocate(device, std::max<size_t>(memory_.arena_bytes, 1)));
+  auto arena = std::make_shared<Buffer>(
+      allocate(device, std::max<size_t>(arenas.empty() ? 0 : arenas.front().bytes, 1)));
   writes.push_back(arena);
   // Remove duplicates: one buffer may back several arguments.
   auto unique = [](std::vector<std::shared_ptr<Buffer>> &list) {
@@ -170,8 +212,8 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
               reads.end());
 
   auto self = shared_from_this();
-  return enqueue(device, reads, writes,
-                 [self, args, outs, arena, seeds = std::move(seeds), reference_kernels] {
+  enqueue(device, reads, writes,
+          [self, device, args, outs, arena, seeds = std::move(seeds), reference_kernels] {
     const Program &p = *self;
     auto address = [&](int id) -> char * {
       const ProgramValue &v = p.values[size_t(id)];
@@ -189,11 +231,11 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
     };
     size_t nextSeed = 0;
     KernelArgs call;
-    call.device = p.device;
+    call.device = device;
     for (const ProgramStep &step : p.steps) {
-      if (step.copy) {
+      if (step.kind == ProgramStep::Kind::copy) {
         const ProgramValue &out = p.values[size_t(step.outputs[0])];
-        move_bytes(p.device, address(step.outputs[0]), address(step.inputs[0]), out.bytes());
+        move_bytes(device, address(step.outputs[0]), address(step.inputs[0]), out.bytes());
         continue;
       }
       if (step.fused) {
@@ -215,7 +257,7 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
             const ProgramValue &v = p.values[size_t(step.outputs[i])];
             outRefs.push_back({outs[i], v.shape, v.dtype, v.layout});
           }
-          check_finite_outputs(step.op.c_str(), p.device, inRefs, outRefs);
+          check_finite_outputs(step.op.c_str(), device, inRefs, outRefs);
         }
         continue;
       }
@@ -239,36 +281,47 @@ TaskHandle Program::run(const std::vector<BoundBuffer> &args,
       KernelFn kernel = reference_kernels ? step.kernels.reference : step.kernels.fast;
       KernelProfile::timed(step.op, [&] { kernel(call); });
       if (check_numerics_enabled())
-        check_finite_outputs(call.op, p.device, call.inputs, call.outputs);
+        check_finite_outputs(call.op, device, call.inputs, call.outputs);
     }
     for (const auto &[value, argument] : p.updates) {
       const ProgramValue &target = p.values[size_t(p.arguments[size_t(argument)])];
-      move_bytes(p.device, address(p.arguments[size_t(argument)]), address(value), target.bytes());
+      move_bytes(device, address(p.arguments[size_t(argument)]), address(value), target.bytes());
     }
   });
 }
 
 std::string Program::str() const {
   std::ostringstream os;
+  std::vector<Device> used = devices();
+  bool several = used.size() > 1;
   auto place = [&](int id) {
     const ProgramValue &v = values[size_t(id)];
     std::ostringstream text;
     text << "%" << id << ":" << dtype_name(v.dtype) << "[" << shape_rules::str(v.shape)
          << (v.layout == Layout::plain ? "" : std::string(" ") + layout_name(v.layout)) << "]@"
          << storageName(v.storage);
-    if (v.storage != StorageKind::arena)
+    if (v.storage != StorageKind::arena || arenas.size() > 1)
       text << v.index;
     text << "+" << v.offset;
     return text.str();
   };
-  os << "program @" << name << " on " << device.str() << "\n";
+  os << "program @" << name << " on ";
+  for (size_t d = 0; d < used.size(); ++d)
+    os << (d ? ", " : "") << used[d].str();
+  if (used.empty())
+    os << (values.empty() ? cpu(0) : values.front().device).str();
+  os << "\n";
   for (size_t i = 0; i < arguments.size(); ++i)
     os << "  arg " << i << " = " << place(arguments[i]) << "\n";
   for (const ProgramStep &step : steps) {
     os << "  ";
+    if (several)
+      os << "[" << (step.kind == ProgramStep::Kind::all_reduce ? std::string("all devices")
+                                                               : step.device.str())
+         << "] ";
     for (size_t k = 0; k < step.outputs.size(); ++k)
       os << (k ? ", " : "") << place(step.outputs[k]);
-    os << " = " << (step.copy ? std::string("copy") : step.op);
+    os << " = " << (step.kind == ProgramStep::Kind::copy ? std::string("copy") : step.op);
     if (step.fused) {
       os << "{";
       for (size_t k = 0; k < step.fused->steps.size(); ++k)

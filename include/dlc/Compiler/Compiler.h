@@ -11,7 +11,6 @@
 
 #include "dlc/Compiler/Graph.h"
 #include "dlc/Runtime/Program.h"
-#include "dlc/Runtime/ShardedProgram.h"
 
 #include <memory>
 #include <string>
@@ -36,13 +35,13 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
 struct CompiledDataParallel {
   std::string traced_ir; ///< the single-device step, as traced
   std::string ir;        ///< after sharding and the pipeline: what was lowered
-  std::shared_ptr<ShardedProgram> program;
+  std::shared_ptr<Program> program;
 };
 
 /// Emits `step` (a single-device training step whose sample arguments are marked `batch`
 /// and whose parameter gradients are marked `gradient`), shards it over `devices` with
 /// dlc-shard-data-parallel (when there are several), runs the CPU pipeline and lowers it
-/// to a ShardedProgram; `sync_batch_norm` normalizes with whole-batch statistics.
+/// to a Program; `sync_batch_norm` normalizes with whole-batch statistics.
 /// Returns "" on success, else the diagnostics.
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
                                   CompiledDataParallel &out, bool sync_batch_norm = false,

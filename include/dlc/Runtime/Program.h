@@ -1,10 +1,14 @@
 //===- Program.h - a compiled function: kernel calls over a static memory plan -===//
 //
 // What the compiler lowers a `func.func` of the `dlc` dialect into, and all the runtime
-// needs to run it: steps that call the kernel table's kernels, values placed in the
-// caller's argument and result buffers or at fixed offsets of one arena, reused once
-// dead. A run is a single task on the device's queue, so a compiled block costs one
-// dispatch however many ops it has.
+// needs to run it: steps that call the kernel table's kernels on their devices, copies
+// between devices and all-reduces, over values placed in the caller's argument and
+// result buffers or at fixed offsets of one arena per device (dlc-plan-memory decided
+// where). A program on one device runs as a single task on its queue, so a compiled
+// block costs one dispatch however many ops it has; on several devices, each stretch of
+// one device's steps is one task, each copy and all-reduce another, and the engine
+// orders them through the buffers they touch, so the devices compute at the same time
+// and meet only where the program says.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_PROGRAM_H
@@ -26,6 +30,7 @@ enum class StorageKind { argument, result, arena };
 struct ProgramValue {
   Shape shape;
   DType dtype = DType::f32;
+  Device device;
   /// The value whose storage this one views (reshape, split part), or -1: it owns its
   /// storage.
   int alias_of = -1;
@@ -33,7 +38,7 @@ struct ProgramValue {
   Layout layout = Layout::plain;
   /// Where it lives, as dlc-plan-memory placed it (views: inside the value they view).
   StorageKind storage = StorageKind::arena;
-  int index = -1;     ///< argument or result number
+  int index = -1;     ///< argument, result or arena number
   size_t offset = 0;  ///< bytes into the argument, result or arena buffer
 
   size_t bytes() const { return size_t(shape_rules::numElements(shape)) * dtype_size(dtype); }
@@ -63,22 +68,27 @@ struct FusedElementwise {
 void run_fused_elementwise(const FusedElementwise &body, const std::vector<char *> &inputs,
                            const std::vector<char *> &outputs, bool reference_kernels);
 
-/// One kernel call; "copy" steps (no kernel) copy their input's bytes to their output;
-/// fused steps run a FusedElementwise body.
+/// One step on `device`: a kernel call (a FusedElementwise body for fused element-wise
+/// steps), a copy of its input's bytes into its output (between devices, or into a
+/// result buffer), or an all-reduce whose input and output k live on devices[k].
 struct ProgramStep {
+  enum class Kind { kernel, copy, all_reduce };
+  Kind kind = Kind::kernel;
   std::string op; ///< the dialect op, "dlc.conv2d"
   KernelEntry kernels;
   Attrs attrs;
+  Device device; ///< where it runs (a copy runs on its target)
   std::vector<int> inputs;
   std::vector<int> outputs;
+  std::vector<Device> devices; ///< all_reduce: the devices, in the inputs' order
+  int64_t reduce_kind = 0;     ///< all_reduce: 0 sum, 1 mean
   bool fresh_seed = false; ///< a random op: its "seed" is drawn anew for every run
-  bool copy = false;
   std::shared_ptr<const FusedElementwise> fused;
 };
 
 /// Memory figures of a planned program.
 struct MemoryPlan {
-  size_t arena_bytes = 0;        ///< peak of the intermediates, after reuse
+  size_t arena_bytes = 0;        ///< peak of the intermediates, after reuse (all arenas)
   size_t intermediate_bytes = 0; ///< what they would take without reuse
   size_t result_bytes = 0;
   int64_t reused = 0;            ///< intermediates placed in memory a dead one freed
@@ -93,14 +103,20 @@ struct BoundBuffer {
 
 class Program : public std::enable_shared_from_this<Program> {
 public:
+  /// One device's arena: the memory of a run's intermediates there.
+  struct Arena {
+    Device device;
+    size_t bytes = 0;
+  };
+
   std::string name;
-  Device device;
   std::vector<ProgramValue> values;
   std::vector<ProgramStep> steps;
   std::vector<int> arguments; ///< the value of each argument
   std::vector<int> results;   ///< the value of each result (distinct, owning values)
   /// (value, argument): the value is copied into the argument's storage at the end.
   std::vector<std::pair<int, int>> updates;
+  std::vector<Arena> arenas;
 
   /// Takes the memory figures of the plan the values' places come from (the lowering
   /// copies the places from dlc-plan-memory's decisions) and checks that every value
@@ -109,22 +125,42 @@ public:
   /// exceptions.
   [[nodiscard]] std::string set_plan(const MemoryPlan &memory);
   const MemoryPlan &memory() const { return memory_; }
+
   /// How many seeds run() needs (one per random step, in step order).
   int64_t seeds_needed() const;
+  /// The device of each random step, in order: run() takes one seed per entry, drawn
+  /// from that device's generator as the eager ops would.
+  std::vector<Device> seed_devices() const;
+  /// Every device the program's steps run on, in first-use order.
+  std::vector<Device> devices() const;
+  /// Whether a run is one task on one device's queue (one device, no transfers or
+  /// collectives); otherwise each stretch of one device's steps is a task.
+  bool one_task() const { return oneTask_; }
 
-  /// Queues the whole program on `device` as one task: reads the arguments, writes the
-  /// (the program must be owned by a shared_ptr, which the task keeps alive)
-  /// results and the updated arguments. `seeds` has seeds_needed() entries.
-  TaskHandle run(const std::vector<BoundBuffer> &arguments,
-                 const std::vector<BoundBuffer> &results, std::vector<int64_t> seeds,
-                 bool reference_kernels = false) const;
+  /// Queues the program: reads the arguments, writes the results and the updated
+  /// arguments. `results` are the caller's result buffers, or empty: the run allocates
+  /// them on their values' devices. Returns the result buffers. Arguments must live on
+  /// their values' devices; `seeds` has seeds_needed() entries. (The program must be
+  /// owned by a shared_ptr, which the queued tasks keep alive.)
+  std::vector<BoundBuffer> run(const std::vector<BoundBuffer> &arguments,
+                               const std::vector<BoundBuffer> &results,
+                               std::vector<int64_t> seeds,
+                               bool reference_kernels = false) const;
 
   /// A readable listing: one line per step with its values' places, then the plan.
   std::string str() const;
 
 private:
+  void runAsOneTask(const std::vector<BoundBuffer> &arguments,
+                    const std::vector<BoundBuffer> &results, std::vector<int64_t> seeds,
+                    bool reference_kernels) const;
+  void runByDevice(const std::vector<BoundBuffer> &arguments,
+                   const std::vector<BoundBuffer> &results, std::vector<int64_t> seeds,
+                   bool reference_kernels) const;
+
   MemoryPlan memory_;
   bool planned_ = false;
+  bool oneTask_ = false;
 };
 
 } // namespace dlc

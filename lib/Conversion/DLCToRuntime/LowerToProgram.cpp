@@ -1,9 +1,11 @@
-//===- LowerToProgram.cpp - a planned single-device function as a Program ------===//
+//===- LowerToProgram.cpp - a planned dlc function as a runtime Program --------===//
 //
-// Every op becomes the step that calls the kernel table's kernel for the program's
-// device, with the attributes the eager kernels read; views become aliases; each value
-// takes the place dlc-plan-memory recorded. A returned value the plan left outside its
-// result buffer (an argument, a view, a value returned twice) is copied there last.
+// Every op becomes the step that calls the kernel table's kernel for its device, with
+// the attributes the eager kernels read; dlc.copy a transfer to its target and
+// dlc.all_reduce a collective over its devices; views become aliases. Each value takes
+// the place dlc-plan-memory recorded. A returned value the plan left outside its result
+// buffer (an argument, a view, a value returned twice) is copied there last. Nothing
+// here depends on how many devices the function uses.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Conversion/DLCToRuntime/DLCToRuntime.h"
@@ -11,11 +13,10 @@
 #include "LoweringSupport.h"
 
 #include "dlc/Core/ArenaPlanner.h"
+#include "dlc/Core/OpFacts.h"
 #include "dlc/Runtime/Kernel.h"
 
 #include "llvm/ADT/DenseMap.h"
-
-#include <functional>
 
 namespace dlc::conversion {
 
@@ -38,35 +39,27 @@ StorageKind runtimeStorage(mlir::dlc::StorageKind kind) {
 
 class ProgramLowering {
 public:
-  ProgramLowering(func::FuncOp function, Device device, std::string &error)
-      : function_(function), device_(device), error_(error) {}
+  ProgramLowering(func::FuncOp function, std::string &error)
+      : function_(function), fallback_(mlir::dlc::functionDevice(function)), error_(error) {}
 
   std::shared_ptr<Program> run() {
     register_builtin_kernels();
     program_ = std::make_shared<Program>();
     program_->name = function_.getName().str();
-    program_->device = device_;
     ArrayAttr arenas;
     if (!arenasOf(function_, arenas, error_))
       return nullptr;
     MemoryPlan memory;
-    if (arenas.size() > 1) {
-      error_ = "@" + program_->name + ": its ops run on " + std::to_string(arenas.size()) +
-               " devices; a single-device program runs on one (lower it as a sharded program)";
-      return nullptr;
-    }
-    if (!arenas.empty()) {
-      auto arena = cast<mlir::dlc::ArenaAttr>(arenas[0]);
-      if (runtimeDevice(arena.getDevice()) != device_) {
-        error_ = "@" + program_->name + ": planned for " + arena.getDevice().str() +
-                 ", lowered for " + device_.str();
-        return nullptr;
-      }
-      memory.arena_bytes = size_t(arena.getBytes());
+    for (Attribute entry : arenas) {
+      auto arena = cast<mlir::dlc::ArenaAttr>(entry);
+      program_->arenas.push_back({runtimeDevice(arena.getDevice()), size_t(arena.getBytes())});
+      memory.arena_bytes += size_t(arena.getBytes());
     }
     Block &body = function_.getBody().front();
     for (BlockArgument argument : body.getArguments()) {
-      int id = addValue(argument, -1);
+      auto device = function_.getArgAttrOfType<mlir::dlc::DeviceAttr>(
+          argument.getArgNumber(), mlir::dlc::DLCDialect::getDeviceAttrName());
+      int id = addValue(argument, runtimeDevice(device ? device : fallback_), -1);
       if (id < 0)
         return nullptr;
       program_->arguments.push_back(id);
@@ -74,14 +67,12 @@ public:
     for (Operation &op : body.without_terminator())
       if (!lowerOp(&op))
         return nullptr;
-    if (!lowerReturn(cast<func::ReturnOp>(body.getTerminator())))
-      return nullptr;
+    lowerReturn(cast<func::ReturnOp>(body.getTerminator()));
     for (const ProgramStep &step : program_->steps)
       for (int out : step.outputs) {
         const ProgramValue &v = program_->values[size_t(out)];
-        if (v.storage != StorageKind::arena || v.alias_of >= 0)
-          continue;
-        memory.intermediate_bytes += aligned(std::max<size_t>(v.bytes(), 1));
+        if (v.storage == StorageKind::arena && v.alias_of < 0)
+          memory.intermediate_bytes += aligned(std::max<size_t>(v.bytes(), 1));
       }
     for (int r : program_->results)
       memory.result_bytes += program_->values[size_t(r)].bytes();
@@ -92,13 +83,14 @@ public:
   }
 
 private:
-  /// A value placed where the plan says (`aliasOf` >= 0 for a view).
-  int addValue(Value value, int aliasOf) {
+  /// A value on `device`, placed where the plan says (`aliasOf` >= 0 for a view).
+  int addValue(Value value, Device device, int aliasOf) {
     ProgramValue v;
     mlir::dlc::StorageAttr storage;
     if (!lowerableTensor(value, program_->name, v.shape, v.dtype, error_) ||
         !storageOf(value, storage, error_))
       return -1;
+    v.device = device;
     v.alias_of = aliasOf;
     v.layout = Layout(int(mlir::dlc::valueLayout(value)));
     v.storage = runtimeStorage(storage.getKind());
@@ -113,14 +105,18 @@ private:
     return ids_[value];
   }
 
+  bool addOutputs(Operation *op, ProgramStep &step) {
+    for (Value result : op->getResults()) {
+      int id = addValue(result, step.device, -1);
+      if (id < 0)
+        return false;
+      step.outputs.push_back(id);
+    }
+    return true;
+  }
+
   /// Adds `op`'s steps: none for a view, its body's for an op-by-op region.
   bool lowerOp(Operation *op) {
-    if (mlir::dlc::isViewOp(op)) {
-      for (Value result : op->getResults())
-        if (addValue(result, ids_.lookup(op->getOperand(0))) < 0)
-          return false;
-      return true;
-    }
     std::vector<int> inputs;
     for (Value operand : op->getOperands()) {
       auto it = ids_.find(operand);
@@ -130,11 +126,43 @@ private:
       }
       inputs.push_back(it->second);
     }
+    if (mlir::dlc::isViewOp(op)) {
+      Device at = program_->values[size_t(inputs[0])].device;
+      for (Value part : op->getResults())
+        if (addValue(part, at, inputs[0]) < 0)
+          return false;
+      return true;
+    }
     ProgramStep step;
-    if (auto fused = dyn_cast<mlir::dlc::FusedOp>(op)) {
+    step.inputs = std::move(inputs);
+    if (auto copy = dyn_cast<mlir::dlc::CopyOp>(op)) {
+      step.kind = ProgramStep::Kind::copy;
+      step.op = ::dlc::ops::copy;
+      step.device = runtimeDevice(copy.getDevice());
+    } else if (auto reduce = dyn_cast<mlir::dlc::AllReduceOp>(op)) {
+      step.kind = ProgramStep::Kind::all_reduce;
+      step.op = ::dlc::ops::all_reduce;
+      step.reduce_kind = int64_t(reduce.getKind());
+      if (step.reduce_kind > 1) {
+        error_ = describe(op) + ": the runtime all-reduces with sum or mean";
+        return false;
+      }
+      for (auto [attr, result] : llvm::zip(reduce.getDevices(), reduce.getResults())) {
+        Device device = runtimeDevice(cast<mlir::dlc::DeviceAttr>(attr));
+        step.devices.push_back(device);
+        int id = addValue(result, device, -1);
+        if (id < 0)
+          return false;
+        step.outputs.push_back(id);
+      }
+      step.device = step.devices.front();
+      program_->steps.push_back(std::move(step));
+      return true;
+    } else if (auto fused = dyn_cast<mlir::dlc::FusedOp>(op)) {
+      step.device = runtimeDevice(mlir::dlc::stepDevice(op, fallback_));
       if (op->hasAttr(mlir::dlc::DLCDialect::getOpByOpAttrName())) {
         Block &region = fused.getBody().front();
-        for (auto [argument, id] : llvm::zip(region.getArguments(), inputs))
+        for (auto [argument, id] : llvm::zip(region.getArguments(), step.inputs))
           ids_[argument] = id;
         for (Operation &inner : region.without_terminator())
           if (!lowerOp(&inner))
@@ -144,37 +172,34 @@ private:
           ids_[result] = ids_.lookup(yielded);
         return true;
       }
-      std::optional<ProgramStep> single = fusedStep(fused, device_, error_);
-      if (!single)
+      if (!fusedStep(fused, step))
         return false;
-      step = std::move(*single);
-    } else if (auto copy = dyn_cast<mlir::dlc::CopyOp>(op)) {
-      if (runtimeDevice(copy.getDevice()) != device_) {
-        error_ = describe(op) + ": a single-device program on " + device_.str() +
-                 " cannot transfer to " + copy.getDevice().str();
+    } else {
+      step.device = runtimeDevice(mlir::dlc::stepDevice(op, fallback_));
+      if (!kernelStep(op, step.device, step, error_))
         return false;
-      }
-      step.op = "copy";
-      step.copy = true;
-    } else if (isa<mlir::dlc::AllReduceOp>(op)) {
-      error_ = describe(op) + ": a single-device program has no collectives";
-      return false;
-    } else if (!kernelStep(op, device_, step, error_)) {
-      return false;
     }
-    step.inputs = std::move(inputs);
-    for (Value result : op->getResults()) {
-      int id = addValue(result, -1);
-      if (id < 0)
-        return false;
-      step.outputs.push_back(id);
-    }
+    if (!addOutputs(op, step))
+      return false;
     program_->steps.push_back(std::move(step));
     return true;
   }
 
+  /// The single step of a region that runs as one, on `step.device`.
+  bool fusedStep(mlir::dlc::FusedOp fused, ProgramStep &step) {
+    std::optional<ProgramStep> single = detail::fusedStep(fused, step.device, error_);
+    if (!single)
+      return false;
+    step.op = std::move(single->op);
+    step.kernels = single->kernels;
+    step.attrs = std::move(single->attrs);
+    step.fused = std::move(single->fused);
+    step.fresh_seed = single->fresh_seed;
+    return true;
+  }
+
   /// Results the plan put in their buffers are done; the others are copied there.
-  bool lowerReturn(func::ReturnOp ret) {
+  void lowerReturn(func::ReturnOp ret) {
     for (unsigned k = 0; k < ret.getNumOperands(); ++k) {
       int id = ids_.lookup(ret.getOperand(k));
       if (auto update = function_.getResultAttrOfType<IntegerAttr>(k, "dlc.updates")) {
@@ -191,8 +216,9 @@ private:
         copy.offset = 0;
         program_->values.push_back(copy);
         ProgramStep step;
-        step.op = "copy";
-        step.copy = true;
+        step.kind = ProgramStep::Kind::copy;
+        step.op = ::dlc::ops::copy;
+        step.device = copy.device;
         step.inputs = {id};
         id = int(program_->values.size()) - 1;
         step.outputs = {id};
@@ -200,11 +226,10 @@ private:
       }
       program_->results.push_back(id);
     }
-    return true;
   }
 
   func::FuncOp function_;
-  Device device_;
+  mlir::dlc::DeviceAttr fallback_;
   std::string &error_;
   std::shared_ptr<Program> program_;
   llvm::DenseMap<Value, int> ids_;
@@ -213,9 +238,8 @@ private:
 
 } // namespace
 
-std::shared_ptr<Program> lowerToProgram(func::FuncOp function, Device device,
-                                        std::string &error) {
-  return ProgramLowering(function, device, error).run();
+std::shared_ptr<Program> lowerToProgram(func::FuncOp function, std::string &error) {
+  return ProgramLowering(function, error).run();
 }
 
 } // namespace dlc::conversion

@@ -1,4 +1,4 @@
-//===- ShardedProgramTest.cpp - a sharded step runs like the single-device one -===//
+//===- LowerToProgramTest.cpp - one lowering, on one device or several ----------===//
 #include "dlc/Conversion/DLCToRuntime/DLCToRuntime.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
@@ -57,7 +57,7 @@ std::vector<float> readFloats(const BoundBuffer &b, size_t n) {
 
 } // namespace
 
-TEST(ShardedProgram, DataParallelStepMatchesOneDevice) {
+TEST(LowerToProgram, DataParallelStepMatchesOneDevice) {
   mlir::MLIRContext context;
   context.loadDialect<mlir::dlc::DLCDialect, mlir::func::FuncDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> single = mlir::parseSourceString<mlir::ModuleOp>(kStep, &context);
@@ -72,16 +72,16 @@ TEST(ShardedProgram, DataParallelStepMatchesOneDevice) {
 
   std::string error;
   auto unplanned =
-      conversion::lowerToProgram(single->lookupSymbol<mlir::func::FuncOp>("step"), cpu(0), error);
+      conversion::lowerToProgram(single->lookupSymbol<mlir::func::FuncOp>("step"), error);
   EXPECT_FALSE(unplanned);
   EXPECT_NE(error.find("run dlc-plan-memory first"), std::string::npos) << error;
   mlir::PassManager plan(&context);
   ASSERT_TRUE(mlir::succeeded(mlir::parsePassPipeline("func.func(dlc-plan-memory)", plan)));
   ASSERT_TRUE(mlir::succeeded(plan.run(*single)));
   error.clear();
-  auto one = conversion::lowerToProgram(single->lookupSymbol<mlir::func::FuncOp>("step"), cpu(0), error);
+  auto one = conversion::lowerToProgram(single->lookupSymbol<mlir::func::FuncOp>("step"), error);
   ASSERT_TRUE(one) << error;
-  auto two = conversion::lowerToShardedProgram(sharded->lookupSymbol<mlir::func::FuncOp>("step"), error);
+  auto two = conversion::lowerToProgram(sharded->lookupSymbol<mlir::func::FuncOp>("step"), error);
   ASSERT_TRUE(two) << error;
   std::vector<Device> used = two->devices();
   std::sort(used.begin(), used.end());
@@ -95,11 +95,13 @@ TEST(ShardedProgram, DataParallelStepMatchesOneDevice) {
   // One device, the whole batch.
   Tensor w1 = np::array(w, Shape{3, 5});
   Tensor loss1 = Tensor::empty({8}, DType::f32, cpu(0));
+  EXPECT_TRUE(one->one_task()) << one->str();
+  EXPECT_FALSE(two->one_task()) << two->str();
   one->run({bound(w1), bound(data), bound(labels)}, {bound(loss1)}, {});
 
   // Two devices, half the batch each, one weight replica each.
   Tensor wa = np::array(w, Shape{3, 5}), wb = np::array(w, Shape{3, 5}).copyto(cpu(1));
-  std::vector<BoundBuffer> results = two->run({bound(wa), bound(wb), bound(data), bound(labels)}, {});
+  std::vector<BoundBuffer> results = two->run({bound(wa), bound(wb), bound(data), bound(labels)}, {}, {});
   ASSERT_EQ(results.size(), 1u);
 
   std::vector<float> expectedLoss = loss1.to_vector<float>(), loss2 = readFloats(results[0], 8);

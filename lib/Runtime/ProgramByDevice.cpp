@@ -1,50 +1,32 @@
-//===- ShardedProgram.cpp - running a data-parallel program ------------------===//
-#include "dlc/Runtime/ShardedProgram.h"
+//===- ProgramByDevice.cpp - running a program over several devices -----------===//
+//
+// Each value gets a buffer of its own for the run (arena values: a region of their
+// device's arena), so that the engine orders tasks by the values they touch, not by
+// whole arenas, which would chain the devices together. Consecutive kernel steps of one
+// device are one task; each copy and all-reduce is its own.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Runtime/Program.h"
 
 #include "dlc/Runtime/Collectives.h"
 
 #include "DeviceBytes.h"
-#include "dlc/Config.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Numerics.h"
 #include "dlc/Runtime/Profile.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <sstream>
+#include <functional>
 
 namespace dlc {
-
-int64_t ShardedProgram::seeds_needed() const {
-  return std::count_if(steps.begin(), steps.end(),
-                       [](const ShardedStep &s) { return s.fresh_seed; });
-}
-
-std::vector<Device> ShardedProgram::seed_devices() const {
-  std::vector<Device> out;
-  for (const ShardedStep &step : steps)
-    if (step.fresh_seed)
-      out.push_back(step.device);
-  return out;
-}
-
-std::vector<Device> ShardedProgram::devices() const {
-  std::vector<Device> seen;
-  for (const ShardedStep &step : steps)
-    for (Device d : step.kind == ShardedStep::Kind::all_reduce ? step.devices
-                                                              : std::vector<Device>{step.device})
-      if (std::find(seen.begin(), seen.end(), d) == seen.end())
-        seen.push_back(d);
-  return seen;
-}
 
 namespace {
 
 /// Enqueues each GPU's rank of an all-reduce on its own queue (NCCL; see
 /// Collectives.cpp). Input and output k live on step.devices[k].
 template <typename RefOf, typename BufferOf>
-void enqueueGpuAllReduce(const ShardedStep &step, RefOf &&refOf, BufferOf &&bufferOf) {
+void enqueueGpuAllReduce(const ProgramStep &step, RefOf &&refOf, BufferOf &&bufferOf) {
   std::vector<AllReduceRank> ranks;
   for (size_t rank = 0; rank < step.devices.size(); ++rank)
     ranks.push_back({step.devices[rank], refOf(step.inputs[rank]), refOf(step.outputs[rank]),
@@ -54,48 +36,44 @@ void enqueueGpuAllReduce(const ShardedStep &step, RefOf &&refOf, BufferOf &&buff
 
 } // namespace
 
-std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &args,
-                                             std::vector<int64_t> seeds,
-                                             bool reference) const {
-  if (args.size() != arguments.size() || int64_t(seeds.size()) != seeds_needed())
-    throw Error("program '" + name + "': run with " + std::to_string(args.size()) +
-                " arguments and " + std::to_string(seeds.size()) + " seeds; it takes " +
-                std::to_string(arguments.size()) + " and " + std::to_string(seeds_needed()));
-  // Storage: arguments are the caller's; every other root value gets a buffer on its
-  // device; views share their root's.
+void Program::runByDevice(const std::vector<BoundBuffer> &args,
+                          const std::vector<BoundBuffer> &outs, std::vector<int64_t> seeds,
+                          bool reference) const {
+  // Storage: the caller's arguments and results; a region of its device's arena for every
+  // other value; views share their root's buffer.
   std::vector<BoundBuffer> at(values.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ShardedValue &v = values[size_t(arguments[i])];
-    if (!args[i].buffer || args[i].buffer->device() != v.device ||
-        args[i].offset + v.bytes() > args[i].buffer->bytes())
-      throw Error("program '" + name + "': argument #" + std::to_string(i) + " (" +
-                  dtype_name(v.dtype) + " " + shape_rules::str(v.shape) + ") must live on " +
-                  v.device.str());
-    at[size_t(arguments[i])] = args[i];
-  }
-  // Each arena value is a region with a Buffer of its own, so the engine orders tasks by
-  // the values they touch, not by whole arenas (which would chain the devices together).
   std::vector<std::shared_ptr<Storage>> arenaStorage;
   for (const Arena &arena : arenas)
     arenaStorage.push_back(allocate(arena.device, std::max<size_t>(arena.bytes, 1)));
   for (size_t id = 0; id < values.size(); ++id) {
-    const ShardedValue &v = values[id];
-    if (at[id].buffer)
+    const ProgramValue &v = values[id];
+    if (v.alias_of >= 0)
       continue;
-    if (v.arena >= 0 && size_t(v.arena) < arenaStorage.size()) {
+    switch (v.storage) {
+    case StorageKind::argument:
+      at[id] = {args[size_t(v.index)].buffer, args[size_t(v.index)].offset + v.offset};
+      break;
+    case StorageKind::result:
+      at[id] = {outs[size_t(v.index)].buffer, outs[size_t(v.index)].offset + v.offset};
+      break;
+    case StorageKind::arena:
       at[id] = {std::make_shared<Buffer>(std::make_shared<Storage>(
-                    arenaStorage[size_t(v.arena)], v.arena_offset, std::max<size_t>(v.bytes(), 1))),
+                    arenaStorage[size_t(v.index)], v.offset, std::max<size_t>(v.bytes(), 1))),
                 0};
-    } else if (v.alias_of >= 0) {
-      const BoundBuffer &root = at[size_t(v.alias_of)];
-      at[id] = {root.buffer, root.offset + v.offset};
-    } else {
-      at[id] = {std::make_shared<Buffer>(allocate(v.device, std::max<size_t>(v.bytes(), 1))), 0};
+      break;
     }
+  }
+  for (size_t id = 0; id < values.size(); ++id) {
+    int root = int(id);
+    while (values[size_t(root)].alias_of >= 0)
+      root = values[size_t(root)].alias_of;
+    if (root != int(id))
+      at[id] = {at[size_t(root)].buffer,
+                at[size_t(root)].offset + (values[id].offset - values[size_t(root)].offset)};
   }
   auto self = shared_from_this();
   auto ref = [&](int id) -> TensorRef {
-    const ShardedValue &v = values[size_t(id)];
+    const ProgramValue &v = values[size_t(id)];
     return {static_cast<char *>(at[size_t(id)].buffer->data()) + at[size_t(id)].offset, v.shape,
             v.dtype, v.layout};
   };
@@ -139,15 +117,15 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
   };
 
   size_t nextSeed = 0;
-  for (const ShardedStep &step : steps) {
+  for (const ProgramStep &step : steps) {
     std::vector<std::shared_ptr<Buffer>> reads, writes;
     for (int in : step.inputs)
       reads.push_back(at[size_t(in)].buffer);
     for (int out : step.outputs)
       writes.push_back(at[size_t(out)].buffer);
-    if (step.kind != ShardedStep::Kind::kernel)
+    if (step.kind != ProgramStep::Kind::kernel)
       flushSegment(); // transfers and collectives are their own tasks
-    if (step.kind == ShardedStep::Kind::all_reduce) {
+    if (step.kind == ProgramStep::Kind::all_reduce) {
       bool onGpus = std::all_of(step.devices.begin(), step.devices.end(),
                                 [](Device d) { return d.kind == DeviceKind::gpu; });
       if (onGpus) {
@@ -188,7 +166,7 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
       }
       continue;
     }
-    if (step.kind == ShardedStep::Kind::copy) {
+    if (step.kind == ProgramStep::Kind::copy) {
       const BoundBuffer &from = at[size_t(step.inputs[0])], &to = at[size_t(step.outputs[0])];
       size_t bytes = values[size_t(step.outputs[0])].bytes();
       enqueue_copy(from.buffer, ref(step.inputs[0]).data, to.buffer, ref(step.outputs[0]).data,
@@ -246,30 +224,7 @@ std::vector<BoundBuffer> ShardedProgram::run(const std::vector<BoundBuffer> &arg
     enqueue(device, {at[size_t(value)].buffer}, {at[size_t(arguments[size_t(argument)])].buffer},
             [self, device, from, to, bytes] { move_bytes(device, to.data, from.data, bytes); });
   }
-  std::vector<BoundBuffer> out;
-  for (int r : results)
-    out.push_back(at[size_t(r)]);
-  return out;
 }
 
-std::string ShardedProgram::str() const {
-  std::ostringstream os;
-  os << "sharded program @" << name << "\n";
-  for (const ShardedStep &step : steps) {
-    os << "  [" << (step.kind == ShardedStep::Kind::all_reduce ? std::string("all devices")
-                                                               : step.device.str())
-       << "] ";
-    for (size_t k = 0; k < step.outputs.size(); ++k) {
-      Layout layout = values[size_t(step.outputs[k])].layout;
-      os << (k ? ", " : "") << "%" << step.outputs[k]
-         << (layout == Layout::plain ? "" : std::string(":") + layout_name(layout));
-    }
-    os << " = " << step.op << "(";
-    for (size_t k = 0; k < step.inputs.size(); ++k)
-      os << (k ? ", " : "") << "%" << step.inputs[k];
-    os << ")\n";
-  }
-  return os.str();
-}
 
 } // namespace dlc
