@@ -10,49 +10,45 @@
 #ifndef DLC_LIB_RUNTIME_OPTIMIZERMATH_H
 #define DLC_LIB_RUNTIME_OPTIMIZERMATH_H
 
+#include "HostDevice.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Kernel.h"
 
 #include <cmath>
 #include <string>
 
-#ifdef __CUDACC__
-#define DLC_OPT_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define DLC_OPT_HOST_DEVICE inline
-#endif
 
 namespace dlc::optimizer_math {
 
-DLC_OPT_HOST_DEVICE float add(float a, float b) {
+DLC_HOST_DEVICE float add(float a, float b) {
 #ifdef __CUDA_ARCH__
   return __fadd_rn(a, b);
 #else
   return a + b;
 #endif
 }
-DLC_OPT_HOST_DEVICE float sub(float a, float b) {
+DLC_HOST_DEVICE float sub(float a, float b) {
 #ifdef __CUDA_ARCH__
   return __fsub_rn(a, b);
 #else
   return a - b;
 #endif
 }
-DLC_OPT_HOST_DEVICE float mul(float a, float b) {
+DLC_HOST_DEVICE float mul(float a, float b) {
 #ifdef __CUDA_ARCH__
   return __fmul_rn(a, b);
 #else
   return a * b;
 #endif
 }
-DLC_OPT_HOST_DEVICE float div(float a, float b) {
+DLC_HOST_DEVICE float div(float a, float b) {
 #ifdef __CUDA_ARCH__
   return __fdiv_rn(a, b);
 #else
   return a / b;
 #endif
 }
-DLC_OPT_HOST_DEVICE float root(float a) {
+DLC_HOST_DEVICE float root(float a) {
 #ifdef __CUDA_ARCH__
   return __fsqrt_rn(a);
 #else
@@ -67,7 +63,7 @@ struct Adam {
 
 /// mean' = mean*beta1 + g*(1-beta1); var' = var*beta2 + g*g*(1-beta2);
 /// weight' = weight - mean'*rate / (sqrt(var') + epsilon).
-DLC_OPT_HOST_DEVICE void adam(const Adam &c, float rate, float weight, float grad, float mean,
+DLC_HOST_DEVICE void adam(const Adam &c, float rate, float weight, float grad, float mean,
                               float var, float &weightOut, float &meanOut, float &varOut) {
   meanOut = add(mul(mean, c.beta1), mul(grad, c.oneMinusBeta1));
   varOut = add(mul(var, c.beta2), mul(mul(grad, grad), c.oneMinusBeta2));
@@ -76,7 +72,7 @@ DLC_OPT_HOST_DEVICE void adam(const Adam &c, float rate, float weight, float gra
 
 /// momentum' = momentum*mu + g; weight' = weight - d*rate, with d = g + momentum'*mu
 /// (Nesterov) or momentum'.
-DLC_OPT_HOST_DEVICE void momentum(float mu, bool nesterov, float rate, float weight, float grad,
+DLC_HOST_DEVICE void momentum(float mu, bool nesterov, float rate, float weight, float grad,
                                   float state, float &weightOut, float &stateOut) {
   stateOut = add(mul(state, mu), grad);
   float direction = nesterov ? add(grad, mul(stateOut, mu)) : stateOut;
@@ -84,7 +80,7 @@ DLC_OPT_HOST_DEVICE void momentum(float mu, bool nesterov, float rate, float wei
 }
 
 /// weight' = weight - g*rate (plain SGD).
-DLC_OPT_HOST_DEVICE float sgd(float rate, float weight, float grad) {
+DLC_HOST_DEVICE float sgd(float rate, float weight, float grad) {
   return sub(weight, mul(grad, rate));
 }
 
