@@ -16,7 +16,10 @@ Tensor activate(const std::string &activation, const Tensor &x) {
     return npx::sigmoid(x);
   if (activation == "tanh")
     return np::tanh(x);
-  throw ValueError("unknown activation '" + activation + "'; expected relu, sigmoid, tanh or none");
+  if (activation == "gelu")
+    return npx::gelu(x);
+  throw ValueError("unknown activation '" + activation +
+                   "'; expected relu, sigmoid, tanh, gelu or none");
 }
 
 namespace {

@@ -43,6 +43,7 @@ TEST(Autograd, UnaryFunctions) {
   checkAutograd({a}, [](const Inputs &v) { return npx::relu(v[0]); }, "relu");
   checkAutograd({a}, [](const Inputs &v) { return npx::sigmoid(v[0]); }, "sigmoid");
   checkAutograd({a}, [](const Inputs &v) { return np::tanh(v[0]); }, "tanh");
+  checkAutograd({a}, [](const Inputs &v) { return npx::gelu(v[0]); }, "gelu");
   checkAutograd({a}, [](const Inputs &v) { return npx::softmax(v[0]); }, "softmax");
   checkAutograd({a}, [](const Inputs &v) { return npx::log_softmax(v[0], 0); }, "log_softmax");
   checkAutograd({a}, [](const Inputs &v) { return v[0].astype(DType::f32) * v[0]; },

@@ -100,6 +100,29 @@ TEST(Ops, DeviceMismatchNamesOpAndDevices) {
   EXPECT_EQ((x + w.to(cpu(0))).device(), cpu(0));
 }
 
+// GELU against its definition in double precision, and its gradient op against the
+// derivative; the 16-bit floats compute in float and round once.
+TEST(Ops, GeluAndItsGradient) {
+  std::vector<float> v = randomValues(64, 21), g = randomValues(64, 22);
+  for (float &x : v)
+    x *= 4; // the tails too
+  Tensor x = np::array(v), dy = np::array(g);
+  std::vector<float> y = npx::gelu(x).to_vector<float>();
+  std::vector<float> dx = npx::gelu_backward(dy, x).to_vector<float>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    double t = v[i], cdf = 0.5 * (1 + std::erf(t / std::sqrt(2.0)));
+    double pdf = std::exp(-t * t / 2) / std::sqrt(2 * M_PI);
+    EXPECT_NEAR(y[i], t * cdf, 1e-6 * std::max(1.0, std::abs(t))) << "gelu(" << t << ")";
+    EXPECT_NEAR(dx[i], g[i] * (cdf + t * pdf), 1e-6) << "gelu_backward at " << t;
+  }
+  std::vector<float> half = npx::gelu(x.astype(DType::bf16)).astype(DType::f32).to_vector<float>();
+  for (size_t i = 0; i < v.size(); ++i)
+    EXPECT_NEAR(half[i], y[i], 0.01 * std::max(1.f, std::abs(y[i]))) << "bfloat16 gelu";
+  EXPECT_THROW(npx::gelu(np::array(std::vector<int64_t>{1, 2})), DTypeError);
+  EXPECT_THROW(npx::gelu_backward(dy, np::array(std::vector<int64_t>(64, 1))), DTypeError);
+  EXPECT_THROW(npx::gelu_backward(dy, x.reshape({8, 8})), ShapeError);
+}
+
 TEST(Ops, UnaryComparisonWhereCast) {
   std::vector<float> v = randomValues(10, 7);
   Tensor x = np::array(v);

@@ -300,7 +300,7 @@ TEST(EmulatedGpuKernels, IntegerDivisionByZeroIsReportedAfterTheTask) {
 
 TEST(EmulatedGpuKernels, UnaryFunctions) {
   for (DType dtype : kFloats) {
-    for (const char *op : {"negative", "relu", "exp", "sigmoid", "tanh"})
+    for (const char *op : {"negative", "relu", "exp", "sigmoid", "tanh", "gelu"})
       expectAgree(op, {{{9, 311}, dtype, -4, 4}});
     for (const char *op : {"log", "sqrt", "rsqrt"})
       expectAgree(op, {{{9, 311}, dtype, 0.01, 20}});
@@ -312,6 +312,7 @@ TEST(EmulatedGpuKernels, UnaryFunctions) {
 TEST(EmulatedGpuKernels, ReluBackwardCompareWhereCastBroadcast) {
   for (DType dtype : kFloats) {
     expectAgree("relu_backward", {{{17, 65}, dtype}, {{17, 65}, dtype}});
+    expectAgree("gelu_backward", {{{17, 65}, dtype}, {{17, 65}, dtype, -4, 4}});
     for (int64_t predicate = 0; predicate < 6; ++predicate)
       expectAgree("compare", {{{8, 1, 40}, dtype, -2, 2}, {{5, 40}, dtype, -2, 2}},
                   Attrs{{"predicate", predicate}});

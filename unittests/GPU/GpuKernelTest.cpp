@@ -331,7 +331,7 @@ TEST_F(Gpu, UnaryAndSelect) {
   using Op = Tensor (*)(const Tensor &);
   for (auto [name, op] : std::vector<std::pair<const char *, Op>>{
            {"negative", np::negative}, {"exp", np::exp}, {"tanh", np::tanh},
-           {"relu", npx::relu}, {"sigmoid", npx::sigmoid}})
+           {"relu", npx::relu}, {"sigmoid", npx::sigmoid}, {"gelu", npx::gelu}})
     expectGpuMatchesCpu({x}, [op = op](auto &in) { return one(op(in[0])); }, name);
   for (auto [name, op] : std::vector<std::pair<const char *, Op>>{
            {"log", np::log}, {"sqrt", np::sqrt}, {"rsqrt", np::rsqrt}})
@@ -339,6 +339,9 @@ TEST_F(Gpu, UnaryAndSelect) {
   expectGpuMatchesCpu({randomOnCpu({6, 33}, -1, 1, 5), x},
                       [](auto &in) { return one(npx::relu_backward(in[0], in[1])); },
                       "relu_backward");
+  expectGpuMatchesCpu({randomOnCpu({6, 33}, -1, 1, 6), x},
+                      [](auto &in) { return one(npx::gelu_backward(in[0], in[1])); },
+                      "gelu_backward");
   expectGpuMatchesCpu({x, positive},
                       [](auto &in) { return one(np::where(in[0] > in[1], in[0], in[1])); },
                       "where");

@@ -273,6 +273,39 @@ TEST(Hybridize, InferenceBatchNormFoldsIntoTheConvolution) {
   EXPECT_NE(ir.find("dlc.fused \"conv2d_relu\""), std::string::npos) << ir;
 }
 
+// A GELU layer compiles like any element-wise op (it joins dlc-fuse's chunked chains on
+// CPUs) and its gradient op into the backward: the hybridized step computes what eager
+// code does.
+TEST(Hybridize, GeluLayerTrainsLikeEager) {
+  auto step = [](bool hybridize, std::string *ir) {
+    auto net = std::make_shared<HybridSequential>();
+    net->add(std::make_shared<nn::Dense>(32, "gelu"), std::make_shared<nn::Dense>(5));
+    np::random::seed(5);
+    net->initialize(init::Xavier(), {cpu(0)});
+    if (hybridize)
+      net->hybridize();
+    Tensor x = randomTensor({8, 12}, 17) * 2.0;
+    Tensor out;
+    {
+      autograd::Record record;
+      out = (*net)(x);
+    }
+    out.backward();
+    std::vector<float> values = out.to_vector<float>();
+    for (const ParameterPtr &p : net->collect_params().values())
+      for (float g : p->grad(cpu(0)).to_vector<float>())
+        values.push_back(g);
+    if (ir)
+      *ir = net->compiled()->compiled_ir();
+    return values;
+  };
+  std::string ir;
+  std::vector<float> compiled = step(true, &ir);
+  expectClose(step(false, nullptr), compiled, 1e-5, "gelu dense: output and gradients");
+  EXPECT_NE(ir.find("dlc.gelu "), std::string::npos) << ir;
+  EXPECT_NE(ir.find("dlc.gelu_backward"), std::string::npos) << ir;
+}
+
 // MXNet's net.cast('float16'): weights become float16 (bfloat16), BatchNorm's parameters
 // stay float32, and the network trains on 16-bit images, eagerly and hybridized alike
 // (the compiled program runs the same kernels), close to its float32 self.

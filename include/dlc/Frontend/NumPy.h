@@ -105,6 +105,10 @@ Tensor relu(const Tensor &x);
 /// Gradient of relu: dy where x > 0, else 0.
 Tensor relu_backward(const Tensor &dy, const Tensor &x);
 Tensor sigmoid(const Tensor &x);
+/// The exact GELU, x * Phi(x) (Phi: the standard normal distribution function).
+Tensor gelu(const Tensor &x);
+/// Gradient of gelu: dy * (Phi(x) + x * phi(x)).
+Tensor gelu_backward(const Tensor &dy, const Tensor &x);
 Tensor softmax(const Tensor &x, int64_t axis = -1);
 Tensor log_softmax(const Tensor &x, int64_t axis = -1);
 /// (N, d1, d2, ...) to (N, d1*d2*...).

@@ -1,7 +1,8 @@
 //===- Layers.h - the layers of gluon.nn --------------------------------------===//
 //
 // Input sizes (in_channels, in_units) are inferred at the first forward, as Gluon's
-// deferred initialization does. Activations: "relu", "sigmoid", "tanh" or "" (none).
+// deferred initialization does. Activations: "relu", "sigmoid", "tanh", "gelu" or ""
+// (none).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_GLUON_LAYERS_H

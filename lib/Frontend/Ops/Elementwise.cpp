@@ -93,6 +93,10 @@ std::vector<Tensor> vjpRsqrt(const VjpContext &c) {
 std::vector<Tensor> vjpRelu(const VjpContext &c) {
   return {npx::relu_backward(c.output_grads[0], c.outputs[0])};
 }
+// Needs the input: the derivative is not a function of the output alone.
+std::vector<Tensor> vjpGelu(const VjpContext &c) {
+  return {npx::gelu_backward(c.output_grads[0], c.inputs[0])};
+}
 std::vector<Tensor> vjpSigmoid(const VjpContext &c) {
   const Tensor &y = c.outputs[0];
   return {c.output_grads[0] * y * (1.0 - y)};
@@ -147,6 +151,11 @@ std::vector<TensorMeta> inferSameShapes(const std::vector<TensorMeta> &in, const
     throw ShapeError("the gradient " + shape_rules::str(in[0].shape) +
                      " must have the input's shape " + shape_rules::str(in[1].shape));
   return {in[1]};
+}
+
+std::vector<TensorMeta> inferFloatSameShapes(const std::vector<TensorMeta> &in,
+                                             const Attrs &attrs) {
+  return inferFloatUnary(inferSameShapes(in, attrs), attrs);
 }
 
 std::vector<TensorMeta> inferCompare(const std::vector<TensorMeta> &in, const Attrs &) {
@@ -230,6 +239,8 @@ void detail::register_elementwise_ops() {
       {"rsqrt", ops::rsqrt, inferFloatUnary, vjpRsqrt},
       {"sigmoid", ops::sigmoid, inferFloatUnary, vjpSigmoid},
       {"tanh", ops::tanh, inferFloatUnary, vjpTanh},
+      {"gelu", ops::gelu, inferFloatUnary, vjpGelu},
+      {"gelu_backward", ops::gelu_backward, inferFloatSameShapes, vjp_not_implemented},
   };
   for (const ElementwiseOp &op : elementwise)
     register_op(caller_runnable({op.name, op.dialectOp, op.infer, op.vjp}));
@@ -266,10 +277,16 @@ DLC_UNARY(np, rsqrt, "rsqrt")
 DLC_UNARY(np, tanh, "tanh")
 DLC_UNARY(npx, relu, "relu")
 DLC_UNARY(npx, sigmoid, "sigmoid")
+DLC_UNARY(npx, gelu, "gelu")
 #undef DLC_UNARY
 
 Tensor npx::relu_backward(const Tensor &dy, const Tensor &x) {
   static const OpDef &op = find_op("relu_backward");
+  return invoke1(op, {dy, x});
+}
+
+Tensor npx::gelu_backward(const Tensor &dy, const Tensor &x) {
+  static const OpDef &op = find_op("gelu_backward");
   return invoke1(op, {dy, x});
 }
 

@@ -6,6 +6,7 @@
 // elementwise region calls them chunk by chunk.
 //
 //===----------------------------------------------------------------------===//
+#include "../ActivationMath.h"
 #include "../IntegerMath.h"
 #include "CpuKernels.h"
 #include "dlc/Core/OpFacts.h"
@@ -94,7 +95,7 @@ template <Binary B> void binaryKernel(const KernelArgs &args) {
   });
 }
 
-enum class Unary { neg, exp, log, sqrt, rsqrt, relu, sigmoid, tanh };
+enum class Unary { neg, exp, log, sqrt, rsqrt, relu, sigmoid, tanh, gelu };
 
 template <Unary U, typename C> C apply(C x) {
   if constexpr (U == Unary::neg)
@@ -111,6 +112,8 @@ template <Unary U, typename C> C apply(C x) {
     return C(1) / std::sqrt(x);
   else if constexpr (U == Unary::sigmoid)
     return C(1) / (C(1) + std::exp(-x));
+  else if constexpr (U == Unary::gelu)
+    return activation_math::gelu(x);
   else
     return std::tanh(x);
 }
@@ -151,6 +154,25 @@ void reluBackwardKernel(const KernelArgs &args) {
       parallel_for(n, n, [&](int64_t i) {
         C gradient = load(pdy[i]);
         pdx[i] = store<T>(load(px[i]) > C(0) ? gradient : C(0));
+      });
+    }
+  });
+}
+
+// dx = dy * gelu'(x); dy, x and dx share shape and a floating-point dtype.
+void geluBackwardKernel(const KernelArgs &args) {
+  const TensorRef &dy = args.inputs[0], &x = args.inputs[1], &dx = args.outputs[0];
+  dispatch_dtype(dx.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_floating_point_v<compute_t<T>>) {
+      throw DTypeError(std::string("gelu_backward needs a floating-point tensor, got ") +
+                       dtype_name(dx.dtype));
+    } else {
+      const T *pdy = dy.as<T>(), *px = x.as<T>();
+      T *pdx = dx.as<T>();
+      int64_t n = dx.numel();
+      parallel_for(n, n, [&](int64_t i) {
+        pdx[i] = store<T>(activation_math::gelu_backward(load(pdy[i]), load(px[i])));
       });
     }
   });
@@ -241,6 +263,8 @@ void register_elementwise_kernels() {
   register_host_kernel(ops::relu_backward, reluBackwardKernel);
   register_host_kernel(ops::sigmoid, unaryKernel<Unary::sigmoid>);
   register_host_kernel(ops::tanh, unaryKernel<Unary::tanh>);
+  register_host_kernel(ops::gelu, unaryKernel<Unary::gelu>);
+  register_host_kernel(ops::gelu_backward, geluBackwardKernel);
   register_host_kernel(ops::compare, compareKernel);
   register_host_kernel(ops::select, selectKernel);
   register_host_kernel(ops::cast, castKernel);

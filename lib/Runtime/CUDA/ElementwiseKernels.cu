@@ -5,6 +5,7 @@
 // floats computes in float, as on the CPU.
 //
 //===----------------------------------------------------------------------===//
+#include "../ActivationMath.h"
 #include "../IntegerMath.h"
 #include "CudaDTypes.cuh"
 #include "CudaKernels.h"
@@ -105,13 +106,15 @@ template <Binary B> void binary(const KernelArgs &args) {
   });
 }
 
-enum class Unary { neg, exp, log, sqrt, rsqrt, relu, sigmoid, tanh };
+enum class Unary { neg, exp, log, sqrt, rsqrt, relu, sigmoid, tanh, gelu };
 
 template <Unary U, typename C> __device__ __forceinline__ C apply(C x) {
   if constexpr (U == Unary::neg)
     return -x;
   else if constexpr (U == Unary::relu)
     return x > C(0) ? x : C(0);
+  else if constexpr (U == Unary::gelu)
+    return activation_math::gelu(float(x));
   else if constexpr (std::is_same_v<C, float>) {
     if constexpr (U == Unary::exp)
       return expf(x);
@@ -188,6 +191,34 @@ void reluBackward(const KernelArgs &args) {
       reluBackwardKernel<T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
           dy.as<const T>(), x.as<const T>(), dx.as<T>(), n);
       check_launch("reluBackwardKernel");
+    }
+  });
+}
+
+template <typename T>
+__global__ void geluBackwardKernel(const T *dy, const T *x, T *dx, int64_t n) {
+  DLC_GRID_STRIDE_LOOP(i, n) {
+    dx[i] = store<T>(activation_math::gelu_backward(float(load(dy[i])), float(load(x[i]))));
+  }
+}
+
+// dx = dy * gelu'(x); dy, x and dx share shape and a floating-point dtype.
+void geluBackward(const KernelArgs &args) {
+  OpScope scope(ops::gelu_backward);
+  const TensorRef &dy = args.inputs[0], &x = args.inputs[1], &dx = args.outputs[0];
+  int64_t n = dx.numel();
+  if (n == 0)
+    return;
+  DeviceContext &ctx = current_context();
+  dispatch_dtype(dx.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!is_float_v<T>) {
+      throw DTypeError(std::string("gelu_backward needs a floating-point tensor, got ") +
+                       dtype_name(dx.dtype));
+    } else {
+      geluBackwardKernel<T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
+          dy.as<const T>(), x.as<const T>(), dx.as<T>(), n);
+      check_launch("geluBackwardKernel");
     }
   });
 }
@@ -362,6 +393,8 @@ void register_elementwise_kernels() {
   register_gpu_kernel(ops::relu_backward, reluBackward);
   register_gpu_kernel(ops::sigmoid, unary<Unary::sigmoid>);
   register_gpu_kernel(ops::tanh, unary<Unary::tanh>);
+  register_gpu_kernel(ops::gelu, unary<Unary::gelu>);
+  register_gpu_kernel(ops::gelu_backward, geluBackward);
   register_gpu_kernel(ops::compare, compare);
   register_gpu_kernel(ops::select, select);
   register_gpu_kernel(ops::cast, cast);

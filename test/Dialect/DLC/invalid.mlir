@@ -857,3 +857,11 @@ func.func @op_by_op_not_fused(%x: tensor<4xf32>) {
   %0 = dlc.relu %x {dlc.op_by_op} : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @gelu_backward_of_integers(%dy: tensor<4xi32>, %x: tensor<4xi32>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %0 = dlc.gelu_backward %dy, %x : tensor<4xi32>
+  return
+}

@@ -236,3 +236,12 @@ func.func @planned(%x: tensor<64xf32>) -> tensor<64xf32>
   %4 = dlc.neg %2 {dlc.storage = [#dlc.storage<result 0 at 0>]} : tensor<64xf32>
   return %4 : tensor<64xf32>
 }
+
+// CHECK-LABEL: func.func @gelu
+func.func @gelu(%x: tensor<4x8xf32>, %dy: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // CHECK: dlc.gelu %{{.*}} : tensor<4x8xf32>
+  %y = dlc.gelu %x : tensor<4x8xf32>
+  // CHECK: dlc.gelu_backward %{{.*}}, %{{.*}} : tensor<4x8xf32>
+  %dx = dlc.gelu_backward %dy, %x : tensor<4x8xf32>
+  return %y, %dx : tensor<4x8xf32>, tensor<4x8xf32>
+}

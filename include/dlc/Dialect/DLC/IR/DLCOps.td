@@ -175,6 +175,9 @@ def DLC_SigmoidOp : DLC_UnaryOp<"sigmoid", DLC_FloatTensor> {
   let summary = "Logistic sigmoid, 1 / (1 + e^-x)";
 }
 def DLC_TanhOp : DLC_UnaryOp<"tanh", DLC_FloatTensor> { let summary = "Hyperbolic tangent"; }
+def DLC_GeluOp : DLC_UnaryOp<"gelu", DLC_FloatTensor> {
+  let summary = "Gaussian error linear unit, x * Phi(x) = x / 2 * (1 + erf(x / sqrt(2)))";
+}
 
 def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise, DLC_ElementwiseKernel,
                                                    DLC_LayoutRule<"elementwise">,
@@ -190,6 +193,24 @@ def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise, DLC_Element
   }];
   let arguments = (ins DLC_NumericTensor:$grad_output, DLC_NumericTensor:$input);
   let results = (outs DLC_NumericTensor:$grad_input);
+  let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($input)";
+}
+
+def DLC_GeluBackwardOp : DLC_Op<"gelu_backward", [Pure, Elementwise, DLC_ElementwiseKernel,
+                                                   DLC_LayoutRule<"elementwise">,
+                                                   SameOperandsAndResultType]> {
+  let summary = "Gradient of gelu: grad_output * (Phi(x) + x * phi(x))";
+  let description = [{
+    The derivative of the exact (erf) GELU, with Phi the standard normal distribution
+    function and phi its density, times the output gradient, in one pass: the
+    composition would take seven element-wise ops and keep their intermediates.
+
+    ```mlir
+    %dx = dlc.gelu_backward %dy, %x : tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$input);
+  let results = (outs DLC_FloatTensor:$grad_input);
   let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($input)";
 }
 
