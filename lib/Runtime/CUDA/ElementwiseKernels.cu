@@ -169,42 +169,23 @@ template <Unary U> void unary(const KernelArgs &args) {
   });
 }
 
-template <typename T>
-__global__ void reluBackwardKernel(const T *dy, const T *x, T *dx, int64_t n) {
+// The gradient ops dx = f(dy, x) of the activations; dy, x and dx share shape and dtype.
+enum class Gradient { relu, gelu };
+
+template <Gradient G, typename T>
+__global__ void gradientKernel(const T *dy, const T *x, T *dx, int64_t n) {
   using C = compute_t<T>;
-  DLC_GRID_STRIDE_LOOP(i, n) { dx[i] = store<T>(load(x[i]) > C(0) ? load(dy[i]) : C(0)); }
-}
-
-// dx = x > 0 ? dy : 0; dy, x and dx share shape and dtype.
-void reluBackward(const KernelArgs &args) {
-  OpScope scope(ops::relu_backward);
-  const TensorRef &dy = args.inputs[0], &x = args.inputs[1], &dx = args.outputs[0];
-  int64_t n = dx.numel();
-  if (n == 0)
-    return;
-  DeviceContext &ctx = current_context();
-  dispatch_dtype(dx.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      throw DTypeError("relu_backward of bool tensors is not supported");
-    } else {
-      reluBackwardKernel<T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
-          dy.as<const T>(), x.as<const T>(), dx.as<T>(), n);
-      check_launch("reluBackwardKernel");
-    }
-  });
-}
-
-template <typename T>
-__global__ void geluBackwardKernel(const T *dy, const T *x, T *dx, int64_t n) {
   DLC_GRID_STRIDE_LOOP(i, n) {
-    dx[i] = store<T>(activation_math::gelu_backward(float(load(dy[i])), float(load(x[i]))));
+    if constexpr (G == Gradient::relu) // dx = x > 0 ? dy : 0
+      dx[i] = store<T>(load(x[i]) > C(0) ? load(dy[i]) : C(0));
+    else // dx = dy * gelu'(x)
+      dx[i] = store<T>(activation_math::gelu_backward(float(load(dy[i])), float(load(x[i]))));
   }
 }
 
-// dx = dy * gelu'(x); dy, x and dx share shape and a floating-point dtype.
-void geluBackward(const KernelArgs &args) {
-  OpScope scope(ops::gelu_backward);
+template <Gradient G> void gradient(const KernelArgs &args) {
+  const char *op = G == Gradient::relu ? ops::relu_backward : ops::gelu_backward;
+  OpScope scope(op);
   const TensorRef &dy = args.inputs[0], &x = args.inputs[1], &dx = args.outputs[0];
   int64_t n = dx.numel();
   if (n == 0)
@@ -212,13 +193,14 @@ void geluBackward(const KernelArgs &args) {
   DeviceContext &ctx = current_context();
   dispatch_dtype(dx.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!is_float_v<T>) {
-      throw DTypeError(std::string("gelu_backward needs a floating-point tensor, got ") +
+    if constexpr (std::is_same_v<T, bool> || (G == Gradient::gelu && !is_float_v<T>)) {
+      throw DTypeError(std::string(op) + " needs a " +
+                       (G == Gradient::gelu ? "floating-point" : "numeric") + " tensor, got " +
                        dtype_name(dx.dtype));
     } else {
-      geluBackwardKernel<T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
+      gradientKernel<G, T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
           dy.as<const T>(), x.as<const T>(), dx.as<T>(), n);
-      check_launch("geluBackwardKernel");
+      check_launch("gradientKernel");
     }
   });
 }
@@ -390,11 +372,11 @@ void register_elementwise_kernels() {
   register_gpu_kernel(ops::sqrt, unary<Unary::sqrt>);
   register_gpu_kernel(ops::rsqrt, unary<Unary::rsqrt>);
   register_gpu_kernel(ops::relu, unary<Unary::relu>);
-  register_gpu_kernel(ops::relu_backward, reluBackward);
+  register_gpu_kernel(ops::relu_backward, gradient<Gradient::relu>);
   register_gpu_kernel(ops::sigmoid, unary<Unary::sigmoid>);
   register_gpu_kernel(ops::tanh, unary<Unary::tanh>);
   register_gpu_kernel(ops::gelu, unary<Unary::gelu>);
-  register_gpu_kernel(ops::gelu_backward, geluBackward);
+  register_gpu_kernel(ops::gelu_backward, gradient<Gradient::gelu>);
   register_gpu_kernel(ops::compare, compare);
   register_gpu_kernel(ops::select, select);
   register_gpu_kernel(ops::cast, cast);
