@@ -11,6 +11,7 @@
 
 #include "dlc/Config.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
+#include "dlc/Conversion/Passes.h"
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
@@ -42,6 +43,7 @@ int main(int argc, char **argv) {
   mlir::registerLinalgPasses();
   mlir::bufferization::registerBufferizationPasses();
   mlir::dlc::registerDLCPasses();
+  mlir::dlc::registerDLCConversionPasses();
   mlir::dlc::registerDLCPipelines();
 
   mlir::DialectRegistry registry;

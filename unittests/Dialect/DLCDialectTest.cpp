@@ -174,4 +174,20 @@ TEST_F(DLCDialectTest, EveryEagerOpNamesARegisteredDialectOp) {
   }
 }
 
+// Code generation builds fused regions from the ops' scalar bodies: every op that dlc-fuse
+// may put in an element-wise region has one (a new element-wise op without one fails
+// here, not when a region first holds it).
+TEST_F(DLCDialectTest, EveryElementwiseKernelOpHasAScalarBody) {
+  int checked = 0;
+  for (RegisteredOperationName op : context.getRegisteredOperations()) {
+    if (op.getDialectNamespace() != DLCDialect::getDialectNamespace() ||
+        !op.hasTrait<mlir::dlc::OpTrait::ElementwiseKernel>())
+      continue;
+    EXPECT_TRUE(op.hasInterface<ScalarBodyOpInterface>())
+        << op.getStringRef().str() << " is an element-wise kernel without a scalar body";
+    ++checked;
+  }
+  EXPECT_GE(checked, 18) << "the element-wise ops: 9 unary, 7 binary, 2 gradients";
+}
+
 } // namespace

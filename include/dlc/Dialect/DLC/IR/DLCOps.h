@@ -11,6 +11,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dlc/Dialect/DLC/IR/DLCInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "dlc/Dialect/DLC/IR/DLCOps.h.inc"
 

@@ -10,6 +10,7 @@
 
 include "dlc/Dialect/DLC/IR/DLCDialect.td"
 include "dlc/Dialect/DLC/IR/DLCAttrs.td"
+include "dlc/Dialect/DLC/IR/DLCInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
@@ -152,6 +153,7 @@ def DLC_CopyOp : Op<DLC_Dialect, "copy", [Pure, SameOperandsAndResultType]> {
 class DLC_UnaryOp<string mnemonic, Type tensorType, list<Trait> traits = []>
     : DLC_Op<mnemonic, !listconcat([Pure, Elementwise, DLC_ElementwiseKernel,
                                     DLC_LayoutRule<"elementwise">,
+                                    DeclareOpInterfaceMethods<DLC_ScalarBodyOpInterface>,
                                     SameOperandsAndResultType], traits)> {
   let arguments = (ins tensorType:$input);
   let results = (outs tensorType:$output);
@@ -181,6 +183,7 @@ def DLC_GeluOp : DLC_UnaryOp<"gelu", DLC_FloatTensor> {
 
 def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise, DLC_ElementwiseKernel,
                                                    DLC_LayoutRule<"elementwise">,
+                                                   DeclareOpInterfaceMethods<DLC_ScalarBodyOpInterface>,
                                                    SameOperandsAndResultType]> {
   let summary = "Gradient of relu: grad_output where input > 0, else 0";
   let description = [{
@@ -198,6 +201,7 @@ def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise, DLC_Element
 
 def DLC_GeluBackwardOp : DLC_Op<"gelu_backward", [Pure, Elementwise, DLC_ElementwiseKernel,
                                                    DLC_LayoutRule<"elementwise">,
+                                                   DeclareOpInterfaceMethods<DLC_ScalarBodyOpInterface>,
                                                    SameOperandsAndResultType]> {
   let summary = "Gradient of gelu: grad_output * (Phi(x) + x * phi(x))";
   let description = [{
@@ -217,7 +221,8 @@ def DLC_GeluBackwardOp : DLC_Op<"gelu_backward", [Pure, Elementwise, DLC_Element
 class DLC_BinaryOp<string mnemonic, list<Trait> traits = []>
     : DLC_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultElementType,
                                     InferTypeOpAdaptor, DLC_Broadcasting,
-                                    DLC_ElementwiseKernel, DLC_LayoutRule<"elementwise">],
+                                    DLC_ElementwiseKernel, DLC_LayoutRule<"elementwise">,
+                                    DeclareOpInterfaceMethods<DLC_ScalarBodyOpInterface>],
                                    traits)> {
   let arguments = (ins DLC_NumericTensor:$lhs, DLC_NumericTensor:$rhs);
   let results = (outs DLC_NumericTensor:$output);
