@@ -30,6 +30,15 @@ bool fusionEnabled() {
   return !flag || !*flag || std::string(flag) == "0";
 }
 
+/// DLC_GENERATED_KERNELS=0 runs fused element-wise regions through their interpreted
+/// sub-kernels instead of generated code (the path before code generation).
+conversion::LoweringOptions loweringOptions() {
+  const char *flag = std::getenv("DLC_GENERATED_KERNELS");
+  conversion::LoweringOptions options;
+  options.generated_kernels = !flag || !*flag || std::string(flag) != "0";
+  return options;
+}
+
 std::string print(ModuleOp module) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -113,7 +122,7 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
   for (const Graph *graph : graphs) {
     func::FuncOp function = compilation.function(graph->name);
     std::shared_ptr<Program> program =
-        function ? conversion::lowerToProgram(function, error) : nullptr;
+        function ? conversion::lowerToProgram(function, error, loweringOptions()) : nullptr;
     if (!program)
       return function ? error : "hybridize: function @" + graph->name + " vanished";
     out.programs.push_back(std::move(program));
@@ -146,7 +155,7 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
   if (!error.empty())
     return error;
   func::FuncOp function = compilation.function(step.name);
-  out.program = function ? conversion::lowerToProgram(function, error) : nullptr;
+  out.program = function ? conversion::lowerToProgram(function, error, loweringOptions()) : nullptr;
   if (!out.program)
     return function ? error : "training step: function @" + step.name + " vanished";
   return "";

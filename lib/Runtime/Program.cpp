@@ -13,12 +13,45 @@
 
 namespace dlc {
 
+namespace {
+
+/// A 1-d strided memref descriptor, as MLIR's LLVM lowering lays it out.
+struct MemRef1D {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+};
+
+/// Elements [begin, begin + length) of the region through its generated code.
+void runGeneratedChunk(const FusedElementwise &body, const std::vector<char *> &inputs,
+                       const std::vector<char *> &outputs, int64_t begin, int64_t length) {
+  size_t count = inputs.size() + outputs.size();
+  std::vector<MemRef1D> views(count);
+  std::vector<MemRef1D *> pointers(count);
+  std::vector<void *> arguments(count);
+  for (size_t k = 0; k < count; ++k) {
+    bool isInput = k < inputs.size();
+    float *base = reinterpret_cast<float *>(isInput ? inputs[k] : outputs[k - inputs.size()]);
+    bool scalar = isInput && body.scalar[k];
+    // The kernel's memrefs have no offset of their own: the chunk starts at `aligned`.
+    views[k] = {base, scalar ? base : base + begin, 0, scalar ? 1 : length, 1};
+    pointers[k] = &views[k];
+    arguments[k] = &pointers[k];
+  }
+  body.generated->entry(arguments.data());
+}
+
+} // namespace
+
 void run_fused_elementwise(const FusedElementwise &body, const std::vector<char *> &inputs,
                            const std::vector<char *> &outputs, bool reference) {
   const int64_t elements = body.elements;
   constexpr int64_t chunk = 4096;
   const int64_t chunks = std::max<int64_t>(1, (elements + chunk - 1) / chunk);
   const size_t locals = size_t(body.inputs) + body.steps.size();
+  const bool generated = body.generated && !reference;
   std::vector<int> outputOf(locals, -1); // local value -> step output written in place
   for (size_t k = 0; k < body.outputs.size(); ++k)
     outputOf[size_t(body.outputs[k])] = int(k);
@@ -27,9 +60,13 @@ void run_fused_elementwise(const FusedElementwise &body, const std::vector<char 
 #pragma omp parallel for schedule(static) if (chunks > 1)
   for (int64_t c = 0; c < chunks; ++c) {
     try {
+      const int64_t begin = c * chunk, length = std::min(chunk, elements - begin);
+      if (generated) {
+        runGeneratedChunk(body, inputs, outputs, begin, length);
+        continue;
+      }
       thread_local std::vector<float> scratch;
       scratch.resize(locals * size_t(chunk));
-      const int64_t begin = c * chunk, length = std::min(chunk, elements - begin);
       std::vector<char *> at(locals);
       for (size_t v = 0; v < locals; ++v) {
         size_t offset = body.scalar[v] ? 0 : size_t(begin) * sizeof(float);
@@ -326,7 +363,7 @@ std::string Program::str() const {
       os << "{";
       for (size_t k = 0; k < step.fused->steps.size(); ++k)
         os << (k ? ", " : "") << step.fused->steps[k].op;
-      os << "}";
+      os << "}" << (step.fused->generated ? "[generated]" : "");
     }
     os << "(";
     for (size_t k = 0; k < step.inputs.size(); ++k)

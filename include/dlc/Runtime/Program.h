@@ -44,6 +44,15 @@ struct ProgramValue {
   size_t bytes() const { return size_t(shape_rules::numElements(shape)) * dtype_size(dtype); }
 };
 
+/// Native code the compiler generated for a fused element-wise region. `entry` is MLIR's
+/// packed calling convention: one pointer per argument, each pointing at a 1-d strided
+/// memref descriptor ({float *allocated, *aligned; int64_t offset, size, stride}), the
+/// region's inputs then its outputs. `owner` keeps the code loaded.
+struct GeneratedKernel {
+  void (*entry)(void **arguments) = nullptr;
+  std::shared_ptr<const void> owner;
+};
+
 /// A fused element-wise region (dlc-fuse's "elementwise"): sub-kernels over region-local
 /// values, run one cache-sized chunk of elements at a time so that intermediates never
 /// leave the cache. Local values 0..inputs-1 are the step's inputs; each sub-step defines
@@ -60,11 +69,15 @@ struct FusedElementwise {
   std::vector<SubStep> steps; ///< sub-step k defines local value inputs + k
   std::vector<int> outputs;   ///< the local value of each step output
   std::vector<bool> scalar;   ///< per local value: one element, not chunked
+  /// The region as generated code, run on the same chunks; the sub-kernels (above)
+  /// remain its reference (reference_kernels runs them instead).
+  std::shared_ptr<const GeneratedKernel> generated;
 };
 
 /// Runs `body` over its elements, chunk by chunk, the chunks spread over the calling
-/// thread's OpenMP team. Sub-kernels see 1-d chunks (scalars as 0-d tensors), small
-/// enough that their own loops stay single-threaded.
+/// thread's OpenMP team: its generated code when it has some (and not
+/// `reference_kernels`), else its sub-kernels, which see 1-d chunks (scalars as 0-d
+/// tensors), small enough that their own loops stay single-threaded.
 void run_fused_elementwise(const FusedElementwise &body, const std::vector<char *> &inputs,
                            const std::vector<char *> &outputs, bool reference_kernels);
 

@@ -8,6 +8,7 @@
 // interpreted kernels do.
 //
 //===----------------------------------------------------------------------===//
+#include "dlc/Conversion/DLCToLinalg/DLCToLinalg.h"
 #include "dlc/Conversion/Passes.h"
 
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
@@ -19,6 +20,29 @@ namespace mlir::dlc {
 
 #define GEN_PASS_DEF_CONVERTDLCTOLINALG
 #include "dlc/Conversion/Passes.h.inc"
+
+SmallVector<Value> buildElementwiseBody(OpBuilder &builder, Block &region,
+                                        ValueRange scalars, Operation *&unsupported) {
+  IRMapping elements;
+  for (auto [argument, scalar] : llvm::zip(region.getArguments(), scalars))
+    elements.map(argument, scalar);
+  for (Operation &op : region.without_terminator()) {
+    auto body = dyn_cast<ScalarBodyOpInterface>(&op);
+    SmallVector<Value> operands;
+    for (Value operand : op.getOperands())
+      operands.push_back(elements.lookup(operand));
+    Value element = body ? body.buildScalarBody(builder, op.getLoc(), operands) : Value();
+    if (!element) {
+      unsupported = unsupported ? unsupported : &op;
+      element = operands.empty() ? Value() : operands.front(); // keeps the IR whole
+    }
+    elements.map(op.getResult(0), element);
+  }
+  SmallVector<Value> yielded;
+  for (Value value : region.getTerminator()->getOperands())
+    yielded.push_back(elements.lookup(value));
+  return yielded;
+}
 
 namespace {
 
@@ -76,25 +100,8 @@ LogicalResult convertRegion(FusedOp fused) {
   auto generic = builder.create<linalg::GenericOp>(
       loc, fused->getResultTypes(), fused.getInputs(), outputs, maps, iterators,
       [&](OpBuilder &b, Location bodyLoc, ValueRange scalars) {
-        IRMapping elements;
-        for (auto [argument, scalar] : llvm::zip(region.getArguments(), scalars))
-          elements.map(argument, scalar);
-        for (Operation &op : region.without_terminator()) {
-          auto body = dyn_cast<ScalarBodyOpInterface>(&op);
-          SmallVector<Value> operands;
-          for (Value operand : op.getOperands())
-            operands.push_back(elements.lookup(operand));
-          Value element = body ? body.buildScalarBody(b, op.getLoc(), operands) : Value();
-          if (!element) {
-            unsupported = unsupported ? unsupported : &op;
-            element = operands.empty() ? Value() : operands.front(); // keeps the IR whole
-          }
-          elements.map(op.getResult(0), element);
-        }
-        SmallVector<Value> yielded;
-        for (Value value : region.getTerminator()->getOperands())
-          yielded.push_back(elements.lookup(value));
-        b.create<linalg::YieldOp>(bodyLoc, yielded);
+        b.create<linalg::YieldOp>(bodyLoc,
+                                  buildElementwiseBody(b, region, scalars, unsupported));
       });
   if (unsupported) {
     generic->erase();

@@ -39,8 +39,9 @@ StorageKind runtimeStorage(mlir::dlc::StorageKind kind) {
 
 class ProgramLowering {
 public:
-  ProgramLowering(func::FuncOp function, std::string &error)
-      : function_(function), fallback_(mlir::dlc::functionDevice(function)), error_(error) {}
+  ProgramLowering(func::FuncOp function, std::string &error, const LoweringOptions &options)
+      : function_(function), fallback_(mlir::dlc::functionDevice(function)), error_(error),
+        options_(options) {}
 
   std::shared_ptr<Program> run() {
     register_builtin_kernels();
@@ -187,7 +188,8 @@ private:
 
   /// The single step of a region that runs as one, on `step.device`.
   bool fusedStep(mlir::dlc::FusedOp fused, ProgramStep &step) {
-    std::optional<ProgramStep> single = detail::fusedStep(fused, step.device, error_);
+    std::optional<ProgramStep> single = detail::fusedStep(
+        fused, step.device, options_.generated_kernels && step.device.is_host(), error_);
     if (!single)
       return false;
     step.op = std::move(single->op);
@@ -231,6 +233,7 @@ private:
   func::FuncOp function_;
   mlir::dlc::DeviceAttr fallback_;
   std::string &error_;
+  LoweringOptions options_;
   std::shared_ptr<Program> program_;
   llvm::DenseMap<Value, int> ids_;
   int64_t reused_ = 0, inPlace_ = 0;
@@ -238,8 +241,9 @@ private:
 
 } // namespace
 
-std::shared_ptr<Program> lowerToProgram(func::FuncOp function, std::string &error) {
-  return ProgramLowering(function, error).run();
+std::shared_ptr<Program> lowerToProgram(func::FuncOp function, std::string &error,
+                                        const LoweringOptions &options) {
+  return ProgramLowering(function, error, options).run();
 }
 
 } // namespace dlc::conversion

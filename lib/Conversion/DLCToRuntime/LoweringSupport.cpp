@@ -74,7 +74,7 @@ bool kernelStep(Operation *op, Device device, ProgramStep &step, std::string &er
   return true;
 }
 
-std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
+std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device, bool generate,
                                      std::string &error) {
   auto hasKernel = [&](StringRef op) { return find_kernel(op.str(), device) != nullptr; };
   mlir::dlc::FusedExecution execution = mlir::dlc::fusedExecution(
@@ -122,6 +122,8 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
   }
   for (Value yielded : body.getTerminator()->getOperands())
     chain->outputs.push_back(local.lookup(yielded));
+  if (generate && !(chain->generated = generateElementwiseKernel(fused, error)))
+    return std::nullopt;
   ProgramStep step;
   step.op = "dlc.fused.elementwise";
   step.fused = std::move(chain);

@@ -27,7 +27,15 @@ namespace dlc::conversion {
 /// the result buffer for each returned value the plan left elsewhere. A function on one
 /// device is the one-device case: the same steps, run as one task. On failure returns
 /// null and sets `error`; never throws.
-std::shared_ptr<Program> lowerToProgram(mlir::func::FuncOp function, std::string &error);
+/// How a program's steps are made.
+struct LoweringOptions {
+  /// Element-wise fused regions on CPUs get native code generated from their ops'
+  /// scalar bodies (the interpreted sub-kernels stay as their reference).
+  bool generated_kernels = false;
+};
+
+std::shared_ptr<Program> lowerToProgram(mlir::func::FuncOp function, std::string &error,
+                                        const LoweringOptions &options = {});
 
 } // namespace dlc::conversion
 

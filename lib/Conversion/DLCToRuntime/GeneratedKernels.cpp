@@ -1,0 +1,165 @@
+//===- GeneratedKernels.cpp - a fused element-wise region as native CPU code ----===//
+//
+// The region becomes a module of its own: one function over 1-d memrefs (the region's
+// inputs, then its outputs; a single-element input read at index 0) whose body is a
+// linalg.generic built from the ops' scalar bodies. Upstream passes lower it to loops
+// and to the LLVM dialect (math functions without an LLVM intrinsic become libm calls,
+// which the loaded code resolves in this process), and MLIR's ExecutionEngine
+// translates, optimises and loads it. The runtime calls it on chunks of the elements,
+// spread over the device's threads as the interpreted region's chunks are.
+//
+//===----------------------------------------------------------------------===//
+#include "LoweringSupport.h"
+
+#include "dlc/Conversion/DLCToLinalg/DLCToLinalg.h"
+
+#include "dlc/Dialect/DLC/IR/DLCExecution.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+
+namespace dlc::conversion::detail {
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+
+constexpr llvm::StringLiteral kEntry = "dlc_region";
+
+/// The region as `func.func @dlc_region(inputs..., outputs...)` on memref<?xf32>, in a
+/// new module; null, with `error`, when an op has no scalar body.
+OwningOpRef<ModuleOp> buildKernelModule(FusedOp fused, std::string &error) {
+  MLIRContext *context = fused.getContext();
+  Location loc = fused.getLoc();
+  OpBuilder builder(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+
+  Type memref = MemRefType::get({ShapedType::kDynamic}, builder.getF32Type());
+  size_t inputs = fused.getInputs().size(), outputs = fused->getNumResults();
+  SmallVector<Type> arguments(inputs + outputs, memref);
+  auto function =
+      builder.create<func::FuncOp>(loc, kEntry, builder.getFunctionType(arguments, {}));
+  function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), builder.getUnitAttr());
+  Block *entry = function.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+
+  SmallVector<bool> scalar = fusedScalarValues(fused); // the runtime's own split
+  AffineMap point = builder.getDimIdentityMap();
+  AffineMap first = AffineMap::get(1, 0, builder.getAffineConstantExpr(0));
+  SmallVector<AffineMap> maps;
+  for (size_t k = 0; k < inputs; ++k)
+    maps.push_back(scalar[k] ? first : point);
+  maps.append(outputs, point);
+  Block &region = fused.getBody().front();
+  Operation *unsupported = nullptr;
+  builder.create<linalg::GenericOp>(
+      loc, TypeRange{}, entry->getArguments().take_front(inputs),
+      entry->getArguments().drop_front(inputs), maps,
+      SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+      [&](OpBuilder &b, Location bodyLoc, ValueRange elements) {
+        b.create<linalg::YieldOp>(bodyLoc,
+                                  buildElementwiseBody(b, region, elements, unsupported));
+      });
+  builder.create<func::ReturnOp>(loc);
+  if (unsupported) {
+    llvm::raw_string_ostream os(error);
+    os << unsupported->getName() << " at " << unsupported->getLoc()
+       << " has no scalar body for code generation";
+    return nullptr;
+  }
+  return module;
+}
+
+void addLoweringToLLVM(PassManager &pm) {
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(createConvertMathToLibmPass()); // tanh, erf, exp, ... as libm calls
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+} // namespace
+
+std::shared_ptr<const GeneratedKernel> generateElementwiseKernel(FusedOp fused,
+                                                                 std::string &error) {
+  static std::once_flag nativeTarget;
+  std::call_once(nativeTarget, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  MLIRContext *context = fused.getContext();
+  context->loadDialect<arith::ArithDialect, cf::ControlFlowDialect, func::FuncDialect,
+                       LLVM::LLVMDialect, linalg::LinalgDialect, math::MathDialect,
+                       memref::MemRefDialect, scf::SCFDialect>();
+  registerBuiltinDialectTranslation(*context);
+  registerLLVMDialectTranslation(*context);
+
+  std::string diagnostics;
+  ScopedDiagnosticHandler collect(context, [&](Diagnostic &diagnostic) {
+    llvm::raw_string_ostream(diagnostics) << diagnostic << "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = buildKernelModule(fused, error);
+  if (!module)
+    return nullptr;
+  PassManager pm(context);
+  addLoweringToLLVM(pm);
+  if (failed(pm.run(*module))) {
+    llvm::raw_string_ostream os(error);
+    os << "generating the kernel of the fused region at " << fused.getLoc() << ": "
+       << diagnostics;
+    return nullptr;
+  }
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
+  llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
+      ExecutionEngine::create(*module, options);
+  if (!engine) {
+    error = "loading the kernel of the fused region: " + llvm::toString(engine.takeError());
+    return nullptr;
+  }
+  llvm::Expected<void (*)(void **)> entry =
+      (*engine)->lookupPacked((llvm::Twine("_mlir_ciface_") + kEntry).str());
+  if (!entry) {
+    error = "the generated kernel has no entry: " + llvm::toString(entry.takeError());
+    return nullptr;
+  }
+  auto kernel = std::make_shared<GeneratedKernel>();
+  kernel->entry = *entry;
+  kernel->owner = std::shared_ptr<const ExecutionEngine>(std::move(*engine));
+  return kernel;
+}
+
+} // namespace dlc::conversion::detail
