@@ -39,6 +39,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -123,8 +124,12 @@ std::shared_ptr<const GeneratedKernel> generateElementwiseKernel(FusedOp fused,
   context->loadDialect<arith::ArithDialect, cf::ControlFlowDialect, func::FuncDialect,
                        LLVM::LLVMDialect, linalg::LinalgDialect, math::MathDialect,
                        memref::MemRefDialect, scf::SCFDialect>();
-  registerBuiltinDialectTranslation(*context);
-  registerLLVMDialectTranslation(*context);
+  // Once per context: MLIR 19 appends a registry's extensions again on every call.
+  if (!context->getLoadedDialect<LLVM::LLVMDialect>()
+           ->getRegisteredInterface<LLVMTranslationDialectInterface>()) {
+    registerBuiltinDialectTranslation(*context);
+    registerLLVMDialectTranslation(*context);
+  }
 
   std::string diagnostics;
   ScopedDiagnosticHandler collect(context, [&](Diagnostic &diagnostic) {
