@@ -1,8 +1,9 @@
 //===- GeneratedKernels.cpp - a fused element-wise region as native CPU code ----===//
 //
-// The region becomes a module of its own: one function over 1-d memrefs (the region's
-// inputs, then its outputs; a single-element input read at index 0) whose body is a
-// linalg.generic built from the ops' scalar bodies. Upstream passes lower it to loops
+// A program's regions become one module of their own, a function each over 1-d memrefs
+// (the region's inputs, then its outputs; a single-element input read at index 0) whose
+// body is a linalg.generic built from the ops' scalar bodies: one compilation and one
+// loaded object per program, not per region. Upstream passes lower it to loops
 // and to the LLVM dialect (math functions without an LLVM intrinsic become libm calls,
 // which the loaded code resolves in this process), and MLIR's ExecutionEngine
 // translates, optimises and loads it. The runtime calls it on chunks of the elements,
@@ -52,22 +53,21 @@ using namespace mlir::dlc;
 
 namespace {
 
-constexpr llvm::StringLiteral kEntry = "dlc_region";
+std::string entryName(size_t region) { return "dlc_region_" + std::to_string(region); }
 
-/// The region as `func.func @dlc_region(inputs..., outputs...)` on memref<?xf32>, in a
-/// new module; null, with `error`, when an op has no scalar body.
-OwningOpRef<ModuleOp> buildKernelModule(FusedOp fused, std::string &error) {
+/// `fused` as `func.func @<name>(inputs..., outputs...)` on memref<?xf32>, at the end of
+/// `module`; false, with `error`, when an op has no scalar body.
+bool addKernelFunction(ModuleOp module, FusedOp fused, StringRef name, std::string &error) {
   MLIRContext *context = fused.getContext();
   Location loc = fused.getLoc();
   OpBuilder builder(context);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  builder.setInsertionPointToEnd(module->getBody());
+  builder.setInsertionPointToEnd(module.getBody());
 
   Type memref = MemRefType::get({ShapedType::kDynamic}, builder.getF32Type());
   size_t inputs = fused.getInputs().size(), outputs = fused->getNumResults();
   SmallVector<Type> arguments(inputs + outputs, memref);
   auto function =
-      builder.create<func::FuncOp>(loc, kEntry, builder.getFunctionType(arguments, {}));
+      builder.create<func::FuncOp>(loc, name, builder.getFunctionType(arguments, {}));
   function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), builder.getUnitAttr());
   Block *entry = function.addEntryBlock();
   builder.setInsertionPointToStart(entry);
@@ -94,9 +94,9 @@ OwningOpRef<ModuleOp> buildKernelModule(FusedOp fused, std::string &error) {
     llvm::raw_string_ostream os(error);
     os << unsupported->getName() << " at " << unsupported->getLoc()
        << " has no scalar body for code generation";
-    return nullptr;
+    return false;
   }
-  return module;
+  return true;
 }
 
 void addLoweringToLLVM(PassManager &pm) {
@@ -113,14 +113,17 @@ void addLoweringToLLVM(PassManager &pm) {
 
 } // namespace
 
-std::shared_ptr<const GeneratedKernel> generateElementwiseKernel(FusedOp fused,
-                                                                 std::string &error) {
+std::vector<std::shared_ptr<const GeneratedKernel>>
+generateElementwiseKernels(ArrayRef<FusedOp> regions, std::string &error) {
+  if (regions.empty())
+    return {};
   static std::once_flag nativeTarget;
   std::call_once(nativeTarget, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
-  MLIRContext *context = fused.getContext();
+  FusedOp first = regions.front();
+  MLIRContext *context = first.getContext();
   context->loadDialect<arith::ArithDialect, cf::ControlFlowDialect, func::FuncDialect,
                        LLVM::LLVMDialect, linalg::LinalgDialect, math::MathDialect,
                        memref::MemRefDialect, scf::SCFDialect>();
@@ -136,35 +139,39 @@ std::shared_ptr<const GeneratedKernel> generateElementwiseKernel(FusedOp fused,
     llvm::raw_string_ostream(diagnostics) << diagnostic << "\n";
     return success();
   });
-  OwningOpRef<ModuleOp> module = buildKernelModule(fused, error);
-  if (!module)
-    return nullptr;
+  OwningOpRef<ModuleOp> module = ModuleOp::create(first.getLoc());
+  for (size_t k = 0; k < regions.size(); ++k)
+    if (!addKernelFunction(*module, regions[k], entryName(k), error))
+      return {};
   PassManager pm(context);
   addLoweringToLLVM(pm);
   if (failed(pm.run(*module))) {
-    llvm::raw_string_ostream os(error);
-    os << "generating the kernel of the fused region at " << fused.getLoc() << ": "
-       << diagnostics;
-    return nullptr;
+    error = "generating the kernels of the fused regions: " + diagnostics;
+    return {};
   }
   ExecutionEngineOptions options;
   options.transformer = makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
       ExecutionEngine::create(*module, options);
   if (!engine) {
-    error = "loading the kernel of the fused region: " + llvm::toString(engine.takeError());
-    return nullptr;
+    error = "loading the kernels of the fused regions: " + llvm::toString(engine.takeError());
+    return {};
   }
-  llvm::Expected<void (*)(void **)> entry =
-      (*engine)->lookupPacked((llvm::Twine("_mlir_ciface_") + kEntry).str());
-  if (!entry) {
-    error = "the generated kernel has no entry: " + llvm::toString(entry.takeError());
-    return nullptr;
+  std::shared_ptr<const ExecutionEngine> owner(std::move(*engine));
+  std::vector<std::shared_ptr<const GeneratedKernel>> kernels;
+  for (size_t k = 0; k < regions.size(); ++k) {
+    llvm::Expected<void (*)(void **)> entry =
+        owner->lookupPacked("_mlir_ciface_" + entryName(k));
+    if (!entry) {
+      error = "a generated kernel has no entry: " + llvm::toString(entry.takeError());
+      return {};
+    }
+    auto kernel = std::make_shared<GeneratedKernel>();
+    kernel->entry = *entry;
+    kernel->owner = owner;
+    kernels.push_back(std::move(kernel));
   }
-  auto kernel = std::make_shared<GeneratedKernel>();
-  kernel->entry = *entry;
-  kernel->owner = std::shared_ptr<const ExecutionEngine>(std::move(*engine));
-  return kernel;
+  return kernels;
 }
 
 } // namespace dlc::conversion::detail

@@ -69,6 +69,8 @@ public:
       if (!lowerOp(&op))
         return nullptr;
     lowerReturn(cast<func::ReturnOp>(body.getTerminator()));
+    if (!generateKernels())
+      return nullptr;
     for (const ProgramStep &step : program_->steps)
       for (int out : step.outputs) {
         const ProgramValue &v = program_->values[size_t(out)];
@@ -188,15 +190,31 @@ private:
 
   /// The single step of a region that runs as one, on `step.device`.
   bool fusedStep(mlir::dlc::FusedOp fused, ProgramStep &step) {
-    std::optional<ProgramStep> single = detail::fusedStep(
-        fused, step.device, options_.generated_kernels && step.device.is_host(), error_);
+    std::shared_ptr<FusedElementwise> chain;
+    std::optional<ProgramStep> single = detail::fusedStep(fused, step.device, chain, error_);
     if (!single)
       return false;
+    if (chain && options_.generated_kernels && step.device.is_host())
+      toGenerate_.push_back({fused, std::move(chain)});
     step.op = std::move(single->op);
     step.kernels = single->kernels;
     step.attrs = std::move(single->attrs);
     step.fused = std::move(single->fused);
     step.fresh_seed = single->fresh_seed;
+    return true;
+  }
+
+  /// The generated code of the element-wise regions to run natively, compiled together.
+  bool generateKernels() {
+    SmallVector<mlir::dlc::FusedOp> regions;
+    for (const auto &[fused, chain] : toGenerate_)
+      regions.push_back(fused);
+    std::vector<std::shared_ptr<const GeneratedKernel>> kernels =
+        generateElementwiseKernels(regions, error_);
+    if (kernels.size() != regions.size())
+      return false;
+    for (size_t k = 0; k < kernels.size(); ++k)
+      toGenerate_[k].second->generated = std::move(kernels[k]);
     return true;
   }
 
@@ -235,6 +253,8 @@ private:
   std::string &error_;
   LoweringOptions options_;
   std::shared_ptr<Program> program_;
+  /// Element-wise regions and their bodies, whose code is generated once all are known.
+  std::vector<std::pair<mlir::dlc::FusedOp, std::shared_ptr<FusedElementwise>>> toGenerate_;
   llvm::DenseMap<Value, int> ids_;
   int64_t reused_ = 0, inPlace_ = 0;
 };

@@ -74,7 +74,8 @@ bool kernelStep(Operation *op, Device device, ProgramStep &step, std::string &er
   return true;
 }
 
-std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device, bool generate,
+std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
+                                     std::shared_ptr<FusedElementwise> &chain,
                                      std::string &error) {
   auto hasKernel = [&](StringRef op) { return find_kernel(op.str(), device) != nullptr; };
   mlir::dlc::FusedExecution execution = mlir::dlc::fusedExecution(
@@ -101,7 +102,7 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device, bo
     return step;
   }
 
-  auto chain = std::make_shared<FusedElementwise>();
+  chain = std::make_shared<FusedElementwise>();
   SmallVector<bool> scalar = mlir::dlc::fusedScalarValues(fused);
   chain->scalar.assign(scalar.begin(), scalar.end());
   chain->inputs = int(body.getNumArguments());
@@ -122,11 +123,9 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device, bo
   }
   for (Value yielded : body.getTerminator()->getOperands())
     chain->outputs.push_back(local.lookup(yielded));
-  if (generate && !(chain->generated = generateElementwiseKernel(fused, error)))
-    return std::nullopt;
   ProgramStep step;
   step.op = "dlc.fused.elementwise";
-  step.fused = std::move(chain);
+  step.fused = chain;
   return step;
 }
 

@@ -11,9 +11,11 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
 
 #include <memory>
 #include <optional>
+#include <vector>
 #include <string>
 
 namespace dlc::conversion::detail {
@@ -41,19 +43,21 @@ bool kernelStep(mlir::Operation *op, Device device, ProgramStep &step, std::stri
 
 /// The single step of a dlc.fused region that runs as one (dlc-plan-memory did not mark
 /// it `dlc.op_by_op`) on `device`: a library kernel with a ReLU epilogue, or a float32
-/// element-wise chain (with its generated code when `generate`); `error` set when
-/// `device` has no such kernel, an attribute cannot be read or code generation fails.
-std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device, bool generate,
+/// element-wise chain, whose body is also left in `chain` (for its generated code);
+/// `error` set when `device` has no such kernel or an attribute cannot be read.
+std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
+                                     std::shared_ptr<FusedElementwise> &chain,
                                      std::string &error);
 
-/// Compiles an element-wise `dlc.fused` region into native code for this CPU: a
-/// `linalg.generic` over 1-d memrefs (a single-element operand read at index 0) built by
-/// mlir::dlc::buildElementwiseBody, lowered by upstream passes to loops and the LLVM
-/// dialect, optimised by LLVM (O2) and loaded in-process by MLIR's ExecutionEngine.
-/// The runtime calls it on chunks of the region's elements. Null, with `error`, when the
-/// region has an op without a scalar body or a stage fails. Never throws.
-std::shared_ptr<const GeneratedKernel> generateElementwiseKernel(mlir::dlc::FusedOp fused,
-                                                                 std::string &error);
+/// Compiles element-wise `dlc.fused` regions (of one context) into native code for this
+/// CPU, one kernel per region: a `linalg.generic` over 1-d memrefs (a single-element
+/// operand read at index 0) built by mlir::dlc::buildElementwiseBody, lowered by upstream
+/// passes to loops and the LLVM dialect, optimised by LLVM (O2) and loaded in-process by
+/// MLIR's ExecutionEngine, all regions in one module. The runtime calls each on chunks of
+/// its region's elements. Empty, with `error`, when a region has an op without a scalar
+/// body or a stage fails. Never throws.
+std::vector<std::shared_ptr<const GeneratedKernel>>
+generateElementwiseKernels(llvm::ArrayRef<mlir::dlc::FusedOp> regions, std::string &error);
 
 } // namespace dlc::conversion::detail
 
