@@ -44,6 +44,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <mutex>
 
 namespace dlc::conversion::detail {
@@ -149,8 +150,11 @@ generateElementwiseKernels(ArrayRef<FusedOp> regions, std::string &error) {
     error = "generating the kernels of the fused regions: " + diagnostics;
     return {};
   }
+  // The options hold a function_ref: the transformer itself must outlive create().
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
   ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
+  options.transformer = optimize;
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
       ExecutionEngine::create(*module, options);
   if (!engine) {
