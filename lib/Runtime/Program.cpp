@@ -27,10 +27,14 @@ struct MemRef1D {
 /// Elements [begin, begin + length) of the region through its generated code.
 void runGeneratedChunk(const FusedElementwise &body, const std::vector<char *> &inputs,
                        const std::vector<char *> &outputs, int64_t begin, int64_t length) {
+  // Per thread and reused: a chunk is a few microseconds of work, no place for mallocs.
   size_t count = inputs.size() + outputs.size();
-  std::vector<MemRef1D> views(count);
-  std::vector<MemRef1D *> pointers(count);
-  std::vector<void *> arguments(count);
+  thread_local std::vector<MemRef1D> views;
+  thread_local std::vector<MemRef1D *> pointers;
+  thread_local std::vector<void *> arguments;
+  views.resize(count);
+  pointers.resize(count);
+  arguments.resize(count);
   for (size_t k = 0; k < count; ++k) {
     bool isInput = k < inputs.size();
     float *base = reinterpret_cast<float *>(isInput ? inputs[k] : outputs[k - inputs.size()]);
@@ -143,6 +147,7 @@ std::string Program::set_plan(const MemoryPlan &memory) {
              " bytes)";
   }
   std::vector<Device> used = devices();
+  taskDevice_ = used.empty() ? (values.empty() ? cpu(0) : values.front().device) : used.front();
   oneTask_ = used.size() <= 1 &&
              std::none_of(steps.begin(), steps.end(),
                           [](const ProgramStep &s) { return s.kind == ProgramStep::Kind::all_reduce; }) &&
@@ -222,8 +227,7 @@ std::vector<BoundBuffer> Program::run(const std::vector<BoundBuffer> &args,
 void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
                            const std::vector<BoundBuffer> &outs, std::vector<int64_t> seeds,
                            bool reference_kernels) const {
-  Device device = devices().empty() ? (values.empty() ? cpu(0) : values.front().device)
-                                    : devices().front();
+  Device device = taskDevice_;
   std::vector<std::shared_ptr<Buffer>> reads, writes;
   std::vector<bool> updated(args.size(), false);
   for (const auto &[value, argument] : updates)

@@ -174,6 +174,7 @@ private:
   MemoryPlan memory_;
   bool planned_ = false;
   bool oneTask_ = false;
+  Device taskDevice_; ///< where a one-task run runs (set_plan works it out once)
 };
 
 } // namespace dlc
