@@ -4,6 +4,7 @@
 #include "CompilerInternal.h"
 
 #include "dlc/Conversion/DLCToRuntime/DLCToRuntime.h"
+#include "dlc/Conversion/Pipelines.h"
 
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
@@ -32,11 +33,9 @@ bool fusionEnabled() {
 
 /// DLC_GENERATED_KERNELS=0 runs fused element-wise regions through their interpreted
 /// sub-kernels instead of generated code (the path before code generation).
-conversion::LoweringOptions loweringOptions() {
+bool kernelsGenerated() {
   const char *flag = std::getenv("DLC_GENERATED_KERNELS");
-  conversion::LoweringOptions options;
-  options.generated_kernels = !flag || !*flag || std::string(flag) != "0";
-  return options;
+  return !flag || !*flag || std::string(flag) != "0";
 }
 
 std::string print(ModuleOp module) {
@@ -82,10 +81,15 @@ public:
   /// Runs `pipeline` (after the hybridize pipeline for `device`'s kind is added).
   std::string run(PassManager &pipeline, Device device, bool blockedLayouts,
                   const std::string &what, std::string &ir) {
-    mlir::dlc::buildDLCPipeline(pipeline,
-                                device.kind == DeviceKind::gpu ? mlir::dlc::PipelineTarget::cuda
-                                                               : mlir::dlc::PipelineTarget::cpu,
-                                fusionEnabled(), blockedLayouts);
+    mlir::dlc::CompilerPipelineOptions options;
+    options.fuse = fusionEnabled();
+    options.blockedLayouts = blockedLayouts;
+    options.generateKernels = kernelsGenerated();
+    mlir::dlc::buildDLCCompilerPipeline(pipeline,
+                                        device.kind == DeviceKind::gpu
+                                            ? mlir::dlc::PipelineTarget::cuda
+                                            : mlir::dlc::PipelineTarget::cpu,
+                                        options);
     if (failed(pipeline.run(*module_)))
       return what + ": the pipeline failed:\n" + diagnostics_;
     ir = print(*module_);
@@ -122,7 +126,7 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
   for (const Graph *graph : graphs) {
     func::FuncOp function = compilation.function(graph->name);
     std::shared_ptr<Program> program =
-        function ? conversion::lowerToProgram(function, error, loweringOptions()) : nullptr;
+        function ? conversion::lowerToProgram(function, error) : nullptr;
     if (!program)
       return function ? error : "hybridize: function @" + graph->name + " vanished";
     out.programs.push_back(std::move(program));
@@ -155,7 +159,7 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
   if (!error.empty())
     return error;
   func::FuncOp function = compilation.function(step.name);
-  out.program = function ? conversion::lowerToProgram(function, error, loweringOptions()) : nullptr;
+  out.program = function ? conversion::lowerToProgram(function, error) : nullptr;
   if (!out.program)
     return function ? error : "training step: function @" + step.name + " vanished";
   return "";

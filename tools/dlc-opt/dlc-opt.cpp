@@ -1,10 +1,10 @@
 //===- dlc-opt.cpp - the dlc optimizer driver --------------------------------===//
 //
 // mlir-opt with the dlc dialect, every dlc pass and pipeline, some upstream dialects
-// (func, arith, tensor, linalg, scf, memref, bufferization, math, cf) and the upstream
-// transforms and conversions. dlc lowers to runtime programs, not through those
-// dialects: they are registered so that modules mixing them with dlc parse and
-// upstream passes can run on them.
+// (func, arith, tensor, linalg, scf, memref, bufferization, math, cf, llvm) and the
+// upstream transforms and conversions. A program's steps lower to runtime programs; its
+// generated kernels go through those dialects down to the LLVM dialect, and modules
+// mixing them with dlc parse so that upstream passes can run on them.
 //
 //===----------------------------------------------------------------------===//
 #include "UntrustedInput.h"
@@ -12,6 +12,7 @@
 #include "dlc/Config.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Conversion/Passes.h"
+#include "dlc/Conversion/Pipelines.h"
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -51,7 +53,7 @@ int main(int argc, char **argv) {
                   mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect,
                   mlir::scf::SCFDialect, mlir::memref::MemRefDialect,
                   mlir::bufferization::BufferizationDialect, mlir::math::MathDialect,
-                  mlir::cf::ControlFlowDialect>();
+                  mlir::cf::ControlFlowDialect, mlir::LLVM::LLVMDialect>();
 
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
     os << "dlc " << DLC_VERSION << " on MLIR " << DLC_MLIR_VERSION

@@ -42,4 +42,63 @@ def ConvertDLCToLinalg : Pass<"convert-dlc-to-linalg", "mlir::func::FuncOp"> {
                            "mlir::math::MathDialect", "mlir::tensor::TensorDialect"];
 }
 
+def DLCOutlineKernels : Pass<"dlc-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Move each host element-wise region into a kernel function of its own";
+  let description = [{
+    Code generation for the CPU starts here, after dlc-plan-memory has decided which
+    regions run as one step. Each `dlc.fused "elementwise"` region on a host device that
+    is not `dlc.op_by_op` becomes a `func.func` in the nested module
+    `@dlc_host_kernels`: one 1-d `memref<?xf32>` per region input, then per result, and
+    a `linalg.generic` over them whose body is the ops' scalar bodies. A broadcast
+    single-element input is read at index 0; every other operand has the region's
+    element count. The region keeps its ops (they are the kernel's reference) and is
+    marked `dlc.kernel = @dlc_host_kernels::@<function>_region_<n>`; the runtime calls
+    that kernel on chunks of the elements. A region holding an op without a scalar body
+    is an error naming it.
+
+    ```mlir
+    // dlc-opt --dlc-pipeline=cpu=1,generate-kernels=0 --dlc-outline-kernels
+    %y = dlc.fused "elementwise" (%x, %s) {dlc.kernel = @dlc_host_kernels::@main_region_0, ...}
+    ...
+    module @dlc_host_kernels {
+      func.func @main_region_0(%x: memref<?xf32>, %s: memref<?xf32>, %y: memref<?xf32>)
+          attributes {llvm.emit_c_interface} {
+        linalg.generic {indexing_maps = [(d0) -> (d0), (d0) -> (0), (d0) -> (d0)], ...}
+          ins(%x, %s : memref<?xf32>, memref<?xf32>) outs(%y : memref<?xf32>) { ... }
+        return
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+                           "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
+                           "mlir::memref::MemRefDialect", "mlir::LLVM::LLVMDialect"];
+}
+
+def DLCPackKernelEntries : Pass<"dlc-pack-kernel-entries", "mlir::ModuleOp"> {
+  let summary = "Give each lowered kernel an entry taking its arguments as one array";
+  let description = [{
+    Runs on a kernel module once it is in the LLVM dialect. For each function with a C
+    interface (`_mlir_ciface_<name>`, whose arguments are pointers to memref
+    descriptors) it adds `@<name>_packed(%arguments: !llvm.ptr)`: argument k is read
+    through `arguments[k]`, a pointer to the descriptor pointer. One signature for every
+    kernel, whatever its arity, is what lets the runtime call them without knowing MLIR.
+
+    ```mlir
+    // dlc-opt --dlc-pack-kernel-entries
+    llvm.func @_mlir_ciface_k(%a: !llvm.ptr, %b: !llvm.ptr)
+    // gains
+    llvm.func @k_packed(%arguments: !llvm.ptr) {
+      %0 = llvm.getelementptr %arguments[0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+      %1 = llvm.load %0 : !llvm.ptr -> !llvm.ptr
+      %2 = llvm.load %1 : !llvm.ptr -> !llvm.ptr
+      ...
+      llvm.call @_mlir_ciface_k(%2, %5) : (!llvm.ptr, !llvm.ptr) -> ()
+      llvm.return
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // DLC_CONVERSION_PASSES_TD

@@ -1,181 +1,227 @@
-//===- GeneratedKernels.cpp - a fused element-wise region as native CPU code ----===//
+//===- GeneratedKernels.cpp - a program's kernel module as loaded native code --===//
 //
-// A program's regions become one module of their own, a function each over 1-d memrefs
-// (the region's inputs, then its outputs; a single-element input read at index 0) whose
-// body is a linalg.generic built from the ops' scalar bodies: one compilation and one
-// loaded object per program, not per region. Upstream passes lower it to loops
-// and to the LLVM dialect (math functions without an LLVM intrinsic become libm calls,
-// which the loaded code resolves in this process), and MLIR's ExecutionEngine
-// translates, optimises and loads it. The runtime calls it on chunks of the elements,
-// spread over the device's threads as the interpreted region's chunks are.
+// dlc-outline-kernels and the pipeline after it leave a program's host kernels in
+// @dlc_host_kernels, in the LLVM dialect. Here the module becomes object code for this
+// CPU (translation to LLVM IR, LLVM's O2, code generation), which ORC's LLJIT links
+// into the process (math functions such as tanhf resolve to this process's libm). The
+// object code is what the disk cache keeps: a process that compiles the same module
+// for the same CPU with the same compiler loads the entry instead, and one that
+// already loaded it shares it. Loaded code stays as long as a kernel refers to it.
 //
 //===----------------------------------------------------------------------===//
 #include "LoweringSupport.h"
 
-#include "dlc/Conversion/DLCToLinalg/DLCToLinalg.h"
+#include "KernelCacheCounters.h"
 
-#include "dlc/Dialect/DLC/IR/DLCExecution.h"
+#include "dlc/Config.h"
+#include "dlc/Conversion/DLCToRuntime/KernelCache.h"
 
-#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
-#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
-#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
-#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
-#include "mlir/Conversion/MathToLibm/MathToLibm.h"
-#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
-#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
-#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/Pass/PassManager.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
-#include <functional>
+#include <map>
 #include <mutex>
 
 namespace dlc::conversion::detail {
 
 using namespace mlir;
-using namespace mlir::dlc;
 
 namespace {
 
-std::string entryName(size_t region) { return "dlc_region_" + std::to_string(region); }
+/// Object code linked into this process; the kernels' `owner`.
+struct LoadedKernels {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+};
 
-/// `fused` as `func.func @<name>(inputs..., outputs...)` on memref<?xf32>, at the end of
-/// `module`; false, with `error`, when an op has no scalar body.
-bool addKernelFunction(ModuleOp module, FusedOp fused, StringRef name, std::string &error) {
-  MLIRContext *context = fused.getContext();
-  Location loc = fused.getLoc();
-  OpBuilder builder(context);
-  builder.setInsertionPointToEnd(module.getBody());
+/// The host's code-generation target, and its description for the cache key.
+struct HostTarget {
+  llvm::orc::JITTargetMachineBuilder builder;
+  std::string description;
+};
 
-  Type memref = MemRefType::get({ShapedType::kDynamic}, builder.getF32Type());
-  size_t inputs = fused.getInputs().size(), outputs = fused->getNumResults();
-  SmallVector<Type> arguments(inputs + outputs, memref);
-  auto function =
-      builder.create<func::FuncOp>(loc, name, builder.getFunctionType(arguments, {}));
-  function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), builder.getUnitAttr());
-  Block *entry = function.addEntryBlock();
-  builder.setInsertionPointToStart(entry);
-
-  SmallVector<bool> scalar = fusedScalarValues(fused); // the runtime's own split
-  AffineMap point = builder.getDimIdentityMap();
-  AffineMap first = AffineMap::get(1, 0, builder.getAffineConstantExpr(0));
-  SmallVector<AffineMap> maps;
-  for (size_t k = 0; k < inputs; ++k)
-    maps.push_back(scalar[k] ? first : point);
-  maps.append(outputs, point);
-  Block &region = fused.getBody().front();
-  Operation *unsupported = nullptr;
-  builder.create<linalg::GenericOp>(
-      loc, TypeRange{}, entry->getArguments().take_front(inputs),
-      entry->getArguments().drop_front(inputs), maps,
-      SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
-      [&](OpBuilder &b, Location bodyLoc, ValueRange elements) {
-        b.create<linalg::YieldOp>(bodyLoc,
-                                  buildElementwiseBody(b, region, elements, unsupported));
-      });
-  builder.create<func::ReturnOp>(loc);
-  if (unsupported) {
-    llvm::raw_string_ostream os(error);
-    os << unsupported->getName() << " at " << unsupported->getLoc()
-       << " has no scalar body for code generation";
-    return false;
-  }
-  return true;
-}
-
-void addLoweringToLLVM(PassManager &pm) {
-  pm.addPass(createConvertLinalgToLoopsPass());
-  pm.addPass(createConvertSCFToCFPass());
-  pm.addPass(createConvertMathToLibmPass()); // tanh, erf, exp, ... as libm calls
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-}
-
-} // namespace
-
-std::vector<std::shared_ptr<const GeneratedKernel>>
-generateElementwiseKernels(ArrayRef<FusedOp> regions, std::string &error) {
-  if (regions.empty())
-    return {};
+llvm::Expected<HostTarget> hostTarget() {
   static std::once_flag nativeTarget;
   std::call_once(nativeTarget, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
-  FusedOp first = regions.front();
-  MLIRContext *context = first.getContext();
-  context->loadDialect<arith::ArithDialect, cf::ControlFlowDialect, func::FuncDialect,
-                       LLVM::LLVMDialect, linalg::LinalgDialect, math::MathDialect,
-                       memref::MemRefDialect, scf::SCFDialect>();
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder =
+      llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+  std::string description = builder->getTargetTriple().str() + " " + builder->getCPU() +
+                            " " + builder->getFeatures().getString();
+  return HostTarget{std::move(*builder), std::move(description)};
+}
+
+/// The digest naming a module's object code: the module's text, the target, and the
+/// versions of dlc and LLVM that compiled it (64 hex digits).
+std::string cacheKey(ModuleOp kernels, const std::string &target) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "dlc " << DLC_VERSION << "; LLVM " << LLVM_VERSION_STRING << "; O2; " << target
+     << "\n";
+  kernels->print(os, OpPrintingFlags().enableDebugInfo(false).printGenericOpForm());
+  std::array<uint8_t, 32> digest = llvm::SHA256::hash(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+/// `kernels` as object code for `target` (translation, O2, code generation).
+llvm::Expected<std::vector<char>> compileObject(ModuleOp kernels, HostTarget &target) {
+  MLIRContext *context = kernels.getContext();
   // Once per context: MLIR 19 appends a registry's extensions again on every call.
-  if (!context->getLoadedDialect<LLVM::LLVMDialect>()
+  if (!context->getOrLoadDialect<LLVM::LLVMDialect>()
            ->getRegisteredInterface<LLVMTranslationDialectInterface>()) {
     registerBuiltinDialectTranslation(*context);
     registerLLVMDialectTranslation(*context);
   }
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      target.builder.createTargetMachine();
+  if (!machine)
+    return machine.takeError();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> module =
+      translateModuleToLLVMIR(kernels, llvmContext, "dlc_host_kernels");
+  if (!module)
+    return llvm::createStringError("the kernel module does not translate to LLVM IR");
+  module->setTargetTriple((*machine)->getTargetTriple().str());
+  module->setDataLayout((*machine)->createDataLayout());
+  if (llvm::Error error = makeOptimizingTransformer(2, 0, machine->get())(module.get()))
+    return error;
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream out(object);
+  llvm::legacy::PassManager codegen;
+  if ((*machine)->addPassesToEmitFile(codegen, out, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError("LLVM cannot emit object code for " +
+                                   target.description);
+  codegen.run(*module);
+  return std::vector<char>(object.begin(), object.end());
+}
 
-  std::string diagnostics;
-  ScopedDiagnosticHandler collect(context, [&](Diagnostic &diagnostic) {
-    llvm::raw_string_ostream(diagnostics) << diagnostic << "\n";
-    return success();
-  });
-  OwningOpRef<ModuleOp> module = ModuleOp::create(first.getLoc());
-  for (size_t k = 0; k < regions.size(); ++k)
-    if (!addKernelFunction(*module, regions[k], entryName(k), error))
+/// `object` linked into this process.
+llvm::Expected<std::shared_ptr<LoadedKernels>> link(const std::vector<char> &object,
+                                                    HostTarget &target) {
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(target.builder).create();
+  if (!jit)
+    return jit.takeError();
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process)
+    return process.takeError();
+  (*jit)->getMainJITDylib().addGenerator(std::move(*process));
+  if (llvm::Error error = (*jit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(object.data(), object.size()), "dlc_host_kernels.o")))
+    return error;
+  auto loaded = std::make_shared<LoadedKernels>();
+  loaded->jit = std::move(*jit);
+  return loaded;
+}
+
+/// The process's loaded modules by key, while something uses them.
+std::mutex loadedMutex;
+std::map<std::string, std::weak_ptr<LoadedKernels>> &loadedByKey() {
+  static std::map<std::string, std::weak_ptr<LoadedKernels>> loaded;
+  return loaded;
+}
+
+/// The loaded code of `kernels`: shared, from the cache, or compiled (and cached).
+llvm::Expected<std::shared_ptr<LoadedKernels>> load(ModuleOp kernels) {
+  llvm::Expected<HostTarget> target = hostTarget();
+  if (!target)
+    return target.takeError();
+  std::string key = cacheKey(kernels, target->description);
+  std::lock_guard<std::mutex> lock(loadedMutex);
+  if (std::shared_ptr<LoadedKernels> shared = loadedByKey()[key].lock()) {
+    ++counters().reused;
+    return shared;
+  }
+  std::string directory = kernelCacheDirectory();
+  if (!directory.empty())
+    if (std::optional<std::vector<char>> cached = readCachedObject(directory, key)) {
+      llvm::Expected<std::shared_ptr<LoadedKernels>> loaded = link(*cached, *target);
+      if (loaded) {
+        ++counters().loaded;
+        loadedByKey()[key] = *loaded;
+        return loaded;
+      }
+      llvm::consumeError(loaded.takeError()); // whole but unusable: made again below
+      ++counters().rejected;
+    }
+  llvm::Expected<std::vector<char>> object = compileObject(kernels, *target);
+  if (!object)
+    return object.takeError();
+  ++counters().compiled;
+  if (!directory.empty()) {
+    std::string why = writeCachedObject(directory, key, *object);
+    static std::once_flag warned;
+    if (!why.empty())
+      std::call_once(warned, [&] {
+        llvm::errs() << "dlc: the kernel cache is not written (" << why
+                     << "); set DLC_CACHE_DIR to a writable directory, or to off\n";
+      });
+  }
+  llvm::Expected<std::shared_ptr<LoadedKernels>> loaded = link(*object, *target);
+  if (loaded)
+    loadedByKey()[key] = *loaded;
+  return loaded;
+}
+
+} // namespace
+
+std::vector<std::shared_ptr<const GeneratedKernel>>
+loadHostKernels(ModuleOp kernels, llvm::ArrayRef<std::string> functions, std::string &error) {
+  if (functions.empty())
+    return {};
+  for (Operation &op : kernels.getBody()->getOperations())
+    if (!isa<LLVM::LLVMDialect>(op.getDialect())) {
+      error = "@" + kernels.getSymName().value_or("").str() + " holds " +
+              op.getName().getStringRef().str() +
+              ": its kernels are not lowered to the LLVM dialect (run the pipeline's code "
+              "generation, --dlc-pipeline)";
       return {};
-  PassManager pm(context);
-  addLoweringToLLVM(pm);
-  if (failed(pm.run(*module))) {
-    error = "generating the kernels of the fused regions: " + diagnostics;
+    }
+  llvm::Expected<std::shared_ptr<LoadedKernels>> loaded = load(kernels);
+  if (!loaded) {
+    error = "loading the generated kernels: " + llvm::toString(loaded.takeError());
     return {};
   }
-  // The options hold a function_ref: the transformer itself must outlive create().
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
-  ExecutionEngineOptions options;
-  options.transformer = optimize;
-  llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
-      ExecutionEngine::create(*module, options);
-  if (!engine) {
-    error = "loading the kernels of the fused regions: " + llvm::toString(engine.takeError());
-    return {};
-  }
-  std::shared_ptr<const ExecutionEngine> owner(std::move(*engine));
-  std::vector<std::shared_ptr<const GeneratedKernel>> kernels;
-  for (size_t k = 0; k < regions.size(); ++k) {
-    llvm::Expected<void (*)(void **)> entry =
-        owner->lookupPacked("_mlir_ciface_" + entryName(k));
+  std::vector<std::shared_ptr<const GeneratedKernel>> result;
+  for (const std::string &function : functions) {
+    llvm::Expected<llvm::orc::ExecutorAddr> entry =
+        (*loaded)->jit->lookup(function + "_packed");
     if (!entry) {
-      error = "a generated kernel has no entry: " + llvm::toString(entry.takeError());
+      error = "the generated kernel @" + function +
+              " has no packed entry: " + llvm::toString(entry.takeError());
       return {};
     }
     auto kernel = std::make_shared<GeneratedKernel>();
-    kernel->entry = *entry;
-    kernel->owner = owner;
-    kernels.push_back(std::move(kernel));
+    kernel->entry = entry->toPtr<void (*)(void **)>();
+    kernel->owner = *loaded;
+    result.push_back(std::move(kernel));
   }
-  return kernels;
+  return result;
 }
 
 } // namespace dlc::conversion::detail

@@ -16,6 +16,7 @@
 #include "dlc/Core/OpFacts.h"
 #include "dlc/Runtime/Kernel.h"
 
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace dlc::conversion {
@@ -39,9 +40,8 @@ StorageKind runtimeStorage(mlir::dlc::StorageKind kind) {
 
 class ProgramLowering {
 public:
-  ProgramLowering(func::FuncOp function, std::string &error, const LoweringOptions &options)
-      : function_(function), fallback_(mlir::dlc::functionDevice(function)), error_(error),
-        options_(options) {}
+  ProgramLowering(func::FuncOp function, std::string &error)
+      : function_(function), fallback_(mlir::dlc::functionDevice(function)), error_(error) {}
 
   std::shared_ptr<Program> run() {
     register_builtin_kernels();
@@ -69,7 +69,7 @@ public:
       if (!lowerOp(&op))
         return nullptr;
     lowerReturn(cast<func::ReturnOp>(body.getTerminator()));
-    if (!generateKernels())
+    if (!loadKernels())
       return nullptr;
     for (const ProgramStep &step : program_->steps)
       for (int out : step.outputs) {
@@ -194,8 +194,15 @@ private:
     std::optional<ProgramStep> single = detail::fusedStep(fused, step.device, chain, error_);
     if (!single)
       return false;
-    if (chain && options_.generated_kernels && step.device.is_host())
-      toGenerate_.push_back({fused, std::move(chain)});
+    if (auto kernel = fused->getAttrOfType<SymbolRefAttr>(
+            mlir::dlc::DLCDialect::getKernelAttrName())) {
+      if (!chain || !step.device.is_host()) {
+        error_ = describe(fused) + ": has a generated kernel but does not run as one "
+                 "element-wise step on a host device (" + step.device.str() + ")";
+        return false;
+      }
+      generated_.push_back({kernel, std::move(chain)});
+    }
     step.op = std::move(single->op);
     step.kernels = single->kernels;
     step.attrs = std::move(single->attrs);
@@ -204,17 +211,29 @@ private:
     return true;
   }
 
-  /// The generated code of the element-wise regions to run natively, compiled together.
-  bool generateKernels() {
-    SmallVector<mlir::dlc::FusedOp> regions;
-    for (const auto &[fused, chain] : toGenerate_)
-      regions.push_back(fused);
-    std::vector<std::shared_ptr<const GeneratedKernel>> kernels =
-        generateElementwiseKernels(regions, error_);
-    if (kernels.size() != regions.size())
+  /// The regions' generated kernels (dlc.kernel), loaded together: one kernel module.
+  bool loadKernels() {
+    if (generated_.empty())
+      return true;
+    ModuleOp kernels;
+    std::vector<std::string> functions;
+    for (const auto &[kernel, chain] : generated_) {
+      auto module = SymbolTable::lookupNearestSymbolFrom<ModuleOp>(function_,
+                                                                   kernel.getRootReference());
+      if (!module || (kernels && module != kernels)) {
+        error_ = "@" + function_.getName().str() + ": no kernel module @" +
+                 kernel.getRootReference().str() + " next to it, or more than one";
+        return false;
+      }
+      kernels = module;
+      functions.push_back(kernel.getLeafReference().str());
+    }
+    std::vector<std::shared_ptr<const GeneratedKernel>> loaded =
+        loadHostKernels(kernels, functions, error_);
+    if (loaded.size() != generated_.size())
       return false;
-    for (size_t k = 0; k < kernels.size(); ++k)
-      toGenerate_[k].second->generated = std::move(kernels[k]);
+    for (size_t k = 0; k < loaded.size(); ++k)
+      generated_[k].second->generated = std::move(loaded[k]);
     return true;
   }
 
@@ -251,19 +270,18 @@ private:
   func::FuncOp function_;
   mlir::dlc::DeviceAttr fallback_;
   std::string &error_;
-  LoweringOptions options_;
   std::shared_ptr<Program> program_;
-  /// Element-wise regions and their bodies, whose code is generated once all are known.
-  std::vector<std::pair<mlir::dlc::FusedOp, std::shared_ptr<FusedElementwise>>> toGenerate_;
+  /// The regions with generated kernels (dlc.kernel) and their bodies, loaded once all
+  /// are known.
+  std::vector<std::pair<SymbolRefAttr, std::shared_ptr<FusedElementwise>>> generated_;
   llvm::DenseMap<Value, int> ids_;
   int64_t reused_ = 0, inPlace_ = 0;
 };
 
 } // namespace
 
-std::shared_ptr<Program> lowerToProgram(func::FuncOp function, std::string &error,
-                                        const LoweringOptions &options) {
-  return ProgramLowering(function, error, options).run();
+std::shared_ptr<Program> lowerToProgram(func::FuncOp function, std::string &error) {
+  return ProgramLowering(function, error).run();
 }
 
 } // namespace dlc::conversion

@@ -10,6 +10,7 @@
 #include "dlc/Runtime/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
 
@@ -49,15 +50,13 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
                                      std::shared_ptr<FusedElementwise> &chain,
                                      std::string &error);
 
-/// Compiles element-wise `dlc.fused` regions (of one context) into native code for this
-/// CPU, one kernel per region: a `linalg.generic` over 1-d memrefs (a single-element
-/// operand read at index 0) built by mlir::dlc::buildElementwiseBody, lowered by upstream
-/// passes to loops and the LLVM dialect, optimised by LLVM (O2) and loaded in-process by
-/// MLIR's ExecutionEngine, all regions in one module. The runtime calls each on chunks of
-/// its region's elements. Empty, with `error`, when a region has an op without a scalar
-/// body or a stage fails. Never throws.
+/// The native code of `functions` (each lowered with a packed entry, `<name>_packed`)
+/// of the kernel module `kernels`, which must be in the LLVM dialect: object code for
+/// this CPU, compiled by LLVM (O2) or read from the kernel cache, linked into the
+/// process once per module. Empty, with `error`, when a stage fails. Never throws.
 std::vector<std::shared_ptr<const GeneratedKernel>>
-generateElementwiseKernels(llvm::ArrayRef<mlir::dlc::FusedOp> regions, std::string &error);
+loadHostKernels(mlir::ModuleOp kernels, llvm::ArrayRef<std::string> functions,
+                std::string &error);
 
 } // namespace dlc::conversion::detail
 

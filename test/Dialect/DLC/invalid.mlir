@@ -860,6 +860,26 @@ func.func @op_by_op_not_fused(%x: tensor<4xf32>) {
 
 // -----
 
+func.func @kernel_not_fused(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dlc.kernel' on a dlc.fused region names its kernel as @module::@function, got @k}}
+  %0 = dlc.relu %x {dlc.kernel = @k} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @kernel_not_nested(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dlc.kernel' on a dlc.fused region names its kernel as @module::@function, got @k}}
+  %0 = dlc.fused "elementwise" (%x) {dlc.kernel = @k} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %r = dlc.relu %v : tensor<4xf32>
+    dlc.yield %r : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
 func.func @gelu_backward_of_integers(%dy: tensor<4xi32>, %x: tensor<4xi32>) {
   // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values}}
   %0 = dlc.gelu_backward %dy, %x : tensor<4xi32>

@@ -23,19 +23,12 @@ namespace dlc::conversion {
 
 /// The program of a planned `function`: one step per op on its device (views are
 /// aliases, op-by-op regions their body's steps, `dlc.copy` a transfer to its target,
-/// `dlc.all_reduce` a collective over its devices), in the IR's order, and a copy into
-/// the result buffer for each returned value the plan left elsewhere. A function on one
-/// device is the one-device case: the same steps, run as one task. On failure returns
-/// null and sets `error`; never throws.
-/// How a program's steps are made.
-struct LoweringOptions {
-  /// Element-wise fused regions on CPUs get native code generated from their ops'
-  /// scalar bodies (the interpreted sub-kernels stay as their reference).
-  bool generated_kernels = false;
-};
-
-std::shared_ptr<Program> lowerToProgram(mlir::func::FuncOp function, std::string &error,
-                                        const LoweringOptions &options = {});
+/// `dlc.all_reduce` a collective over its devices, a region with a `dlc.kernel` its
+/// generated code, loaded from the kernel module beside the function), in the IR's
+/// order, and a copy into the result buffer for each returned value the plan left
+/// elsewhere. A function on one device is the one-device case: the same steps, run as
+/// one task. On failure returns null and sets `error`; never throws.
+std::shared_ptr<Program> lowerToProgram(mlir::func::FuncOp function, std::string &error);
 
 } // namespace dlc::conversion
 

@@ -283,6 +283,15 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                              << "' is a unit attribute of a dlc.fused region";
     return success();
   }
+  if (attr.getName() == DLCDialect::getKernelAttrName()) {
+    auto kernel = dyn_cast<SymbolRefAttr>(attr.getValue());
+    if (!kernel || kernel.getNestedReferences().size() != 1 || !isa<FusedOp>(op))
+      return op->emitError() << "'" << DLCDialect::getKernelAttrName()
+                             << "' on a dlc.fused region names its kernel as "
+                                "@module::@function, got "
+                             << attr.getValue();
+    return success();
+  }
   if (attr.getName() == "dlc.place") {
     if (!isa<DeviceAttr>(attr.getValue()))
       return op->emitError() << "'dlc.place' must be a #dlc.device, got " << attr.getValue();

@@ -49,3 +49,31 @@ func.func @cpu_only(%w: tensor<8x3x3x3xf32>) -> tensor<2x8x6x6xf32> {
   return %s : tensor<2x8x6x6xf32>
 }
 }
+
+// -----
+
+// Code generation ends the pipeline. On the CPU an element-wise region gets a kernel in
+// @dlc_host_kernels, lowered to the LLVM dialect with its packed entry; the function
+// stays in the dlc dialect. On the GPU the region is left to the GPU's kernels.
+// CPU-LABEL: func.func @generated
+// CPU: dlc.fused "elementwise"({{.*}}) {dlc.device = #dlc.device<cpu:0>, dlc.kernel = @dlc_host_kernels::@generated_region_0
+// CPU: module @dlc_host_kernels
+// CPU-NOT: func.func
+// CPU-NOT: linalg.
+// CPU: llvm.func @tanhf(f32) -> f32
+// CPU: llvm.func @generated_region_0(
+// CPU: llvm.func @_mlir_ciface_generated_region_0(
+// CPU: llvm.func @generated_region_0_packed(%{{.*}}: !llvm.ptr)
+// CUDA-LABEL: func.func @generated
+// CUDA: dlc.fused "elementwise"({{.*}}) {dlc.device = #dlc.device<gpu:0>
+// CUDA-NOT: dlc.kernel
+// CUDA-NOT: module @dlc_host_kernels
+module attributes {dlc.targets = [
+    #dlc.target<cpu, ops = ["dlc.add", "dlc.tanh"]>,
+    #dlc.target<gpu, ops = ["dlc.add", "dlc.tanh"]>]} {
+func.func @generated(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64xf32> {
+  %s = dlc.add %x, %y : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %t = dlc.tanh %s : tensor<64xf32>
+  return %t : tensor<64xf32>
+}
+}

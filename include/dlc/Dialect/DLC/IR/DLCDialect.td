@@ -77,6 +77,15 @@ def DLC_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getOpByOpAttrName() {
       return ::llvm::StringLiteral("dlc.op_by_op");
     }
+    /// On a dlc.fused region: the generated kernel that runs it
+    /// (`@dlc_host_kernels::@<function>_region_<n>`), as dlc-outline-kernels made it.
+    static constexpr ::llvm::StringLiteral getKernelAttrName() {
+      return ::llvm::StringLiteral("dlc.kernel");
+    }
+    /// The nested module holding the kernels generated for host devices.
+    static constexpr ::llvm::StringLiteral getHostKernelsModuleName() {
+      return ::llvm::StringLiteral("dlc_host_kernels");
+    }
   }];
 }
 

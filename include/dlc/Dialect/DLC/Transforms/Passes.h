@@ -16,18 +16,16 @@ namespace mlir::dlc {
 #define GEN_PASS_REGISTRATION
 #include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
 
-/// The pipelines hybridize() runs, by target: canonicalize, place devices, fuse, assign
-/// layouts. On `cuda`, placement defaults to gpu(0) and falls back to the CPU for ops
-/// without a GPU kernel.
+/// The dialect's part of hybridize()'s pipeline, by target: canonicalize, place devices,
+/// fuse, assign layouts, order the steps, plan memory. On `cuda`, placement defaults to
+/// gpu(0) and falls back to the CPU for ops without a GPU kernel. (Code generation
+/// follows in the Conversion layer's buildDLCCompilerPipeline.)
 enum class PipelineTarget { cpu, cuda };
 /// `fuse = false` leaves dlc-fuse out (to measure what fusion saves); `blockedLayouts =
 /// false` leaves dlc-assign-layouts out (CPUs where oneDNN's blocked kernels do not pay,
 /// the reference kernels).
 void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse = true,
                       bool blockedLayouts = true);
-
-/// Registers `--dlc-pipeline=cpu` and `--dlc-pipeline=cuda` with the pass registry.
-void registerDLCPipelines();
 
 } // namespace mlir::dlc
 

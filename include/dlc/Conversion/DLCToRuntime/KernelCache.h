@@ -1,0 +1,53 @@
+//===- KernelCache.h - generated kernels kept on disk between processes --------===//
+//
+// Compiling a program's kernel module (LLVM's O2 and code generation) is most of what
+// code generation costs; its object code depends only on the module, the CPU it is for
+// and the compiler's versions. So the object code is kept in a cache directory, one
+// file per key, and loaded from there by the next process that compiles the same
+// kernels. An entry is trusted only after its magic, key, size and checksum are
+// checked; anything else is compiled again and the entry rewritten. Entries are written
+// to a temporary file and renamed into place, so concurrent processes never see a
+// partial one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_CONVERSION_DLCTORUNTIME_KERNELCACHE_H
+#define DLC_CONVERSION_DLCTORUNTIME_KERNELCACHE_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlc::conversion {
+
+/// The directory entries live in: $DLC_CACHE_DIR when set (`off` disables the cache),
+/// else `dlc` under the user's cache directory ($XDG_CACHE_HOME or ~/.cache); empty when
+/// there is none.
+std::string kernelCacheDirectory();
+
+/// What the kernel loader did since the process started (for tests and benchmarks).
+struct KernelCacheStats {
+  int64_t compiled = 0;    ///< object code made by LLVM
+  int64_t loaded = 0;      ///< object code read from a valid cache entry
+  int64_t reused = 0;      ///< kernels already loaded in this process
+  int64_t rejected = 0;    ///< cache entries found corrupt or stale (then rebuilt)
+};
+KernelCacheStats kernelCacheStats();
+
+namespace detail {
+
+/// The object code of the entry for `key` (a hex digest) in `directory`, if the entry
+/// exists and is whole: magic, key, size and checksum match. An entry that exists but
+/// fails a check counts as rejected.
+std::optional<std::vector<char>> readCachedObject(const std::string &directory,
+                                                  const std::string &key);
+/// Writes the entry for `key`; "" or why it could not (the caller goes on without).
+std::string writeCachedObject(const std::string &directory, const std::string &key,
+                              const std::vector<char> &object);
+/// The entry's path, for messages and tests.
+std::string cachedObjectPath(const std::string &directory, const std::string &key);
+
+} // namespace detail
+} // namespace dlc::conversion
+
+#endif // DLC_CONVERSION_DLCTORUNTIME_KERNELCACHE_H

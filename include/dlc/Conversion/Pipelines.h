@@ -1,0 +1,38 @@
+//===- Pipelines.h - hybridize()'s whole pipeline, code generation included ----===//
+#ifndef DLC_CONVERSION_PIPELINES_H
+#define DLC_CONVERSION_PIPELINES_H
+
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::dlc {
+
+/// What the compiler pipeline does besides the dialect's passes.
+struct CompilerPipelineOptions {
+  bool fuse = true;           ///< dlc-fuse (off: to measure what fusion saves)
+  bool blockedLayouts = true; ///< dlc-assign-layouts
+  /// dlc-outline-kernels and the lowering of @dlc_host_kernels to the LLVM dialect
+  /// (off: element-wise regions run through their interpreted sub-kernels).
+  bool generateKernels = true;
+};
+
+/// The dialect's pipeline (buildDLCPipeline: canonicalize, place, fuse, lay out, order,
+/// plan memory), then code generation: the host element-wise regions outlined into
+/// @dlc_host_kernels, which upstream passes lower to loops and to the LLVM dialect
+/// (math without an LLVM intrinsic as libm calls) and dlc-pack-kernel-entries gives
+/// its runtime entries. The function stays in the dlc dialect: its ops are the steps
+/// the runtime program calls.
+void buildDLCCompilerPipeline(OpPassManager &pm, PipelineTarget target,
+                              const CompilerPipelineOptions &options = {});
+
+/// The passes that take a kernel module (func.func on memrefs, linalg) to the LLVM
+/// dialect with packed entries; `pm` runs on the kernel module itself.
+void buildHostKernelsToLLVM(OpPassManager &pm);
+
+/// Registers `--dlc-pipeline=cpu|cuda[,blocked-layouts=0][,generate-kernels=0]`.
+void registerDLCPipelines();
+
+} // namespace mlir::dlc
+
+#endif // DLC_CONVERSION_PIPELINES_H
