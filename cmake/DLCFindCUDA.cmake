@@ -1,8 +1,10 @@
 # Finds the CUDA toolkit (cudart), cuDNN and NCCL. DLC_ENABLE_CUDA is AUTO by default:
 # the CUDA parts are built whenever all three are found; ON makes a missing piece an
-# error; OFF skips the search. Sets DLC_HAVE_CUDA and DLC_CUDA_SUMMARY, and creates the
-# imported targets dlc::cudnn and dlc::nccl.
+# error; OFF skips the search. Sets DLC_HAVE_CUDA, DLC_CUDA_SUMMARY and
+# DLC_CUDA_TOOLKIT_ROOT (empty without a toolkit), and creates the imported targets
+# dlc::cudnn and dlc::nccl.
 set(DLC_HAVE_CUDA OFF)
+set(DLC_CUDA_TOOLKIT_ROOT "")
 set(DLC_CUDA_SUMMARY "disabled (-DDLC_ENABLE_CUDA=OFF)")
 string(TOUPPER "${DLC_ENABLE_CUDA}" _dlc_cuda_mode)
 if(NOT _dlc_cuda_mode STREQUAL "AUTO")
@@ -17,6 +19,10 @@ if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
   set(CUDAToolkit_ROOT /usr/local/cuda)
 endif()
 find_package(CUDAToolkit QUIET)
+# The toolkit alone is what the cuda pipeline's PTX needs (libdevice), cuDNN or not.
+if(CUDAToolkit_FOUND)
+  get_filename_component(DLC_CUDA_TOOLKIT_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+endif()
 set(_dlc_cuda_hints ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_ROOT}/lib64 /usr/local/cuda/lib64)
 set(_dlc_cuda_include_hints ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_ROOT}/include /usr/local/cuda/include)
 find_library(DLC_CUDNN_LIBRARY cudnn HINTS ${_dlc_cuda_hints})

@@ -1,5 +1,6 @@
 # lit configuration of the dlc test suite.
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -21,6 +22,15 @@ if config.dlc_have_cuda:
 # A build with sanitizers (scripts/sanitize.sh): AddressSanitizer handles SIGSEGV itself.
 if config.dlc_sanitize:
     config.available_features.add("sanitizers")
+
+# ptxas (the CUDA toolkit's) assembles the PTX that code generation emits; the toolkit's
+# libdevice is what that PTX's math functions link.
+import shutil
+ptxas = shutil.which("ptxas") or shutil.which("ptxas", path="/usr/local/cuda/bin")
+if ptxas:
+    config.available_features.add("ptxas")
+    llvm_config.with_environment("PATH", os.path.dirname(ptxas), append_path=True)
+config.substitutions.append(("%python", sys.executable))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dlc_tools_dir, config.llvm_tools_dir]

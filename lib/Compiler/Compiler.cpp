@@ -60,6 +60,9 @@ public:
       return success();
     }) {
     context_.loadDialect<mlir::dlc::DLCDialect, func::FuncDialect>();
+    DialectRegistry codeGeneration;
+    mlir::dlc::registerCodeGenerationInterfaces(codeGeneration);
+    context_.appendDialectRegistry(codeGeneration);
   }
 
   /// Emits `graphs` and verifies them; "" or the error, after `what`.

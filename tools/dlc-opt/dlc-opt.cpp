@@ -1,7 +1,7 @@
 //===- dlc-opt.cpp - the dlc optimizer driver --------------------------------===//
 //
 // mlir-opt with the dlc dialect, every dlc pass and pipeline, some upstream dialects
-// (func, arith, tensor, linalg, scf, memref, bufferization, math, cf, llvm) and the
+// (func, arith, tensor, linalg, scf, memref, bufferization, math, cf, llvm, gpu, nvvm) and the
 // upstream transforms and conversions. A program's steps lower to runtime programs; its
 // generated kernels go through those dialects down to the LLVM dialect, and modules
 // mixing them with dlc parse so that upstream passes can run on them.
@@ -22,7 +22,9 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -53,7 +55,9 @@ int main(int argc, char **argv) {
                   mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect,
                   mlir::scf::SCFDialect, mlir::memref::MemRefDialect,
                   mlir::bufferization::BufferizationDialect, mlir::math::MathDialect,
-                  mlir::cf::ControlFlowDialect, mlir::LLVM::LLVMDialect>();
+                  mlir::cf::ControlFlowDialect, mlir::LLVM::LLVMDialect, mlir::gpu::GPUDialect,
+                  mlir::NVVM::NVVMDialect>();
+  mlir::dlc::registerCodeGenerationInterfaces(registry);
 
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
     os << "dlc " << DLC_VERSION << " on MLIR " << DLC_MLIR_VERSION

@@ -71,8 +71,9 @@ def DLCOutlineKernels : Pass<"dlc-outline-kernels", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect",
-                           "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
-                           "mlir::memref::MemRefDialect", "mlir::LLVM::LLVMDialect"];
+                           "mlir::gpu::GPUDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 def DLCPackKernelEntries : Pass<"dlc-pack-kernel-entries", "mlir::ModuleOp"> {

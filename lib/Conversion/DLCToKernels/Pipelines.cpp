@@ -1,18 +1,27 @@
 //===- Pipelines.cpp - the named pipelines of dlc-opt and hybridize() ---------===//
 #include "dlc/Conversion/Pipelines.h"
 
+#include "dlc/Config.h"
 #include "dlc/Conversion/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
 namespace mlir::dlc {
 
@@ -37,6 +46,31 @@ void buildDLCCompilerPipeline(OpPassManager &pm, PipelineTarget target,
   pm.addPass(createDLCOutlineKernels());
   // Nested modules of the program's module: @dlc_host_kernels is the only one.
   buildHostKernelsToLLVM(pm.nest<ModuleOp>());
+  if (target != PipelineTarget::cuda)
+    return;
+  GpuNVVMAttachTargetOptions nvvm;
+  nvvm.moduleMatcher = DLCDialect::getGpuKernelsModuleName().str();
+  nvvm.chip = options.gpuChip;
+  nvvm.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(nvvm));
+  OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
+  gpu.addPass(createConvertSCFToCFPass());
+  gpu.addPass(createConvertGpuOpsToNVVMOps());
+  gpu.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa"; // PTX: the driver compiles it for the GPU it loads on
+  binary.toolkitPath = options.cudaToolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+std::string defaultCudaToolkit() { return DLC_CUDA_TOOLKIT_ROOT; }
+
+void registerCodeGenerationInterfaces(DialectRegistry &registry) {
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 
 namespace {
@@ -51,6 +85,9 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "generate-kernels",
       llvm::cl::desc("generate the host element-wise regions' code (default on)"),
       llvm::cl::init(true)};
+  Option<std::string> gpuChip{*this, "gpu-chip",
+                              llvm::cl::desc("the GPU architecture of the PTX (default sm_90)"),
+                              llvm::cl::init("sm_90")};
 };
 } // namespace
 
@@ -60,11 +97,13 @@ void registerDLCPipelines() {
       "hybridize()'s pipeline: --dlc-pipeline=cpu or --dlc-pipeline=cuda (canonicalize, "
       "dlc-place-devices, dlc-fuse, dlc-assign-layouts unless blocked-layouts=false, "
       "dlc-order-steps, dlc-plan-memory, then unless generate-kernels=false "
-      "dlc-outline-kernels and @dlc_host_kernels lowered to the LLVM dialect)",
+      "dlc-outline-kernels, @dlc_host_kernels lowered to the LLVM dialect and, on cuda, "
+      "@dlc_gpu_kernels to PTX for gpu-chip)",
       [](OpPassManager &pm, const PipelineOptions &options) {
         CompilerPipelineOptions compiler;
         compiler.blockedLayouts = options.blockedLayouts;
         compiler.generateKernels = options.generateKernels;
+        compiler.gpuChip = options.gpuChip;
         buildDLCCompilerPipeline(
             pm, options.cuda ? PipelineTarget::cuda : PipelineTarget::cpu, compiler);
       });

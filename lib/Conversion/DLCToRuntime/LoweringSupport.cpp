@@ -124,7 +124,7 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
   for (Value yielded : body.getTerminator()->getOperands())
     chain->outputs.push_back(local.lookup(yielded));
   ProgramStep step;
-  step.op = "dlc.fused.elementwise";
+  step.op = mlir::dlc::kElementwiseRegionKernel.str();
   step.fused = chain;
   return step;
 }

@@ -75,3 +75,44 @@ func.func @others(%x: tensor<8xf32>, %h: tensor<8xbf16>, %i: tensor<2x3xf32>, %w
   }
   return %a, %b, %c, %d : tensor<8xf32>, tensor<8xf32>, tensor<2x4xf32>, tensor<8xbf16>
 }
+
+// -----
+
+// On a GPU whose target runs element-wise regions whole, the region becomes a kernel of
+// gpu.module @dlc_gpu_kernels: pointers to the inputs and outputs, then the element
+// count; one thread per element, those past the count doing nothing; a broadcast
+// scalar is read at its pointer, the others at the thread's element.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: gpu.container_module
+// CHECK: dlc.fused "elementwise"(%{{.*}}, %{{.*}}) {dlc.device = #dlc.device<gpu:0>, dlc.kernel = @dlc_gpu_kernels::@gpu_step_region_0}
+// CHECK: gpu.module @dlc_gpu_kernels
+// CHECK: gpu.func @gpu_step_region_0(%[[X:.*]]: !llvm.ptr, %[[S:.*]]: !llvm.ptr, %[[Y:.*]]: !llvm.ptr, %[[N:.*]]: i64) kernel
+// CHECK: %[[B:.*]] = gpu.block_id  x
+// CHECK: %[[D:.*]] = gpu.block_dim  x
+// CHECK: %[[T:.*]] = gpu.thread_id  x
+// CHECK: %[[BD:.*]] = arith.muli %[[B]], %[[D]] : index
+// CHECK: %[[I:.*]] = arith.addi %[[BD]], %[[T]] : index
+// CHECK: %[[E:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[E]], %[[N]] : i64
+// CHECK: scf.if %[[IN]] {
+// CHECK: %[[PX:.*]] = llvm.getelementptr %[[X]][%[[E]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK: %[[VX:.*]] = llvm.load %[[PX]] : !llvm.ptr -> f32
+// CHECK: %[[VS:.*]] = llvm.load %[[S]] : !llvm.ptr -> f32
+// CHECK: %[[M:.*]] = arith.mulf %[[VX]], %[[VS]] : f32
+// CHECK: %[[POS:.*]] = arith.cmpf ogt, %[[M]], %[[ZERO:.*]] : f32
+// CHECK: arith.select %[[POS]], %[[M]], %[[ZERO]] : f32
+// CHECK: %[[PY:.*]] = llvm.getelementptr %[[Y]][%[[E]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK: llvm.store %{{.*}}, %[[PY]] : f32, !llvm.ptr
+// CHECK: gpu.return
+module attributes {dlc.targets = [
+    #dlc.target<gpu, ops = ["dlc.mul", "dlc.relu", "dlc.fused.elementwise"]>]} {
+func.func @gpu_step(%x: tensor<64xf32>, %s: tensor<f32>) -> tensor<64xf32> {
+  %y = dlc.fused "elementwise" (%x, %s) {dlc.device = #dlc.device<gpu:0>} : (tensor<64xf32>, tensor<f32>) -> tensor<64xf32> {
+  ^bb0(%a: tensor<64xf32>, %b: tensor<f32>):
+    %m = dlc.mul %a, %b : (tensor<64xf32>, tensor<f32>) -> tensor<64xf32>
+    %r = dlc.relu %m : tensor<64xf32>
+    dlc.yield %r : tensor<64xf32>
+  }
+  return %y : tensor<64xf32>
+}
+}

@@ -137,8 +137,8 @@ bool mlir::dlc::targetRuns(Operation *scope, StringRef op, DeviceKind kind) {
   auto module = isa<ModuleOp>(scope) ? cast<ModuleOp>(scope) : scope->getParentOfType<ModuleOp>();
   auto targets =
       module ? module->getAttrOfType<ArrayAttr>(DLCDialect::getTargetsAttrName()) : ArrayAttr();
-  if (!targets)
-    return true;
+  if (!targets) // everything, but a whole region only where the interpreted chain exists
+    return op != kElementwiseRegionKernel || isHostKind(kind);
   if (kind == DeviceKind::cpu_pinned || kind == DeviceKind::cpu_shared)
     kind = DeviceKind::cpu;
   return llvm::any_of(targets, [&](Attribute entry) {
@@ -199,7 +199,7 @@ FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
                ? FusedExecution::library_epilogue
                : FusedExecution::op_by_op;
   }
-  if (fusedKind != "elementwise" || !isHostKind(kind))
+  if (fusedKind != "elementwise" || (!isHostKind(kind) && !hasKernel(kElementwiseRegionKernel)))
     return FusedExecution::op_by_op;
 
   // Every value float32 of the region's size or one element; one result per op; each

@@ -86,6 +86,10 @@ def DLC_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getHostKernelsModuleName() {
       return ::llvm::StringLiteral("dlc_host_kernels");
     }
+    /// The gpu.module holding the kernels generated for GPUs.
+    static constexpr ::llvm::StringLiteral getGpuKernelsModuleName() {
+      return ::llvm::StringLiteral("dlc_gpu_kernels");
+    }
   }];
 }
 

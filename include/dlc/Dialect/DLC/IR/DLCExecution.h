@@ -30,11 +30,17 @@ bool readKernelAttrs(Operation *op, ::dlc::Attrs &attrs, std::string &error);
 /// How a dlc.fused region runs.
 enum class FusedExecution {
   library_epilogue, ///< conv2d_relu / dense_relu: the library kernel with a ReLU epilogue
-  elementwise,      ///< float32 element-wise chain, chunk by chunk (host devices)
+  elementwise,      ///< float32 element-wise chain as one step (chunked on host devices)
   op_by_op,         ///< no fused kernel: the body's ops one by one
 };
 
-/// How `fused` runs on a device of `kind`, given which ops that kind has kernels for.
+/// The name under which a device kind's kernel table (and its `#dlc.target`) says that
+/// it runs an element-wise region as one step. Host devices always do (the interpreted
+/// chain is their fallback); other kinds only when their target lists it.
+constexpr llvm::StringLiteral kElementwiseRegionKernel = "dlc.fused.elementwise";
+
+/// How `fused` runs on a device of `kind`, given which ops that kind has kernels for
+/// (kElementwiseRegionKernel among them for a non-host kind that runs regions whole).
 FusedExecution fusedExecution(FusedOp fused, DeviceKind kind,
                               llvm::function_ref<bool(StringRef op)> hasKernel);
 
@@ -55,7 +61,7 @@ Layout valueLayout(Value value);
 bool isViewOp(Operation *op);
 
 /// Whether the module's `dlc.targets` says devices of `kind` run `op` (everything, when
-/// it has none). Host memory kinds compute with the cpu's kernels.
+/// it has none, except element-wise regions as one step on non-host kinds). Host memory kinds compute with the cpu's kernels.
 bool targetRuns(Operation *scope, StringRef op, DeviceKind kind);
 
 /// Whether devices of `kind` keep their tensors in host memory (cpu, pinned, shared).
