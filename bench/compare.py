@@ -2,7 +2,7 @@
 prints a markdown table of median samples/s with dlc's ratio to each peer.
 
     bench/.venv/bin/python bench/compare.py [--rounds 3] [--threads N] [--peers torch mxnet]
-        [--steps-only] [--no-compiled]
+        [--steps-only] [--no-compiled] [--interpreted]
 
 Rows: single layers (*_fwd_bwd), the whole network's eager step (leafnet_step; dlc's
 Gluon version is leafnet_step_gluon) and its compiled step (leafnet_step_hybrid: dlc
@@ -41,36 +41,45 @@ def main():
     parser.add_argument("--steps-only", action="store_true", help="skip the single layers")
     parser.add_argument("--no-compiled", action="store_true",
                         help="skip the peers' compiled steps (torch.compile takes minutes)")
+    parser.add_argument("--interpreted", action="store_true",
+                        help="also dlc with DLC_GENERATED_KERNELS=0 (fused regions through "
+                             "their interpreted kernels), as the framework dlc-interpreted")
     parser.add_argument("--dlc", default=os.path.join(ROOT, "build", "bin", "dlc-bench-leafnet"))
     args = parser.parse_args()
 
     samples = collections.defaultdict(list)
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     for round_index in range(args.rounds):
-        runs = [[args.dlc, *(["--step-only"] if args.steps_only else []), *args.batches]]
+        dlc = [args.dlc, *(["--step-only"] if args.steps_only else []), *args.batches]
+        runs = [(dlc, env, None)]
+        if args.interpreted:
+            runs.append((dlc, dict(env, DLC_GENERATED_KERNELS="0"), "dlc-interpreted"))
         for peer in args.peers:
             flags = (["--steps-only"] if args.steps_only else []) + \
                     (["--no-compiled"] if args.no_compiled else [])
-            runs.append([sys.executable, os.path.join(HERE, "peers", "leafnet.py"),
-                         "--threads", str(args.threads), *flags, peer, *args.batches])
-        for command in runs:
-            for row in run(command, env):
-                samples[(row["bench"], row["batch"], row["framework"])].append(row["samples_per_s"])
+            runs.append(([sys.executable, os.path.join(HERE, "peers", "leafnet.py"),
+                          "--threads", str(args.threads), *flags, peer, *args.batches], env, None))
+        for command, command_env, label in runs:
+            for row in run(command, command_env):
+                framework = label or row["framework"]
+                samples[(row["bench"], row["batch"], framework)].append(row["samples_per_s"])
         print(f"round {round_index + 1}/{args.rounds} done", file=sys.stderr)
 
-    frameworks = ["dlc", *args.peers]
+    variants = ["dlc-interpreted"] if args.interpreted else []
+    frameworks = ["dlc", *variants, *args.peers]
     benches = sorted({(bench, batch) for bench, batch, _ in samples},
                      key=lambda key: (not key[0].startswith("leafnet_step"), key[0], key[1]))
     header = "| bench | batch | " + " | ".join(f"{f} samples/s" for f in frameworks)
-    header += " | " + " | ".join(f"dlc / {p}" for p in args.peers) + " |"
+    others = [*variants, *args.peers]
+    header += " | " + " | ".join(f"dlc / {p}" for p in others) + " |"
     print(header)
-    print("|" + "---|" * (2 + len(frameworks) + len(args.peers)))
+    print("|" + "---|" * (2 + len(frameworks) + len(others)))
     for bench, batch in benches:
         medians = {f: statistics.median(samples[(bench, batch, f)]) for f in frameworks
                    if samples[(bench, batch, f)]}
         cells = [f"{medians.get(f, float('nan')):.1f}" for f in frameworks]
-        ratios = [f"{medians['dlc'] / medians[p]:.2f}x" if p in medians else "n/a"
-                  for p in args.peers]
+        ratios = [f"{medians['dlc'] / medians[p]:.2f}x" if p in medians and 'dlc' in medians
+                  else "n/a" for p in others]
         print(f"| {bench} | {batch} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
     if COMMENTS:
         print()

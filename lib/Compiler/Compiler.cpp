@@ -69,7 +69,9 @@ public:
   std::string emit(const std::vector<const Graph *> &graphs, const std::string &what,
                    std::string &tracedIr) {
     std::string error;
-    module_ = emitModule(context_, graphs, error);
+    // GPU regions are generated only where PTX can be made: a toolkit with libdevice.
+    module_ = emitModule(context_, graphs, error,
+                         kernelsGenerated() && !mlir::dlc::defaultCudaToolkit().empty());
     if (!module_)
       return error;
     tracedIr = print(*module_);
@@ -88,6 +90,8 @@ public:
     options.fuse = fusionEnabled();
     options.blockedLayouts = blockedLayouts;
     options.generateKernels = kernelsGenerated();
+    const GeneratedKernelLauncher *gpu = generated_kernel_launcher(DeviceKind::gpu);
+    options.hostBuildGpuKernels = gpu && gpu->needs_host_build;
     mlir::dlc::buildDLCCompilerPipeline(pipeline,
                                         device.kind == DeviceKind::gpu
                                             ? mlir::dlc::PipelineTarget::cuda

@@ -18,10 +18,12 @@ namespace dlc::compiler {
 /// One `func.func` per graph, named after it, in a new module. Arguments carry
 /// `dlc.name` and `dlc.device`, ops `dlc.device` and a location naming the traced op;
 /// updated state is returned after the results, marked `dlc.updates = <argument>`.
-/// On failure returns null and sets `error`.
+/// The module's `dlc.targets` list what this build's kernel table runs, and, for a GPU
+/// whose backend launches generated kernels, element-wise regions whole when
+/// `generatedKernels`. On failure returns null and sets `error`.
 mlir::OwningOpRef<mlir::ModuleOp> emitModule(mlir::MLIRContext &context,
                                              const std::vector<const Graph *> &graphs,
-                                             std::string &error);
+                                             std::string &error, bool generatedKernels);
 
 } // namespace dlc::compiler
 

@@ -9,6 +9,7 @@
 
 #include "dlc/Core/OpFacts.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
+#include "dlc/Dialect/DLC/IR/DLCExecution.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 #include "dlc/Runtime/Kernel.h"
 
@@ -99,8 +100,9 @@ Attribute convert(MLIRContext &context, llvm::StringRef op, llvm::StringRef name
 }
 
 /// What each kind of device this build has kernels for can run: the dialect ops in the
-/// kernel table, as `#dlc.target`s for dlc-place-devices.
-ArrayAttr describeTargets(MLIRContext &context) {
+/// kernel table, as `#dlc.target`s for dlc-place-devices, and element-wise regions as
+/// one step where generated kernels are wanted and the device's backend launches them.
+ArrayAttr describeTargets(MLIRContext &context, bool generatedKernels) {
   Builder b(&context);
   SmallVector<Attribute> targets;
   for (Device device : {cpu(0), gpu(0)}) {
@@ -108,6 +110,9 @@ ArrayAttr describeTargets(MLIRContext &context) {
     for (const op_facts::OpInfo &op : op_facts::kTable)
       if (find_kernel(op.name, device))
         runs.push_back(b.getStringAttr(op.name));
+    if (generatedKernels && !runs.empty() && !device.is_host() &&
+        generated_kernel_launcher(device.kind))
+      runs.push_back(b.getStringAttr(mlir::dlc::kElementwiseRegionKernel));
     if (!runs.empty())
       targets.push_back(mlir::dlc::TargetAttr::get(
           &context, mlir::dlc::DeviceKind(uint32_t(device.kind)), b.getArrayAttr(runs)));
@@ -118,10 +123,10 @@ ArrayAttr describeTargets(MLIRContext &context) {
 } // namespace
 
 OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const Graph *> &graphs,
-                                 std::string &error) {
+                                 std::string &error, bool generatedKernels) {
   OpBuilder builder(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
-  (*module)->setAttr(mlir::dlc::DLCDialect::getTargetsAttrName(), describeTargets(context));
+  (*module)->setAttr(mlir::dlc::DLCDialect::getTargetsAttrName(), describeTargets(context, generatedKernels));
   builder.setInsertionPointToEnd(module->getBody());
 
   for (const Graph *graph : graphs) {

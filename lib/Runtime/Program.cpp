@@ -7,6 +7,7 @@
 #include "dlc/Runtime/Profile.h"
 
 #include <algorithm>
+#include <map>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -49,8 +50,37 @@ void runGeneratedChunk(const FusedElementwise &body, const std::vector<char *> &
 
 } // namespace
 
+namespace {
+std::mutex launcherMutex;
+std::map<DeviceKind, GeneratedKernelLauncher> &launchers() {
+  static std::map<DeviceKind, GeneratedKernelLauncher> byKind;
+  return byKind;
+}
+} // namespace
+
+void register_generated_kernel_launcher(DeviceKind kind, GeneratedKernelLauncher launcher) {
+  std::lock_guard<std::mutex> lock(launcherMutex);
+  launchers()[kind] = launcher;
+}
+
+const GeneratedKernelLauncher *generated_kernel_launcher(DeviceKind kind) {
+  std::lock_guard<std::mutex> lock(launcherMutex);
+  auto found = launchers().find(kind);
+  return found == launchers().end() || !found->second.launch ? nullptr : &found->second;
+}
+
 void run_fused_elementwise(const FusedElementwise &body, const std::vector<char *> &inputs,
-                           const std::vector<char *> &outputs, bool reference) {
+                           const std::vector<char *> &outputs, bool reference, Device device) {
+  if (!device.is_host()) {
+    const GeneratedKernelLauncher *launcher = generated_kernel_launcher(device.kind);
+    if (!body.gpu || !launcher)
+      throw UnsupportedError("dlc.fused.elementwise on " + device.str() +
+                             ": the region has no generated kernel this device can launch");
+    std::vector<char *> pointers(inputs);
+    pointers.insert(pointers.end(), outputs.begin(), outputs.end());
+    launcher->launch(*body.gpu, device.id, pointers, body.elements);
+    return;
+  }
   const int64_t elements = body.elements;
   constexpr int64_t chunk = 4096;
   const int64_t chunks = std::max<int64_t>(1, (elements + chunk - 1) / chunk);
@@ -286,7 +316,7 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
         for (int id : step.outputs)
           outs.push_back(address(id));
         KernelProfile::timed(step.op, [&] {
-          run_fused_elementwise(*step.fused, ins, outs, reference_kernels);
+          run_fused_elementwise(*step.fused, ins, outs, reference_kernels, device);
         });
         if (check_numerics_enabled()) {
           std::vector<TensorRef> inRefs, outRefs;
@@ -367,7 +397,8 @@ std::string Program::str() const {
       os << "{";
       for (size_t k = 0; k < step.fused->steps.size(); ++k)
         os << (k ? ", " : "") << step.fused->steps[k].op;
-      os << "}" << (step.fused->generated ? "[generated]" : "");
+      os << "}"
+         << (step.fused->gpu ? "[generated gpu]" : step.fused->generated ? "[generated]" : "");
     }
     os << "(";
     for (size_t k = 0; k < step.inputs.size(); ++k)

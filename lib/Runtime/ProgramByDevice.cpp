@@ -190,7 +190,7 @@ void Program::runByDevice(const std::vector<BoundBuffer> &args,
       addToSegment(step.device, reads, writes,
                    [self, body, ins, outs, reference, op, device, inRefs, outRefs] {
                      KernelProfile::timed(
-                         *op, [&] { run_fused_elementwise(*body, ins, outs, reference); });
+                         *op, [&] { run_fused_elementwise(*body, ins, outs, reference, device); });
                      if (check_numerics_enabled())
                        check_finite_outputs(op->c_str(), device, inRefs, outRefs);
                    });

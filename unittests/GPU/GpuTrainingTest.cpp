@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "../Frontend/GradientCheck.h"
 #include "../../examples/LeafNetwork.h"
+#include "../Gluon/ElementwiseBlocks.h"
 
 #include <cmath>
 #include <map>
@@ -136,4 +137,21 @@ TEST_F(GpuTraining, HalfPrecisionTrainingOnGpusMatchesTheCpus) {
     expectSameParameters(train(gpus, Loop::hybridized, 2, half), train(gpus, Loop::eager, 2, half),
                          tolerance / 4, what.c_str());
   }
+}
+
+// Every element-wise op in one hybridized block on a GPU: the regions run as the
+// compiler's generated kernels (PTX on a GPU, their host build on emulated GPUs), one
+// launch each, and compute what the CPU's eager ops compute.
+TEST_F(GpuTraining, GeneratedRegionsOnGpusMatchTheCpu) {
+  dlc::testing::EveryElementwiseOp block;
+  Tensor x = randomTensor({64, 129}, 41) * 2.0; // 8256 elements: 33 blocks of 256 threads
+  std::vector<float> expected = block(x).to_vector<float>();
+  block.hybridize();
+  std::vector<float> generated = block(x.copyto(gpu(0))).to_vector<float>();
+  std::string programs = block.compiled()->programs();
+  EXPECT_NE(programs.find("}[generated gpu]"), std::string::npos) << programs;
+  EXPECT_EQ(programs.find("= dlc.exp("), std::string::npos)
+      << "every element-wise op ran inside a region\n" << programs;
+  // The GPU's math functions (libdevice) may differ from the CPU's by an ulp or so.
+  dlc::testing::expectClose(expected, generated, 1e-5, "generated GPU regions against CPU ops");
 }

@@ -76,13 +76,42 @@ def DLCOutlineKernels : Pass<"dlc-outline-kernels", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect", "mlir::LLVM::LLVMDialect"];
 }
 
+def DLCHostBuildGpuKernels : Pass<"dlc-host-build-gpu-kernels", "mlir::ModuleOp"> {
+  let summary = "Clone each GPU kernel as a host function, blocks and threads as loops";
+  let description = [{
+    For GPUs that are emulated on the CPU (the tests' CUDA emulator runs no PTX): each
+    kernel of `gpu.module @dlc_gpu_kernels` is cloned into the builtin module
+    `@dlc_gpu_kernels_on_host` as a function of the same name and parameters plus the
+    grid and block sizes, its body inside a loop over blocks and, within it, a loop over
+    threads; `gpu.block_id x` and `gpu.thread_id x` become the loops' indices,
+    `gpu.block_dim x` and `gpu.grid_dim x` the sizes. The rest of the pipeline lowers
+    that module like the host kernels. Other dimensions and other GPU ops are errors.
+
+    ```mlir
+    // dlc-opt --dlc-host-build-gpu-kernels
+    gpu.func @k(%x: !llvm.ptr, %n: i64) kernel { ... gpu.thread_id x ... }
+    // gains
+    module @dlc_gpu_kernels_on_host {
+      func.func @k(%x: !llvm.ptr, %n: i64, %grid: index, %block: index) {
+        scf.for %b = %c0 to %grid step %c1 {
+          scf.for %t = %c0 to %block step %c1 { ... }
+        }
+        return
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+                           "mlir::scf::SCFDialect", "mlir::LLVM::LLVMDialect"];
+}
+
 def DLCPackKernelEntries : Pass<"dlc-pack-kernel-entries", "mlir::ModuleOp"> {
   let summary = "Give each lowered kernel an entry taking its arguments as one array";
   let description = [{
     Runs on a kernel module once it is in the LLVM dialect. For each function with a C
-    interface (`_mlir_ciface_<name>`, whose arguments are pointers to memref
-    descriptors) it adds `@<name>_packed(%arguments: !llvm.ptr)`: argument k is read
-    through `arguments[k]`, a pointer to the descriptor pointer. One signature for every
+    interface (`_mlir_ciface_<name>`: memref descriptors by pointer, other values as
+    they are) it adds `@<name>_packed(%arguments: !llvm.ptr)`: argument k is loaded,
+    with its type, from where `arguments[k]` points (MLIR's packed convention). One signature for every
     kernel, whatever its arity, is what lets the runtime call them without knowing MLIR.
 
     ```mlir

@@ -11,7 +11,10 @@
 
 namespace mlir::dlc {
 
-/// The CUDA toolkit dlc was configured with; "" when there was none.
+/// The CUDA toolkit whose libdevice (nvvm/libdevice/libdevice.10.bc) generated PTX
+/// links: the first that has it of $DLC_CUDA_TOOLKIT, the toolkit dlc was configured
+/// with, $CUDA_HOME and /usr/local/cuda; "" when none has (GPU regions then run op by
+/// op).
 std::string defaultCudaToolkit();
 
 /// What the compiler pipeline does besides the dialect's passes.
@@ -23,9 +26,12 @@ struct CompilerPipelineOptions {
   bool generateKernels = true;
   /// The GPU architecture the PTX of @dlc_gpu_kernels is for (the cuda pipeline).
   std::string gpuChip = "sm_90";
-  /// The CUDA toolkit whose libdevice the PTX links (default: the one found when dlc
-  /// was configured; empty: MLIR's own search, $CUDA_HOME and the like).
+  /// The CUDA toolkit whose libdevice the PTX links (default: defaultCudaToolkit();
+  /// empty: MLIR's own search).
   std::string cudaToolkit = defaultCudaToolkit();
+  /// dlc-host-build-gpu-kernels: the GPU kernels also built for the host, for GPUs that
+  /// are emulated on the CPU.
+  bool hostBuildGpuKernels = false;
 };
 
 /// The dialect's pipeline (buildDLCPipeline: canonicalize, place, fuse, lay out, order,

@@ -53,6 +53,31 @@ struct GeneratedKernel {
   std::shared_ptr<const void> owner;
 };
 
+/// Code the compiler generated for a fused element-wise region on GPUs. `ptx` holds all
+/// of a program's GPU kernels (the driver compiles it for the GPU it is loaded on);
+/// `name` is this region's entry, whose parameters are pointers to the region's inputs
+/// then outputs, then the element count (int64), one thread per element. `host_build`
+/// is the same kernel compiled for the CPU, for emulated GPUs only (packed: the
+/// kernel's parameters, then the grid and block sizes as int64).
+struct GeneratedGpuKernel {
+  std::shared_ptr<const std::string> ptx;
+  std::string name;
+  std::shared_ptr<const GeneratedKernel> host_build;
+};
+
+/// How a device kind runs generated GPU kernels, registered by its backend:
+/// `launch` queues `kernel` on the calling task's stream of GPU `device`, with
+/// `pointers` (inputs then outputs) and `elements`; `needs_host_build` says whether the
+/// kernels must come with their host build (emulated GPUs run no PTX).
+struct GeneratedKernelLauncher {
+  void (*launch)(const GeneratedGpuKernel &kernel, int device,
+                 const std::vector<char *> &pointers, int64_t elements) = nullptr;
+  bool needs_host_build = false;
+};
+void register_generated_kernel_launcher(DeviceKind kind, GeneratedKernelLauncher launcher);
+/// The launcher of `kind`; null when its backend runs no generated kernels.
+const GeneratedKernelLauncher *generated_kernel_launcher(DeviceKind kind);
+
 /// A fused element-wise region (dlc-fuse's "elementwise"): sub-kernels over region-local
 /// values, run one cache-sized chunk of elements at a time so that intermediates never
 /// leave the cache. Local values 0..inputs-1 are the step's inputs; each sub-step defines
@@ -72,14 +97,19 @@ struct FusedElementwise {
   /// The region as generated code, run on the same chunks; the sub-kernels (above)
   /// remain its reference (reference_kernels runs them instead).
   std::shared_ptr<const GeneratedKernel> generated;
+  /// On a GPU: the region's generated kernel, one launch (the sub-kernels describe it
+  /// but do not run there: their chunks would live in host memory).
+  std::shared_ptr<const GeneratedGpuKernel> gpu;
 };
 
-/// Runs `body` over its elements, chunk by chunk, the chunks spread over the calling
-/// thread's OpenMP team: its generated code when it has some (and not
+/// Runs `body` over its elements on `device`. On a GPU: its generated kernel, one
+/// launch on the task's stream. On the host: chunk by chunk, the chunks spread over the
+/// calling thread's OpenMP team: its generated code when it has some (and not
 /// `reference_kernels`), else its sub-kernels, which see 1-d chunks (scalars as 0-d
 /// tensors), small enough that their own loops stay single-threaded.
 void run_fused_elementwise(const FusedElementwise &body, const std::vector<char *> &inputs,
-                           const std::vector<char *> &outputs, bool reference_kernels);
+                           const std::vector<char *> &outputs, bool reference_kernels,
+                           Device device);
 
 /// One step on `device`: a kernel call (a FusedElementwise body for fused element-wise
 /// steps), a copy of its input's bytes into its output (between devices, or into a

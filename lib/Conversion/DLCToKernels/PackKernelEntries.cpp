@@ -1,9 +1,9 @@
 //===- PackKernelEntries.cpp - one calling convention for every kernel ---------===//
 //
-// A lowered kernel's C interface takes one pointer per memref argument, so its
-// signature depends on the region's arity. The packed entry takes them all through one
-// array (entry k points at argument k), which the runtime can call without a case per
-// arity and without MLIR: `void entry(void **arguments)`.
+// A lowered kernel's C interface takes one pointer per memref argument (and scalars as
+// they are), so its signature depends on the region's arity. The packed entry takes
+// them all through one array (entry k points at argument k), which the runtime can call
+// without a case per arity and without MLIR: `void entry(void **arguments)`.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Conversion/Passes.h"
@@ -20,15 +20,16 @@ namespace {
 
 constexpr StringLiteral cInterfacePrefix = "_mlir_ciface_";
 
-/// `@<name>_packed(%arguments)` calling `target`, whose parameters are all pointers.
+/// `@<name>_packed(%arguments)` calling `target`: argument k is loaded, with its type,
+/// from where `arguments[k]` points.
 LogicalResult addPackedEntry(LLVM::LLVMFuncOp target, OpBuilder &builder) {
   Location loc = target.getLoc();
   LLVM::LLVMFunctionType type = target.getFunctionType();
   auto pointer = LLVM::LLVMPointerType::get(builder.getContext());
   for (Type parameter : type.getParams())
-    if (parameter != pointer)
+    if (!isa<LLVM::LLVMPointerType, IntegerType, FloatType>(parameter))
       return target.emitError() << "dlc-pack-kernel-entries: parameter of type " << parameter
-                                << " is not a pointer (a memref descriptor's)";
+                                << " is not a pointer or a scalar";
   if (!isa<LLVM::LLVMVoidType>(type.getReturnType()))
     return target.emitError() << "dlc-pack-kernel-entries: a kernel returns nothing, got "
                               << type.getReturnType();
@@ -45,7 +46,7 @@ LogicalResult addPackedEntry(LLVM::LLVMFuncOp target, OpBuilder &builder) {
     Value slot = builder.create<LLVM::GEPOp>(loc, pointer, pointer, body->getArgument(0),
                                              ArrayRef<LLVM::GEPArg>{int32_t(k)});
     Value argument = builder.create<LLVM::LoadOp>(loc, pointer, slot);
-    arguments.push_back(builder.create<LLVM::LoadOp>(loc, pointer, argument));
+    arguments.push_back(builder.create<LLVM::LoadOp>(loc, type.getParamType(k), argument));
   }
   builder.create<LLVM::CallOp>(loc, target, arguments);
   builder.create<LLVM::ReturnOp>(loc, ValueRange{});

@@ -22,6 +22,9 @@
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <cstdlib>
 
 namespace mlir::dlc {
 
@@ -44,7 +47,10 @@ void buildDLCCompilerPipeline(OpPassManager &pm, PipelineTarget target,
   if (!options.generateKernels)
     return;
   pm.addPass(createDLCOutlineKernels());
-  // Nested modules of the program's module: @dlc_host_kernels is the only one.
+  if (options.hostBuildGpuKernels)
+    pm.addPass(createDLCHostBuildGpuKernels());
+  // Nested modules of the program's module: @dlc_host_kernels and, when the GPU kernels
+  // are emulated, @dlc_gpu_kernels_on_host.
   buildHostKernelsToLLVM(pm.nest<ModuleOp>());
   if (target != PipelineTarget::cuda)
     return;
@@ -63,7 +69,14 @@ void buildDLCCompilerPipeline(OpPassManager &pm, PipelineTarget target,
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
-std::string defaultCudaToolkit() { return DLC_CUDA_TOOLKIT_ROOT; }
+std::string defaultCudaToolkit() {
+  for (const char *candidate : std::initializer_list<const char *>{std::getenv("DLC_CUDA_TOOLKIT"), DLC_CUDA_TOOLKIT_ROOT,
+                                std::getenv("CUDA_HOME"), "/usr/local/cuda"})
+    if (candidate && *candidate &&
+        llvm::sys::fs::exists(std::string(candidate) + "/nvvm/libdevice/libdevice.10.bc"))
+      return candidate;
+  return "";
+}
 
 void registerCodeGenerationInterfaces(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
@@ -85,6 +98,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "generate-kernels",
       llvm::cl::desc("generate the host element-wise regions' code (default on)"),
       llvm::cl::init(true)};
+  Option<bool> hostBuildGpuKernels{
+      *this, "host-build-gpu-kernels",
+      llvm::cl::desc("also build the GPU kernels for the host (emulated GPUs)"),
+      llvm::cl::init(false)};
   Option<std::string> gpuChip{*this, "gpu-chip",
                               llvm::cl::desc("the GPU architecture of the PTX (default sm_90)"),
                               llvm::cl::init("sm_90")};
@@ -104,6 +121,7 @@ void registerDLCPipelines() {
         compiler.blockedLayouts = options.blockedLayouts;
         compiler.generateKernels = options.generateKernels;
         compiler.gpuChip = options.gpuChip;
+        compiler.hostBuildGpuKernels = options.hostBuildGpuKernels;
         buildDLCCompilerPipeline(
             pm, options.cuda ? PipelineTarget::cuda : PipelineTarget::cpu, compiler);
       });

@@ -16,6 +16,7 @@
 #include "dlc/Core/OpFacts.h"
 #include "dlc/Runtime/Kernel.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -196,12 +197,12 @@ private:
       return false;
     if (auto kernel = fused->getAttrOfType<SymbolRefAttr>(
             mlir::dlc::DLCDialect::getKernelAttrName())) {
-      if (!chain || !step.device.is_host()) {
+      if (!chain) {
         error_ = describe(fused) + ": has a generated kernel but does not run as one "
-                 "element-wise step on a host device (" + step.device.str() + ")";
+                 "element-wise step on " + step.device.str();
         return false;
       }
-      generated_.push_back({kernel, std::move(chain)});
+      (step.device.is_host() ? generated_ : gpuGenerated_).push_back({kernel, std::move(chain)});
     }
     step.op = std::move(single->op);
     step.kernels = single->kernels;
@@ -211,8 +212,60 @@ private:
     return true;
   }
 
+  /// The GPU regions' kernels: the PTX of the gpu.binary they name, and their host
+  /// builds when the GPUs are emulated.
+  bool loadGpuKernels() {
+    if (gpuGenerated_.empty())
+      return true;
+    const GeneratedKernelLauncher *launcher = generated_kernel_launcher(DeviceKind::gpu);
+    std::shared_ptr<const std::string> ptx;
+    std::vector<std::string> names;
+    for (const auto &[kernel, chain] : gpuGenerated_) {
+      auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
+          function_, kernel.getRootReference());
+      auto object = binary && binary.getObjects().size() == 1
+                        ? dyn_cast<gpu::ObjectAttr>(binary.getObjects()[0])
+                        : gpu::ObjectAttr();
+      if (!object || object.getFormat() != gpu::CompilationTarget::Assembly) {
+        error_ = "@" + function_.getName().str() + ": the GPU kernels @" +
+                 kernel.getRootReference().str() +
+                 " are not one gpu.binary holding PTX (run the cuda pipeline's code "
+                 "generation, --dlc-pipeline=cuda)";
+        return false;
+      }
+      if (!ptx)
+        ptx = std::make_shared<const std::string>(object.getObject().getValue().str());
+      names.push_back(kernel.getLeafReference().str());
+    }
+    std::vector<std::shared_ptr<const GeneratedKernel>> hostBuilds;
+    if (launcher && launcher->needs_host_build) {
+      auto onHost = SymbolTable::lookupNearestSymbolFrom<ModuleOp>(
+          function_, StringAttr::get(function_.getContext(),
+                                     mlir::dlc::DLCDialect::getGpuKernelsOnHostModuleName()));
+      if (!onHost) {
+        error_ = "@" + function_.getName().str() + ": the GPUs are emulated but the module has "
+                 "no host build of its GPU kernels (--dlc-pipeline=cuda host-build-gpu-kernels=1)";
+        return false;
+      }
+      hostBuilds = loadHostKernels(onHost, names, error_);
+      if (hostBuilds.size() != names.size())
+        return false;
+    }
+    for (size_t k = 0; k < gpuGenerated_.size(); ++k) {
+      auto kernel = std::make_shared<GeneratedGpuKernel>();
+      kernel->ptx = ptx;
+      kernel->name = names[k];
+      if (!hostBuilds.empty())
+        kernel->host_build = hostBuilds[k];
+      gpuGenerated_[k].second->gpu = std::move(kernel);
+    }
+    return true;
+  }
+
   /// The regions' generated kernels (dlc.kernel), loaded together: one kernel module.
   bool loadKernels() {
+    if (!loadGpuKernels())
+      return false;
     if (generated_.empty())
       return true;
     ModuleOp kernels;
@@ -273,7 +326,8 @@ private:
   std::shared_ptr<Program> program_;
   /// The regions with generated kernels (dlc.kernel) and their bodies, loaded once all
   /// are known.
-  std::vector<std::pair<SymbolRefAttr, std::shared_ptr<FusedElementwise>>> generated_;
+  std::vector<std::pair<SymbolRefAttr, std::shared_ptr<FusedElementwise>>> generated_,
+      gpuGenerated_;
   llvm::DenseMap<Value, int> ids_;
   int64_t reused_ = 0, inPlace_ = 0;
 };

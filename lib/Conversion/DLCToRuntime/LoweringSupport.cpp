@@ -77,7 +77,11 @@ bool kernelStep(Operation *op, Device device, ProgramStep &step, std::string &er
 std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
                                      std::shared_ptr<FusedElementwise> &chain,
                                      std::string &error) {
-  auto hasKernel = [&](StringRef op) { return find_kernel(op.str(), device) != nullptr; };
+  auto hasKernel = [&](StringRef op) {
+    if (op == mlir::dlc::kElementwiseRegionKernel)
+      return device.is_host() || generated_kernel_launcher(device.kind) != nullptr;
+    return find_kernel(op.str(), device) != nullptr;
+  };
   mlir::dlc::FusedExecution execution = mlir::dlc::fusedExecution(
       fused, mlir::dlc::DeviceKind(int32_t(device.kind)), hasKernel);
   if (execution == mlir::dlc::FusedExecution::op_by_op) {

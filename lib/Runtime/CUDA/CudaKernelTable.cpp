@@ -32,6 +32,7 @@ void register_cuda_kernels() {
   register_cudnn_kernels();
   register_pool_kernels();
   register_optimizer_kernels();
+  register_generated_launch();
 }
 
 } // namespace dlc::cuda

@@ -33,6 +33,9 @@ void register_blas_kernels();        // BlasKernels.cpp
 void register_cudnn_kernels();       // CudnnKernels.cpp
 void register_pool_kernels();        // PoolKernels.cu
 void register_optimizer_kernels();   // OptimizerKernels.cu
+/// Registers the launcher of generated GPU kernels (GeneratedLaunch.cpp; on emulated
+/// GPUs, the emulator's).
+void register_generated_launch();
 
 #ifndef DLC_CUDA_EMULATION_STANDALONE
 /// Registers `fn` for `op` on GPUs. The oracle of a GPU kernel is the CPU reference

@@ -27,8 +27,8 @@ module {
 // -----
 
 module {
-  // expected-error @+1 {{dlc-pack-kernel-entries: parameter of type 'i64' is not a pointer (a memref descriptor's)}}
-  llvm.func @_mlir_ciface_sized(%a: !llvm.ptr, %n: i64) {
+  // expected-error @+1 {{dlc-pack-kernel-entries: parameter of type 'vector<4xf32>' is not a pointer or a scalar}}
+  llvm.func @_mlir_ciface_sized(%a: !llvm.ptr, %n: vector<4xf32>) {
     llvm.return
   }
 }
@@ -40,5 +40,19 @@ module {
   llvm.func @_mlir_ciface_value(%a: !llvm.ptr) -> f32 {
     %0 = llvm.mlir.constant(1.0 : f32) : f32
     llvm.return %0 : f32
+  }
+}
+
+// -----
+
+// A scalar parameter is loaded with its own type from where its slot points.
+// CHECK: llvm.func @counted_packed(%[[ARGS:.*]]: !llvm.ptr) {
+// CHECK: %[[S1:.*]] = llvm.getelementptr %[[ARGS]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT: %[[P1:.*]] = llvm.load %[[S1]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[N:.*]] = llvm.load %[[P1]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @_mlir_ciface_counted(%{{.*}}, %[[N]]) : (!llvm.ptr, i64) -> ()
+module {
+  llvm.func @_mlir_ciface_counted(%a: !llvm.ptr, %n: i64) {
+    llvm.return
   }
 }

@@ -90,6 +90,10 @@ def DLC_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getGpuKernelsModuleName() {
       return ::llvm::StringLiteral("dlc_gpu_kernels");
     }
+    /// The builtin module holding a host build of each GPU kernel (emulated GPUs).
+    static constexpr ::llvm::StringLiteral getGpuKernelsOnHostModuleName() {
+      return ::llvm::StringLiteral("dlc_gpu_kernels_on_host");
+    }
   }];
 }
 

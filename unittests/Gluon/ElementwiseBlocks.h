@@ -1,0 +1,25 @@
+//===- ElementwiseBlocks.h - blocks made of element-wise ops (tests) ----------===//
+#ifndef DLC_UNITTESTS_GLUON_ELEMENTWISEBLOCKS_H
+#define DLC_UNITTESTS_GLUON_ELEMENTWISEBLOCKS_H
+
+#include "dlc/dlc.h"
+
+namespace dlc::testing {
+
+/// Every element-wise op dlc-fuse joins, with scalars broadcast, in one block.
+class EveryElementwiseOp : public gluon::HybridBlock {
+public:
+  Tensor forward(const Tensor &x) override {
+    Tensor p = np::exp(x * 0.5); // positive, for log, sqrt and pow
+    Tensor a = np::log(p) + np::sqrt(p) - np::rsqrt(p);
+    Tensor b = npx::relu(a) * npx::sigmoid(x) / (p + 1.0);
+    Tensor c = np::power(p, x * 0.25) + np::maximum(a, b) - np::minimum(a, x);
+    Tensor d = np::tanh(c) + npx::gelu(b) - np::negative(x);
+    return npx::relu_backward(d, a) + npx::gelu_backward(d, x);
+  }
+  std::string kind() const override { return "EveryElementwiseOp"; }
+};
+
+} // namespace dlc::testing
+
+#endif // DLC_UNITTESTS_GLUON_ELEMENTWISEBLOCKS_H
