@@ -50,6 +50,13 @@ done
 for need in libdnnl.so libcudart.so; do
   ls "$stage/lib/$need"* >/dev/null 2>&1 || { echo "gpu-bundle: $need not found by ldd" >&2; exit 1; }
 done
+# libdevice: what the generated GPU kernels' math links when the cuda pipeline makes
+# their PTX (the target machine may have no CUDA toolkit; gpu-check.sh points
+# DLC_CUDA_TOOLKIT at this copy).
+libdevice="${DLC_CUDA_TOOLKIT:-/usr/local/cuda}/nvvm/libdevice/libdevice.10.bc"
+[ -f "$libdevice" ] || { echo "gpu-bundle: no $libdevice (set DLC_CUDA_TOOLKIT)" >&2; exit 1; }
+mkdir -p "$stage/cuda/nvvm/libdevice"
+cp "$libdevice" "$stage/cuda/nvvm/libdevice/"
 mkdir -p "$(dirname "$output")"
-tar -C "$stage" -cf - bin lib | xz -T0 -6 >"$output"
+tar -C "$stage" -cf - bin lib cuda | xz -T0 -6 >"$output"
 echo "gpu-bundle: $output ($(du -h "$output" | cut -f1)): $(cd "$stage" && ls bin lib | grep -v : | tr '\n' ' ')"

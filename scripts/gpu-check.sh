@@ -46,6 +46,8 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$out" ] || out="$(mktemp -d -t dlc-gpu-check.XXXXXX)"
 mkdir -p "$out"
+# Generated kernels are compiled into a cache of the check's own (cold on the first run).
+export DLC_CACHE_DIR="${DLC_CACHE_DIR:-$out/kernel-cache}"
 started=$SECONDS
 status=0
 summary=()
@@ -111,6 +113,8 @@ if [ -n "$bundle" ]; then
     else say "$lib not found on this machine"; fi
   done
   export LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # The bundle's libdevice, for the generated GPU kernels' PTX.
+  [ -d "$unpacked/cuda" ] && export DLC_CUDA_TOOLKIT="${DLC_CUDA_TOOLKIT:-$unpacked/cuda}"
   say "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
   missing=$(ldd "$bin/dlc-gpu-tests" | grep 'not found' || true)
   [ -z "$missing" ] || { say "libraries missing: $missing"; exit 1; }
