@@ -105,6 +105,25 @@ def DLCHostBuildGpuKernels : Pass<"dlc-host-build-gpu-kernels", "mlir::ModuleOp"
                            "mlir::scf::SCFDialect", "mlir::LLVM::LLVMDialect"];
 }
 
+def DLCApproximateMath : Pass<"dlc-approximate-math"> {
+  let summary = "Replace transcendental math ops by polynomial approximations";
+  let description = [{
+    Runs on the host kernels before their math ops become libm calls: `math.tanh`,
+    `math.erf`, `math.exp`, `math.log` and the others MLIR approximates become
+    arithmetic (MLIR's polynomial approximations, accurate to a few float32 ulp), which
+    LLVM's loop vectorizer turns into SIMD code; a libm call would keep the loop scalar.
+    Ops without an approximation are left for the libm lowering.
+
+    ```mlir
+    // dlc-opt --dlc-approximate-math
+    %t = math.tanh %x : f32
+    // becomes a clamp, a rational polynomial in %x and selects (arith ops only)
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect", "mlir::x86vector::X86VectorDialect"];
+}
+
 def DLCPackKernelEntries : Pass<"dlc-pack-kernel-entries", "mlir::ModuleOp"> {
   let summary = "Give each lowered kernel an entry taking its arguments as one array";
   let description = [{

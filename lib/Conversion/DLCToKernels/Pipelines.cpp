@@ -31,8 +31,11 @@ namespace mlir::dlc {
 void buildHostKernelsToLLVM(OpPassManager &pm) {
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertSCFToCFPass());
-  pm.addPass(createConvertMathToLibmPass()); // tanh, erf, exp, ... as libm calls
+  pm.addPass(createDLCApproximateMath()); // vectorizable tanh, erf, exp, log, ...
+  // LLVM intrinsics first (fma, floor, sqrt, ...: instructions, which vectorize), then
+  // libm calls for the functions left without one.
   pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
