@@ -53,7 +53,8 @@ def DLCOutlineKernels : Pass<"dlc-outline-kernels", "mlir::ModuleOp"> {
     single-element input is read at index 0; every other operand has the region's
     element count. The region keeps its ops (they are the kernel's reference) and is
     marked `dlc.kernel = @dlc_host_kernels::@<function>_region_<n>`; the runtime calls
-    that kernel on chunks of the elements. A region holding an op without a scalar body
+    that kernel on chunks of the elements. Regions whose kernels come out the same
+    (ops, operand structure, broadcast pattern; not sizes) share one kernel. A region holding an op without a scalar body
     is an error naming it.
 
     ```mlir

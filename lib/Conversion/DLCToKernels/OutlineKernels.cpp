@@ -60,9 +60,33 @@ void markKernel(FusedOp fused, StringAttr module, StringAttr function) {
                  SymbolRefAttr::get(module, {FlatSymbolRefAttr::get(function)}));
 }
 
+/// Kernels by body: regions that compute the same thing (the same ops on the same
+/// operand structure and broadcast pattern; a training step has one optimizer update
+/// per parameter) share one kernel, so each is compiled once.
+class SharedKernels {
+public:
+  /// The name of the kernel with `function`'s body: an earlier one (and `function` is
+  /// erased), else `function`'s own.
+  StringAttr share(Operation *function) {
+    StringAttr name = SymbolTable::getSymbolName(function);
+    std::string body;
+    llvm::raw_string_ostream os(body);
+    SymbolTable::setSymbolName(function, "kernel"); // the name does not make it differ
+    function->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+    SymbolTable::setSymbolName(function, name);
+    auto [entry, added] = byBody_.try_emplace(os.str(), name);
+    if (!added)
+      function->erase();
+    return entry->second;
+  }
+
+private:
+  llvm::StringMap<StringAttr> byBody_;
+};
+
 /// `fused` as `func.func @name(inputs..., outputs...)` on memref<?xf32> at the end of
 /// `kernels`; failure (reported on the op without a scalar body) otherwise.
-LogicalResult outline(FusedOp fused, ModuleOp kernels, StringRef name) {
+LogicalResult outline(FusedOp fused, ModuleOp kernels, StringRef name, SharedKernels &shared) {
   MLIRContext *context = fused.getContext();
   Location loc = fused.getLoc();
   OpBuilder builder(context);
@@ -99,13 +123,14 @@ LogicalResult outline(FusedOp fused, ModuleOp kernels, StringRef name) {
     function->erase();
     return reportUnsupported(unsupported);
   }
-  markKernel(fused, kernels.getSymNameAttr(), function.getSymNameAttr());
+  markKernel(fused, kernels.getSymNameAttr(), shared.share(function));
   return success();
 }
 
 /// `fused` as `gpu.func @name(inputs..., outputs..., count) kernel` at the end of
 /// `kernels`: one thread per element.
-LogicalResult outlineGpu(FusedOp fused, gpu::GPUModuleOp kernels, StringRef name) {
+LogicalResult outlineGpu(FusedOp fused, gpu::GPUModuleOp kernels, StringRef name,
+                         SharedKernels &shared) {
   MLIRContext *context = fused.getContext();
   Location loc = fused.getLoc();
   OpBuilder builder(context);
@@ -151,7 +176,7 @@ LogicalResult outlineGpu(FusedOp fused, gpu::GPUModuleOp kernels, StringRef name
     builder.create<LLVM::StoreOp>(loc, results[k], at(entry.getArgument(inputs + k), false));
   builder.setInsertionPointToEnd(&entry);
   builder.create<gpu::ReturnOp>(loc);
-  markKernel(fused, kernels.getSymNameAttr(), function.getNameAttr());
+  markKernel(fused, kernels.getSymNameAttr(), shared.share(function));
   return success();
 }
 
@@ -169,11 +194,12 @@ LogicalResult outlineGpuRegions(ModuleOp module,
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   UnitAttr::get(module.getContext()));
   SymbolTable symbols(kernels);
+  SharedKernels shared;
   for (auto &[fused, function] : regions) {
     if (symbols.lookup(function))
       return fused.emitError() << "dlc-outline-kernels: @" << name << " already has a @"
                                << function;
-    if (failed(outlineGpu(fused, kernels, function)))
+    if (failed(outlineGpu(fused, kernels, function, shared)))
       return failure();
   }
   return success();
@@ -206,13 +232,14 @@ struct DLCOutlineKernelsPass : impl::DLCOutlineKernelsBase<DLCOutlineKernelsPass
       kernels = builder.create<ModuleOp>(module.getLoc(), name);
     }
     SymbolTable symbols(kernels);
+    SharedKernels shared;
     for (auto &[fused, function] : regions) {
       if (symbols.lookup(function)) {
         fused.emitError() << "dlc-outline-kernels: @" << name << " already has a @"
                           << function;
         return signalPassFailure();
       }
-      if (failed(outline(fused, kernels, function)))
+      if (failed(outline(fused, kernels, function, shared)))
         return signalPassFailure();
     }
   }

@@ -116,3 +116,36 @@ func.func @gpu_step(%x: tensor<64xf32>, %s: tensor<f32>) -> tensor<64xf32> {
   return %y : tensor<64xf32>
 }
 }
+
+// -----
+
+// Regions that compute the same thing share one kernel (a training step has one
+// optimizer update per parameter); a different broadcast pattern is another kernel.
+// CHECK-LABEL: func.func @updates
+// CHECK: dlc.fused "elementwise"({{.*}}) {dlc.kernel = @dlc_host_kernels::@updates_region_0}
+// CHECK: dlc.fused "elementwise"({{.*}}) {dlc.kernel = @dlc_host_kernels::@updates_region_0}
+// CHECK: dlc.fused "elementwise"({{.*}}) {dlc.kernel = @dlc_host_kernels::@updates_region_2}
+// CHECK: module @dlc_host_kernels
+// CHECK-COUNT-2: func.func @updates_region_
+// CHECK-NOT: func.func
+func.func @updates(%w1: tensor<8xf32>, %g1: tensor<8xf32>, %w2: tensor<3x5xf32>, %g2: tensor<3x5xf32>, %lr: tensor<f32>) -> (tensor<8xf32>, tensor<3x5xf32>, tensor<8xf32>) {
+  %a = dlc.fused "elementwise" (%w1, %g1, %lr) : (tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> tensor<8xf32> {
+  ^bb0(%w: tensor<8xf32>, %g: tensor<8xf32>, %r: tensor<f32>):
+    %s = dlc.mul %g, %r : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+    %n = dlc.sub %w, %s : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    dlc.yield %n : tensor<8xf32>
+  }
+  %b = dlc.fused "elementwise" (%w2, %g2, %lr) : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<f32>) -> tensor<3x5xf32> {
+  ^bb0(%w: tensor<3x5xf32>, %g: tensor<3x5xf32>, %r: tensor<f32>):
+    %s = dlc.mul %g, %r : (tensor<3x5xf32>, tensor<f32>) -> tensor<3x5xf32>
+    %n = dlc.sub %w, %s : (tensor<3x5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+    dlc.yield %n : tensor<3x5xf32>
+  }
+  %c = dlc.fused "elementwise" (%w1, %g1, %g1) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%w: tensor<8xf32>, %g: tensor<8xf32>, %r: tensor<8xf32>):
+    %s = dlc.mul %g, %r : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %n = dlc.sub %w, %s : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    dlc.yield %n : tensor<8xf32>
+  }
+  return %a, %b, %c : tensor<8xf32>, tensor<3x5xf32>, tensor<8xf32>
+}
