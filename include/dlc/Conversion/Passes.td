@@ -125,6 +125,30 @@ def DLCApproximateMath : Pass<"dlc-approximate-math"> {
                            "mlir::vector::VectorDialect", "mlir::x86vector::X86VectorDialect"];
 }
 
+def DLCSerializeGpuKernels : Pass<"dlc-serialize-gpu-kernels", "mlir::ModuleOp"> {
+  let summary = "Turn @dlc_gpu_kernels into a gpu.binary of PTX, through the kernel cache";
+  let description = [{
+    Runs once `gpu.module @dlc_gpu_kernels` is in the NVVM dialect with its
+    `#nvvm.target`. Its PTX is looked up in the kernel cache (`DLC_CACHE_DIR`, keyed by
+    the module's text, the toolkit and the versions of dlc and LLVM; the entry's magic,
+    key, size and checksum are checked); on a hit the module becomes a `gpu.binary`
+    holding that PTX, on a miss upstream's serialization (`gpu-module-to-binary` with
+    `format=isa`, libdevice from `toolkit`) makes it and the PTX is stored.
+
+    ```mlir
+    // dlc-opt --dlc-serialize-gpu-kernels
+    gpu.module @dlc_gpu_kernels [#nvvm.target<chip = "sm_90">] { llvm.func @k(...) ... }
+    // becomes
+    gpu.binary @dlc_gpu_kernels [#gpu.object<#nvvm.target<chip = "sm_90">, assembly = "...">]
+    ```
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"\"",
+           "the CUDA toolkit whose libdevice the PTX links (empty: MLIR's own search)">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 def DLCPackKernelEntries : Pass<"dlc-pack-kernel-entries", "mlir::ModuleOp"> {
   let summary = "Give each lowered kernel an entry taking its arguments as one array";
   let description = [{

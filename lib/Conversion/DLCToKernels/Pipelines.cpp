@@ -66,10 +66,11 @@ void buildDLCCompilerPipeline(OpPassManager &pm, PipelineTarget target,
   gpu.addPass(createConvertSCFToCFPass());
   gpu.addPass(createConvertGpuOpsToNVVMOps());
   gpu.addPass(createReconcileUnrealizedCastsPass());
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = "isa"; // PTX: the driver compiles it for the GPU it loads on
-  binary.toolkitPath = options.cudaToolkit;
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  // PTX (the driver compiles it for the GPU it loads on), from the kernel cache when the
+  // same module was serialized before.
+  DLCSerializeGpuKernelsOptions serialize;
+  serialize.toolkit = options.cudaToolkit;
+  pm.addPass(createDLCSerializeGpuKernels(serialize));
 }
 
 std::string defaultCudaToolkit() {

@@ -11,8 +11,6 @@
 //===----------------------------------------------------------------------===//
 #include "LoweringSupport.h"
 
-#include "KernelCacheCounters.h"
-
 #include "dlc/Config.h"
 #include "dlc/Conversion/DLCToRuntime/KernelCache.h"
 

@@ -12,8 +12,6 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Conversion/DLCToRuntime/KernelCache.h"
 
-#include "KernelCacheCounters.h"
-
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
@@ -136,6 +134,8 @@ KernelCacheStats kernelCacheStats() {
   stats.loaded = c.loaded;
   stats.reused = c.reused;
   stats.rejected = c.rejected;
+  stats.ptx_compiled = c.ptxCompiled;
+  stats.ptx_loaded = c.ptxLoaded;
   return stats;
 }
 

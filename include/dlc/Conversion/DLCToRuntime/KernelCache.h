@@ -1,8 +1,8 @@
 //===- KernelCache.h - generated kernels kept on disk between processes --------===//
 //
-// Compiling a program's kernel module (LLVM's O2 and code generation) is most of what
-// code generation costs; its object code depends only on the module, the CPU it is for
-// and the compiler's versions. So the object code is kept in a cache directory, one
+// Compiling a program's kernel module (LLVM's O2 and code generation; for GPUs, NVVM to
+// PTX with libdevice) is most of what code generation costs; its object code depends
+// only on the module, the target it is for and the compiler's versions. So the object code is kept in a cache directory, one
 // file per key, and loaded from there by the next process that compiles the same
 // kernels. An entry is trusted only after its magic, key, size and checksum are
 // checked; anything else is compiled again and the entry rewritten. Entries are written
@@ -13,6 +13,7 @@
 #ifndef DLC_CONVERSION_DLCTORUNTIME_KERNELCACHE_H
 #define DLC_CONVERSION_DLCTORUNTIME_KERNELCACHE_H
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,14 +28,23 @@ std::string kernelCacheDirectory();
 
 /// What the kernel loader did since the process started (for tests and benchmarks).
 struct KernelCacheStats {
-  int64_t compiled = 0;    ///< object code made by LLVM
-  int64_t loaded = 0;      ///< object code read from a valid cache entry
-  int64_t reused = 0;      ///< kernels already loaded in this process
-  int64_t rejected = 0;    ///< cache entries found corrupt or stale (then rebuilt)
+  int64_t compiled = 0;     ///< host object code made by LLVM
+  int64_t loaded = 0;       ///< host object code read from a valid cache entry
+  int64_t reused = 0;       ///< kernels already loaded in this process
+  int64_t rejected = 0;     ///< cache entries found corrupt or stale (then rebuilt)
+  int64_t ptx_compiled = 0; ///< GPU kernel modules serialized to PTX
+  int64_t ptx_loaded = 0;   ///< GPU kernel modules whose PTX came from the cache
 };
 KernelCacheStats kernelCacheStats();
 
 namespace detail {
+
+/// The process's counters, behind kernelCacheStats().
+struct KernelCacheCounters {
+  std::atomic<int64_t> compiled{0}, loaded{0}, reused{0}, rejected{0}, ptxCompiled{0},
+      ptxLoaded{0};
+};
+KernelCacheCounters &counters();
 
 /// The object code of the entry for `key` (a hex digest) in `directory`, if the entry
 /// exists and is whole: magic, key, size and checksum match. An entry that exists but

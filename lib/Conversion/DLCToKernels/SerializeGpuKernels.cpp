@@ -1,0 +1,95 @@
+//===- SerializeGpuKernels.cpp - the GPU kernels' PTX, through the kernel cache ---===//
+//
+// Serializing @dlc_gpu_kernels (NVVM to LLVM IR, libdevice linked, LLVM's NVPTX back
+// end) is what a GPU compilation spends most on, and its PTX depends only on the module,
+// its target and the toolchain. So this pass looks the module up in the kernel cache
+// first (the same cache, format and checks as the host object code): on a hit it puts
+// the cached PTX in a gpu.binary itself; on a miss upstream's serialization
+// (gpu::transformGpuModulesToBinaries) makes it, and the PTX is stored.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Config.h"
+#include "dlc/Conversion/DLCToRuntime/KernelCache.h"
+#include "dlc/Conversion/Passes.h"
+
+#include "dlc/Dialect/DLC/IR/DLCDialect.h"
+
+#include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::dlc {
+
+#define GEN_PASS_DEF_DLCSERIALIZEGPUKERNELS
+#include "dlc/Conversion/Passes.h.inc"
+
+namespace {
+
+struct DLCSerializeGpuKernelsPass
+    : impl::DLCSerializeGpuKernelsBase<DLCSerializeGpuKernelsPass> {
+  using DLCSerializeGpuKernelsBase::DLCSerializeGpuKernelsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = module.getContext();
+    StringAttr name = StringAttr::get(context, DLCDialect::getGpuKernelsModuleName());
+    auto kernels = SymbolTable::lookupNearestSymbolFrom<gpu::GPUModuleOp>(module, name);
+    if (!kernels)
+      return;
+    ArrayAttr targets = kernels.getTargetsAttr();
+    if (!targets || targets.size() != 1) {
+      kernels.emitError("dlc-serialize-gpu-kernels: one target (nvvm-attach-target) expected");
+      return signalPassFailure();
+    }
+    std::string key = cacheKey(kernels);
+    std::string directory = ::dlc::conversion::kernelCacheDirectory();
+    auto &counters = ::dlc::conversion::detail::counters();
+    if (!directory.empty())
+      if (std::optional<std::vector<char>> ptx =
+              ::dlc::conversion::detail::readCachedObject(directory, key)) {
+        OpBuilder builder(kernels);
+        auto object = gpu::ObjectAttr::get(
+            context, targets[0], gpu::CompilationTarget::Assembly,
+            StringAttr::get(context, StringRef(ptx->data(), ptx->size())), nullptr);
+        builder.create<gpu::BinaryOp>(kernels.getLoc(), name, Attribute(),
+                                      builder.getArrayAttr({object}));
+        kernels.erase();
+        ++counters.ptxLoaded;
+        return;
+      }
+    gpu::TargetOptions options(toolkit, {}, {}, gpu::CompilationTarget::Assembly);
+    if (failed(gpu::transformGpuModulesToBinaries(module, nullptr, options)))
+      return signalPassFailure();
+    ++counters.ptxCompiled;
+    auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(module, name);
+    auto object = binary && binary.getObjects().size() == 1
+                      ? dyn_cast<gpu::ObjectAttr>(binary.getObjects()[0])
+                      : gpu::ObjectAttr();
+    if (!object || directory.empty())
+      return;
+    StringRef ptx = object.getObject().getValue();
+    // A cache that cannot be written costs speed, not correctness: go on without it.
+    (void)::dlc::conversion::detail::writeCachedObject(directory, key,
+                                                       std::vector<char>(ptx.begin(), ptx.end()));
+  }
+
+  /// The module's text (its target, chip and optimisation level included), the
+  /// toolkit whose libdevice it links, and the versions of dlc and LLVM.
+  std::string cacheKey(gpu::GPUModuleOp kernels) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "dlc " << DLC_VERSION << "; LLVM " << LLVM_VERSION_STRING << "; PTX; toolkit "
+       << toolkit << "\n";
+    kernels->print(os, OpPrintingFlags().enableDebugInfo(false).printGenericOpForm());
+    std::array<uint8_t, 32> digest = llvm::SHA256::hash(
+        llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
+    return llvm::toHex(digest, /*LowerCase=*/true);
+  }
+};
+
+} // namespace
+} // namespace mlir::dlc
