@@ -14,6 +14,7 @@
 #include "Emulator/CudaEmulator.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 using namespace dlc;
@@ -112,6 +113,23 @@ TEST_P(EmulatedGpuStep, AWarmStepNeitherAllocatesNorBlocksTheHost) {
   EXPECT_EQ(c.blockingCopies, 0) << "copies into pageable memory in warm steps";
   if (gpus > 1) {
     EXPECT_GT(c.allReduces, 0) << "no NCCL all-reduce in a step on " << gpus << " GPUs";
+  }
+}
+
+// The compiler's generated kernels take the element-wise regions' ops off the launch
+// list: one launch per region instead of one per op (DLC_GENERATED_KERNELS=0 runs them
+// op by op on GPUs), in the hybridized and in the compiled step.
+TEST(EmulatedGpuStepLaunches, GeneratedKernelsReplaceTheElementwiseLaunches) {
+  if (num_gpus() < 1)
+    GTEST_SKIP() << "this process has no emulated GPU (DLC_EMULATED_GPUS)";
+  for (Loop loop : {Loop::hybridized, Loop::compiled}) {
+    ::setenv("DLC_GENERATED_KERNELS", "0", 1);
+    long opByOp = measure(loop, {gpu(0)}).kernelLaunches;
+    ::unsetenv("DLC_GENERATED_KERNELS");
+    long generated = measure(loop, {gpu(0)}).kernelLaunches;
+    std::printf("[ launches ] %s on 1 GPU, per warm step: %ld op by op, %ld with generated "
+                "kernels\n", nameOf(loop), opByOp, generated);
+    EXPECT_LT(generated, opByOp) << nameOf(loop);
   }
 }
 
