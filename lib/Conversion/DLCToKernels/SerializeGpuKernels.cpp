@@ -8,7 +8,6 @@
 // (gpu::transformGpuModulesToBinaries) makes it, and the PTX is stored.
 //
 //===----------------------------------------------------------------------===//
-#include "dlc/Config.h"
 #include "dlc/Conversion/DLCToRuntime/KernelCache.h"
 #include "dlc/Conversion/Passes.h"
 
@@ -17,10 +16,6 @@
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Config/llvm-config.h"
-#include "llvm/Support/SHA256.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::dlc {
 
@@ -45,7 +40,9 @@ struct DLCSerializeGpuKernelsPass
       kernels.emitError("dlc-serialize-gpu-kernels: one target (nvvm-attach-target) expected");
       return signalPassFailure();
     }
-    std::string key = cacheKey(kernels);
+    // The module's text holds its target, chip and optimisation level.
+    std::string key =
+        ::dlc::conversion::kernelCacheKey(kernels, "PTX; toolkit " + toolkit);
     std::string directory = ::dlc::conversion::kernelCacheDirectory();
     auto &counters = ::dlc::conversion::detail::counters();
     if (!directory.empty())
@@ -75,19 +72,6 @@ struct DLCSerializeGpuKernelsPass
     // A cache that cannot be written costs speed, not correctness: go on without it.
     (void)::dlc::conversion::detail::writeCachedObject(directory, key,
                                                        std::vector<char>(ptx.begin(), ptx.end()));
-  }
-
-  /// The module's text (its target, chip and optimisation level included), the
-  /// toolkit whose libdevice it links, and the versions of dlc and LLVM.
-  std::string cacheKey(gpu::GPUModuleOp kernels) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << "dlc " << DLC_VERSION << "; LLVM " << LLVM_VERSION_STRING << "; PTX; toolkit "
-       << toolkit << "\n";
-    kernels->print(os, OpPrintingFlags().enableDebugInfo(false).printGenericOpForm());
-    std::array<uint8_t, 32> digest = llvm::SHA256::hash(
-        llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
-    return llvm::toHex(digest, /*LowerCase=*/true);
   }
 };
 

@@ -11,19 +11,15 @@
 //===----------------------------------------------------------------------===//
 #include "LoweringSupport.h"
 
-#include "dlc/Config.h"
 #include "dlc/Conversion/DLCToRuntime/KernelCache.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/OperationSupport.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -31,7 +27,6 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -70,19 +65,6 @@ llvm::Expected<HostTarget> hostTarget() {
   std::string description = builder->getTargetTriple().str() + " " + builder->getCPU() +
                             " " + builder->getFeatures().getString();
   return HostTarget{std::move(*builder), std::move(description)};
-}
-
-/// The digest naming a module's object code: the module's text, the target, and the
-/// versions of dlc and LLVM that compiled it (64 hex digits).
-std::string cacheKey(ModuleOp kernels, const std::string &target) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "dlc " << DLC_VERSION << "; LLVM " << LLVM_VERSION_STRING << "; O2; " << target
-     << "\n";
-  kernels->print(os, OpPrintingFlags().enableDebugInfo(false).printGenericOpForm());
-  std::array<uint8_t, 32> digest = llvm::SHA256::hash(
-      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
-  return llvm::toHex(digest, /*LowerCase=*/true);
 }
 
 /// `kernels` as object code for `target` (translation, O2, code generation).
@@ -149,7 +131,7 @@ llvm::Expected<std::shared_ptr<LoadedKernels>> load(ModuleOp kernels) {
   llvm::Expected<HostTarget> target = hostTarget();
   if (!target)
     return target.takeError();
-  std::string key = cacheKey(kernels, target->description);
+  std::string key = kernelCacheKey(kernels, "O2 object; " + target->description);
   std::lock_guard<std::mutex> lock(loadedMutex);
   if (std::shared_ptr<LoadedKernels> shared = loadedByKey()[key].lock()) {
     ++counters().reused;

@@ -12,7 +12,12 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Conversion/DLCToRuntime/KernelCache.h"
 
+#include "dlc/Config.h"
+
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -125,6 +130,14 @@ std::string kernelCacheDirectory() {
     return "";
   llvm::sys::path::append(path, "dlc");
   return std::string(path);
+}
+
+std::string kernelCacheKey(mlir::Operation *module, llvm::StringRef target) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "dlc " << DLC_VERSION << "; LLVM " << LLVM_VERSION_STRING << "; " << target << "\n";
+  module->print(os, mlir::OpPrintingFlags().enableDebugInfo(false).printGenericOpForm());
+  return llvm::toHex(digest(llvm::ArrayRef<char>(text.data(), text.size())), /*LowerCase=*/true);
 }
 
 KernelCacheStats kernelCacheStats() {

@@ -13,6 +13,9 @@
 #ifndef DLC_CONVERSION_DLCTORUNTIME_KERNELCACHE_H
 #define DLC_CONVERSION_DLCTORUNTIME_KERNELCACHE_H
 
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringRef.h"
+
 #include <atomic>
 #include <cstdint>
 #include <optional>
@@ -36,6 +39,11 @@ struct KernelCacheStats {
   int64_t ptx_loaded = 0;   ///< GPU kernel modules whose PTX came from the cache
 };
 KernelCacheStats kernelCacheStats();
+
+/// The key of `module`'s compiled form (64 hex digits): SHA-256 of the versions of dlc
+/// and LLVM, `target` (what the code is for and how it is made), and the module's text
+/// in generic form without locations.
+std::string kernelCacheKey(mlir::Operation *module, llvm::StringRef target);
 
 namespace detail {
 
