@@ -191,6 +191,10 @@ DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bench_trainstep" $batch $steps >"$out/dlc-t
 # device-side waits change.
 DLC_GPU_EVENT_WAITS=0 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bench_trainstep" $batch $steps \
   >"$out/dlc-trainstep-1-host-waits.jsonl" 2>&1 || say "dlc-bench-trainstep (host waits) failed"
+# And without CUDA graphs (every step's kernels launched one by one): what replaying the
+# compiled step's recording changes.
+DLC_CUDA_GRAPHS=0 DLC_BENCH_DEVICES=gpu:1 timeout 60 "$bench_trainstep" $batch $steps \
+  >"$out/dlc-trainstep-1-no-graphs.jsonl" 2>&1 || say "dlc-bench-trainstep (no graphs) failed"
 if [ "$gpus" -gt 1 ]; then
   DLC_BENCH_DEVICES=gpu timeout 90 "$bench_trainstep" $((batch * gpus)) $steps \
     >"$out/dlc-trainstep-all.jsonl" 2>&1 || { say "dlc-bench-trainstep (all GPUs) failed"; status=1; }
@@ -223,6 +227,7 @@ def load(name):
 dlc, torch = load("dlc-leafnet.jsonl"), load("torch-leafnet.jsonl")
 one, every = load("dlc-trainstep-1.jsonl"), load("dlc-trainstep-all.jsonl")
 hostWaits = load("dlc-trainstep-1-host-waits.jsonl")
+noGraphs = load("dlc-trainstep-1-no-graphs.jsonl")
 print(f"{'benchmark (batch ' + batch + ', gpu 0)':34} {'dlc ms':>9} {'torch ms':>9} {'dlc/torch speed':>16}")
 for bench in ["small_op_x100", "conv2d_fwd_bwd", "max_pool2d_fwd_bwd", "batch_norm_fwd_bwd", "dense_fwd_bwd",
               "leafnet_step", "leafnet_step_gluon", "leafnet_step_hybrid"]:
@@ -242,6 +247,8 @@ for mode in ["seed_loop_eager", "seed_loop_hybrid", "train_step"]:
         scale = f"  all GPUs {b['samples_per_s']:.0f}/s = {b['samples_per_s'] / a['samples_per_s']:.2f}x" if b else ""
         h = hostWaits.get(mode)
         old = f" (one stream, host waits: {h['samples_per_s']:.0f}/s)" if h else ""
+        g = noGraphs.get(mode)
+        old += f" (no CUDA graphs: {g['samples_per_s']:.0f}/s)" if g else ""
         print(f"training {mode:25} 1 GPU {a['samples_per_s']:.0f} samples/s{old}{scale}")
 PY
 if [ -s "$out/dlc-leafnet-profile.txt" ]; then

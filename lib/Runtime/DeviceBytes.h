@@ -30,6 +30,22 @@ inline void move_bytes(Device device, void *target, const void *source, size_t b
 #endif
 }
 
+/// Copies `bytes` from pinned host memory to `device`, from inside a task on the
+/// device's queue: in stream order (the source must stay until the task has finished).
+inline void upload_bytes(Device device, void *target, const void *pinnedSource, size_t bytes) {
+  if (bytes == 0)
+    return;
+  if (device.is_host()) {
+    std::memcpy(target, pinnedSource, bytes);
+    return;
+  }
+#if DLC_HAVE_CUDA
+  cuda::copy_async(target, device, pinnedSource, cpu_pinned(0), bytes);
+#else
+  throw UnsupportedError("copying bytes to " + device.str() + " needs dlc built with CUDA");
+#endif
+}
+
 } // namespace dlc
 
 #endif // DLC_LIB_RUNTIME_DEVICEBYTES_H

@@ -6,6 +6,7 @@
 #include "dlc/Core/OpFacts.h"
 
 #if DLC_HAVE_CUDA
+#include "CUDA/CudaEngine.h"
 #include "CUDA/CudaKernels.h"
 #endif
 
@@ -41,6 +42,7 @@ void register_builtin_kernels() {
     cpu_kernels::register_cpu_kernels();
 #if DLC_HAVE_CUDA
     cuda::register_cuda_kernels(); // table entries only: no CUDA call until one runs
+    cuda::register_task_graphs_backend();
 #endif
   });
 }

@@ -2,6 +2,7 @@
 #include "dlc/Runtime/Program.h"
 
 #include "DeviceBytes.h"
+#include "ProgramGraphs.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Numerics.h"
 #include "dlc/Runtime/Profile.h"
@@ -266,8 +267,10 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
     (updated[i] ? writes : reads).push_back(args[i].buffer);
   for (const BoundBuffer &out : outs)
     writes.push_back(out.buffer);
-  auto arena = std::make_shared<Buffer>(
-      allocate(device, std::max<size_t>(arenas.empty() ? 0 : arenas.front().bytes, 1)));
+  std::shared_ptr<Graphed> graphed = graphedFor(device, reference_kernels);
+  auto arena = graphed ? graphed->arena
+                       : std::make_shared<Buffer>(allocate(
+                             device, std::max<size_t>(arenas.empty() ? 0 : arenas.front().bytes, 1)));
   writes.push_back(arena);
   // Remove duplicates: one buffer may back several arguments.
   auto unique = [](std::vector<std::shared_ptr<Buffer>> &list) {
@@ -281,84 +284,110 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
                                return std::binary_search(writes.begin(), writes.end(), b);
                              }),
               reads.end());
+  // A graphed run reads its seeds from the GPU: they go there from pinned memory, which
+  // the task keeps until it has finished.
+  std::shared_ptr<Storage> pinnedSeeds;
+  if (graphed && !seeds.empty()) {
+    pinnedSeeds = allocate(cpu_pinned(0), seeds.size() * sizeof(int64_t));
+    std::memcpy(pinnedSeeds->data(), seeds.data(), seeds.size() * sizeof(int64_t));
+  }
 
   auto self = shared_from_this();
   enqueue(device, reads, writes,
-          [self, device, args, outs, arena, seeds = std::move(seeds), reference_kernels] {
+          [self, device, args, outs, arena, seeds = std::move(seeds), reference_kernels,
+           graphed, pinnedSeeds] {
     const Program &p = *self;
-    auto address = [&](int id) -> char * {
-      const ProgramValue &v = p.values[size_t(id)];
-      switch (v.storage) {
-      case StorageKind::argument:
-        return static_cast<char *>(args[size_t(v.index)].buffer->data()) +
-               args[size_t(v.index)].offset + v.offset;
-      case StorageKind::result:
-        return static_cast<char *>(outs[size_t(v.index)].buffer->data()) +
-               outs[size_t(v.index)].offset + v.offset;
-      case StorageKind::arena:
-        break;
-      }
-      return static_cast<char *>(arena->data()) + v.offset;
-    };
-    size_t nextSeed = 0;
-    KernelArgs call;
-    call.device = device;
-    for (const ProgramStep &step : p.steps) {
-      if (step.kind == ProgramStep::Kind::copy) {
-        const ProgramValue &out = p.values[size_t(step.outputs[0])];
-        move_bytes(device, address(step.outputs[0]), address(step.inputs[0]), out.bytes());
-        continue;
-      }
-      if (step.fused) {
-        std::vector<char *> ins, outs;
-        for (int id : step.inputs)
-          ins.push_back(address(id));
-        for (int id : step.outputs)
-          outs.push_back(address(id));
-        KernelProfile::timed(step.op, [&] {
-          run_fused_elementwise(*step.fused, ins, outs, reference_kernels, device);
-        });
-        if (check_numerics_enabled()) {
-          std::vector<TensorRef> inRefs, outRefs;
-          for (size_t i = 0; i < ins.size(); ++i) {
-            const ProgramValue &v = p.values[size_t(step.inputs[i])];
-            inRefs.push_back({ins[i], v.shape, v.dtype, v.layout});
-          }
-          for (size_t i = 0; i < outs.size(); ++i) {
-            const ProgramValue &v = p.values[size_t(step.outputs[i])];
-            outRefs.push_back({outs[i], v.shape, v.dtype, v.layout});
-          }
-          check_finite_outputs(step.op.c_str(), device, inRefs, outRefs);
-        }
-        continue;
-      }
-      Attrs seeded;
-      if (step.fresh_seed) {
-        seeded = step.attrs;
-        seeded.set("seed", seeds[nextSeed++]);
-      }
-      call.attrs = step.fresh_seed ? &seeded : &step.attrs;
-      call.op = step.op.c_str();
-      call.inputs.clear();
-      call.outputs.clear();
-      for (int id : step.inputs) {
-        const ProgramValue &v = p.values[size_t(id)];
-        call.inputs.push_back({address(id), v.shape, v.dtype, v.layout});
-      }
-      for (int id : step.outputs) {
-        const ProgramValue &v = p.values[size_t(id)];
-        call.outputs.push_back({address(id), v.shape, v.dtype, v.layout});
-      }
-      KernelFn kernel = reference_kernels ? step.kernels.reference : step.kernels.fast;
-      KernelProfile::timed(step.op, [&] { kernel(call); });
-      if (check_numerics_enabled())
-        check_finite_outputs(call.op, device, call.inputs, call.outputs);
-    }
-    for (const auto &[value, argument] : p.updates) {
-      const ProgramValue &target = p.values[size_t(p.arguments[size_t(argument)])];
-      move_bytes(device, address(p.arguments[size_t(argument)]), address(value), target.bytes());
-    }
+    Bases bases;
+    for (const BoundBuffer &a : args)
+      bases.arguments.push_back(static_cast<char *>(a.buffer->data()) + a.offset);
+    for (const BoundBuffer &r : outs)
+      bases.results.push_back(static_cast<char *>(r.buffer->data()) + r.offset);
+    bases.arena = static_cast<char *>(arena->data());
+    if (graphed)
+      p.runGraphed(*graphed, device, bases, pinnedSeeds);
+    else
+      p.launchSteps(device, bases, seeds, nullptr, reference_kernels);
   });
+}
+
+char *Program::address(const Bases &bases, int id) const {
+  const ProgramValue &v = values[size_t(id)];
+  switch (v.storage) {
+  case StorageKind::argument:
+    return bases.arguments[size_t(v.index)] + v.offset;
+  case StorageKind::result:
+    return bases.results[size_t(v.index)] + v.offset;
+  case StorageKind::arena:
+    break;
+  }
+  return bases.arena + v.offset;
+}
+
+void Program::launchSteps(Device device, const Bases &bases, const std::vector<int64_t> &seeds,
+                          const int64_t *deviceSeeds, bool reference_kernels) const {
+  size_t nextSeed = 0;
+  KernelArgs call;
+  call.device = device;
+  for (const ProgramStep &step : steps) {
+    if (step.kind == ProgramStep::Kind::copy) {
+      const ProgramValue &out = values[size_t(step.outputs[0])];
+      move_bytes(device, address(bases, step.outputs[0]), address(bases, step.inputs[0]),
+                 out.bytes());
+      continue;
+    }
+    if (step.fused) {
+      std::vector<char *> ins, outs;
+      for (int id : step.inputs)
+        ins.push_back(address(bases, id));
+      for (int id : step.outputs)
+        outs.push_back(address(bases, id));
+      KernelProfile::timed(step.op, [&] {
+        run_fused_elementwise(*step.fused, ins, outs, reference_kernels, device);
+      });
+      if (check_numerics_enabled()) {
+        std::vector<TensorRef> inRefs, outRefs;
+        for (size_t i = 0; i < ins.size(); ++i) {
+          const ProgramValue &v = values[size_t(step.inputs[i])];
+          inRefs.push_back({ins[i], v.shape, v.dtype, v.layout});
+        }
+        for (size_t i = 0; i < outs.size(); ++i) {
+          const ProgramValue &v = values[size_t(step.outputs[i])];
+          outRefs.push_back({outs[i], v.shape, v.dtype, v.layout});
+        }
+        check_finite_outputs(step.op.c_str(), device, inRefs, outRefs);
+      }
+      continue;
+    }
+    Attrs seeded;
+    call.device_seed = nullptr;
+    if (step.fresh_seed && deviceSeeds) {
+      call.device_seed = deviceSeeds + nextSeed++;
+    } else if (step.fresh_seed) {
+      seeded = step.attrs;
+      seeded.set("seed", seeds[nextSeed++]);
+    }
+    call.attrs = step.fresh_seed && !deviceSeeds ? &seeded : &step.attrs;
+    call.op = step.op.c_str();
+    call.inputs.clear();
+    call.outputs.clear();
+    for (int id : step.inputs) {
+      const ProgramValue &v = values[size_t(id)];
+      call.inputs.push_back({address(bases, id), v.shape, v.dtype, v.layout});
+    }
+    for (int id : step.outputs) {
+      const ProgramValue &v = values[size_t(id)];
+      call.outputs.push_back({address(bases, id), v.shape, v.dtype, v.layout});
+    }
+    KernelFn kernel = reference_kernels ? step.kernels.reference : step.kernels.fast;
+    KernelProfile::timed(step.op, [&] { kernel(call); });
+    if (check_numerics_enabled())
+      check_finite_outputs(call.op, device, call.inputs, call.outputs);
+  }
+  for (const auto &[value, argument] : updates) {
+    const ProgramValue &target = values[size_t(arguments[size_t(argument)])];
+    move_bytes(device, address(bases, arguments[size_t(argument)]), address(bases, value),
+               target.bytes());
+  }
 }
 
 std::string Program::str() const {

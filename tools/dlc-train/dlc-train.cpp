@@ -94,6 +94,12 @@ cl::opt<bool> checkNumerics(
              "makes one, naming it (slow: for finding where a run diverges; the same as "
              "DLC_CHECK_NUMERICS=1)"),
     cl::cat(trainOptions), cl::init(false));
+cl::opt<bool> cudaGraphsOption(
+    "cuda-graphs",
+    cl::desc("on a GPU, record each compiled program once as a CUDA graph and replay it "
+             "(one launch per step); --cuda-graphs=false launches its kernels one by one "
+             "(the same as DLC_CUDA_GRAPHS=0)"),
+    cl::cat(trainOptions), cl::init(true));
 cl::opt<bool> hybridizeOption(
     "hybridize",
     cl::desc("compile the network (forward and backward) per input signature; "
@@ -397,6 +403,8 @@ int main(int argc, char **argv) {
     removeLeftovers(outputFolder);
     if (checkNumerics)
       set_check_numerics(true);
+    if (!cudaGraphsOption)
+      set_program_graphs(false);
     np::random::seed(seedOption);
 
     data::DatasetPtr trainSet, testSet;

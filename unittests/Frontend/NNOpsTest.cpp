@@ -254,6 +254,22 @@ TEST(NNOps, DropoutIsSeededAndScaled) {
   EXPECT_THROW(npx::dropout(x, 1.0), ShapeError);
 }
 
+// Masks are a hash of (seed, element): nearby seeds and nearby elements must still be
+// independent draws. Two masks kept with probability 0.8 agree on 0.8^2 + 0.2^2 = 68%
+// of the elements when independent; each mask's neighbours agree as often.
+TEST(NNOps, DropoutMasksOfNearbySeedsAreIndependent) {
+  Tensor x = np::ones({200, 100});
+  std::vector<bool> a = npx::dropout(x, 0.2, 41).mask.to_vector<bool>();
+  std::vector<bool> b = npx::dropout(x, 0.2, 42).mask.to_vector<bool>();
+  size_t agree = 0, neighbours = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    agree += a[i] == b[i];
+    neighbours += i + 1 < a.size() && a[i] == a[i + 1];
+  }
+  EXPECT_NEAR(double(agree) / double(a.size()), 0.68, 0.02);
+  EXPECT_NEAR(double(neighbours) / double(a.size() - 1), 0.68, 0.02);
+}
+
 namespace {
 
 Tensor widened(const Tensor &t) { return t.astype(DType::f32); }

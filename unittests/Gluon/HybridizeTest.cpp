@@ -385,7 +385,8 @@ TEST(Hybridize, CastLeafNetworkTrainsInHalfPrecision) {
     expectClose(eager.firstWeight, compiled.firstWeight, 1e-6, name + " hybridized update");
     // Against float32: the relative L2 error, in units of the 16-bit type's precision
     // (2^-11 for float16, 2^-8 for bfloat16). Outputs, the loss and the last layers'
-    // gradients stay within a few dozen units. The convolutions' gradients are further off
+    // gradients stay within a few dozen units (the dense gradients measured up to 41
+    // units in bfloat16, depending on which units the dropout masks keep). The convolutions' gradients are further off
     // (measured: 0.02-0.04 in float16, 8x that in bfloat16): below a max pooling, inputs
     // that rounding makes equal or reorders route the gradient to another pixel, and batch
     // norm's backward subtracts nearly equal terms. The biases of convolutions followed by
@@ -410,7 +411,7 @@ TEST(Hybridize, CastLeafNetworkTrainsInHalfPrecision) {
         continue; // a convolution's bias before batch norm
       // The three dense layers' parameters and the last batch norm's.
       bool dense = p + 8 >= eager.grads.size();
-      EXPECT_LT(relativeError(eager.grads[p], wide.grads[p]), (dense ? 40 : 200) * unit)
+      EXPECT_LT(relativeError(eager.grads[p], wide.grads[p]), (dense ? 50 : 200) * unit)
           << name << " gradient #" << p;
     }
   }

@@ -11,6 +11,7 @@
 #define DLC_FRONTEND_DATAPARALLELSTEP_H
 
 #include "dlc/Frontend/Tensor.h"
+#include "dlc/Runtime/Program.h"
 
 #include <functional>
 #include <map>
@@ -60,6 +61,9 @@ public:
   std::string program() const;
   /// Kernel and transfer steps per run of the latest program.
   int64_t steps() const;
+  /// What the compiled programs' graphed runs did (summed over the signatures; the
+  /// first reason a program runs without graphs).
+  ProgramGraphStats graph_stats() const;
 
   struct State;
 

@@ -41,6 +41,10 @@ struct KernelArgs {
   const Attrs *attrs = nullptr;
   Device device;
   const char *op = nullptr; ///< the dialect op being run, for error messages (may be null)
+  /// A random kernel's seed in the device's memory, read when the kernel runs instead of
+  /// the `seed` attribute (kernels whose entry says seed_on_device): a replayed CUDA graph
+  /// repeats its launches, and gets new seeds through this memory.
+  const int64_t *device_seed = nullptr;
 };
 
 using KernelFn = void (*)(const KernelArgs &);
@@ -49,6 +53,8 @@ using KernelFn = void (*)(const KernelArgs &);
 struct KernelEntry {
   KernelFn fast = nullptr;      ///< what runs (may equal reference when there is no other)
   KernelFn reference = nullptr; ///< plain loops: the oracle of tests
+  /// A random kernel that takes its seed from KernelArgs::device_seed when given one.
+  bool seed_on_device = false;
 };
 
 /// Registers `entry` for `dialectOp` on `kind` (host kinds share cpu's kernels).

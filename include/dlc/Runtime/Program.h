@@ -18,7 +18,9 @@
 #include "dlc/Runtime/Kernel.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -77,6 +79,32 @@ struct GeneratedKernelLauncher {
 void register_generated_kernel_launcher(DeviceKind kind, GeneratedKernelLauncher launcher);
 /// The launcher of `kind`; null when its backend runs no generated kernels.
 const GeneratedKernelLauncher *generated_kernel_launcher(DeviceKind kind);
+
+/// How a device kind records a task's launches once and replays them with one call (CUDA
+/// graphs), registered by its backend. `capture` runs `launches` on the calling task's
+/// stream of GPU `device` while recording them: nothing runs, and the recording (with
+/// what it must keep alive) is returned; it throws when the launches cannot be recorded,
+/// leaving the stream as it was. `replay` queues a recording on the calling task's stream.
+struct TaskGraphs {
+  std::shared_ptr<void> (*capture)(int device, const std::function<void()> &launches) = nullptr;
+  void (*replay)(const std::shared_ptr<void> &graph, int device) = nullptr;
+};
+void register_task_graphs(DeviceKind kind, TaskGraphs graphs);
+/// The graphs of `kind`; null when its backend has none.
+const TaskGraphs *task_graphs(DeviceKind kind);
+
+/// Whether compiled programs on GPUs run as graphs (on unless DLC_CUDA_GRAPHS=0).
+void set_program_graphs(bool enabled);
+bool program_graphs_enabled();
+
+/// What graphed runs of a program did so far (Program::graph_stats).
+struct ProgramGraphStats {
+  int64_t captures = 0; ///< recordings made (the first, then one per binding that moved)
+  int64_t replays = 0;  ///< runs that were one replay
+  int64_t launched = 0; ///< runs whose steps were launched one by one (warm-up, fallback)
+  int64_t staged = 0;   ///< arguments and results copied in or out around each replay
+  std::string not_graphed; ///< why the program runs without graphs, or ""
+};
 
 /// A fused element-wise region (dlc-fuse's "elementwise"): sub-kernels over region-local
 /// values, run one cache-sized chunk of elements at a time so that intermediates never
@@ -193,7 +221,32 @@ public:
   /// A readable listing: one line per step with its values' places, then the plan.
   std::string str() const;
 
+  /// What its graphed runs did (all zero where it runs without graphs).
+  ProgramGraphStats graph_stats() const;
+
 private:
+  /// Where a run's arguments, results and arena start.
+  struct Bases {
+    std::vector<char *> arguments, results;
+    char *arena = nullptr;
+  };
+  char *address(const Bases &bases, int value) const;
+  /// Issues every step, then the updates, on `device` (the calling task's). Random steps
+  /// take `seeds`, or read theirs from `device_seeds` (one int64 each) when it is given.
+  void launchSteps(Device device, const Bases &bases, const std::vector<int64_t> &seeds,
+                   const int64_t *device_seeds, bool reference_kernels) const;
+
+  /// The state of graphed runs (ProgramGraphs.cpp): one recording of the steps, its
+  /// arena, and private copies of the arguments and results whose places move.
+  struct Graphed;
+  /// The graphed-run state for a run on `device`, made on first use; null when the run
+  /// launches its steps one by one.
+  std::shared_ptr<Graphed> graphedFor(Device device, bool reference_kernels) const;
+  /// A run through the graph (worker side): a warm-up launch, a capture, or a replay,
+  /// with the staging copies around it.
+  void runGraphed(Graphed &graphed, Device device, const Bases &caller,
+                  const std::shared_ptr<Storage> &pinned_seeds) const;
+
   void runAsOneTask(const std::vector<BoundBuffer> &arguments,
                     const std::vector<BoundBuffer> &results, std::vector<int64_t> seeds,
                     bool reference_kernels) const;
@@ -202,6 +255,8 @@ private:
                    bool reference_kernels) const;
 
   MemoryPlan memory_;
+  mutable std::mutex graphedMutex_;
+  mutable std::shared_ptr<Graphed> graphed_;
   bool planned_ = false;
   bool oneTask_ = false;
   Device taskDevice_; ///< where a one-task run runs (set_plan works it out once)

@@ -5,12 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuKernels.h"
+#include "../DropoutMask.h"
 
 #include "dlc/Runtime/CPU/NNKernels.h"
 #include "dlc/Core/OpFacts.h"
 
 #include <cstring>
-#include <random>
 
 namespace dlc::cpu_kernels {
 
@@ -230,18 +230,19 @@ void softmaxCrossEntropyBackward(const KernelArgs &k) {
 }
 
 // (y, mask) = dropout(x): each element kept with probability 1 - ratio, scaled by
-// 1 / (1 - ratio); the mask (bool) says which were kept. Seeded by the `seed` attribute.
+// 1 / (1 - ratio); the mask (bool) says which were kept. Seeded by the `seed` attribute;
+// the draw is DropoutMask.h's, which the GPU kernel shares.
 void dropout(const KernelArgs &k) {
   requireF32(k, "dropout");
   double ratio = k.attrs->get_float("ratio", 0.5);
-  std::mt19937_64 generator(uint64_t(k.attrs->get_int("seed", 0)));
-  std::bernoulli_distribution keep(1.0 - ratio);
+  uint64_t seed = uint64_t(k.attrs->get_int("seed", 0));
+  uint64_t threshold = dropout_mask::threshold(1.0 - ratio);
   const float *x = f32(k.inputs[0]);
   float *y = f32out(k.outputs[0]);
   bool *mask = k.outputs[1].as<bool>();
   float scale = float(1.0 / (1.0 - ratio));
   for (int64_t i = 0, n = k.inputs[0].numel(); i < n; ++i) {
-    mask[i] = keep(generator);
+    mask[i] = dropout_mask::keep(seed, uint64_t(i), threshold);
     y[i] = mask[i] ? x[i] * scale : 0.f;
   }
 }

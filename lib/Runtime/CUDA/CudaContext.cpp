@@ -299,12 +299,21 @@ void abandon_issue(int ordinal) {
 std::exception_ptr complete(int ordinal, IssuedTask &task) {
   try {
     context(ordinal).wait_fence(static_cast<cudaEvent_t>(task.fence.get()), task.op);
-    for (auto &check : task.checks)
-      check();
   } catch (...) {
     return std::current_exception();
   }
-  return nullptr;
+  // Every check runs, the task ends with the first error: a check also clears its flag,
+  // which a replayed graph sets again in the next step.
+  std::exception_ptr first;
+  for (auto &check : task.checks) {
+    try {
+      check();
+    } catch (...) {
+      if (!first)
+        first = std::current_exception();
+    }
+  }
+  return first;
 }
 
 } // namespace dlc::cuda

@@ -75,6 +75,8 @@ public:
   /// A second such buffer, for an adapter's own temporaries around kernels that use the
   /// workspace (the float32 copies of a bfloat16 batch norm); same rules.
   void *scratch(size_t bytes);
+  /// The workspace and scratch blocks as they are now (a recorded graph keeps them).
+  std::vector<std::shared_ptr<Storage>> scratch_buffers() const { return {workspace_, scratch_}; }
 
   /// An event recorded on stream() now, from the pool.
   cudaEvent_t record_fence();
@@ -134,6 +136,7 @@ public:
   ErrorFlag();
   int *device_pointer() const { return static_cast<int *>(storage_->data()); }
   int value() const { return *static_cast<volatile int *>(storage_->data()); }
+  void reset() { *static_cast<volatile int *>(storage_->data()) = 0; }
 
 private:
   std::shared_ptr<Storage> storage_;

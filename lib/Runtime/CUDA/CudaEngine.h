@@ -98,6 +98,9 @@ void check_all_reduce_dtype(DType dtype);
 void all_reduce(const std::shared_ptr<CommunicatorSet> &set, size_t rank, const void *input,
                 void *output, size_t count, DType dtype, bool mean);
 
+/// Registers the CUDA graphs that compiled programs run as (TaskGraphs.cpp).
+void register_task_graphs_backend();
+
 /// Waits for the work this thread's GPU queue launched so far, when the thread is a GPU
 /// queue's worker (else returns at once): DLC_PROFILE times GPU kernels with it.
 void synchronize_if_gpu_worker();

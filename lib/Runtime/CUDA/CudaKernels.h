@@ -43,10 +43,15 @@ void register_generated_launch();
 inline void register_gpu_kernel(const char *op, KernelFn fn) {
   register_kernel(op, DeviceKind::gpu, {fn, fn});
 }
+/// The same for a random kernel that reads KernelArgs::device_seed when it is given.
+inline void register_gpu_random_kernel(const char *op, KernelFn fn) {
+  register_kernel(op, DeviceKind::gpu, {fn, fn, /*seed_on_device=*/true});
+}
 #else
 /// In the CPU emulator's kernel tests (unittests/GPU/Emulator), the emulator's own table
 /// holds them: the process's kernel table keeps the real GPU kernels.
 void register_gpu_kernel(const char *op, KernelFn fn);
+inline void register_gpu_random_kernel(const char *op, KernelFn fn) { register_gpu_kernel(op, fn); }
 #endif
 
 constexpr int kThreads = 256;

@@ -95,8 +95,10 @@ template <Binary B> void binary(const KernelArgs &args) {
         auto divisionByZero = std::make_shared<ErrorFlag>();
         flag = divisionByZero->device_pointer();
         ctx.after_completion([divisionByZero] {
-          if (divisionByZero->value())
+          if (divisionByZero->value()) {
+            divisionByZero->reset(); // a replayed graph reuses the flag
             throw Error("divide: integer division by zero");
+          }
         });
       }
       binaryKernel<B, T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(

@@ -3,8 +3,7 @@
 #include "CudaKernels.h"
 #include "CudnnSupport.h"
 #include "dlc/Core/OpFacts.h"
-
-#include <random>
+#include "../DropoutMask.h"
 
 namespace dlc::cuda {
 
@@ -73,9 +72,11 @@ int *labelCheck(const char *op, int64_t C) {
   auto flag = std::make_shared<ErrorFlag>();
   std::string name = op;
   current_context().after_completion([flag, name, C] {
-    if (int row = flag->value())
+    if (int row = flag->value()) {
+      flag->reset(); // a replayed graph reuses the flag: report each bad batch once
       throw ValueError(name + ": a label of row " + std::to_string(row - 1) + " is outside [0, " +
                        std::to_string(C) + ") for " + std::to_string(C) + " classes");
+    }
   });
   return flag->device_pointer();
 }
@@ -130,33 +131,32 @@ void softmaxCrossEntropyBackward(const KernelArgs &k) {
 }
 
 template <typename T>
-__global__ void dropoutApply(const T *x, const bool *mask, T *y, int64_t n, float scale) {
-  DLC_GRID_STRIDE_LOOP(i, n) { y[i] = store<T>(mask[i] ? load(x[i]) * scale : 0.f); }
+__global__ void dropoutApply(const T *x, bool *mask, T *y, int64_t n, float scale,
+                             uint64_t threshold, const int64_t *seedOnDevice, int64_t seed) {
+  uint64_t s = uint64_t(seedOnDevice ? *seedOnDevice : seed);
+  DLC_GRID_STRIDE_LOOP(i, n) {
+    bool kept = dropout_mask::keep(s, uint64_t(i), threshold);
+    mask[i] = kept;
+    y[i] = store<T>(kept ? load(x[i]) * scale : 0.f);
+  }
 }
 
-// (y, mask) = dropout(x). The mask is drawn on the host from the `seed` attribute with
-// the CPU kernel's generator, so a seed drops the same elements on every device.
+// (y, mask) = dropout(x), the mask drawn by each thread (DropoutMask.h, as the CPU
+// kernel draws it: a seed drops the same elements on every device). The seed is the
+// `seed` attribute, or what KernelArgs::device_seed holds when the kernel runs.
 void dropout(const KernelArgs &k) {
   OpScope scope(ops::dropout);
   int64_t n = k.inputs[0].numel();
   if (n == 0)
     return;
   double ratio = k.attrs->get_float("ratio", 0.5);
-  std::mt19937_64 generator(uint64_t(k.attrs->get_int("seed", 0)));
-  std::bernoulli_distribution keep(1.0 - ratio);
-  std::vector<unsigned char> mask(static_cast<size_t>(n));
-  for (auto &m : mask)
-    m = keep(generator);
   DeviceContext &ctx = current_context();
-  bool *deviceMask = k.outputs[1].as<bool>();
-  check(cudaMemcpyAsync(deviceMask, mask.data(), mask.size(), cudaMemcpyHostToDevice,
-                        ctx.stream()),
-        "cudaMemcpyAsync");
   dispatch_float_dtype(k.inputs[0], [&](auto tag) {
     using T = decltype(tag);
     dropoutApply<T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
-        k.inputs[0].as<const T>(), deviceMask, k.outputs[0].as<T>(), n,
-        float(1.0 / (1.0 - ratio)));
+        k.inputs[0].as<const T>(), k.outputs[1].as<bool>(), k.outputs[0].as<T>(), n,
+        float(1.0 / (1.0 - ratio)), dropout_mask::threshold(1.0 - ratio), k.device_seed,
+        k.attrs->get_int("seed", 0));
   });
   check_launch("dropoutApply");
 }
@@ -177,7 +177,7 @@ void launch_inverse_std(const float *var, float *invStd, int64_t C, double epsil
 void register_loss_kernels() {
   register_gpu_kernel(ops::softmax_cross_entropy, softmaxCrossEntropy);
   register_gpu_kernel(ops::softmax_cross_entropy_backward, softmaxCrossEntropyBackward);
-  register_gpu_kernel(ops::dropout, dropout);
+  register_gpu_random_kernel(ops::dropout, dropout);
 }
 
 } // namespace dlc::cuda

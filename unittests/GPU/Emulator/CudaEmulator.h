@@ -123,6 +123,8 @@ struct RuntimeCalls {
   long eventSynchronizes = 0; ///< host waits for a fence
   long streamWaits = 0;       ///< cudaStreamWaitEvent: ordering on the device
   long allReduces = 0;        ///< ncclAllReduce calls (one per rank)
+  long graphLaunches = 0;     ///< cudaGraphLaunch: a captured sequence of work, replayed
+  long graphInstantiations = 0; ///< cudaGraphInstantiate: a capture made runnable
 };
 RuntimeCalls runtime_calls();
 void count_all_reduce(); // EmulatedNccl.cpp's calls

@@ -16,6 +16,10 @@
 //   passed. An event is recorded on a stream of the device it was created on.
 // - cudaFree waits for the streams of the block's device; cudaFreeHost for every stream.
 // - Device memory starts as 0xff bytes (NaN as floats): reading what nobody wrote shows.
+// - Stream capture (cudaStreamBeginCapture ... cudaStreamEndCapture) records what is put
+//   in the stream instead of running it; cudaGraphLaunch runs the recording, in order, as
+//   one piece of the stream's work. Stricter than CUDA: inside a capture, any wait
+//   (cudaStreamSynchronize, events) and any copy touching pageable memory invalidates it.
 // The number of GPUs is DLC_EMULATED_GPUS (default 2), each with 132 multiprocessors and
 // DLC_EMULATED_GPU_MEMORY_MIB of memory (default 16384).
 //
@@ -41,12 +45,26 @@
 #include <vector>
 
 // The runtime's opaque handle types, defined here.
+
+/// What a stream capture recorded: the jobs, in stream order.
+struct CUgraph_st {
+  int device = 0;
+  std::vector<std::function<void()>> jobs;
+  bool invalid = false; // an operation a capture cannot hold was attempted
+};
+
+struct CUgraphExec_st {
+  int device = 0;
+  std::shared_ptr<const std::vector<std::function<void()>>> jobs; // shared with launches
+};
+
 struct CUstream_st {
   int device = 0;
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<std::function<void()>> jobs;
   uint64_t queued = 0, finished = 0; // jobs put in, jobs done
+  std::unique_ptr<CUgraph_st> capture; // set while the stream is being captured
 };
 
 /// One cudaEventRecord: passed once its stream has reached it.
@@ -85,7 +103,7 @@ size_t deviceBytes() {
 struct AtomicCalls {
   std::atomic<long> kernelLaunches{0}, copies{0}, blockingCopies{0}, mallocs{0}, frees{0},
       streamSynchronizes{0}, eventRecords{0}, eventSynchronizes{0}, streamWaits{0},
-      allReduces{0};
+      allReduces{0}, graphLaunches{0}, graphInstantiations{0};
 };
 AtomicCalls calls;
 
@@ -155,12 +173,26 @@ void runStream(CUstream_st *stream) {
   }
 }
 
-/// Puts `job` in `stream` and returns its position (wait for it with waitFor).
+/// Puts `job` in `stream` and returns its position (wait for it with waitFor). A stream
+/// being captured records the job instead (its position does not move).
 uint64_t enqueue(CUstream_st *stream, std::function<void()> job) {
   std::lock_guard<std::mutex> lock(stream->mutex);
+  if (stream->capture) {
+    stream->capture->jobs.push_back(std::move(job));
+    return stream->queued;
+  }
   stream->jobs.push_back(std::move(job));
   stream->changed.notify_all();
   return ++stream->queued;
+}
+
+/// Whether `stream` is being captured; if so, the capture is invalidated (the caller
+/// then fails with cudaErrorStreamCaptureUnsupported, as CUDA fails what it cannot record).
+bool invalidatesCapture(CUstream_st *stream) {
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  if (stream->capture)
+    stream->capture->invalid = true;
+  return stream->capture != nullptr;
 }
 
 void waitFor(CUstream_st *stream, uint64_t position) {
@@ -221,6 +253,8 @@ cudaError_t copyInStream(void *target, const void *source, size_t bytes, cudaStr
     return cudaSuccess;
   CUstream_st *s = streamOrDefault(stream);
   Memory from = kindOf(source), to = kindOf(target);
+  if ((from == Memory::pageable || to == Memory::pageable) && invalidatesCapture(s))
+    return fail(cudaErrorStreamCaptureUnsupported); // a graph cannot hold pageable copies
   ++calls.copies;
   calls.blockingCopies += to == Memory::pageable;
   if (from == Memory::pageable) { // staged: the caller may reuse the source at once
@@ -246,6 +280,9 @@ const char *errorName(cudaError_t error) {
   case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
   case cudaErrorPeerAccessAlreadyEnabled: return "cudaErrorPeerAccessAlreadyEnabled";
   case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+  case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
+  case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+  case cudaErrorIllegalState: return "cudaErrorIllegalState";
   default: return "cudaErrorUnknown";
   }
 }
@@ -269,6 +306,8 @@ dlc_emu::RuntimeCalls dlc_emu::runtime_calls() {
   r.eventSynchronizes = calls.eventSynchronizes;
   r.streamWaits = calls.streamWaits;
   r.allReduces = calls.allReduces;
+  r.graphLaunches = calls.graphLaunches;
+  r.graphInstantiations = calls.graphInstantiations;
   return r;
 }
 
@@ -318,6 +357,8 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int) {
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   ++calls.streamSynchronizes;
+  if (invalidatesCapture(streamOrDefault(stream)))
+    return fail(cudaErrorStreamCaptureUnsupported);
   synchronize(streamOrDefault(stream));
   return cudaSuccess;
 }
@@ -333,6 +374,8 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   CUstream_st *s = streamOrDefault(stream);
   if (s->device != event->device)
     return fail(cudaErrorInvalidResourceHandle); // an event of another GPU
+  if (invalidatesCapture(s))
+    return fail(cudaErrorStreamCaptureUnsupported);
   auto record = std::make_shared<EventRecord>();
   {
     std::lock_guard<std::mutex> lock(event->mutex);
@@ -367,6 +410,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
   ++calls.streamWaits;
+  if (invalidatesCapture(streamOrDefault(stream)))
+    return fail(cudaErrorStreamCaptureUnsupported);
   std::shared_ptr<EventRecord> record = currentRecord(event);
   enqueue(streamOrDefault(stream), [event, record] { waitForRecord(event, record); });
   return cudaSuccess;
@@ -488,6 +533,77 @@ cudaError_t cudaMemcpy2DAsync(void *target, size_t targetPitch, const void *sour
 
 cudaError_t cudaMemsetAsync(void *target, int value, size_t bytes, cudaStream_t stream) {
   enqueue(streamOrDefault(stream), [=] { std::memset(target, value, bytes); });
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
+  if (!stream)
+    return fail(cudaErrorStreamCaptureUnsupported); // the null stream cannot be captured
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  if (stream->capture)
+    return fail(cudaErrorIllegalState);
+  stream->capture = std::make_unique<CUgraph_st>();
+  stream->capture->device = stream->device;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
+  *graph = nullptr;
+  if (!stream)
+    return fail(cudaErrorIllegalState);
+  std::unique_ptr<CUgraph_st> captured;
+  {
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    captured = std::move(stream->capture);
+  }
+  if (!captured)
+    return fail(cudaErrorIllegalState);
+  if (captured->invalid)
+    return fail(cudaErrorStreamCaptureInvalidated);
+  *graph = captured.release();
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *status) {
+  CUstream_st *s = streamOrDefault(stream);
+  std::lock_guard<std::mutex> lock(s->mutex);
+  *status = !s->capture                ? cudaStreamCaptureStatusNone
+            : s->capture->invalid      ? cudaStreamCaptureStatusInvalidated
+                                       : cudaStreamCaptureStatusActive;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long) {
+  if (!graph)
+    return fail(cudaErrorInvalidValue);
+  ++calls.graphInstantiations;
+  *exec = new CUgraphExec_st;
+  (*exec)->device = graph->device;
+  (*exec)->jobs = std::make_shared<const std::vector<std::function<void()>>>(graph->jobs);
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  CUstream_st *s = streamOrDefault(stream);
+  if (!exec || s->device != exec->device)
+    return fail(cudaErrorInvalidValue);
+  if (invalidatesCapture(s))
+    return fail(cudaErrorStreamCaptureUnsupported); // no graphs inside graphs here
+  ++calls.graphLaunches;
+  enqueue(s, [jobs = exec->jobs] {
+    for (const auto &job : *jobs)
+      job();
+  });
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  delete exec; // launches in flight keep the jobs
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  delete graph;
   return cudaSuccess;
 }
 
