@@ -6,7 +6,7 @@
 #
 #   --seconds N   fuzz each target for N seconds (default 30: CI's short run)
 #   --runs N      or for N executions each (the long runs: --runs 1000000)
-#   TARGET        safetensors, idx, image, mlir (default: all)
+#   TARGET        safetensors, idx, image, mlir, model (default: all)
 #
 # The build (default build-fuzz) uses clang-19 with its OpenMP runtime, libomp (which
 # also serves oneDNN's libgomp calls), -O1, no CUDA; this script installs them when
@@ -27,11 +27,11 @@ while [ $# -gt 0 ]; do
     --runs) runs="$2"; shift 2 ;;
     --build-dir) build_dir="$2"; shift 2 ;;
     -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    safetensors|idx|image|mlir) targets+=("$1"); shift ;;
+    safetensors|idx|image|mlir|model) targets+=("$1"); shift ;;
     *) echo "fuzz: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors idx image mlir)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors idx image mlir model)
 started=$SECONDS
 say() { printf '[fuzz %4ds] %s\n' "$((SECONDS - started))" "$*"; }
 

@@ -7,6 +7,7 @@
 #include "dlc/Core/Error.h"
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/Collectives.h"
+#include "dlc/Frontend/CompiledModel.h"
 #include "dlc/Frontend/Hybridize.h"
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"

@@ -15,8 +15,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 
@@ -36,6 +38,27 @@ bool fusionEnabled() {
 bool kernelsGenerated() {
   const char *flag = std::getenv("DLC_GENERATED_KERNELS");
   return !flag || !*flag || std::string(flag) != "0";
+}
+
+/// DLC_COMPILE_TIMING=1 prints where a compile's time goes to stderr: MLIR's timing
+/// report of the pipeline's passes, then the lowering to the runtime program.
+bool timingEnabled() {
+  const char *flag = std::getenv("DLC_COMPILE_TIMING");
+  return flag && *flag && std::string(flag) != "0";
+}
+
+/// `lowerToProgram`, timed when timingEnabled().
+std::shared_ptr<Program> lowerTimed(func::FuncOp function, std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  std::shared_ptr<Program> program = conversion::lowerToProgram(function, error);
+  if (timingEnabled())
+    llvm::errs() << "dlc compile timing: lowering @" << function.getName()
+                 << " to its runtime program (kernels loaded) took "
+                 << llvm::format("%.1f", std::chrono::duration<double, std::milli>(
+                                             std::chrono::steady_clock::now() - start)
+                                             .count())
+                 << " ms\n";
+  return program;
 }
 
 std::string print(ModuleOp module) {
@@ -92,6 +115,8 @@ public:
     options.generateKernels = kernelsGenerated();
     const GeneratedKernelLauncher *gpu = generated_kernel_launcher(DeviceKind::gpu);
     options.hostBuildGpuKernels = gpu && gpu->needs_host_build;
+    if (timingEnabled())
+      pipeline.enableTiming(); // reported when the pass manager goes
     mlir::dlc::buildDLCCompilerPipeline(pipeline,
                                         device.kind == DeviceKind::gpu
                                             ? mlir::dlc::PipelineTarget::cuda
@@ -133,7 +158,7 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
   for (const Graph *graph : graphs) {
     func::FuncOp function = compilation.function(graph->name);
     std::shared_ptr<Program> program =
-        function ? conversion::lowerToProgram(function, error) : nullptr;
+        function ? lowerTimed(function, error) : nullptr;
     if (!program)
       return function ? error : "hybridize: function @" + graph->name + " vanished";
     out.programs.push_back(std::move(program));
@@ -166,7 +191,7 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
   if (!error.empty())
     return error;
   func::FuncOp function = compilation.function(step.name);
-  out.program = function ? conversion::lowerToProgram(function, error) : nullptr;
+  out.program = function ? lowerTimed(function, error) : nullptr;
   if (!out.program)
     return function ? error : "training step: function @" + step.name + " vanished";
   return "";

@@ -18,6 +18,10 @@
 #include "CompiledLayouts.h"
 #include "Tracer.h"
 
+#include "dlc/Config.h"
+#include "dlc/Runtime/ModelFile.h"
+#include "dlc/Runtime/ProgramFile.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -422,6 +426,70 @@ std::string CompiledFunction::programs() const {
 void CompiledFunction::clear() {
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->cache.clear();
+}
+
+void CompiledFunction::save_compiled(const std::string &path) const {
+  State &s = *state_;
+  std::shared_ptr<const CompiledSignature> signature;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    // Of the programs compiled for predicting, the one for the largest input (an
+    // evaluation's full batch rather than its last, partial one).
+    auto inputElements = [](const CompiledSignature &sig) {
+      const Program &p = *sig.forward;
+      for (size_t i = 0; i < sig.forward_args.size(); ++i)
+        if (sig.forward_args[i].source == Source::input)
+          return shape_rules::numElements(p.values[size_t(p.arguments[i])].shape);
+      return int64_t(0);
+    };
+    for (const auto &entry : s.cache.entries())
+      if (!entry.second->backward &&
+          (!signature || inputElements(*entry.second) > inputElements(*signature)))
+        signature = entry.second;
+  }
+  if (!signature)
+    throw Error("save_compiled('" + path + "'): " + s.name +
+                " has no program compiled for predicting yet; call it once outside "
+                "autograd.record()");
+  const Program &program = *signature->forward;
+  Device device = program.devices().empty() ? cpu(0) : program.devices().front();
+  ModelFile file;
+  file.target = device.is_host() ? "cpu" : "cuda";
+  file.dlc_version = DLC_VERSION;
+  file.program = encode_program(program);
+  std::map<std::string, Tensor> byName;
+  if (s.parameters)
+    for (const BoundParameter &p : s.parameters(device))
+      byName[p.name] = p.data;
+  for (size_t i = 0; i < signature->forward_args.size(); ++i) {
+    const Binding &binding = signature->forward_args[i];
+    const ProgramValue &v = program.values[size_t(program.arguments[i])];
+    if (binding.source == Source::input) {
+      file.inputs.push_back({"data", int(i), v.shape, v.dtype});
+      continue;
+    }
+    Tensor value = binding.tensor;
+    std::string name = "captured" + std::to_string(i);
+    if (binding.source == Source::parameter) {
+      auto it = byName.find(binding.name);
+      if (it == byName.end() || !it->second.defined())
+        throw Error("save_compiled('" + path + "'): parameter '" + binding.name +
+                    "' has no copy on " + device.str());
+      value = it->second;
+      name = binding.name;
+    }
+    Tensor host = detail::plain(value).to(cpu(0));
+    host.wait_to_read();
+    ModelWeight weight{int(i), name, v.shape, v.dtype, std::string()};
+    weight.bytes.assign(static_cast<const char *>(host.data()), host.nbytes());
+    file.weights.push_back(std::move(weight));
+  }
+  for (size_t k = 0; k < program.results.size(); ++k) {
+    const ProgramValue &v = program.values[size_t(program.results[k])];
+    file.outputs.push_back({k == 0 ? "output" : "output" + std::to_string(k), int(k), v.shape,
+                            v.dtype});
+  }
+  write_model_file(path, file);
 }
 
 } // namespace dlc

@@ -10,6 +10,7 @@
 #include "CompiledLayouts.h"
 #include "Tracer.h"
 
+#include <chrono>
 #include <mutex>
 
 namespace dlc {
@@ -53,6 +54,8 @@ struct DataParallelStep::State {
   /// The learning rate as a tensor per device, made again only when the rate changes: a
   /// step then costs no fill launch, and a step run as a CUDA graph finds it in place.
   std::vector<std::pair<double, Tensor>> rates;
+  /// Seconds the latest compile took in all, and tracing the step within it.
+  double lastCompile = 0, lastTrace = 0;
 
   std::shared_ptr<Compiled> compile(const Tensor &data, const Tensor &label,
                                     const std::vector<Parameter> &parameters,
@@ -75,6 +78,7 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
                                                            const Tensor &label,
                                                            const std::vector<Parameter> &params,
                                                            detail::CompiledTexts &texts) {
+  auto started = std::chrono::steady_clock::now();
   Device home = devices.front();
   compiler::Graph graph;
   graph.name = "train_step";
@@ -182,6 +186,7 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
     compiled->batch.push_back(graph.arguments[i].batch);
   }
 
+  auto traced = std::chrono::steady_clock::now();
   compiler::CompiledDataParallel module;
   std::string error = compiler::compile_data_parallel(graph, devices, module, syncBatchNorm,
                                                       detail::compiled_layouts_enabled());
@@ -191,6 +196,8 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
   texts.traced_ir = module.traced_ir;
   texts.compiled_ir = module.ir;
   texts.programs = module.program->str();
+  lastTrace = std::chrono::duration<double>(traced - started).count();
+  lastCompile = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return compiled;
 }
 
@@ -325,6 +332,11 @@ ProgramGraphStats DataParallelStep::graph_stats() const {
       sum.not_graphed = one.not_graphed;
   }
   return sum;
+}
+
+std::pair<double, double> DataParallelStep::last_compile_seconds() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return {state_->lastCompile, state_->lastTrace};
 }
 
 } // namespace dlc

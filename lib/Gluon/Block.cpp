@@ -138,6 +138,13 @@ void HybridBlock::export_model(const std::string &prefix) const {
   save_parameters(prefix + ".safetensors");
 }
 
+void HybridBlock::save_compiled(const std::string &path) const {
+  if (!compiled_)
+    throw Error("save_compiled('" + path + "'): " + kind() +
+                " has no compiled program yet; hybridize() it and call it on an input first");
+  compiled_->save_compiled(path);
+}
+
 void Block::addPositionalChild(std::shared_ptr<Block> child) {
   addChild(std::to_string(children_.size()), std::move(child));
 }

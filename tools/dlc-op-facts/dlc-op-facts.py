@@ -94,6 +94,25 @@ def c_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def arity(all_records, record):
+    """(min operands, max operands, min results, max results); -1: no maximum."""
+    def count(arguments):
+        low, high = 0, 0
+        for argument, _ in arguments:
+            superclasses = all_records[argument["def"]].get("!superclasses", [])
+            if "Attr" in superclasses:
+                continue
+            if "Variadic" in superclasses:
+                high = -1
+            elif "Optional" in superclasses:
+                high = high if high < 0 else high + 1
+            else:
+                low += 1
+                high = high if high < 0 else high + 1
+        return low, high
+    return count(record["arguments"]["args"]) + count(record["results"]["args"])
+
+
 def generate(all_records):
     ops = []
     for definition in sorted(all_records["!instanceof"]["Op"]):
@@ -124,7 +143,7 @@ def generate(all_records):
                 default = None
             attributes.append((name, kind, default))
         ops.append((mnemonic, definition, record.get("summary", ""), traits, attributes,
-                    layout_rule))
+                    layout_rule, arity(all_records, record)))
     if not ops:
         fail("no dlc ops in the records")
 
@@ -134,7 +153,7 @@ def generate(all_records):
         "",
         "namespace dlc::ops {",
     ]
-    for mnemonic, definition, summary, _, _, _ in ops:
+    for mnemonic, definition, summary, _, _, _, _ in ops:
         lines.append("/// %s (%s)" % (summary.strip() or "dlc." + mnemonic, definition))
         lines.append("inline constexpr char %s[] = \"dlc.%s\";" % (mnemonic, mnemonic))
     lines.append("} // namespace dlc::ops")
@@ -150,7 +169,7 @@ def generate(all_records):
             enum["className"], ", ".join("%s = %d" % (c["symbol"], c["value"]) for c in cases)))
     lines.append("} // namespace dlc::op_enums")
     lines.append("")
-    for mnemonic, _, _, _, attributes, _ in ops:
+    for mnemonic, _, _, _, attributes, _, _ in ops:
         facts = [(n, k, d) for n, k, d in attributes if d is not None and k in
                  ("boolean", "integer", "real")]
         if not facts:
@@ -163,7 +182,7 @@ def generate(all_records):
         lines.append("} // namespace dlc::op_attrs::%s" % mnemonic)
     lines.append("")
     lines.append("namespace dlc::op_facts {")
-    for mnemonic, _, _, _, attributes, _ in ops:
+    for mnemonic, _, _, _, attributes, _, _ in ops:
         if not attributes:
             continue
         lines.append("inline constexpr AttrInfo k%sAttrs[] = {" % "".join(
@@ -174,13 +193,13 @@ def generate(all_records):
                           else "nullptr"))
         lines.append("};")
     lines.append("inline constexpr OpInfo kTable[] = {")
-    for mnemonic, _, _, traits, attributes, layout_rule in ops:
+    for mnemonic, _, _, traits, attributes, layout_rule, counts in ops:
         flags = [TRAIT_FLAGS[t] for t in traits if t in TRAIT_FLAGS]
         flag_text = " | ".join("unsigned(OpTrait::%s)" % f for f in flags) or "0u"
         attrs_text = ("k%sAttrs" % "".join(p.capitalize() for p in mnemonic.split("_"))
                       if attributes else "nullptr")
-        lines.append("    {ops::%s, %s, %s, %d, LayoutRule::%s}," % (
-            mnemonic, flag_text, attrs_text, len(attributes), layout_rule))
+        lines.append("    {ops::%s, %s, %s, %d, LayoutRule::%s, %d, %d, %d, %d}," % (
+            (mnemonic, flag_text, attrs_text, len(attributes), layout_rule) + counts))
     lines.append("};")
     lines.append("} // namespace dlc::op_facts")
     return "\n".join(lines) + "\n"

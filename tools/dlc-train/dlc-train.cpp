@@ -285,7 +285,8 @@ void removeLeftovers(const std::string &folder) {
   namespace fs = std::filesystem;
   for (const fs::directory_entry &entry : fs::directory_iterator(folder)) {
     std::string name = entry.path().filename().string();
-    for (const char *prefix : {"leafnet.safetensors.tmp", "log.csv.tmp", "accuracy.svg.tmp"})
+    for (const char *prefix :
+         {"leafnet.safetensors.tmp", "log.csv.tmp", "accuracy.svg.tmp", "model.dlc.tmp"})
       if (name.rfind(prefix, 0) == 0 && entry.is_regular_file()) {
         std::printf("dlc-train: removing %s, left by an interrupted run\n", entry.path().c_str());
         fs::remove(entry.path());
@@ -568,6 +569,13 @@ int main(int argc, char **argv) {
                   evaluationError + "); that epoch's parameters and log are in " + outputFolder +
                   "/, --resume " + outputFolder + "/leafnet.safetensors continues from them");
     npx::waitall();
+    // The trained network as one compiled model file, its program the evaluation's (one
+    // device's share of a test batch), which dlc::CompiledModel runs without compiling.
+    std::string modelFile;
+    if (hybridizeOption && !log.empty()) {
+      modelFile = outputFolder + "/model.dlc";
+      net->save_compiled(modelFile);
+    }
     if (compiledStep)
       std::printf("dlc-train: compiled training step: %lld signature(s), %lld steps per "
                   "program run on %zu device(s)\n",
@@ -580,8 +588,9 @@ int main(int argc, char **argv) {
                   (long long)stats.compiles, stats.last_compile_seconds, (long long)stats.calls,
                   (long long)stats.forward_steps, (long long)stats.backward_steps);
     }
-    std::printf("dlc-train: test accuracy %.4f; parameters, log.csv and accuracy.svg in %s/\n",
-                log.empty() ? 0.0 : log.back().testAccuracy, outputFolder.c_str());
+    std::printf("dlc-train: test accuracy %.4f; parameters, log.csv%s and accuracy.svg in %s/\n",
+                log.empty() ? 0.0 : log.back().testAccuracy,
+                modelFile.empty() ? "" : ", model.dlc", outputFolder.c_str());
   } catch (const std::exception &e) {
     std::fprintf(stderr, "\ndlc-train: %s\n", e.what());
     return 1;

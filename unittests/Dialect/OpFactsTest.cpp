@@ -112,6 +112,24 @@ TEST(OpFacts, LayoutRulesAreTheOnesTheODSNames) {
   EXPECT_EQ(find_op("fully_connected").layout, nullptr);
 }
 
+TEST(OpFacts, OperandAndResultCountsAreTheODSs) {
+  using namespace ::dlc;
+  const op_facts::OpInfo *conv = op_facts::find(ops::conv2d); // input, weight, optional bias
+  EXPECT_EQ(conv->min_operands, 2);
+  EXPECT_EQ(conv->max_operands, 3);
+  EXPECT_TRUE(conv->takes(2, 1));
+  EXPECT_TRUE(conv->takes(3, 1));
+  EXPECT_FALSE(conv->takes(1, 1));
+  EXPECT_FALSE(conv->takes(4, 1));
+  EXPECT_FALSE(conv->takes(2, 2));
+  EXPECT_TRUE(op_facts::find(ops::add)->takes(2, 1));
+  EXPECT_FALSE(op_facts::find(ops::add)->takes(3, 1));
+  const op_facts::OpInfo *concat = op_facts::find(ops::concat); // variadic inputs
+  EXPECT_EQ(concat->max_operands, -1);
+  EXPECT_TRUE(concat->takes(5, 1));
+  EXPECT_EQ(op_facts::find(ops::split)->max_results, -1);
+}
+
 TEST(OpFacts, AttributeDefaultsAreTheDialects) {
   using namespace ::dlc;
   EXPECT_STREQ(op_attrs::avg_pool2d::count_include_pad.name, "count_include_pad");

@@ -61,8 +61,20 @@ struct OpInfo {
   const AttrInfo *attrs;
   int attr_count;
   LayoutRule layout_rule;
+  /// How many operands and results the op takes (its ODS arguments that are not
+  /// attributes; optional ones count towards the maximum only); -1: no maximum
+  /// (variadic).
+  int min_operands, max_operands, min_results, max_results;
 
   bool has(OpTrait trait) const { return (traits & unsigned(trait)) != 0; }
+  /// Whether `operands` operands and `results` results fit the op's counts.
+  bool takes(size_t operands, size_t results) const {
+    auto within = [](size_t n, int low, int high) {
+      return n >= size_t(low) && (high < 0 || n <= size_t(high));
+    };
+    return within(operands, min_operands, max_operands) &&
+           within(results, min_results, max_results);
+  }
   /// The attribute called `attr`, or null.
   const AttrInfo *attr(std::string_view attr) const {
     for (int i = 0; i < attr_count; ++i)

@@ -61,6 +61,9 @@ public:
   std::string program() const;
   /// Kernel and transfer steps per run of the latest program.
   int64_t steps() const;
+  /// Seconds the latest new signature took to compile (trace, passes, lowering, kernels
+  /// from the kernel cache or compiled), and of those, tracing the step.
+  std::pair<double, double> last_compile_seconds() const;
   /// What the compiled programs' graphed runs did (summed over the signatures; the
   /// first reason a program runs without graphs).
   ProgramGraphStats graph_stats() const;

@@ -59,6 +59,11 @@ public:
   std::string programs() const;
   /// Forgets every compiled signature (the next call traces again).
   void clear();
+  /// Writes the program compiled for predicting (a call outside autograd's recording;
+  /// of several, the one for the largest input) as a model file (dlc/Frontend/CompiledModel.h) at `path`, with the
+  /// parameters as they are now on the program's device: input "data", output "output".
+  /// Throws dlc::Error when there is no such program yet.
+  void save_compiled(const std::string &path) const;
 
   struct State;
 

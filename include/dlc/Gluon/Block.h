@@ -117,6 +117,10 @@ public:
   /// `export`, renamed because `export` is a C++ keyword. Throws before the first
   /// hybridized call, as there is no trace yet.
   void export_model(const std::string &prefix) const;
+  /// Writes the block's latest program compiled for predicting, with its parameters, as
+  /// one model file (dlc/Frontend/CompiledModel.h loads and runs it without the
+  /// compiler). Throws before a hybridized call outside autograd.record().
+  void save_compiled(const std::string &path) const;
 
 protected:
   Tensor call(const Tensor &x) override;

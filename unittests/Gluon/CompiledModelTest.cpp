@@ -1,0 +1,305 @@
+//===- CompiledModelTest.cpp - model files: round trip, damage, hostile content -===//
+#include "../Frontend/GradientCheck.h"
+#include "../../examples/LeafNetwork.h"
+
+#include "dlc/Runtime/ProgramFile.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+using namespace dlc;
+using namespace dlc::gluon;
+using dlc::testing::expectClose;
+using dlc::testing::randomTensor;
+
+namespace {
+
+std::string temporaryPath(const std::string &name) {
+  return (std::filesystem::temp_directory_path() /
+          ("dlc-model-test-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+std::string readBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void writeBytes(const std::string &path, const std::string &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+/// A LeafNetwork trained for two steps on 32x32 images, hybridized, called once to
+/// predict: its output, and its model file at `path`.
+Tensor trainedModel(const std::string &path, const Tensor &images) {
+  np::random::seed(5);
+  leafnet::LeafNetwork net;
+  net.initialize(init::Xavier(), {cpu()});
+  {
+    autograd::Pause shapes;
+    net(np::zeros({1, 3, 32, 32}));
+  }
+  net.hybridize();
+  Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.1}});
+  loss::SoftmaxCrossEntropyLoss lossFn;
+  Tensor labels = np::array(std::vector<int64_t>{0, 1, 1, 0});
+  for (int step = 0; step < 2; ++step) {
+    autograd::Record record;
+    Tensor loss = lossFn(net(images), labels);
+    loss.backward();
+    trainer.step(4);
+  }
+  Tensor predicted = net(images); // predicting: the program the file holds
+  net.save_compiled(path);
+  return predicted;
+}
+
+/// Expects loading `path` to throw dlc::Error naming the file; returns the message.
+std::string loadError(const std::string &path) {
+  try {
+    CompiledModel::load(path);
+  } catch (const Error &e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    return message;
+  } catch (const std::exception &e) {
+    ADD_FAILURE() << "not a dlc::Error: " << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << path << " loaded";
+  return "";
+}
+
+class CompiledModelFile : public ::testing::Test {
+protected:
+  void SetUp() override {
+    path = temporaryPath("leafnet.dlc");
+    images = randomTensor({4, 3, 32, 32}, 21);
+    expected = trainedModel(path, images);
+    bytes = readBytes(path);
+    ASSERT_GT(bytes.size(), 1000u);
+  }
+  void TearDown() override {
+    std::remove(path.c_str());
+    std::remove(damaged().c_str());
+  }
+  std::string damaged() const { return path + ".damaged"; }
+
+  std::string path, bytes;
+  Tensor images, expected;
+};
+
+TEST_F(CompiledModelFile, RoundTripGivesTheHybridizedOutputs) {
+  auto model = CompiledModel::load(path);
+  ASSERT_EQ(model->inputs().size(), 1u);
+  EXPECT_EQ(model->inputs()[0].name, "data");
+  EXPECT_EQ(model->inputs()[0].shape, (Shape{4, 3, 32, 32}));
+  ASSERT_EQ(model->outputs().size(), 1u);
+  EXPECT_EQ(model->outputs()[0].shape, (Shape{4, 2}));
+  EXPECT_EQ(model->target(), "cpu");
+  std::vector<Tensor> out = model->run({images});
+  ASSERT_EQ(out.size(), 1u);
+  expectClose(out[0].to_vector<float>(), expected.to_vector<float>(), 1e-5, "model output");
+  // A different batch gives different outputs (the model computes, it does not replay).
+  Tensor other = randomTensor({4, 3, 32, 32}, 22);
+  EXPECT_NE(model->run({other})[0].to_vector<float>(), expected.to_vector<float>());
+}
+
+TEST_F(CompiledModelFile, RunsFromSeveralThreadsAtOnce) {
+  auto model = CompiledModel::load(path);
+  std::vector<float> want = expected.to_vector<float>();
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) {
+        std::vector<float> got = model->run({images})[0].to_vector<float>();
+        for (size_t k = 0; k < got.size(); ++k)
+          mismatches[size_t(t)] += std::abs(got[k] - want[k]) > 1e-5f * (1 + std::abs(want[k]));
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int t = 0; t < 4; ++t)
+    EXPECT_EQ(mismatches[size_t(t)], 0) << "thread " << t;
+}
+
+TEST_F(CompiledModelFile, WrongInputsAreRefusedByName) {
+  auto model = CompiledModel::load(path);
+  EXPECT_THROW(model->run({}), ValueError);
+  try {
+    model->run({randomTensor({2, 3, 32, 32}, 1)});
+    ADD_FAILURE() << "a batch of 2 ran";
+  } catch (const ShapeError &e) {
+    EXPECT_NE(std::string(e.what()).find("input 'data' must be float32 4x3x32x32, got 2x3x32x32"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(model->run({images.astype(DType::f16)}), DTypeError);
+}
+
+TEST_F(CompiledModelFile, TruncatedFilesAreRefused) {
+  // Every length up to the header and section table, then a spread of lengths.
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n < 128; ++n)
+    lengths.push_back(n);
+  for (size_t n = 128; n < bytes.size(); n += bytes.size() / 97 + 1)
+    lengths.push_back(n);
+  lengths.push_back(bytes.size() - 1);
+  for (size_t n : lengths) {
+    writeBytes(damaged(), bytes.substr(0, n));
+    std::string message = loadError(damaged());
+    EXPECT_FALSE(message.empty()) << "length " << n;
+  }
+}
+
+TEST_F(CompiledModelFile, FlippedBytesAreRefused) {
+  // Every byte of the header and table, and bytes spread over the sections: the magic,
+  // the version and the table are checked, the sections' checksums catch the rest.
+  std::vector<size_t> positions;
+  for (size_t n = 0; n < 112; ++n)
+    positions.push_back(n);
+  for (size_t n = 112; n < bytes.size(); n += bytes.size() / 61 + 1)
+    positions.push_back(n);
+  for (size_t n : positions) {
+    std::string copy = bytes;
+    copy[n] = char(copy[n] ^ 0x5a);
+    writeBytes(damaged(), copy);
+    try {
+      auto model = CompiledModel::load(damaged());
+      // A flip in padding or in an unused table word may leave the model intact: then
+      // it must still compute what the original does.
+      expectClose(model->run({images})[0].to_vector<float>(), expected.to_vector<float>(),
+                  1e-5, "byte " + std::to_string(n));
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(damaged()), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST_F(CompiledModelFile, HostileContentWithValidChecksumsIsRefused) {
+  ModelFile good = read_model_file(path);
+  std::string error;
+  std::shared_ptr<Program> program = decode_program(good.program, error);
+  ASSERT_TRUE(program) << error;
+
+  auto expectRefused = [&](ModelFile file, const std::string &want, const std::string &what) {
+    write_model_file(damaged(), file);
+    std::string message = loadError(damaged());
+    EXPECT_NE(message.find(want), std::string::npos) << what << ": " << message;
+  };
+  auto withProgram = [&](auto change) {
+    auto copy = std::make_shared<Program>();
+    std::string ignored;
+    copy = decode_program(good.program, ignored);
+    change(*copy);
+    ModelFile file = good;
+    file.program = encode_program(*copy);
+    return file;
+  };
+  // Random bytes as the program, a program cut short, a program with bytes after it.
+  {
+    ModelFile file = good;
+    for (char &c : file.program)
+      c = char((&c - file.program.data()) * 131 + 7);
+    expectRefused(file, "its program", "noise");
+    file = good;
+    file.program.resize(file.program.size() / 2);
+    expectRefused(file, "its program", "half a program");
+    file = good;
+    file.program += "x";
+    expectRefused(file, "bytes follow the program", "a byte too many");
+  }
+  // A convolution missing its weight, a step reading a value that does not exist, an
+  // output claimed larger than the rule gives, a value placed past its arena's end.
+  size_t conv = 0;
+  while (conv < program->steps.size() &&
+         program->steps[conv].op.rfind("dlc.conv2d", 0) != 0)
+    ++conv;
+  ASSERT_LT(conv, program->steps.size()) << program->str();
+  expectRefused(withProgram([&](Program &p) { p.steps[conv].inputs.resize(1); }),
+                "dlc.conv2d takes 2 to 3 operands and 1 results, the step has 1 and 1",
+                "a convolution without its weight");
+  expectRefused(withProgram([&](Program &p) { p.steps[conv].inputs[0] = 1 << 20; }),
+                "names value %1048576", "an operand out of range");
+  expectRefused(withProgram([&](Program &p) { // as many bytes, another shape
+                  Shape &shape = p.values[size_t(p.steps[conv].outputs[0])].shape;
+                  shape[0] *= 2;
+                  shape[1] /= 2;
+                }),
+                "gives result 0", "a result shaped otherwise than its rule says");
+  expectRefused(withProgram([&](Program &p) {
+                  for (ProgramValue &v : p.values)
+                    if (v.storage == StorageKind::arena && v.alias_of < 0) {
+                      v.offset = p.arenas.front().bytes;
+                      break;
+                    }
+                }),
+                "does not fit", "a value past its arena");
+  expectRefused(withProgram([&](Program &p) { p.steps[conv].op = "dlc.no_such_op"; }),
+                "no kernel for dlc.no_such_op", "an unknown op");
+  // Weights and inputs that do not match the program's arguments.
+  {
+    ModelFile file = good;
+    file.weights.front().bytes.pop_back();
+    expectRefused(file, "bytes for float32", "a weight whose size disagrees with its shape");
+    file = good;
+    file.weights.front().shape.push_back(1);
+    expectRefused(file, "its argument is", "a weight of another shape than its argument");
+    file = good;
+    file.weights.pop_back();
+    expectRefused(file, "is bound 0 times", "a missing weight");
+    file = good;
+    file.weights.push_back(file.weights.front());
+    expectRefused(file, "is bound 2 times", "a weight bound twice");
+    file = good;
+    file.target = "tpu";
+    expectRefused(file, "neither cpu nor cuda", "an unknown target");
+  }
+  // The untouched file still loads after all that.
+  EXPECT_NO_THROW(CompiledModel::load(path));
+}
+
+// A small model of another shape (a dense layer then ReLU and a fused scale), whose
+// file also seeds the model fuzzer: DLC_MODEL_FUZZ_SEEDS=dir writes it and its program
+// there (fuzz/corpus/model holds them).
+TEST(CompiledModel, ASmallDenseModelRoundTrips) {
+  np::random::seed(9);
+  auto net = std::make_shared<HybridSequential>();
+  net->add(std::make_shared<nn::Dense>(3, "relu"), std::make_shared<nn::Dense>(2));
+  net->initialize(init::Xavier(), {cpu()});
+  net->hybridize();
+  Tensor x = randomTensor({2, 5}, 3);
+  Tensor want = (*net)(x);
+  std::string path = temporaryPath("dense.dlc");
+  net->save_compiled(path);
+  auto model = CompiledModel::load(path);
+  expectClose(model->run({x})[0].to_vector<float>(), want.to_vector<float>(), 1e-6, "dense");
+  if (const char *seeds = std::getenv("DLC_MODEL_FUZZ_SEEDS")) {
+    std::string file = readBytes(path);
+    writeBytes(std::string(seeds) + "/dense.dlc", "F" + file);
+    writeBytes(std::string(seeds) + "/dense.program", "P" + read_model_file(path).program);
+  }
+  std::remove(path.c_str());
+}
+
+TEST(CompiledModel, SavingBeforeAPredictingCallSaysWhy) {
+  leafnet::LeafNetwork net;
+  net.initialize(init::Xavier(), {cpu()});
+  net.hybridize();
+  try {
+    net.save_compiled(temporaryPath("never.dlc"));
+    ADD_FAILURE() << "saved without a compiled program";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("no compiled program yet"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(CompiledModel::load(temporaryPath("missing.dlc")), Error);
+}
+
+} // namespace
