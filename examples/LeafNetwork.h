@@ -63,6 +63,29 @@ private:
   std::shared_ptr<nn::Dense> dense3;
 };
 
+/// The network dlc-train trains: the LeafNetwork adapted to 28x28 images (Fashion-MNIST).
+/// Three blocks of [3x3 convolution (padding 1) -> relu -> 2x2 max pooling -> batch
+/// norm] with 32, 64 and 128 channels, then dense 100 (relu, dropout 0.2), dense 10
+/// (relu, dropout 0.2) and dense 10. The seed's 2x2 convolutions and 4/2 pooling need
+/// 128x128 inputs, which would make a CPU run take hours; the blocks keep its structure
+/// at Fashion-MNIST's size.
+inline std::shared_ptr<HybridSequential> fashion_network() {
+  auto block = [](int64_t channels) {
+    nn::Conv2DOptions padded;
+    padded.padding = {1, 1};
+    auto b = std::make_shared<HybridSequential>();
+    b->add(std::make_shared<nn::Conv2D>(channels, 3, "relu", padded),
+           std::make_shared<nn::MaxPool2D>(2, 2), std::make_shared<nn::BatchNorm>());
+    return b;
+  };
+  auto net = std::make_shared<HybridSequential>();
+  net->add(block(32), block(64), block(128), std::make_shared<nn::Flatten>(),
+           std::make_shared<nn::Dense>(100, "relu"), std::make_shared<nn::Dropout>(0.2),
+           std::make_shared<nn::Dense>(10, "relu"), std::make_shared<nn::Dropout>(0.2),
+           std::make_shared<nn::Dense>(10));
+  return net;
+}
+
 /// One step of the seed's data-parallel loop (its diffs 3-5): split the batch over
 /// `devices`, forward and loss on each device under autograd.record, backward on each,
 /// and trainer.step over the whole batch. Returns each device's per-sample losses. The

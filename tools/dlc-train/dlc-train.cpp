@@ -8,14 +8,13 @@
 // on the test split, and writes parameters (safetensors), a CSV log and an SVG training
 // curve to the output folder.
 //
-// The network is the seed's LeafNetwork adapted to 28x28 images: three blocks of
-// [3x3 convolution (padding 1) -> relu -> 2x2 max pooling -> batch norm] with 32, 64
-// and 128 channels, then dense 100 (relu, dropout 0.2), dense 10 (relu, dropout 0.2) and
-// dense 10. The seed's 2x2 convolutions and 4/2 pooling need 128x128 inputs, which would
-// make a CPU run take hours; the blocks keep its structure at Fashion-MNIST's size.
+// The network is the seed's LeafNetwork adapted to 28x28 images
+// (leafnet::fashion_network in examples/LeafNetwork.h).
 //
 //===----------------------------------------------------------------------===//
 #include <dlc/dlc.h>
+
+#include "../../examples/LeafNetwork.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -141,24 +140,6 @@ std::vector<Device> parseDevices(const std::string &text) {
       throw ValueError("--devices: " + devices.back().str() + " is listed twice");
   }
   return devices;
-}
-
-std::shared_ptr<HybridSequential> block(int64_t channels) {
-  nn::Conv2DOptions padded;
-  padded.padding = {1, 1};
-  auto b = std::make_shared<HybridSequential>();
-  b->add(std::make_shared<nn::Conv2D>(channels, 3, "relu", padded),
-         std::make_shared<nn::MaxPool2D>(2, 2), std::make_shared<nn::BatchNorm>());
-  return b;
-}
-
-std::shared_ptr<HybridSequential> network() {
-  auto net = std::make_shared<HybridSequential>();
-  net->add(block(32), block(64), block(128), std::make_shared<nn::Flatten>(),
-           std::make_shared<nn::Dense>(100, "relu"), std::make_shared<nn::Dropout>(0.2),
-           std::make_shared<nn::Dense>(10, "relu"), std::make_shared<nn::Dropout>(0.2),
-           std::make_shared<nn::Dense>(10));
-  return net;
 }
 
 /// ToTensor + Normalize on a whole batch: (B, 28, 28, 1) uint8 -> (B, 1, 28, 28) float,
@@ -472,7 +453,7 @@ int main(int argc, char **argv) {
     std::printf(", %s lr %g, %d epochs\n", optimizerOption.c_str(), learningRate.getValue(),
                 epochs.getValue());
 
-    auto net = network();
+    auto net = leafnet::fashion_network();
     net->initialize(init::Xavier(), devices, /*force_reinit=*/true);
     net->forward(sampleBatch.to(devices[0])); // settles the deferred shapes
     if (!resumeFrom.empty()) {

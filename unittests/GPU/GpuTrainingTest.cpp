@@ -9,6 +9,7 @@
 #include "../Frontend/GradientCheck.h"
 #include "../../examples/LeafNetwork.h"
 #include "../Gluon/ElementwiseBlocks.h"
+#include "../Gluon/GeneratedRegionsCheck.h"
 
 #include <cmath>
 #include <map>
@@ -136,6 +137,24 @@ TEST_F(GpuTraining, HalfPrecisionTrainingOnGpusMatchesTheCpus) {
     what = std::string(dtype_name(half)) + ": hybridized vs eager on GPUs";
     expectSameParameters(train(gpus, Loop::hybridized, 2, half), train(gpus, Loop::eager, 2, half),
                          tolerance / 4, what.c_str());
+  }
+}
+
+// Every region the compiled step forms on a GPU, generated kernels (PTX on a GPU, their
+// host build on emulated GPUs) against the op-by-op GPU kernels.
+TEST_F(GpuTraining, GeneratedRegionsInTheCompiledStepMatchTheOpByOpKernels) {
+  for (const dlc::testing::CheckedNetwork &net : dlc::testing::regionCheckedNetworks()) {
+    dlc::testing::RegionRun generated =
+        dlc::testing::trainTwoCompiledSteps(net.make, net.image, net.classes, gpu(0), true);
+    dlc::testing::RegionRun reference =
+        dlc::testing::trainTwoCompiledSteps(net.make, net.image, net.classes, gpu(0), false);
+    EXPECT_NE(generated.program.find("}[generated gpu]"), std::string::npos)
+        << net.name << ": no generated region\n" << generated.program;
+    EXPECT_EQ(reference.program.find("[generated gpu]"), std::string::npos) << net.name;
+    ASSERT_EQ(generated.params.size(), reference.params.size());
+    for (size_t p = 0; p < generated.params.size(); ++p)
+      dlc::testing::expectClose(reference.params[p], generated.params[p], 1e-5,
+                                std::string(net.name) + " parameter #" + std::to_string(p));
   }
 }
 

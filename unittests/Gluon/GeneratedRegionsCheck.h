@@ -1,0 +1,75 @@
+//===- GeneratedRegionsCheck.h - a compiled step with and without generated code -===//
+//
+// The fused element-wise regions a compiled training step forms run as generated code
+// by default; DLC_GENERATED_KERNELS=0 compiles the same step with each region run by its
+// reference kernels (interpreted chunk by chunk on CPUs, op by op on GPUs). Two steps of
+// a network with BatchNorm and dropout pass every region's outputs into the
+// parameters, so comparing them checks every region the step forms, on random inputs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_UNITTESTS_GLUON_GENERATEDREGIONSCHECK_H
+#define DLC_UNITTESTS_GLUON_GENERATEDREGIONSCHECK_H
+
+#include "../Frontend/GradientCheck.h"
+#include "../../examples/LeafNetwork.h"
+
+#include <cstdlib>
+#include <functional>
+
+namespace dlc::testing {
+
+struct RegionRun {
+  std::vector<std::vector<float>> params;
+  std::string program; ///< the compiled step's listing
+};
+
+/// Two compiled steps of `make()`'s network on `device`, on a batch of 8 random images
+/// of `image` (C, H, W) with labels below `classes`; `generated` false compiles with
+/// DLC_GENERATED_KERNELS=0.
+inline RegionRun trainTwoCompiledSteps(const std::function<std::shared_ptr<gluon::Block>()> &make,
+                                       const Shape &image, int64_t classes, Device device,
+                                       bool generated) {
+  if (generated)
+    ::unsetenv("DLC_GENERATED_KERNELS");
+  else
+    ::setenv("DLC_GENERATED_KERNELS", "0", 1);
+  np::random::seed(5);
+  std::shared_ptr<gluon::Block> net = make();
+  net->initialize(init::Xavier(), {device});
+  {
+    autograd::Pause shapes;
+    (*net)(np::zeros({1, image[0], image[1], image[2]}, device));
+  }
+  gluon::Trainer trainer(net->collect_params(), "sgd",
+                         {{"learning_rate", 0.05}, {"momentum", 0.9}});
+  gluon::loss::SoftmaxCrossEntropyLoss lossFn;
+  gluon::TrainStep step(*net, lossFn, trainer, {device});
+  Tensor images = randomTensor({8, image[0], image[1], image[2]}, 9);
+  Tensor labels = np::random::randint(0, classes, {8});
+  np::random::seed(23); // dropout masks
+  for (int i = 0; i < 2; ++i)
+    step(images, labels);
+  RegionRun run;
+  for (const gluon::ParameterPtr &p : net->collect_params().values())
+    run.params.push_back(p->data(device).to(cpu(0)).to_vector<float>());
+  run.program = step.compiled().program();
+  ::unsetenv("DLC_GENERATED_KERNELS");
+  return run;
+}
+
+/// The networks whose regions are checked: the seed's LeafNetwork (32x32 images here,
+/// 2 classes) and dlc-train's network (28x28 gray images, 10 classes).
+struct CheckedNetwork {
+  const char *name;
+  std::function<std::shared_ptr<gluon::Block>()> make;
+  Shape image;
+  int64_t classes;
+};
+inline std::vector<CheckedNetwork> regionCheckedNetworks() {
+  return {{"LeafNetwork", [] { return std::make_shared<leafnet::LeafNetwork>(); }, {3, 32, 32}, 2},
+          {"dlc-train's network", [] { return leafnet::fashion_network(); }, {1, 28, 28}, 10}};
+}
+
+} // namespace dlc::testing
+
+#endif // DLC_UNITTESTS_GLUON_GENERATEDREGIONSCHECK_H
