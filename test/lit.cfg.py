@@ -36,7 +36,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dlc_tools_dir, config.llvm_tools_dir]
 # mlir-opt is upstream's (mlir-19-tools): what dlc-opt emits for code generation must be
 # plain MLIR that it accepts.
-tools = ["dlc-opt", "dlc-info", "dlc-train", "dlc-run", "dlc-example-devices", "dlc-example-leafnet", ToolSubst("FileCheck", unresolved="fatal"), ToolSubst("mlir-opt", unresolved="fatal"), "not", "count"]
+tools = ["dlc-opt", "dlc-info", "dlc-train", "dlc-run", "dlc-example-devices", "dlc-example-leafnet", "dlc-example-c-api", ToolSubst("FileCheck", unresolved="fatal"), ToolSubst("mlir-opt", unresolved="fatal"), "not", "count"]
 if config.dlc_have_cuda:
     # The same programs on emulated GPUs (unittests/GPU/Emulator).
     tools += ["dlc-train-emulated", "dlc-example-devices-emulated"]

@@ -143,19 +143,7 @@ TEST_F(GpuTraining, HalfPrecisionTrainingOnGpusMatchesTheCpus) {
 // Every region the compiled step forms on a GPU, generated kernels (PTX on a GPU, their
 // host build on emulated GPUs) against the op-by-op GPU kernels.
 TEST_F(GpuTraining, GeneratedRegionsInTheCompiledStepMatchTheOpByOpKernels) {
-  for (const dlc::testing::CheckedNetwork &net : dlc::testing::regionCheckedNetworks()) {
-    dlc::testing::RegionRun generated =
-        dlc::testing::trainTwoCompiledSteps(net.make, net.image, net.classes, gpu(0), true);
-    dlc::testing::RegionRun reference =
-        dlc::testing::trainTwoCompiledSteps(net.make, net.image, net.classes, gpu(0), false);
-    EXPECT_NE(generated.program.find("}[generated gpu]"), std::string::npos)
-        << net.name << ": no generated region\n" << generated.program;
-    EXPECT_EQ(reference.program.find("[generated gpu]"), std::string::npos) << net.name;
-    ASSERT_EQ(generated.params.size(), reference.params.size());
-    for (size_t p = 0; p < generated.params.size(); ++p)
-      dlc::testing::expectClose(reference.params[p], generated.params[p], 1e-5,
-                                std::string(net.name) + " parameter #" + std::to_string(p));
-  }
+  dlc::testing::expectGeneratedRegionsMatchTheirReference(gpu(0), 1e-5, "[generated gpu]");
 }
 
 // Every element-wise op in one hybridized block on a GPU: the regions run as the

@@ -70,6 +70,24 @@ inline std::vector<CheckedNetwork> regionCheckedNetworks() {
           {"dlc-train's network", [] { return leafnet::fashion_network(); }, {1, 28, 28}, 10}};
 }
 
+/// Both networks trained with generated regions and with reference kernels on `device`:
+/// the programs show `tag` ("[generated]" or "[generated gpu]") only with generated
+/// regions, and every parameter agrees to `tolerance`.
+inline void expectGeneratedRegionsMatchTheirReference(Device device, double tolerance,
+                                                      const std::string &tag) {
+  for (const CheckedNetwork &net : regionCheckedNetworks()) {
+    RegionRun generated = trainTwoCompiledSteps(net.make, net.image, net.classes, device, true);
+    RegionRun reference = trainTwoCompiledSteps(net.make, net.image, net.classes, device, false);
+    EXPECT_NE(generated.program.find("}" + tag), std::string::npos)
+        << net.name << ": no generated region\n" << generated.program;
+    EXPECT_EQ(reference.program.find(tag), std::string::npos) << net.name;
+    ASSERT_EQ(generated.params.size(), reference.params.size());
+    for (size_t p = 0; p < generated.params.size(); ++p)
+      expectClose(reference.params[p], generated.params[p], tolerance,
+                  std::string(net.name) + " parameter #" + std::to_string(p));
+  }
+}
+
 } // namespace dlc::testing
 
 #endif // DLC_UNITTESTS_GLUON_GENERATEDREGIONSCHECK_H

@@ -97,19 +97,7 @@ void expectSame(const TrainingRun &want, const TrainingRun &got, double toleranc
 
 // Every region the compiled step forms, generated code against the reference kernels.
 TEST(TrainStep, GeneratedRegionsTrainLikeTheirReferenceKernels) {
-  for (const dlc::testing::CheckedNetwork &net : dlc::testing::regionCheckedNetworks()) {
-    dlc::testing::RegionRun generated =
-        dlc::testing::trainTwoCompiledSteps(net.make, net.image, net.classes, cpu(0), true);
-    dlc::testing::RegionRun reference =
-        dlc::testing::trainTwoCompiledSteps(net.make, net.image, net.classes, cpu(0), false);
-    EXPECT_NE(generated.program.find("}[generated]"), std::string::npos)
-        << net.name << ": no generated region\n" << generated.program;
-    EXPECT_EQ(reference.program.find("}[generated]"), std::string::npos) << net.name;
-    ASSERT_EQ(generated.params.size(), reference.params.size());
-    for (size_t p = 0; p < generated.params.size(); ++p)
-      dlc::testing::expectClose(reference.params[p], generated.params[p], 1e-6,
-                                std::string(net.name) + " parameter #" + std::to_string(p));
-  }
+  dlc::testing::expectGeneratedRegionsMatchTheirReference(cpu(0), 1e-6, "[generated]");
 }
 
 TEST(TrainStep, LeafNetworkMatchesTheSeedLoopOnTwoDevices) {
