@@ -125,11 +125,44 @@ std::string check_program_ops(const Program &p) {
   return "";
 }
 
-std::shared_ptr<const CompiledModel> CompiledModel::load(const std::string &path) {
-  return std::make_shared<const CompiledModel>(read_model_file(path), path);
+std::shared_ptr<const CompiledModel> CompiledModel::load(const std::string &path,
+                                                         std::optional<Device> device) {
+  return std::make_shared<const CompiledModel>(read_model_file(path), path, device);
 }
 
-CompiledModel::CompiledModel(ModelFile file, const std::string &source)
+namespace {
+
+/// Moves a one-device program to `to`, a device of the same kind; "" or why not.
+std::string retarget(Program &p, Device to) {
+  std::vector<Device> used = p.devices();
+  if (used.size() != 1)
+    return "it runs on " + std::to_string(used.size()) + " devices; only a one-device model "
+           "can be moved to " + to.str();
+  Device from = used.front();
+  if (from.kind != to.kind)
+    return "it was compiled for " + from.str() + ", which " + to.str() + " cannot stand in for "
+           "(another device of the same kind can)";
+  auto move = [&](Device &d) {
+    if (d == from)
+      d = to;
+  };
+  for (ProgramValue &v : p.values)
+    move(v.device);
+  for (ProgramStep &s : p.steps) {
+    move(s.device);
+    for (Device &d : s.devices)
+      move(d);
+  }
+  for (Program::Arena &a : p.arenas)
+    move(a.device);
+  MemoryPlan plan = p.memory();
+  return p.set_plan(plan);
+}
+
+} // namespace
+
+CompiledModel::CompiledModel(ModelFile file, const std::string &source,
+                             std::optional<Device> device)
     : file_(std::move(file)), source_(source) {
   auto fail = [&](const std::string &problem) {
     throw Error("the model " + source_ + " is unusable: " + problem);
@@ -145,10 +178,13 @@ CompiledModel::CompiledModel(ModelFile file, const std::string &source)
   for (Device d : used)
     if (d.kind != used.front().kind || (file_.target == "cpu") != d.is_host())
       fail("its program runs on " + d.str() + ", its target is " + file_.target);
+  if (device && *device != this->device())
+    if (std::string why = retarget(*program_, *device); !why.empty())
+      fail("it cannot run on " + device->str() + ": " + why);
   if (!program_->updates.empty())
     fail("its program writes " + std::to_string(program_->updates.size()) +
          " of its arguments (a model's weights are read-only)");
-  Device home = device();
+  Device home = this->device();
   if (!home.is_host() && !can_compute_on(home))
     fail("it runs on " + home.str() + ", which this process does not have");
 

@@ -1,7 +1,7 @@
 //===- dlc-run.cpp - run a compiled model file -----------------------------------===//
 //
 //   dlc-run model.dlc --input data=batch.safetensors --output out.safetensors
-//   dlc-run model.dlc --benchmark 100
+//   dlc-run model.dlc --benchmark 100 --device cpu:1
 //
 // Loads a `.dlc` file (docs/design/model-file.md) with CompiledModel, which checks it
 // and needs no compiler, binds each input from a safetensors file (the tensor of the
@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <iostream>
 #include <map>
 
@@ -37,6 +39,10 @@ cl::opt<std::string> outputPath("output",
                                 cl::cat(runOptions));
 cl::opt<bool> printOutputs("print", cl::desc("print the outputs (and each row's argmax)"),
                            cl::cat(runOptions));
+cl::opt<std::string> deviceOption("device",
+                                  cl::desc("cpu:N or gpu:N: run there (a device of the kind "
+                                           "the model was compiled for; default: the one)"),
+                                  cl::cat(runOptions));
 cl::opt<int> benchmarkRuns("benchmark",
                            cl::desc("run N times after a warm-up and print latency "
                                     "percentiles and throughput (random inputs where none "
@@ -68,7 +74,19 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "dlc-run: runs a compiled model file (.dlc) without compiling\n");
   try {
-    std::shared_ptr<const CompiledModel> model = CompiledModel::load(modelPath);
+    std::optional<Device> device;
+    if (!deviceOption.empty()) {
+      size_t colon = deviceOption.find(':');
+      std::string kind = deviceOption.substr(0, colon);
+      int id = colon == std::string::npos ? 0 : std::atoi(deviceOption.c_str() + colon + 1);
+      if ((kind != "cpu" && kind != "gpu") || id < 0)
+        throw ValueError("--device " + deviceOption + ": expected cpu:N or gpu:N");
+      device = kind == "cpu" ? cpu(id) : gpu(id);
+      if (!can_compute_on(*device))
+        throw ValueError("--device " + deviceOption + ": " + device->str() +
+                         " is not present in this process");
+    }
+    std::shared_ptr<const CompiledModel> model = CompiledModel::load(modelPath, device);
     std::map<std::string, std::string> files;
     for (const std::string &option : inputOptions) {
       size_t equals = option.find('=');
@@ -94,7 +112,8 @@ int main(int argc, char **argv) {
     if (!files.empty())
       throw ValueError("--input " + files.begin()->first + ": the model has no such input");
 
-    std::printf("dlc-run: %s: %s model, inputs", modelPath.c_str(), model->target().c_str());
+    std::printf("dlc-run: %s: %s model on %s, inputs", modelPath.c_str(), model->target().c_str(),
+                model->device().str().c_str());
     for (const ModelTensor &t : model->inputs())
       std::printf(" %s", describe(t).c_str());
     std::printf(", outputs");

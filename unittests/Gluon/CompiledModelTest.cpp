@@ -129,6 +129,23 @@ TEST_F(CompiledModelFile, RunsFromSeveralThreadsAtOnce) {
     EXPECT_EQ(mismatches[size_t(t)], 0) << "thread " << t;
 }
 
+TEST_F(CompiledModelFile, RunsOnAnotherDeviceOfItsKind) {
+  auto moved = CompiledModel::load(path, cpu(1));
+  EXPECT_EQ(moved->device(), cpu(1));
+  std::vector<Tensor> out = moved->run({images});
+  EXPECT_EQ(out[0].device(), cpu(1));
+  expectClose(out[0].to_vector<float>(), expected.to_vector<float>(), 1e-5, "on cpu(1)");
+  if (num_gpus() == 0) {
+    try {
+      CompiledModel::load(path, gpu(0));
+      ADD_FAILURE() << "a CPU model loaded for gpu(0)";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("cannot run on gpu(0)"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST_F(CompiledModelFile, WrongInputsAreRefusedByName) {
   auto model = CompiledModel::load(path);
   EXPECT_THROW(model->run({}), ValueError);

@@ -17,6 +17,7 @@
 #include "dlc/Runtime/Program.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,13 @@ namespace dlc {
 
 class CompiledModel {
 public:
-  /// Reads and checks `path`; throws dlc::Error naming the file and the problem.
-  static std::shared_ptr<const CompiledModel> load(const std::string &path);
-  /// Checks `file` (read from `source`, for messages) and binds its weights.
-  CompiledModel(ModelFile file, const std::string &source);
+  /// Reads and checks `path`, to run on `device` (default: the device it was compiled
+  /// for; another device of the same kind may be given); throws dlc::Error naming the
+  /// file and the problem.
+  static std::shared_ptr<const CompiledModel> load(const std::string &path,
+                                                   std::optional<Device> device = {});
+  /// Checks `file` (read from `source`, for messages) and binds its weights on `device`.
+  CompiledModel(ModelFile file, const std::string &source, std::optional<Device> device = {});
 
   const std::vector<ModelTensor> &inputs() const { return file_.inputs; }
   const std::vector<ModelTensor> &outputs() const { return file_.outputs; }
