@@ -37,12 +37,23 @@ inline double timeIt(const std::function<void()> &work, int warmup, int repeats)
 }
 
 /// The devices a benchmark runs on: `fallback`, unless DLC_BENCH_DEVICES says "gpu" (every
-/// GPU) or "gpu:N" (the first N GPUs); scripts/gpu-check.sh sets it.
+/// GPU), "gpu:N" (the first N GPUs; scripts/gpu-check.sh sets it) or "cpu:N" (cpu(0) to
+/// cpu(N-1): "cpu:1" compares one device with the peers' single process).
 inline std::vector<Device> benchDevices(std::vector<Device> fallback) {
   const char *wanted = std::getenv("DLC_BENCH_DEVICES");
-  if (!wanted || std::string(wanted).rfind("gpu", 0) != 0)
+  std::string text = wanted ? wanted : "";
+  if (text.rfind("cpu:", 0) == 0) {
+    int count = std::atoi(text.c_str() + 4);
+    if (count < 1 || count > kMaxHostDevices)
+      throw Error("DLC_BENCH_DEVICES=" + text + ": expected cpu:1 to cpu:" +
+                  std::to_string(kMaxHostDevices));
+    std::vector<Device> cpus;
+    for (int i = 0; i < count; ++i)
+      cpus.push_back(cpu(i));
+    return cpus;
+  }
+  if (text.rfind("gpu", 0) != 0)
     return fallback;
-  std::string text = wanted;
   int count = text.size() > 4 ? std::atoi(text.c_str() + 4) : num_gpus();
   if (count < 1 || count > num_gpus())
     throw Error("DLC_BENCH_DEVICES=" + text + ": this process sees " +

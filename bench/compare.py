@@ -2,7 +2,7 @@
 prints a markdown table of median samples/s with dlc's ratio to each peer.
 
     bench/.venv/bin/python bench/compare.py [--rounds 3] [--threads N] [--peers torch mxnet]
-        [--steps-only] [--no-compiled] [--interpreted]
+        [--steps-only] [--no-compiled] [--interpreted] [--train-step]
 
 Rows: single layers (*_fwd_bwd), the whole network's eager step (leafnet_step; dlc's
 Gluon version is leafnet_step_gluon) and its compiled step (leafnet_step_hybrid: dlc
@@ -44,7 +44,13 @@ def main():
     parser.add_argument("--interpreted", action="store_true",
                         help="also dlc with DLC_GENERATED_KERNELS=0 (fused regions through "
                              "their interpreted kernels), as the framework dlc-interpreted")
+    parser.add_argument("--train-step", action="store_true",
+                        help="the whole training step instead (forward, loss, backward, SGD "
+                             "with momentum) on one device: dlc-bench-trainstep's seed loops "
+                             "and compiled step on cpu(0), the peers' --train-step")
     parser.add_argument("--dlc", default=os.path.join(ROOT, "build", "bin", "dlc-bench-leafnet"))
+    parser.add_argument("--dlc-trainstep",
+                        default=os.path.join(ROOT, "build", "bin", "dlc-bench-trainstep"))
     args = parser.parse_args()
 
     samples = collections.defaultdict(list)
@@ -52,11 +58,16 @@ def main():
     for round_index in range(args.rounds):
         dlc = [args.dlc, *(["--step-only"] if args.steps_only else []), *args.batches]
         runs = [(dlc, env, None)]
+        if args.train_step:  # one process per batch, on one device like the peers
+            one = dict(env, DLC_BENCH_DEVICES="cpu:1")
+            runs = [([args.dlc_trainstep, batch, "10"], one, None) for batch in args.batches]
         if args.interpreted:
-            runs.append((dlc, dict(env, DLC_GENERATED_KERNELS="0"), "dlc-interpreted"))
+            runs += [(command, dict(command_env, DLC_GENERATED_KERNELS="0"), "dlc-interpreted")
+                     for command, command_env, _ in list(runs)]
         for peer in args.peers:
             flags = (["--steps-only"] if args.steps_only else []) + \
-                    (["--no-compiled"] if args.no_compiled else [])
+                    (["--no-compiled"] if args.no_compiled else []) + \
+                    (["--train-step"] if args.train_step else [])
             runs.append(([sys.executable, os.path.join(HERE, "peers", "leafnet.py"),
                           "--threads", str(args.threads), *flags, peer, *args.batches], env, None))
         for command, command_env, label in runs:

@@ -21,6 +21,10 @@ def parse():
                         help="torch only: cpu (default) or cuda (GPU check, scripts/gpu-check.sh)")
     parser.add_argument("--steps-only", action="store_true",
                         help="only the whole-network steps, not the single layers")
+    parser.add_argument("--train-step", action="store_true",
+                        help="only the whole training step: forward, loss, backward and an "
+                             "SGD update with momentum 0.9 (bench train_step; torch.compile's "
+                             "as train_step_compiled), what dlc-bench-trainstep's train_step does")
     parser.add_argument("--no-compiled", action="store_true",
                         help="skip leafnet_step_hybrid (torch.compile / MXNet hybridize)")
     return parser.parse_args()
@@ -69,6 +73,27 @@ def run_torch(args):
         sync = torch.cuda.synchronize
     else:
         sync = lambda: None  # eager CPU PyTorch is synchronous
+    if args.train_step:
+        for batch in args.batches:
+            x = (torch.rand(batch, 3, 128, 128) * 2 - 1).to(device)
+            labels = torch.randint(0, 2, (batch,)).to(device)
+            for compiled in ([False] if args.no_compiled else [False, True]):
+                net = make_net().to(device)
+                model = torch.compile(net) if compiled else net
+                optimizer = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+
+                def train_step():
+                    optimizer.zero_grad(set_to_none=True)
+                    F.cross_entropy(model(x), labels).backward()
+                    optimizer.step()
+                start = time.perf_counter()
+                train_step()
+                name = "train_step_compiled" if compiled else "train_step"
+                print(f"# torch {name}, batch {batch}: first step "
+                      f"{time.perf_counter() - start:.1f} s", flush=True)
+                report("torch", name, batch,
+                       median_time(train_step, sync, 1, 5 if batch >= 32 else 10))
+        return
     for batch in args.batches:
         repeats = 5 if batch >= 32 else 10
         if device.type == "cuda":
@@ -170,6 +195,24 @@ def run_mxnet(args):
 
     sync = npx.waitall
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    if args.train_step:
+        for batch in args.batches:
+            x = np.random.uniform(-1, 1, size=(batch, 3, 128, 128))
+            labels = np.random.randint(0, 2, size=(batch,))
+            net = LeafNetwork()
+            net.initialize(mx.init.Xavier())
+            net.hybridize(static_alloc=True, static_shape=True)
+            trainer = gluon.Trainer(net.collect_params(), "sgd",
+                                    {"learning_rate": 0.05, "momentum": 0.9})
+
+            def train_step():
+                with autograd.record():
+                    loss = loss_fn(net(x), labels)
+                loss.backward()
+                trainer.step(batch)
+            report("mxnet", "train_step", batch,
+                   median_time(train_step, sync, 2, 5 if batch >= 32 else 10))
+        return
     for batch in args.batches:
         repeats = 5 if batch >= 32 else 10
         x = np.random.uniform(-1, 1, size=(batch, 3, 128, 128))
