@@ -2,7 +2,7 @@
 #ifndef DLC_BENCH_BENCHSUPPORT_H
 #define DLC_BENCH_BENCHSUPPORT_H
 
-#include <dlc/dlc.h>
+#include <dlc/gluon.h>
 #include <dlc/Runtime/Profile.h>
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 // Usage: dlc-bench-dataloader [images]   (default 3200)
 //
 //===----------------------------------------------------------------------===//
-#include <dlc/dlc.h>
+#include <dlc/gluon.h>
 
 #include <chrono>
 #include <cstdio>

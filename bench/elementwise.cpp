@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "BenchSupport.h"
 
-#include "dlc/dlc.h"
+#include "dlc/gluon.h"
 
 #include <cstdlib>
 #include <string>

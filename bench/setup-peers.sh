@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs the peers dlc is measured against into bench/.venv (not part of CI):
-# MXNet 1.9.1 (the system the seed tutorial documents; it needs numpy < 1.24) and PyTorch.
+# MXNet 1.9.1 (the system the seed tutorial documents; it needs numpy < 1.24), PyTorch, and
+# ONNX Runtime with the onnx package (compare-inference.py writes the ONNX model).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="$here/.venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install --upgrade pip
-"$venv/bin/pip" install "mxnet==1.9.1" "numpy<1.24" torch
+"$venv/bin/pip" install "mxnet==1.9.1" "numpy<1.24" torch onnx onnxruntime
 "$venv/bin/python" - <<'PY'
-import mxnet, torch, numpy
-print("mxnet", mxnet.__version__, "torch", torch.__version__, "numpy", numpy.__version__)
+import mxnet, torch, numpy, onnx, onnxruntime
+print("mxnet", mxnet.__version__, "torch", torch.__version__, "numpy", numpy.__version__,
+      "onnx", onnx.__version__, "onnxruntime", onnxruntime.__version__)
 PY

@@ -7,7 +7,7 @@
 #ifndef DLC_EXAMPLES_LEAFNETWORK_H
 #define DLC_EXAMPLES_LEAFNETWORK_H
 
-#include <dlc/dlc.h>
+#include <dlc/gluon.h>
 
 namespace leafnet {
 

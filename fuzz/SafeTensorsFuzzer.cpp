@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
 
-#include "dlc/Gluon/SafeTensors.h"
+#include "dlc/Frontend/SafeTensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::filesystem::path path = dlc::fuzz::scratch() / "input.safetensors";

@@ -14,6 +14,8 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dlc_obj_root, "test")
 
 config.substitutions.append(("%dlc_src_root", config.dlc_src_root))
+config.substitutions.append(("%dlc_obj_root", config.dlc_obj_root))
+config.substitutions.append(("%cmake", config.cmake_command))
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
@@ -22,6 +24,9 @@ if config.dlc_have_cuda:
 # A build with sanitizers (scripts/sanitize.sh): AddressSanitizer handles SIGSEGV itself.
 if config.dlc_sanitize:
     config.available_features.add("sanitizers")
+# What a program built outside this build (examples/embed) needs to link a sanitized libdlc.
+config.substitutions.append(
+    ("%dlc_sanitize_flags", "-fsanitize=" + config.dlc_sanitize if config.dlc_sanitize else ""))
 
 # ptxas (the CUDA toolkit's) assembles the PTX that code generation emits; the toolkit's
 # libdevice is what that PTX's math functions link.
@@ -36,7 +41,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dlc_tools_dir, config.llvm_tools_dir]
 # mlir-opt is upstream's (mlir-19-tools): what dlc-opt emits for code generation must be
 # plain MLIR that it accepts.
-tools = ["dlc-opt", "dlc-info", "dlc-train", "dlc-run", "dlc-example-devices", "dlc-example-leafnet", "dlc-example-c-api", ToolSubst("FileCheck", unresolved="fatal"), ToolSubst("mlir-opt", unresolved="fatal"), "not", "count"]
+tools = ["dlc-opt", "dlc-info", "dlc-train", "dlc-run", "dlc-compile", "dlc-example-devices", "dlc-example-leafnet", "dlc-example-c-api", ToolSubst("FileCheck", unresolved="fatal"), ToolSubst("mlir-opt", unresolved="fatal"), "not", "count"]
 if config.dlc_have_cuda:
     # The same programs on emulated GPUs (unittests/GPU/Emulator).
     tools += ["dlc-train-emulated", "dlc-example-devices-emulated"]

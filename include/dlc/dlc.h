@@ -1,4 +1,11 @@
-//===- dlc.h - the one header an application includes -------------------------===//
+//===- dlc.h - the embedding API: what libdlc provides -------------------------===//
+//
+// Tensors on any device, the eager numpy-style and nn ops with autograd, safetensors
+// files, and compiled models (CompiledModel: load a .dlc file, run it from any thread).
+// libdlc links neither MLIR nor LLVM; `find_package(dlc)` gives it as dlc::dlc. Training
+// with Gluon and hybridize() is dlc/gluon.h.
+//
+//===----------------------------------------------------------------------===//
 #ifndef DLC_DLC_H
 #define DLC_DLC_H
 
@@ -8,20 +15,10 @@
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/Collectives.h"
 #include "dlc/Frontend/CompiledModel.h"
-#include "dlc/Frontend/Hybridize.h"
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Frontend/SafeTensors.h"
 #include "dlc/Frontend/Tensor.h"
-#include "dlc/Gluon/Block.h"
-#include "dlc/Gluon/Data.h"
-#include "dlc/Gluon/Initializer.h"
-#include "dlc/Gluon/Layers.h"
-#include "dlc/Gluon/Loss.h"
-#include "dlc/Gluon/Parameter.h"
-#include "dlc/Gluon/SafeTensors.h"
-#include "dlc/Gluon/TrainStep.h"
-#include "dlc/Gluon/Trainer.h"
-#include "dlc/Gluon/Vision.h"
 #include "dlc/Runtime/Allocator.h"
 #include "dlc/Runtime/Collectives.h"
 #include "dlc/Runtime/Engine.h"

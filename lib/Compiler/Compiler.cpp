@@ -9,13 +9,17 @@
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -103,6 +107,42 @@ public:
     return "";
   }
 
+  /// Parses an exported module, keeps only `function`, puts it whole on device 0 of
+  /// `target` and verifies it; "" or the error.
+  std::string parseExported(const std::string &text, const std::string &source,
+                            const std::string &function, DeviceKind target) {
+    llvm::SourceMgr sources;
+    sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, source), llvm::SMLoc());
+    ParserConfig config(&context_);
+    module_ = parseSourceFile<ModuleOp>(sources, config);
+    if (!module_)
+      return source + " does not parse as a dlc module:\n" + diagnostics_;
+    func::FuncOp kept = module_->lookupSymbol<func::FuncOp>(function);
+    if (!kept)
+      return source + " has no function @" + function;
+    for (func::FuncOp other : llvm::make_early_inc_range(module_->getOps<func::FuncOp>()))
+      if (other != kept)
+        other.erase();
+    for (unsigned k = 0; k < kept.getNumResults(); ++k)
+      if (kept.getResultAttr(k, "dlc.updates"))
+        return source + ": @" + function + " updates its arguments (result " +
+               std::to_string(k) + "): it was traced while training; export the block after "
+               "a call outside autograd.record()";
+    // Every device the trace named becomes the target's first: a model runs on one device.
+    AttrTypeReplacer onTarget;
+    auto targetDevice =
+        mlir::dlc::DeviceAttr::get(&context_, mlir::dlc::DeviceKind(uint32_t(target)), 0);
+    onTarget.addReplacement([&](mlir::dlc::DeviceAttr) -> Attribute { return targetDevice; });
+    onTarget.recursivelyReplaceElementsIn(*module_, /*replaceAttrs=*/true,
+                                          /*replaceLocs=*/false, /*replaceTypes=*/true);
+    (*module_)->setAttr(mlir::dlc::DLCDialect::getTargetsAttrName(),
+                        describeTargets(context_, kernelsGenerated() &&
+                                                      !mlir::dlc::defaultCudaToolkit().empty()));
+    if (failed(verify(*module_)))
+      return source + ": @" + function + " does not verify:\n" + diagnostics_;
+    return "";
+  }
+
   /// An empty pass manager on this compilation's context.
   PassManager passes() { return PassManager(&context_); }
 
@@ -162,6 +202,29 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
     if (!program)
       return function ? error : "hybridize: function @" + graph->name + " vanished";
     out.programs.push_back(std::move(program));
+  }
+  return "";
+}
+
+std::string compile_exported(const std::string &text, const std::string &source,
+                             const std::string &function, DeviceKind target,
+                             CompiledExport &out, bool blockedLayouts) {
+  Compilation compilation;
+  std::string error = compilation.parseExported(text, source, function, target);
+  if (!error.empty())
+    return error;
+  PassManager pipeline = compilation.passes();
+  error = compilation.run(pipeline, Device{target, 0}, blockedLayouts, source, out.ir);
+  if (!error.empty())
+    return error;
+  func::FuncOp lowered = compilation.function(function);
+  out.program = lowered ? lowerTimed(lowered, error) : nullptr;
+  if (!out.program)
+    return lowered ? error : source + ": function @" + function + " vanished";
+  out.argument_names.clear();
+  for (unsigned i = 0; i < lowered.getNumArguments(); ++i) {
+    auto name = lowered.getArgAttrOfType<StringAttr>(i, "dlc.name");
+    out.argument_names.push_back(name ? name.str() : "arg" + std::to_string(i));
   }
   return "";
 }

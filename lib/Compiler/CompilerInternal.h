@@ -25,6 +25,9 @@ mlir::OwningOpRef<mlir::ModuleOp> emitModule(mlir::MLIRContext &context,
                                              const std::vector<const Graph *> &graphs,
                                              std::string &error, bool generatedKernels);
 
+/// The module attribute `dlc.targets` for this build (see emitModule).
+mlir::ArrayAttr describeTargets(mlir::MLIRContext &context, bool generatedKernels);
+
 } // namespace dlc::compiler
 
 #endif // DLC_LIB_COMPILER_COMPILERINTERNAL_H

@@ -99,6 +99,8 @@ Attribute convert(MLIRContext &context, llvm::StringRef op, llvm::StringRef name
   return b.getStringAttr(std::get<std::string>(value));
 }
 
+} // namespace
+
 /// What each kind of device this build has kernels for can run: the dialect ops in the
 /// kernel table, as `#dlc.target`s for dlc-place-devices, and element-wise regions as
 /// one step where generated kernels are wanted and the device's backend launches them.
@@ -119,8 +121,6 @@ ArrayAttr describeTargets(MLIRContext &context, bool generatedKernels) {
   }
   return b.getArrayAttr(targets);
 }
-
-} // namespace
 
 OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const Graph *> &graphs,
                                  std::string &error, bool generatedKernels) {

@@ -18,7 +18,6 @@
 #include "CompiledLayouts.h"
 #include "Tracer.h"
 
-#include "dlc/Config.h"
 #include "dlc/Runtime/ModelFile.h"
 #include "dlc/Runtime/ProgramFile.h"
 
@@ -453,19 +452,15 @@ void CompiledFunction::save_compiled(const std::string &path) const {
                 "autograd.record()");
   const Program &program = *signature->forward;
   Device device = program.devices().empty() ? cpu(0) : program.devices().front();
-  ModelFile file;
-  file.target = device.is_host() ? "cpu" : "cuda";
-  file.dlc_version = DLC_VERSION;
-  file.program = encode_program(program);
   std::map<std::string, Tensor> byName;
   if (s.parameters)
     for (const BoundParameter &p : s.parameters(device))
       byName[p.name] = p.data;
+  std::vector<ModelArgument> arguments;
   for (size_t i = 0; i < signature->forward_args.size(); ++i) {
     const Binding &binding = signature->forward_args[i];
-    const ProgramValue &v = program.values[size_t(program.arguments[i])];
     if (binding.source == Source::input) {
-      file.inputs.push_back({"data", int(i), v.shape, v.dtype});
+      arguments.push_back({"data", true, {}});
       continue;
     }
     Tensor value = binding.tensor;
@@ -480,15 +475,10 @@ void CompiledFunction::save_compiled(const std::string &path) const {
     }
     Tensor host = detail::plain(value).to(cpu(0));
     host.wait_to_read();
-    ModelWeight weight{int(i), name, v.shape, v.dtype, std::string()};
-    weight.bytes.assign(static_cast<const char *>(host.data()), host.nbytes());
-    file.weights.push_back(std::move(weight));
+    arguments.push_back(
+        {name, false, std::string(static_cast<const char *>(host.data()), host.nbytes())});
   }
-  for (size_t k = 0; k < program.results.size(); ++k) {
-    const ProgramValue &v = program.values[size_t(program.results[k])];
-    file.outputs.push_back({k == 0 ? "output" : "output" + std::to_string(k), int(k), v.shape,
-                            v.dtype});
-  }
+  ModelFile file = model_file_for(program, std::move(arguments));
   write_model_file(path, file);
 }
 

@@ -2,7 +2,7 @@
 #include "dlc/Gluon/Block.h"
 
 #include "dlc/Frontend/Autograd.h"
-#include "dlc/Gluon/SafeTensors.h"
+#include "dlc/Frontend/SafeTensors.h"
 
 #include <set>
 

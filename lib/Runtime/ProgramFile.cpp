@@ -6,6 +6,8 @@
 #include "dlc/Runtime/ProgramFile.h"
 
 #include "ByteCoding.h"
+#include "dlc/Config.h"
+#include "dlc/Core/Error.h"
 #include "dlc/Core/Layout.h"
 #include "dlc/Runtime/Kernel.h"
 
@@ -312,6 +314,37 @@ std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &e
   }
   error = p->set_plan(m);
   return error.empty() ? p : nullptr;
+}
+
+ModelFile model_file_for(const Program &program, std::vector<ModelArgument> arguments) {
+  if (arguments.size() != program.arguments.size())
+    throw Error("model file for " + program.name + ": " + std::to_string(arguments.size()) +
+                " bindings for " + std::to_string(program.arguments.size()) + " arguments");
+  std::vector<Device> devices = program.devices();
+  ModelFile file;
+  file.target = devices.empty() || devices.front().is_host() ? "cpu" : "cuda";
+  file.dlc_version = DLC_VERSION;
+  file.program = encode_program(program);
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    ModelArgument &a = arguments[i];
+    const ProgramValue &v = program.values[size_t(program.arguments[i])];
+    if (a.input) {
+      file.inputs.push_back({a.name, int(i), v.shape, v.dtype});
+      continue;
+    }
+    if (a.bytes.size() != v.bytes())
+      throw Error("model file for " + program.name + ": weight '" + a.name + "' has " +
+                  std::to_string(a.bytes.size()) + " bytes, its argument " + std::to_string(i) +
+                  " (" + dtype_name(v.dtype) + " " + shape_rules::str(v.shape) + ") takes " +
+                  std::to_string(v.bytes()));
+    file.weights.push_back({int(i), a.name, v.shape, v.dtype, std::move(a.bytes)});
+  }
+  for (size_t k = 0; k < program.results.size(); ++k) {
+    const ProgramValue &v = program.values[size_t(program.results[k])];
+    file.outputs.push_back(
+        {k == 0 ? "output" : "output" + std::to_string(k), int(k), v.shape, v.dtype});
+  }
+  return file;
 }
 
 } // namespace dlc

@@ -9,10 +9,13 @@
 // outputs. --benchmark N runs it N times after a warm-up, on the given inputs or random
 // ones, and prints latency percentiles and throughput.
 //
+// It links libdlc (the runtime, the eager ops and CompiledModel) and neither MLIR nor
+// LLVM, so its options are parsed with getopt_long rather than llvm::cl.
+//
 //===----------------------------------------------------------------------===//
 #include <dlc/dlc.h>
 
-#include "llvm/Support/CommandLine.h"
+#include <getopt.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,31 +26,84 @@
 #include <map>
 
 using namespace dlc;
-namespace cl = llvm::cl;
 
 namespace {
 
-cl::OptionCategory runOptions("dlc-run options");
-cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.dlc>"), cl::Required,
-                               cl::cat(runOptions));
-cl::list<std::string> inputOptions(
-    "input", cl::desc("NAME=FILE.safetensors: the input NAME from that file (its tensor called "
-                      "NAME, or its only tensor); repeat for each input"),
-    cl::cat(runOptions));
-cl::opt<std::string> outputPath("output",
-                                cl::desc("write the outputs to this safetensors file"),
-                                cl::cat(runOptions));
-cl::opt<bool> printOutputs("print", cl::desc("print the outputs (and each row's argmax)"),
-                           cl::cat(runOptions));
-cl::opt<std::string> deviceOption("device",
-                                  cl::desc("cpu:N or gpu:N: run there (a device of the kind "
-                                           "the model was compiled for; default: the one)"),
-                                  cl::cat(runOptions));
-cl::opt<int> benchmarkRuns("benchmark",
-                           cl::desc("run N times after a warm-up and print latency "
-                                    "percentiles and throughput (random inputs where none "
-                                    "are given)"),
-                           cl::cat(runOptions), cl::init(0));
+const char *kUsage =
+    "usage: dlc-run MODEL.dlc [options]\n"
+    "runs a compiled model file (.dlc) without compiling\n"
+    "\n"
+    "  --input NAME=FILE.safetensors  the input NAME from that file (its tensor called NAME,\n"
+    "                                 or its only tensor); repeat for each input\n"
+    "  --output FILE.safetensors      write the outputs there\n"
+    "  --print                        print the outputs (and each row's argmax)\n"
+    "  --device cpu:N|gpu:N           run there (a device of the kind the model was\n"
+    "                                 compiled for; default: the one it was compiled for)\n"
+    "  --benchmark N                  run N times after a warm-up and print latency\n"
+    "                                 percentiles and throughput (random inputs where none\n"
+    "                                 are given)\n"
+    "  --help                         this text\n";
+
+struct Options {
+  std::string modelPath;
+  std::vector<std::string> inputs;
+  std::string outputPath;
+  bool print = false;
+  std::string device;
+  int benchmarkRuns = 0;
+};
+
+/// The command line, or a ValueError naming what does not parse.
+Options parseOptions(int argc, char **argv) {
+  enum { input = 1, output, print, device, benchmark, help };
+  const option longOptions[] = {{"input", required_argument, nullptr, input},
+                                {"output", required_argument, nullptr, output},
+                                {"print", no_argument, nullptr, print},
+                                {"device", required_argument, nullptr, device},
+                                {"benchmark", required_argument, nullptr, benchmark},
+                                {"help", no_argument, nullptr, help},
+                                {nullptr, 0, nullptr, 0}};
+  Options o;
+  opterr = 0; // the errors below name the option
+  for (int c; (c = getopt_long_only(argc, argv, ":", longOptions, nullptr)) != -1;) {
+    switch (c) {
+    case input:
+      o.inputs.push_back(optarg);
+      break;
+    case output:
+      o.outputPath = optarg;
+      break;
+    case print:
+      o.print = true;
+      break;
+    case device:
+      o.device = optarg;
+      break;
+    case benchmark: {
+      char *end = nullptr;
+      long runs = std::strtol(optarg, &end, 10);
+      if (*optarg == '\0' || *end != '\0' || runs < 1 || runs > 100000000)
+        throw ValueError(std::string("--benchmark ") + optarg + ": expected a count of runs");
+      o.benchmarkRuns = int(runs);
+      break;
+    }
+    case help:
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    case ':':
+      throw ValueError(std::string(argv[optind - 1]) + " needs a value\n" + kUsage);
+    default:
+      throw ValueError(std::string("unknown option ") + argv[optind - 1] + "\n" + kUsage);
+    }
+  }
+  if (optind != argc - 1)
+    throw ValueError(std::string(optind >= argc ? "no model file given"
+                                                : "give one model file, got " +
+                                                      std::to_string(argc - optind)) +
+                     "\n" + kUsage);
+  o.modelPath = argv[optind];
+  return o;
+}
 
 /// The tensor for `input` from `file`: the one of its name, or the file's only one.
 Tensor readInput(const ModelTensor &input, const std::string &file) {
@@ -70,10 +126,12 @@ std::string describe(const ModelTensor &t) {
 } // namespace
 
 int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(runOptions);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "dlc-run: runs a compiled model file (.dlc) without compiling\n");
   try {
+    const Options o = parseOptions(argc, argv);
+    const std::string &deviceOption = o.device, &modelPath = o.modelPath,
+                      &outputPath = o.outputPath;
+    const bool printOutputs = o.print;
+    const int benchmarkRuns = o.benchmarkRuns;
     std::optional<Device> device;
     if (!deviceOption.empty()) {
       size_t colon = deviceOption.find(':');
@@ -88,7 +146,7 @@ int main(int argc, char **argv) {
     }
     std::shared_ptr<const CompiledModel> model = CompiledModel::load(modelPath, device);
     std::map<std::string, std::string> files;
-    for (const std::string &option : inputOptions) {
+    for (const std::string &option : o.inputs) {
       size_t equals = option.find('=');
       if (equals == std::string::npos || equals == 0)
         throw ValueError("--input " + option + ": expected NAME=FILE.safetensors");
@@ -158,7 +216,7 @@ int main(int argc, char **argv) {
                           : model->inputs()[0].shape[0];
       std::printf("dlc-run: %d runs: latency p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, min %.3f "
                   "ms; %.1f runs/s, %.1f samples/s (batch %lld)\n",
-                  benchmarkRuns.getValue(), percentile(0.5), percentile(0.9), percentile(0.99),
+                  benchmarkRuns, percentile(0.5), percentile(0.9), percentile(0.99),
                   ms.front(), 1000.0 / mean, 1000.0 * double(batch) / mean, (long long)batch);
     }
   } catch (const std::exception &e) {

@@ -12,7 +12,7 @@
 // (leafnet::fashion_network in examples/LeafNetwork.h).
 //
 //===----------------------------------------------------------------------===//
-#include <dlc/dlc.h>
+#include <dlc/gluon.h>
 
 #include "../../examples/LeafNetwork.h"
 

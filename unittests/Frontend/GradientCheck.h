@@ -2,7 +2,7 @@
 #ifndef DLC_UNITTESTS_FRONTEND_GRADIENTCHECK_H
 #define DLC_UNITTESTS_FRONTEND_GRADIENTCHECK_H
 
-#include "dlc/dlc.h"
+#include "dlc/gluon.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,9 @@
 // Between eager CPU ops, 4-D float32 activations with a multiple of 16 channels stay in
 // the nChw16c layout (dlc/Core/Layout.h). Whatever reads them (views, copies, host
 // reads, other ops, autograd, compiled programs) must see the same values as with plain
-// tensors only; the runs with use_blocked_layouts(false) are the oracle.
+// tensors only; the runs with use_blocked_layouts(false) are the oracle. Blocked layouts
+// are on by default only where oneDNN's 16-channel kernels are fast (AVX-512); these
+// tests turn them on everywhere, so that the path runs on every CPU.
 //
 //===----------------------------------------------------------------------===//
 #include "GradientCheck.h"
@@ -17,6 +19,16 @@ using dlc::testing::PlainLayouts;
 using dlc::testing::randomTensor;
 
 namespace {
+
+/// Every test here runs with blocked layouts on, as an AVX-512 CPU runs by default.
+class BlockedLayouts : public ::testing::Test {
+protected:
+  void SetUp() override { use_blocked_layouts(true); }
+  void TearDown() override { use_blocked_layouts(before_); }
+
+private:
+  bool before_ = blocked_layouts_enabled();
+};
 
 /// The LeafNetwork's convolution block on 32 channels: conv, relu, max pool, batch norm.
 struct Block {
@@ -33,7 +45,7 @@ struct Block {
 
 Tensor input() { return randomTensor({3, 16, 11, 10}, 5); }
 
-TEST(Layout, ActivationsStayBlockedBetweenLayoutAwareOps) {
+TEST_F(BlockedLayouts, ActivationsStayBlockedBetweenLayoutAwareOps) {
   Block block;
   Tensor conv = npx::convolution(input(), block.weight, block.bias);
   EXPECT_EQ(detail::layout_of(conv), Layout::nChw16c);
@@ -53,7 +65,7 @@ TEST(Layout, ActivationsStayBlockedBetweenLayoutAwareOps) {
   EXPECT_EQ(detail::layout_of(reference), Layout::plain);
 }
 
-TEST(Layout, ValuesAndGradientsEqualThePlainOnes) {
+TEST_F(BlockedLayouts, ValuesAndGradientsEqualThePlainOnes) {
   Block block;
   auto run = [&](std::vector<std::vector<float>> &grads) {
     Tensor x = input();
@@ -81,7 +93,7 @@ TEST(Layout, ValuesAndGradientsEqualThePlainOnes) {
     expectClose(plainGrads[k], blockedGrads[k], 1e-4, "gradient #" + std::to_string(k));
 }
 
-TEST(Layout, ViewsCopiesAndReadsSeeTheLogicalElements) {
+TEST_F(BlockedLayouts, ViewsCopiesAndReadsSeeTheLogicalElements) {
   Block block;
   Tensor x = input();
   Tensor blocked = npx::relu(npx::convolution(x, block.weight, block.bias));
@@ -123,7 +135,7 @@ TEST(Layout, ViewsCopiesAndReadsSeeTheLogicalElements) {
   EXPECT_EQ(blocked.str(), np::array(blocked.to_vector<float>(), blocked.shape()).str());
 }
 
-TEST(Layout, OpsWithoutBlockedKernelsGetPlainInputs) {
+TEST_F(BlockedLayouts, OpsWithoutBlockedKernelsGetPlainInputs) {
   Block block;
   Tensor x = input();
   auto compute = [&] {
@@ -159,7 +171,7 @@ TEST(Layout, OpsWithoutBlockedKernelsGetPlainInputs) {
   }
 }
 
-TEST(Layout, TheReferenceKernelsReadTensorsBlockedEarlier) {
+TEST_F(BlockedLayouts, TheReferenceKernelsReadTensorsBlockedEarlier) {
   Block block;
   Tensor blocked = npx::convolution(input(), block.weight, block.bias);
   ASSERT_EQ(detail::layout_of(blocked), Layout::nChw16c);
@@ -173,7 +185,7 @@ TEST(Layout, TheReferenceKernelsReadTensorsBlockedEarlier) {
 
 // A compiled function that writes into a captured tensor (copyto): the write reaches the
 // tensor even when it was blocked.
-TEST(Layout, CompiledWritesReachBlockedTensors) {
+TEST_F(BlockedLayouts, CompiledWritesReachBlockedTensors) {
   Block block;
   Tensor target = npx::relu(npx::convolution(input(), block.weight, Tensor()));
   ASSERT_EQ(detail::layout_of(target), Layout::nChw16c);
@@ -188,7 +200,7 @@ TEST(Layout, CompiledWritesReachBlockedTensors) {
               "the written tensor");
 }
 
-TEST(Layout, CompiledFunctionsReadBlockedArguments) {
+TEST_F(BlockedLayouts, CompiledFunctionsReadBlockedArguments) {
   Block block;
   Tensor weight = randomTensor({32, 32, 2, 2}, 10);
   CompiledFunction twice("twice", [&](const Tensor &x) {
@@ -206,7 +218,7 @@ TEST(Layout, CompiledFunctionsReadBlockedArguments) {
 
 // A hybridized chain (conv, relu, pool, batch norm, flatten, dense): the forward keeps
 // its activations blocked and hands the saved ones to the backward as they are.
-TEST(Layout, HybridizedProgramsKeepActivationsBlocked) {
+TEST_F(BlockedLayouts, HybridizedProgramsKeepActivationsBlocked) {
   Block block;
   Tensor dense = randomTensor({3, 32 * 4 * 4}, 11);
   auto forward = [&](const Tensor &x) {

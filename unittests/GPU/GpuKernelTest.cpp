@@ -7,7 +7,7 @@
 // why, when this process sees no GPU.
 //
 //===----------------------------------------------------------------------===//
-#include "dlc/dlc.h"
+#include "dlc/gluon.h"
 
 #include <gtest/gtest.h>
 

@@ -10,8 +10,11 @@
 #include "../../examples/LeafNetwork.h"
 #include "../Gluon/ElementwiseBlocks.h"
 #include "../Gluon/GeneratedRegionsCheck.h"
+#include "dlc/Frontend/ModelCompiler.h"
 
 #include <cmath>
+#include <cstdio>
+#include <unistd.h>
 #include <map>
 #include <string>
 
@@ -161,4 +164,45 @@ TEST_F(GpuTraining, GeneratedRegionsOnGpusMatchTheCpu) {
       << "every element-wise op ran inside a region\n" << programs;
   // The GPU's math functions (libdevice) may differ from the CPU's by an ulp or so.
   dlc::testing::expectClose(expected, generated, 1e-5, "generated GPU regions against CPU ops");
+}
+
+// A GPU model file, written by save_compiled and by compiling the export for the cuda
+// target (as dlc-compile --target cuda does), runs like the hybridized block it came
+// from, on the GPU it was compiled for and on another.
+TEST_F(GpuTraining, CompiledModelFilesGiveTheHybridizedOutputsOnGpus) {
+  np::random::seed(7);
+  SmallLeaf net;
+  net.initialize(init::Xavier(), {gpu(0)});
+  net.hybridize();
+  Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.1}});
+  loss::SoftmaxCrossEntropyLoss lossFn;
+  Tensor images = randomTensor({4, 3, 16, 16}, 31).copyto(gpu(0));
+  Tensor labels = np::array(std::vector<int64_t>{0, 1, 1, 0}).copyto(gpu(0));
+  for (int step = 0; step < 2; ++step) {
+    autograd::Record record;
+    lossFn(net(images), labels).backward();
+    trainer.step(4);
+  }
+  std::vector<float> expected = net(images).to_vector<float>();
+  std::string prefix = ::testing::TempDir() + "dlc-gpu-model-" + std::to_string(::getpid());
+  net.save_compiled(prefix + ".dlc");
+  net.export_model(prefix);
+  write_model_file(prefix + ".compiled.dlc",
+                   compile_exported_model(prefix + ".mlir", prefix + ".safetensors",
+                                          DeviceKind::gpu)
+                       .file);
+  for (const std::string &file : {prefix + ".dlc", prefix + ".compiled.dlc"}) {
+    auto model = CompiledModel::load(file);
+    EXPECT_EQ(model->target(), "cuda");
+    EXPECT_EQ(model->device(), gpu(0));
+    dlc::testing::expectClose(model->run({images})[0].to_vector<float>(), expected, 1e-5,
+                              file.c_str());
+    if (num_gpus() > 1) {
+      auto moved = CompiledModel::load(file, gpu(1));
+      dlc::testing::expectClose(moved->run({images.copyto(cpu(0))})[0].to_vector<float>(),
+                                expected, 1e-5, (file + " on gpu(1)").c_str());
+    }
+  }
+  for (const char *suffix : {".dlc", ".compiled.dlc", ".mlir", ".safetensors"})
+    std::remove((prefix + suffix).c_str());
 }

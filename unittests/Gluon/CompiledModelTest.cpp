@@ -2,6 +2,7 @@
 #include "../Frontend/GradientCheck.h"
 #include "../../examples/LeafNetwork.h"
 
+#include "dlc/Frontend/ModelCompiler.h"
 #include "dlc/Runtime/ProgramFile.h"
 
 #include <cstdio>
@@ -35,7 +36,8 @@ void writeBytes(const std::string &path, const std::string &bytes) {
 }
 
 /// A LeafNetwork trained for two steps on 32x32 images, hybridized, called once to
-/// predict: its output, and its model file at `path`.
+/// predict: its output, its model file at `path` and its export at `path`.mlir and
+/// `path`.safetensors.
 Tensor trainedModel(const std::string &path, const Tensor &images) {
   np::random::seed(5);
   leafnet::LeafNetwork net;
@@ -56,6 +58,7 @@ Tensor trainedModel(const std::string &path, const Tensor &images) {
   }
   Tensor predicted = net(images); // predicting: the program the file holds
   net.save_compiled(path);
+  net.export_model(path);
   return predicted;
 }
 
@@ -85,8 +88,9 @@ protected:
     ASSERT_GT(bytes.size(), 1000u);
   }
   void TearDown() override {
-    std::remove(path.c_str());
-    std::remove(damaged().c_str());
+    for (const char *suffix : {"", ".damaged", ".mlir", ".safetensors", ".compiled", ".input",
+                               ".output"})
+      std::remove((path + suffix).c_str());
   }
   std::string damaged() const { return path + ".damaged"; }
 
@@ -108,6 +112,83 @@ TEST_F(CompiledModelFile, RoundTripGivesTheHybridizedOutputs) {
   // A different batch gives different outputs (the model computes, it does not replay).
   Tensor other = randomTensor({4, 3, 32, 32}, 22);
   EXPECT_NE(model->run({other})[0].to_vector<float>(), expected.to_vector<float>());
+}
+
+// dlc-compile's path: the exported module and parameters, compiled again outside the
+// training program, give the same model.
+TEST_F(CompiledModelFile, AnExportCompiledAgainGivesTheHybridizedOutputs) {
+  CompiledExportedModel compiled =
+      compile_exported_model(path + ".mlir", path + ".safetensors", DeviceKind::cpu);
+  EXPECT_NE(compiled.optimized_ir.find("func.func @forward"), std::string::npos);
+  write_model_file(path + ".compiled", compiled.file);
+  auto model = CompiledModel::load(path + ".compiled");
+  EXPECT_EQ(model->inputs()[0].name, "data");
+  EXPECT_EQ(model->inputs()[0].shape, (Shape{4, 3, 32, 32}));
+  expectClose(model->run({images})[0].to_vector<float>(), expected.to_vector<float>(), 1e-5,
+              "compiled export");
+}
+
+// The same through the tools a user runs: dlc-compile, then dlc-run on a safetensors
+// batch, its outputs read back.
+TEST_F(CompiledModelFile, DlcCompileThenDlcRunGiveTheHybridizedOutputs) {
+  safetensors::save(path + ".input", {{"data", images}});
+  std::string tools = DLC_TOOLS_DIR;
+  std::string compile = tools + "/dlc-compile " + path + ".mlir " + path + ".safetensors -o " +
+                        path + ".compiled > /dev/null";
+  ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
+  std::string run = tools + "/dlc-run " + path + ".compiled --input data=" + path +
+                    ".input --output " + path + ".output > /dev/null";
+  ASSERT_EQ(std::system(run.c_str()), 0) << run;
+  auto outputs = safetensors::load(path + ".output");
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].first, "output");
+  expectClose(outputs[0].second.to_vector<float>(), expected.to_vector<float>(), 1e-5,
+              "dlc-run output");
+}
+
+TEST_F(CompiledModelFile, ExportsThatAreNotAModelAreRefusedByName) {
+  auto compileError = [&](const std::string &module, const std::string &weights,
+                          const std::string &function = "forward") {
+    try {
+      compile_exported_model(module, weights, DeviceKind::cpu, function);
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("compiled");
+  };
+  // Another network's export (a dense layer), and one traced only while training.
+  std::string dense = path + ".damaged", training = path + ".training";
+  {
+    auto net = std::make_shared<HybridSequential>();
+    net->add(std::make_shared<nn::Dense>(3));
+    net->initialize(init::Xavier(), {cpu()});
+    net->hybridize();
+    (*net)(randomTensor({2, 5}, 1));
+    net->export_model(dense);
+    auto trained = std::make_shared<HybridSequential>();
+    trained->add(std::make_shared<nn::Dense>(3), std::make_shared<nn::BatchNorm>());
+    trained->initialize(init::Xavier(), {cpu()});
+    trained->hybridize();
+    autograd::Record record;
+    (*trained)(randomTensor({2, 5}, 1)).backward();
+    trained->export_model(training);
+  }
+  // Parameters of another network: the first argument not in the file is named.
+  std::string mixed = compileError(path + ".mlir", dense + ".safetensors");
+  EXPECT_NE(mixed.find("is not in " + dense + ".safetensors"), std::string::npos) << mixed;
+  mixed = compileError(dense + ".mlir", path + ".safetensors");
+  EXPECT_NE(mixed.find("is not in " + path + ".safetensors"), std::string::npos) << mixed;
+  std::string function = compileError(path + ".mlir", path + ".safetensors", "predict");
+  EXPECT_NE(function.find("has no function @predict"), std::string::npos) << function;
+  std::string train = compileError(training + ".mlir", training + ".safetensors");
+  EXPECT_NE(train.find("traced while training"), std::string::npos) << train;
+  // A module that does not parse, named with the parser's message.
+  writeBytes(dense + ".mlir", "func.func @forward(");
+  std::string parse = compileError(dense + ".mlir", path + ".safetensors");
+  EXPECT_NE(parse.find(dense + ".mlir does not parse"), std::string::npos) << parse;
+  for (const std::string &prefix : {dense, training})
+    for (const char *suffix : {".mlir", ".safetensors"})
+      std::remove((prefix + suffix).c_str());
 }
 
 TEST_F(CompiledModelFile, RunsFromSeveralThreadsAtOnce) {

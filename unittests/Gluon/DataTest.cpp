@@ -1,5 +1,5 @@
 //===- DataTest.cpp - datasets, Fashion-MNIST files, the data loader ---------===//
-#include "dlc/dlc.h"
+#include "dlc/gluon.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 #ifndef DLC_UNITTESTS_GLUON_ELEMENTWISEBLOCKS_H
 #define DLC_UNITTESTS_GLUON_ELEMENTWISEBLOCKS_H
 
-#include "dlc/dlc.h"
+#include "dlc/gluon.h"
 
 namespace dlc::testing {
 

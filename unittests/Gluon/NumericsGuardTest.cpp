@@ -1,5 +1,5 @@
 //===- NumericsGuardTest.cpp - the first op to make a NaN or infinity is named ===//
-#include "dlc/dlc.h"
+#include "dlc/gluon.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 //===- VisionTest.cpp - image transforms on hand-made pixels, ImageFolder ----===//
-#include "dlc/dlc.h"
+#include "dlc/gluon.h"
 
 #include <gtest/gtest.h>
 

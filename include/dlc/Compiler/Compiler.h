@@ -47,6 +47,21 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
                                   CompiledDataParallel &out, bool sync_batch_norm = false,
                                   bool blocked_layouts = false);
 
+/// A function of a module written by export_model, compiled for predicting.
+struct CompiledExport {
+  std::string ir;                          ///< after the pipeline: what was lowered
+  std::shared_ptr<Program> program;
+  std::vector<std::string> argument_names; ///< per program argument: its `dlc.name`
+};
+
+/// Parses `text` (an exported module; `source` names it in diagnostics), keeps its
+/// function `function`, moves it whole to device 0 of `target` (cpu or gpu), runs the
+/// pipeline and lowers it. Refuses a function that updates its arguments (a forward traced
+/// while training). Returns "" on success, else the diagnostics.
+std::string compile_exported(const std::string &text, const std::string &source,
+                             const std::string &function, DeviceKind target,
+                             CompiledExport &out, bool blocked_layouts = false);
+
 } // namespace dlc::compiler
 
 #endif // DLC_COMPILER_COMPILER_H

@@ -13,6 +13,7 @@
 #ifndef DLC_RUNTIME_PROGRAMFILE_H
 #define DLC_RUNTIME_PROGRAMFILE_H
 
+#include "dlc/Runtime/ModelFile.h"
 #include "dlc/Runtime/Program.h"
 
 #include <memory>
@@ -26,6 +27,19 @@ std::string encode_program(const Program &program);
 /// The program `bytes` encode, ready to run; null with `error` saying what is wrong
 /// (which field, which value) when the bytes are not a valid program for this build.
 std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &error);
+
+/// How a model binds one program argument: an input the caller gives, or a weight the
+/// file carries (its plain, row-major bytes).
+struct ModelArgument {
+  std::string name;
+  bool input = false;
+  std::string bytes;
+};
+
+/// The model file of `program`, whose argument k is bound as `arguments[k]` says (names
+/// and byte counts are checked); its results are the outputs `output`, `output1`, ...
+/// Throws dlc::Error when the bindings do not fit the program.
+ModelFile model_file_for(const Program &program, std::vector<ModelArgument> arguments);
 
 } // namespace dlc
 

@@ -6,8 +6,8 @@
 // offset is checked before anything is read.
 //
 //===----------------------------------------------------------------------===//
-#ifndef DLC_GLUON_SAFETENSORS_H
-#define DLC_GLUON_SAFETENSORS_H
+#ifndef DLC_FRONTEND_SAFETENSORS_H
+#define DLC_FRONTEND_SAFETENSORS_H
 
 #include "dlc/Frontend/Tensor.h"
 
@@ -60,4 +60,4 @@ std::vector<std::pair<std::string, Tensor>> load(const std::string &path,
 
 } // namespace dlc::safetensors
 
-#endif // DLC_GLUON_SAFETENSORS_H
+#endif // DLC_FRONTEND_SAFETENSORS_H

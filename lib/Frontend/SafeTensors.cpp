@@ -1,14 +1,20 @@
-//===- SafeTensors.cpp - safetensors files, header parsed with llvm::json -----===//
-#include "dlc/Gluon/SafeTensors.h"
+//===- SafeTensors.cpp - safetensors files, header parsed with nlohmann::json --===//
+//
+// nlohmann::json rather than llvm::json: this file is part of the runtime side that
+// model runners and embedders link, which links no LLVM (docs/design/model-file.md).
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Frontend/SafeTensors.h"
 
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/OpRegistry.h"
 
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/raw_ostream.h"
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <climits>
 #include <cstring>
+#include <optional>
 #include <fstream>
 #include <random>
 #include <set>
@@ -41,7 +47,7 @@ const char *codeOf(DType dtype) {
   return "?";
 }
 
-bool dtypeOf(llvm::StringRef code, DType &dtype) {
+bool dtypeOf(const std::string &code, DType &dtype) {
   for (DType candidate : {DType::f32, DType::f16, DType::bf16, DType::i32, DType::i64, DType::u8,
                           DType::boolean})
     if (code == codeOf(candidate)) {
@@ -60,7 +66,9 @@ bool dtypeOf(llvm::StringRef code, DType &dtype) {
 void save(const std::string &path, const std::vector<std::pair<std::string, Tensor>> &tensors,
           const std::map<std::string, std::string> &metadata) {
   autograd::Pause pause;
-  llvm::json::Object header;
+  // Kept in the order given (ordered_json): the data follows it, and readers that list
+  // a file's entries show them as they were saved.
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
   uint64_t offset = 0;
   std::set<std::string> names;
   for (const auto &[name, tensor] : tensors) {
@@ -68,25 +76,15 @@ void save(const std::string &path, const std::vector<std::pair<std::string, Tens
       throw Error("safetensors::save: the name '" + name + "' appears twice");
     if (name == "__metadata__")
       throw Error("safetensors::save: '__metadata__' is reserved by the format");
-    llvm::json::Array shape;
-    for (int64_t d : tensor.shape())
-      shape.push_back(d);
     uint64_t bytes = tensor.nbytes();
-    header[name] = llvm::json::Object{{"dtype", codeOf(tensor.dtype())},
-                                      {"shape", std::move(shape)},
-                                      {"data_offsets", llvm::json::Array{offset, offset + bytes}}};
+    header[name] = {{"dtype", codeOf(tensor.dtype())},
+                    {"shape", std::vector<int64_t>(tensor.shape().begin(), tensor.shape().end())},
+                    {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
-  if (!metadata.empty()) {
-    llvm::json::Object meta;
-    for (const auto &[key, value] : metadata)
-      meta[key] = value;
-    header["__metadata__"] = std::move(meta);
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::json::Value(std::move(header));
-  os.flush();
+  if (!metadata.empty())
+    header["__metadata__"] = metadata;
+  std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' '); // the data starts 8-byte aligned
 
   std::string temporary = path + ".tmp" + std::to_string(std::random_device()());
@@ -121,14 +119,14 @@ void save(const std::string &path, const std::vector<std::pair<std::string, Tens
 
 namespace {
 
-// llvm::json parses recursively, so a header nested tens of thousands deep (an 80 KB
+// nlohmann::json parses recursively, so a header nested tens of thousands deep (an 80 KB
 // file) would overflow the stack. A real header nests three deep (the header, an entry,
 // its lists); anything past this is refused before parsing.
 constexpr int kMaxNesting = 32;
 
 /// The deepest nesting of arrays and objects in `text`, brackets inside strings aside;
 /// stops counting past `limit`.
-int nestingDepth(llvm::StringRef text, int limit) {
+int nestingDepth(const std::string &text, int limit) {
   int depth = 0, deepest = 0;
   bool inString = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -177,47 +175,54 @@ Reader::Reader(const std::string &path) : path_(path) {
   if (int depth = nestingDepth(text, kMaxNesting); depth > kMaxNesting)
     fail(path, "the header nests arrays and objects more than " + std::to_string(kMaxNesting) +
                    " deep; a safetensors header nests three deep");
-  std::optional<llvm::json::Value> parsed;
+  nlohmann::json header;
   try {
-    llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
-    if (!value)
-      fail(path, "the header is not valid JSON: " + llvm::toString(value.takeError()));
-    parsed = std::move(*value);
+    header = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception &e) {
+    fail(path, std::string("the header is not valid JSON: ") + e.what());
   } catch (const std::bad_alloc &) {
     throw OutOfMemoryError("safetensors file '" + path + "': out of memory parsing its " +
                            std::to_string(headerBytes) + "-byte header");
   }
-  const llvm::json::Object *header = parsed->getAsObject();
-  if (!header)
+  if (!header.is_object())
     fail(path, "the header is not a JSON object");
   dataStart_ = 8 + headerBytes;
   uint64_t dataBytes = fileSize - dataStart_;
 
-  for (const auto &[key, value] : *header) {
-    std::string name = key.str();
+  /// A JSON integer that fits an int64_t, or nothing.
+  auto integer = [](const nlohmann::json &v) -> std::optional<int64_t> {
+    if (v.is_number_unsigned())
+      return v.get<uint64_t>() <= uint64_t(INT64_MAX) ? std::optional<int64_t>(v.get<int64_t>())
+                                                      : std::nullopt;
+    if (v.is_number_integer())
+      return v.get<int64_t>();
+    return std::nullopt;
+  };
+  for (const auto &[name, value] : header.items()) {
     if (name == "__metadata__") {
-      if (const llvm::json::Object *meta = value.getAsObject())
-        for (const auto &[metaKey, metaValue] : *meta)
-          if (std::optional<llvm::StringRef> text = metaValue.getAsString())
-            metadata_[metaKey.str()] = text->str();
+      if (value.is_object())
+        for (const auto &[metaKey, metaValue] : value.items())
+          if (metaValue.is_string())
+            metadata_[metaKey] = metaValue.get<std::string>();
       continue;
     }
-    const llvm::json::Object *info = value.getAsObject();
-    if (!info)
+    if (!value.is_object())
       fail(path, "entry '" + name + "' is not an object");
     TensorInfo entry{name, DType::f32, {}, 0, 0};
-    std::optional<llvm::StringRef> code = info->getString("dtype");
-    if (!code || !dtypeOf(*code, entry.dtype))
+    auto code = value.find("dtype");
+    bool known = code != value.end() && code->is_string();
+    if (!known || !dtypeOf(code->get<std::string>(), entry.dtype))
       fail(path, "entry '" + name + "' has an unsupported dtype '" +
-                     (code ? code->str() : std::string("(none)")) +
+                     (known ? code->get<std::string>() : std::string("(none)")) +
                      "'; dlc reads F32, F16, BF16, I32, I64, U8, BOOL");
-    const llvm::json::Array *shape = info->getArray("shape");
-    const llvm::json::Array *offsets = info->getArray("data_offsets");
-    if (!shape || !offsets || offsets->size() != 2)
+    auto shape = value.find("shape");
+    auto offsets = value.find("data_offsets");
+    if (shape == value.end() || !shape->is_array() || offsets == value.end() ||
+        !offsets->is_array() || offsets->size() != 2)
       fail(path, "entry '" + name + "' needs a 'shape' list and two 'data_offsets'");
     uint64_t elements = 1;
-    for (const llvm::json::Value &d : *shape) {
-      std::optional<int64_t> dim = d.getAsInteger();
+    for (const nlohmann::json &d : *shape) {
+      std::optional<int64_t> dim = integer(d);
       if (!dim || *dim < 0 || *dim > (int64_t(1) << 40))
         fail(path, "entry '" + name + "' has an invalid dimension");
       entry.shape.push_back(*dim);
@@ -225,7 +230,7 @@ Reader::Reader(const std::string &path) : path_(path) {
       if (elements > (uint64_t(1) << 40))
         fail(path, "entry '" + name + "' is impossibly large");
     }
-    std::optional<int64_t> begin = (*offsets)[0].getAsInteger(), end = (*offsets)[1].getAsInteger();
+    std::optional<int64_t> begin = integer((*offsets)[0]), end = integer((*offsets)[1]);
     if (!begin || !end || *begin < 0 || *end < *begin || uint64_t(*end) > dataBytes)
       fail(path, "entry '" + name + "' has data_offsets outside the " +
                      std::to_string(dataBytes) + " bytes of data");
@@ -238,7 +243,7 @@ Reader::Reader(const std::string &path) : path_(path) {
                      std::to_string(elements * dtype_size(entry.dtype)));
     tensors_.push_back(std::move(entry));
   }
-  // The data's order (the JSON object's own is lost in parsing), in which overlaps show.
+  // The data's order (the JSON object's own is not kept by parsing), in which overlaps show.
   // Ties go to the shorter entry first: an empty tensor ([b, b]) overlaps nothing,
   // wherever its name sorts.
   std::sort(tensors_.begin(), tensors_.end(), [](const TensorInfo &a, const TensorInfo &b) {

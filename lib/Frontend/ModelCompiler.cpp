@@ -1,0 +1,75 @@
+//===- ModelCompiler.cpp - an exported block compiled into a model file --------===//
+#include "dlc/Frontend/ModelCompiler.h"
+
+#include "dlc/Compiler/Compiler.h"
+#include "dlc/Core/Error.h"
+#include "dlc/Frontend/SafeTensors.h"
+#include "dlc/Runtime/ProgramFile.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace dlc {
+
+CompiledExportedModel compile_exported_model(const std::string &modulePath,
+                                             const std::string &weightsPath, DeviceKind target,
+                                             const std::string &function) {
+  std::ifstream in(modulePath, std::ios::binary);
+  if (!in)
+    throw Error("cannot read " + modulePath);
+  std::stringstream text;
+  text << in.rdbuf();
+  // The weights first: a wrong file is reported before a compile's work.
+  safetensors::Reader weights(weightsPath);
+  std::map<std::string, const safetensors::TensorInfo *> byName;
+  for (const safetensors::TensorInfo &entry : weights.tensors())
+    byName[entry.name] = &entry;
+
+  compiler::CompiledExport compiled;
+  std::string error =
+      compiler::compile_exported(text.str(), modulePath, function, target, compiled);
+  if (!error.empty())
+    throw Error(error);
+  const Program &program = *compiled.program;
+  std::vector<ModelArgument> arguments;
+  for (size_t i = 0; i < compiled.argument_names.size(); ++i) {
+    const std::string &name = compiled.argument_names[i];
+    const ProgramValue &v = program.values[size_t(program.arguments[i])];
+    // A hybridized block's forward takes its input as "data" (CompiledFunction); every
+    // other argument is a parameter, which the weights file must hold.
+    if (name == "data") {
+      arguments.push_back({name, true, {}});
+      continue;
+    }
+    auto entry = byName.find(name);
+    if (entry == byName.end())
+      throw Error(modulePath + ": argument " + std::to_string(i) + " ('" + name + "') of @" +
+                  function + " is not in " + weightsPath +
+                  (name.rfind("captured.", 0) == 0
+                       ? ": it is a tensor the forward captured, which export_model does not "
+                         "save; make it a parameter of the block"
+                       : " (" + std::to_string(weights.tensors().size()) +
+                             " tensors): were both files written by one export_model?"));
+    const safetensors::TensorInfo &info = *entry->second;
+    if (info.shape != v.shape || info.dtype != v.dtype)
+      throw Error(weightsPath + ": '" + name + "' is " + dtype_name(info.dtype) + " " +
+                  shape_rules::str(info.shape) + ", argument " + std::to_string(i) + " of @" +
+                  function + " in " + modulePath + " is " + dtype_name(v.dtype) + " " +
+                  shape_rules::str(v.shape));
+    Tensor host = weights.read(info);
+    host.wait_to_read();
+    arguments.push_back(
+        {name, false, std::string(static_cast<const char *>(host.data()), host.nbytes())});
+  }
+  CompiledExportedModel out;
+  out.file = model_file_for(program, std::move(arguments));
+  if (out.file.inputs.empty())
+    throw Error(modulePath + ": @" + function + " has no argument 'data', the input of a "
+                "hybridized block's forward");
+  out.optimized_ir = std::move(compiled.ir);
+  out.steps = program.steps.size();
+  return out;
+}
+
+} // namespace dlc
