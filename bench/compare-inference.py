@@ -135,9 +135,11 @@ def onnx_model(network, w, input_shape):
                 "Gemm", [value, constant(layer[1] + ".weight"), constant(layer[1] + ".bias")],
                 [out], transB=1))
         value = out
+    classes = w[layers(network)[-1][1] + ".weight"].shape[0]
     graph = helper.make_graph(
         nodes, network, [helper.make_tensor_value_info("data", TensorProto.FLOAT, input_shape)],
-        [helper.make_tensor_value_info(value, TensorProto.FLOAT, None)], initializers)
+        [helper.make_tensor_value_info(value, TensorProto.FLOAT, [input_shape[0], classes])],
+        initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(model)
     return model

@@ -2,20 +2,17 @@
 //
 // Size classes: multiples of 512 B up to 1 MiB, multiples of 1 MiB above, so a block
 // freed by one step of a training loop fits the same request in the next step.
-// GPU memory comes from cudaMalloc (never managed memory), cpu_pinned from
-// cudaHostAlloc (page-locked, so uploads go by DMA); cpu and cpu_shared, and cpu_pinned
-// on a machine without a usable GPU, use 64-byte aligned host memory. Blocks are only
+// Each device's memory comes from its kind's backend (DeviceBackend.h): GPU memory from
+// cudaMalloc (never managed memory), cpu and cpu_shared 64-byte aligned host memory;
+// cpu_pinned is the GPU backend's page-locked memory (so uploads go by DMA) where a GPU
+// is usable, host memory otherwise. Blocks are only
 // returned to the system by empty_cache() or when a request does not fit otherwise.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Runtime/Allocator.h"
 
-#include "dlc/Config.h"
 #include "dlc/Core/Error.h"
-
-#if DLC_HAVE_CUDA
-#include "CUDA/CudaEngine.h"
-#endif
+#include "dlc/Runtime/DeviceBackend.h"
 
 #include <cstdlib>
 #include <map>
@@ -53,52 +50,44 @@ std::string humanBytes(int64_t bytes) {
 /// Where one device's blocks come from and go back to.
 class MemorySource {
 public:
-  explicit MemorySource(Device device) : device_(device) {
-#if DLC_HAVE_CUDA
+  explicit MemorySource(Device device)
+      : device_(device), backend_(&backend_for(device, "allocating")) {
+    // Pinned host memory is the accelerator's to give, when one is usable.
     if (device.kind == DeviceKind::cpu_pinned)
-      pinned_ = num_gpus() > 0;
-#endif
+      if (DeviceBackend *gpus = device_backend(DeviceKind::gpu); gpus && num_gpus() > 0)
+        pinner_ = gpus;
   }
 
   /// A block of `bytes`, or null when the system has no memory for it.
   void *take(size_t bytes) {
-#if DLC_HAVE_CUDA
-    if (!device_.is_host())
-      return cuda::device_malloc(device_.id, bytes);
-    if (pinned_)
-      return cuda::pinned_malloc(bytes);
-#endif
-    return std::aligned_alloc(64, bytes);
+    if (pinner_)
+      return pinner_->allocate_pinned(bytes);
+    return backend_->allocate(device_.id, bytes);
   }
 
   void give_back(void *data) {
-#if DLC_HAVE_CUDA
-    if (!device_.is_host())
-      return cuda::device_free(device_.id, data);
-    if (pinned_)
-      return cuda::pinned_free(data);
-#endif
-    std::free(data);
+    if (pinner_)
+      return pinner_->release_pinned(data);
+    backend_->release(device_.id, data);
   }
 
   /// " (N free of M on the device)" for GPUs, "" otherwise.
   std::string deviceMemoryNote() const {
-#if DLC_HAVE_CUDA
     if (!device_.is_host()) {
       try {
-        cuda::MemoryInfo info = cuda::memory_info(device_.id);
+        DeviceMemoryInfo info = backend_->memory_info(device_.id);
         return "; " + humanBytes(int64_t(info.free)) + " free of " +
                humanBytes(int64_t(info.total)) + " on the device";
       } catch (const std::exception &) {
       }
     }
-#endif
     return "";
   }
 
 private:
   Device device_;
-  bool pinned_ = false;
+  DeviceBackend *backend_;
+  DeviceBackend *pinner_ = nullptr; ///< the GPU backend, for cpu_pinned blocks
 };
 
 /// Refuses devices this process cannot allocate on, with the reason.
@@ -110,17 +99,15 @@ void requireAllocatable(Device device) {
                              Device{device.kind, kMaxHostDevices - 1}.str());
     return;
   }
-#if DLC_HAVE_CUDA
+  if (!device_backend(device.kind))
+    throw UnsupportedError("cannot allocate on " + device.str() +
+                           ": dlc was built without CUDA (see DLC_ENABLE_CUDA)");
   int gpus = num_gpus();
   if (device.id >= 0 && device.id < gpus)
     return;
   throw UnsupportedError("cannot allocate on " + device.str() + ": this process sees " +
                          std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") +
                          (gpus == 0 ? " (no CUDA driver or no device)" : ""));
-#else
-  throw UnsupportedError("cannot allocate on " + device.str() +
-                         ": dlc was built without CUDA (see DLC_ENABLE_CUDA)");
-#endif
 }
 
 class DeviceAllocator {

@@ -1,13 +1,9 @@
 //===- Collectives.cpp - all-reduce across GPUs through the device queues ----===//
 #include "dlc/Runtime/Collectives.h"
 
-#include "dlc/Config.h"
 #include "dlc/Core/Error.h"
+#include "dlc/Runtime/DeviceBackend.h"
 #include "dlc/Runtime/Engine.h"
-
-#if DLC_HAVE_CUDA
-#include "CUDA/CudaEngine.h"
-#endif
 
 namespace dlc {
 
@@ -25,29 +21,26 @@ void enqueue_gpu_all_reduce(const std::vector<AllReduceRank> &ranks, bool mean) 
                        " has " + std::to_string(ranks.front().input.numel()) + " " +
                        dtype_name(ranks.front().input.dtype));
   }
-#if DLC_HAVE_CUDA
   if (ranks.empty())
     return;
-  // Everything that can fail before NCCL runs fails here, before any rank is queued.
-  cuda::check_all_reduce_dtype(ranks.front().input.dtype);
+  DeviceBackend &backend = backend_for(ranks.front().device, "all_reduce");
+  // Everything that can fail before the collective runs fails here, before any rank is
+  // queued.
+  backend.check_all_reduce_dtype(ranks.front().input.dtype);
   std::vector<int> ordinals;
   for (const AllReduceRank &rank : ranks)
     ordinals.push_back(rank.device.id);
-  std::shared_ptr<cuda::CommunicatorSet> set = cuda::communicators(ordinals);
+  std::shared_ptr<void> set = backend.communicators(ordinals);
   std::vector<CollectiveRank> group;
   for (size_t index = 0; index < ranks.size(); ++index) {
     const AllReduceRank &rank = ranks[index];
     group.push_back({rank.device, {rank.input_buffer}, {rank.output_buffer},
-                     [set, index, in = rank.input, out = rank.output, mean] {
-                       cuda::all_reduce(set, index, in.data, out.data, size_t(out.numel()),
-                                        out.dtype, mean);
+                     [&backend, set, index, in = rank.input, out = rank.output, mean] {
+                       backend.all_reduce(set, index, in.data, out.data, size_t(out.numel()),
+                                          out.dtype, mean);
                      }});
   }
   enqueue_collective(std::move(group));
-#else
-  (void)mean;
-  throw UnsupportedError("all_reduce across GPUs needs dlc built with CUDA and NCCL");
-#endif
 }
 
 } // namespace dlc

@@ -2,13 +2,10 @@
 #ifndef DLC_LIB_RUNTIME_DEVICEBYTES_H
 #define DLC_LIB_RUNTIME_DEVICEBYTES_H
 
-#include "dlc/Config.h"
 #include "dlc/Core/Device.h"
 #include "dlc/Core/Error.h"
 
-#if DLC_HAVE_CUDA
-#include "CUDA/CudaEngine.h"
-#endif
+#include "dlc/Runtime/DeviceBackend.h"
 
 #include <cstring>
 
@@ -23,11 +20,7 @@ inline void move_bytes(Device device, void *target, const void *source, size_t b
     std::memmove(target, source, bytes);
     return;
   }
-#if DLC_HAVE_CUDA
-  cuda::copy_async(target, device, source, device, bytes);
-#else
-  throw UnsupportedError("moving bytes on " + device.str() + " needs dlc built with CUDA");
-#endif
+  backend_for(device, "moving bytes").copy_async(target, device, source, device, bytes);
 }
 
 /// Copies `bytes` from pinned host memory to `device`, from inside a task on the
@@ -39,11 +32,8 @@ inline void upload_bytes(Device device, void *target, const void *pinnedSource, 
     std::memcpy(target, pinnedSource, bytes);
     return;
   }
-#if DLC_HAVE_CUDA
-  cuda::copy_async(target, device, pinnedSource, cpu_pinned(0), bytes);
-#else
-  throw UnsupportedError("copying bytes to " + device.str() + " needs dlc built with CUDA");
-#endif
+  backend_for(device, "copying bytes").copy_async(target, device, pinnedSource, cpu_pinned(0),
+                                                  bytes);
 }
 
 } // namespace dlc

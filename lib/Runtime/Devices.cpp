@@ -1,14 +1,9 @@
 //===- Devices.cpp - how many GPUs this process can use, GPU options ---------===//
-#include "dlc/Config.h"
 #include "dlc/Core/Device.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Gpu.h"
 
-#if DLC_HAVE_CUDA
-#include "CUDA/CudaEngine.h"
-#include "CUDA/CudaOptions.h"
-#include "dlc/Runtime/CUDA/CudaLibraries.h"
-#endif
+#include "dlc/Runtime/DeviceBackend.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -17,39 +12,18 @@
 namespace dlc {
 
 int num_gpus() {
-#if DLC_HAVE_CUDA
-  // The count cannot change within a process (CUDA reads CUDA_VISIBLE_DEVICES once), and
-  // allocations ask for it: remember it once known.
-  static std::atomic<int> known{-1};
-  int count = known.load();
-  if (count >= 0)
-    return count;
-  try {
-    count = cuda::countDevices().count;
-  } catch (const std::exception &e) {
-    throw Error(std::string("num_gpus: ") + e.what());
-  }
-  known = count;
-  return count;
-#else
-  return 0;
-#endif
+  DeviceBackend *gpus = device_backend(DeviceKind::gpu);
+  return gpus ? gpus->device_count() : 0;
 }
 
 void set_gpu_tf32(bool enabled) {
-#if DLC_HAVE_CUDA
-  cuda::set_tf32(enabled);
-#else
-  (void)enabled;
-#endif
+  if (DeviceBackend *gpus = device_backend(DeviceKind::gpu))
+    gpus->set_tf32(enabled);
 }
 
 bool gpu_tf32() {
-#if DLC_HAVE_CUDA
-  return cuda::tf32();
-#else
-  return false;
-#endif
+  DeviceBackend *gpus = device_backend(DeviceKind::gpu);
+  return gpus && gpus->tf32();
 }
 
 namespace {
@@ -82,12 +56,8 @@ GpuMemoryInfo gpu_memory_info(Device device) {
   if (device.kind != DeviceKind::gpu || device.id < 0 || device.id >= num_gpus())
     throw UnsupportedError("gpu_memory_info(" + device.str() + "): this process sees " +
                            std::to_string(num_gpus()) + " GPUs");
-#if DLC_HAVE_CUDA
-  cuda::MemoryInfo info = cuda::memory_info(device.id);
+  DeviceMemoryInfo info = device_backend(DeviceKind::gpu)->memory_info(device.id);
   return {int64_t(info.free), int64_t(info.total)};
-#else
-  return {};
-#endif
 }
 
 } // namespace dlc

@@ -1,13 +1,10 @@
 //===- Engine.cpp - per-device worker threads and buffer ordering -------------===//
 #include "dlc/Runtime/Engine.h"
 
-#include "dlc/Config.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Gpu.h"
 
-#if DLC_HAVE_CUDA
-#include "CUDA/CudaEngine.h"
-#endif
+#include "dlc/Runtime/DeviceBackend.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -138,11 +135,10 @@ struct Task {
 class DeviceQueue {
 public:
   explicit DeviceQueue(Device device)
-      : device_(device), gpu_(!device.is_host()), worker_([this] { serve(); }) {
-#if DLC_HAVE_CUDA
-    if (gpu_)
+      : device_(device), backend_(device_backend(device.kind)),
+        async_(backend_ && backend_->asynchronous()), worker_([this] { serve(); }) {
+    if (async_)
       completer_ = std::thread([this] { complete(); });
-#endif
   }
 
   void push(Task task) {
@@ -177,7 +173,7 @@ public:
   /// the task as pending (a wait covers it). Tasks other threads enqueue meanwhile may run
   /// on the worker at the same time; those that touch its buffers wait for it.
   bool claimForInline(const Task &task) {
-    if (gpu_)
+    if (async_)
       return false;
     for (const TaskHandle &dependency : task.orderAfter)
       if (!dependency->done())
@@ -205,16 +201,14 @@ public:
 
 private:
   void serve() {
-#if DLC_HAVE_CUDA
     std::exception_ptr startError;
-    if (gpu_) {
+    if (async_) {
       try {
-        cuda::start_worker(device_.id);
+        backend_->start_worker(device_.id);
       } catch (...) {
         startError = std::current_exception(); // every task of this queue fails with it
       }
     }
-#endif
     int appliedThreads = 0;
     for (;;) {
       Task task;
@@ -232,8 +226,7 @@ private:
 #endif
         appliedThreads = threads;
       }
-#if DLC_HAVE_CUDA
-      if (gpu_) {
+      if (async_) {
         if (startError) {
           waitOnHost(task);
           finish(task, startError);
@@ -243,19 +236,19 @@ private:
         // task finishes, and releases what it captured, only once its fence has passed.
         std::exception_ptr error;
         try {
-          cuda::begin_task(device_.id, task.stream);
+          backend_->begin_task(device_.id, task.stream);
           error = run(task);
         } catch (...) {
           waitOnHost(task);
           error = std::current_exception();
         }
-        cuda::IssuedTask issued;
+        IssuedWork issued;
         try {
-          issued = cuda::issue(device_.id);
+          issued = backend_->issue(device_.id);
         } catch (...) {
           if (!error)
             error = std::current_exception();
-          cuda::abandon_issue(device_.id);
+          backend_->abandon_issue(device_.id);
           finish(task, error);
           continue;
         }
@@ -267,7 +260,6 @@ private:
         landed_.notify_one();
         continue;
       }
-#endif
       finish(task, run(task));
     }
   }
@@ -298,7 +290,7 @@ private:
   /// Whether `dependency` was issued earlier to the stream `task` goes to, which orders
   /// it before anything issued later without a wait.
   bool orderedByStream(const TaskHandle &dependency, const Task &task) const {
-    return gpu_ && dependency->queue() == this && dependency->stream() == task.stream;
+    return async_ && dependency->queue() == this && dependency->stream() == task.stream;
   }
 
   /// Makes `task` follow `dependency`, which its stream does not order. On a GPU the
@@ -308,17 +300,14 @@ private:
   /// a collective rank follows: the rank must know its inputs' errors before it launches)
   /// the worker waits on the host.
   void follow(const TaskHandle &dependency, const Task &task) {
-#if DLC_HAVE_CUDA
     // A rank waits on the host for other queues' work; this queue's own work cannot
     // report an error before it launches anyway (it was issued, not finished).
     bool hostWait = task.group && dependency->queue() != this;
-    if (gpu_ && !hostWait && gpu_event_waits()) {
+    if (async_ && !hostWait && gpu_event_waits()) {
       if (std::shared_ptr<void> fence = dependency->wait_issued())
-        cuda::wait_on_device(device_.id, fence);
+        backend_->wait_on_device(device_.id, fence);
       return;
     }
-#endif
-    (void)task;
     dependency->wait();
   }
 
@@ -368,15 +357,14 @@ private:
     return inputError;
   }
 
-#if DLC_HAVE_CUDA
   struct InFlight {
-    cuda::IssuedTask issued;
+    IssuedWork issued;
     Task task;
     std::exception_ptr error; // known when it was issued
   };
 
-  /// The GPU queue's completion thread: finishes issued tasks in order as their fences
-  /// pass.
+  /// An asynchronous queue's completion thread: finishes issued tasks in order as their
+  /// fences pass.
   void complete() {
     for (;;) {
       InFlight flight;
@@ -386,7 +374,7 @@ private:
         flight = std::move(inFlight_.front());
         inFlight_.pop_front();
       }
-      std::exception_ptr completion = cuda::complete(device_.id, flight.issued);
+      std::exception_ptr completion = backend_->complete(device_.id, flight.issued);
       std::exception_ptr error = flight.error ? flight.error : completion;
       // Tasks issued after an input ran before its failure was known. An input of this
       // queue was issued earlier, so it is finished by now; one of another queue has
@@ -410,10 +398,10 @@ private:
   std::deque<InFlight> inFlight_;
   std::condition_variable landed_;
   std::thread completer_;
-#endif
 
   Device device_;
-  bool gpu_;
+  DeviceBackend *backend_; ///< null for a kind this build has no backend for
+  bool async_;             ///< tasks finish when their fence passes (a GPU's)
   std::mutex enqueueMutex_;
   std::mutex mutex_;
   std::condition_variable wake_, idle_;
@@ -675,8 +663,9 @@ TaskHandle enqueue_copy(const std::shared_ptr<Buffer> &from, const void *source,
   if (fromDevice.is_host() && toDevice.is_host())
     return enqueue(toDevice, {from}, {to},
                    [target, source, bytes] { std::memcpy(target, source, bytes); });
-#if DLC_HAVE_CUDA
   Device runner = toDevice.is_host() ? fromDevice : toDevice;
+  DeviceBackend &backend = backend_for(runner, "copyto(): copies between " + fromDevice.str() +
+                                                   " and " + toDevice.str());
   // Between host memory and a GPU: on the copy stream, beside the kernels, unless the
   // GPU side is a region of a compiled program's arena, whose memory other regions reuse
   // in the compute stream's order without a buffer dependency to follow.
@@ -685,16 +674,12 @@ TaskHandle enqueue_copy(const std::shared_ptr<Buffer> &from, const void *source,
                     !gpuSide->is_region();
   DeviceQueue &queue = queueFor(runner);
   Task task = makeTask(queue, {from}, {to},
-                       [target, toDevice, source, fromDevice, bytes] {
-                         cuda::copy_async(target, toDevice, source, fromDevice, bytes);
+                       [&backend, target, toDevice, source, fromDevice, bytes] {
+                         backend.copy_async(target, toDevice, source, fromDevice, bytes);
                        },
-                       nullptr, copyStream ? cuda::kCopyStream : cuda::kComputeStream);
+                       nullptr, copyStream ? kCopyStream : kComputeStream);
   std::lock_guard<std::mutex> ordered(queue.enqueueMutex());
   return enqueueLocked(queue, std::move(task));
-#else
-  throw UnsupportedError("copyto(): copies between " + fromDevice.str() + " and " +
-                         toDevice.str() + " need dlc built with CUDA");
-#endif
 }
 
 void set_device_threads(Device device, int threads) { queueFor(device).setThreads(threads); }

@@ -2,13 +2,8 @@
 #include "dlc/Runtime/Kernel.h"
 
 #include "CPU/CpuKernels.h"
-#include "dlc/Config.h"
 #include "dlc/Core/OpFacts.h"
-
-#if DLC_HAVE_CUDA
-#include "CUDA/CudaEngine.h"
-#include "CUDA/CudaKernels.h"
-#endif
+#include "dlc/Runtime/DeviceBackend.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -39,11 +34,9 @@ std::atomic<bool> referenceOnly{false};
 void register_builtin_kernels() {
   static std::once_flag once;
   std::call_once(once, [] {
-    cpu_kernels::register_cpu_kernels();
-#if DLC_HAVE_CUDA
-    cuda::register_cuda_kernels(); // table entries only: no CUDA call until one runs
-    cuda::register_task_graphs_backend();
-#endif
+    for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::gpu})
+      if (DeviceBackend *backend = device_backend(kind))
+        backend->register_kernels();
   });
 }
 

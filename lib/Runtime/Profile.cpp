@@ -1,11 +1,7 @@
 //===- Profile.cpp - the DLC_PROFILE kernel profile ----------------------------===//
 #include "dlc/Runtime/Profile.h"
 
-#include "dlc/Config.h"
-
-#if DLC_HAVE_CUDA
-#include "CUDA/CudaEngine.h"
-#endif
+#include "dlc/Runtime/DeviceBackend.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -35,9 +31,8 @@ KernelProfile *KernelProfile::get() {
 }
 
 void KernelProfile::finish_device_work() {
-#if DLC_HAVE_CUDA
-  cuda::synchronize_if_gpu_worker();
-#endif
+  if (DeviceBackend *gpus = device_backend(DeviceKind::gpu))
+    gpus->synchronize_if_worker();
 }
 
 void KernelProfile::add(const std::string &op, double seconds) {

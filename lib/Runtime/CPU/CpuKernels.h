@@ -3,6 +3,7 @@
 #define DLC_LIB_RUNTIME_CPU_CPUKERNELS_H
 
 #include "dlc/Core/Error.h"
+#include "dlc/Core/KernelGeometry.h"
 #include "dlc/Runtime/CPU/NNKernels.h"
 #include "dlc/Runtime/Kernel.h"
 
@@ -72,35 +73,18 @@ template <typename T, typename C> inline T store(C value) { return static_cast<T
 template <> inline float16 store<float16, float>(float value) { return to_float16(value); }
 template <> inline bfloat16 store<bfloat16, float>(float value) { return to_bfloat16(value); }
 
-/// Calls `f(T{})` with the C++ type of `dtype`, float16 and bfloat16 being `Half` and
-/// `BHalf` (the GPU kernels pass CUDA's types, of the same bits).
-template <typename Half, typename BHalf, typename F> void dispatch_dtype_as(DType dtype, F &&f) {
-  switch (dtype) {
-  case DType::f32:
-    return f(float{});
-  case DType::f16:
-    return f(Half{});
-  case DType::bf16:
-    return f(BHalf{});
-  case DType::i32:
-    return f(int32_t{});
-  case DType::i64:
-    return f(int64_t{});
-  case DType::u8:
-    return f(uint8_t{});
-  case DType::boolean:
-    return f(bool{});
-  }
-}
+// The index math the CUDA kernels share (dlc/Core/KernelGeometry.h).
+using kernels::AxisSplit;
+using kernels::broadcast_strides;
+using kernels::dispatch_dtype_as;
+using kernels::pool_geometry;
+using kernels::split_at_axis;
+using kernels::transposed_strides;
 
 /// Calls `f(T{})` with the C++ type of `dtype`.
 template <typename F> void dispatch_dtype(DType dtype, F &&f) {
   dispatch_dtype_as<float16, bfloat16>(dtype, std::forward<F>(f));
 }
-
-/// Row-major strides of `shape`, aligned to the last `rank` dimensions of an output,
-/// with 0 where `shape` broadcasts (a missing or size-1 dimension).
-std::vector<int64_t> broadcast_strides(const Shape &shape, const Shape &out);
 
 /// Calls `f(outIndex, offsets)` for every element of `out`, where offsets[k] is the
 /// element of input k (strides from broadcast_strides) that numpy broadcasting pairs
@@ -141,18 +125,6 @@ void for_each_broadcast(const Shape &out, const std::array<std::vector<int64_t>,
     }
   }
 }
-
-/// Splits `shape` around `axis` into (outer, size of axis, inner) element counts.
-struct AxisSplit {
-  int64_t outer = 1, axis = 1, inner = 1;
-};
-AxisSplit split_at_axis(const Shape &shape, int64_t axis);
-
-/// Per output dim i of a transpose, the row-major stride of input dim permutation[i].
-std::vector<int64_t> transposed_strides(const Shape &input, const std::vector<int64_t> &permutation);
-
-/// The geometry of a 2-D pooling from its (N,C,H,W) input, output and attributes.
-Pool2DGeometry pool_geometry(const Shape &x, const Shape &y, const Attrs &a);
 
 } // namespace dlc::cpu_kernels
 

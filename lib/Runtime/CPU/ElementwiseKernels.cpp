@@ -15,29 +15,6 @@
 
 namespace dlc::cpu_kernels {
 
-std::vector<int64_t> broadcast_strides(const Shape &shape, const Shape &out) {
-  std::vector<int64_t> strides(out.size(), 0);
-  int64_t stride = 1;
-  size_t offset = out.size() - shape.size();
-  for (size_t i = shape.size(); i-- > 0;) {
-    strides[offset + i] = shape[i] == 1 ? 0 : stride;
-    stride *= shape[i];
-  }
-  return strides;
-}
-
-AxisSplit split_at_axis(const Shape &shape, int64_t axis) {
-  AxisSplit split;
-  for (int64_t d = 0; d < int64_t(shape.size()); ++d) {
-    if (d < axis)
-      split.outer *= shape[d];
-    else if (d == axis)
-      split.axis = shape[d];
-    else
-      split.inner *= shape[d];
-  }
-  return split;
-}
 
 namespace {
 

@@ -6,19 +6,6 @@
 
 namespace dlc::cpu_kernels {
 
-std::vector<int64_t> transposed_strides(const Shape &input,
-                                        const std::vector<int64_t> &permutation) {
-  size_t rank = input.size();
-  std::vector<int64_t> inStrides(rank, 0), strides(permutation.size(), 0);
-  for (int64_t d = int64_t(rank) - 1, stride = 1; d >= 0; --d) {
-    inStrides[size_t(d)] = stride;
-    stride *= input[size_t(d)];
-  }
-  for (size_t i = 0; i < permutation.size(); ++i)
-    strides[i] = inStrides[size_t(permutation[i])];
-  return strides;
-}
-
 namespace {
 
 // y = x with dimensions permuted: y dim i is x dim permutation[i]. Copies elements of

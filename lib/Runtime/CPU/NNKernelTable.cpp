@@ -23,17 +23,6 @@ std::array<int64_t, 2> pairAttr(const Attrs &attrs, const char *name, int64_t fa
 
 } // namespace
 
-Pool2DGeometry pool_geometry(const Shape &x, const Shape &y, const Attrs &a) {
-  auto kernel = pairAttr(a, "kernel", 1), stride = pairAttr(a, "stride", 1),
-       padding = pairAttr(a, "padding", 0);
-  Pool2DGeometry g{x[0], x[1], x[2], x[3], y[2], y[3], kernel[0], kernel[1]};
-  g.strideH = stride[0];
-  g.strideW = stride[1];
-  g.padH = padding[0];
-  g.padW = padding[1];
-  return g;
-}
-
 namespace {
 
 /// Geometry from the (N,C,H,W) input, the (O,C/g,KH,KW) weight, the output and the attrs.

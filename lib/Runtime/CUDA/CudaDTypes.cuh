@@ -2,10 +2,11 @@
 #ifndef DLC_LIB_RUNTIME_CUDA_CUDADTYPES_CUH
 #define DLC_LIB_RUNTIME_CUDA_CUDADTYPES_CUH
 
-#include "dlc/Core/DType.h"
-#include "../CPU/CpuKernels.h"
 #include "CudaContext.h"
+#include "dlc/Core/DType.h"
 #include "dlc/Core/Error.h"
+#include "dlc/Core/KernelGeometry.h"
+#include "dlc/Runtime/Kernel.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -18,7 +19,7 @@ namespace dlc::cuda {
 /// Calls `f(T{})` with the device type of `dtype` (float16 is __half, bfloat16 is
 /// __nv_bfloat16: the same bits as dlc's host structs).
 template <typename F> void dispatch_dtype(DType dtype, F &&f) {
-  cpu_kernels::dispatch_dtype_as<__half, __nv_bfloat16>(dtype, std::forward<F>(f));
+  kernels::dispatch_dtype_as<__half, __nv_bfloat16>(dtype, std::forward<F>(f));
 }
 
 /// What arithmetic on T computes in: float for the 16-bit floats, T otherwise.

@@ -1,7 +1,7 @@
-//===- CudaEngine.h - what the engine and the allocator call on GPUs (internal) -===//
+//===- CudaEngine.h - the CUDA side's queues, memory, copies, collectives (internal) ===//
 //
-// No CUDA types here: Engine.cpp and Allocator.cpp include this header only when dlc is
-// built with CUDA and stay plain C++.
+// What CudaBackend.cpp adapts to the runtime's DeviceBackend interface. No CUDA types
+// here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_LIB_RUNTIME_CUDA_CUDAENGINE_H
@@ -9,6 +9,7 @@
 
 #include "dlc/Core/DType.h"
 #include "dlc/Core/Device.h"
+#include "dlc/Runtime/DeviceBackend.h"
 
 #include <cstddef>
 #include <exception>
@@ -24,9 +25,11 @@ namespace dlc::cuda {
 /// Binds GPU `ordinal`'s context to the calling thread (the device's queue worker).
 void start_worker(int ordinal);
 
-/// A GPU queue's streams: kernels, collectives and copies within the GPU go to the
-/// compute stream; copies between host memory and the GPU may go to the copy stream.
-enum StreamKind : int { kComputeStream = 0, kCopyStream = 1 };
+/// A GPU queue's streams (DeviceStream): kernels, collectives and copies within the GPU
+/// go to the compute stream; copies between host memory and the GPU may go to the copy
+/// stream.
+using dlc::kComputeStream;
+using dlc::kCopyStream;
 
 /// Called by the worker before a task: the task's waits and launches go to `stream`.
 void begin_task(int ordinal, int stream);
@@ -34,15 +37,11 @@ void begin_task(int ordinal, int stream);
 /// fence from any GPU); the worker goes on at once.
 void wait_on_device(int ordinal, const std::shared_ptr<void> &fence);
 
-/// What the worker hands to the completion thread after issuing one task.
-struct IssuedTask {
-  /// An event recorded on the task's stream after its launches; it returns to its
-  /// context's pool when the last holder lets go (the task's state holds it until done,
-  /// so a stream that waits for it never waits for a later record).
-  std::shared_ptr<void> fence;
-  std::vector<std::function<void()>> checks; // host checks once the work has finished
-  std::string op;                            // the last op the task ran, for messages
-};
+/// What the worker hands to the completion thread after issuing one task: the fence is
+/// an event recorded on the task's stream after its launches; it returns to its
+/// context's pool when the last holder lets go (the task's state holds it until done,
+/// so a stream that waits for it never waits for a later record).
+using IssuedTask = dlc::IssuedWork;
 /// Called by the worker after a task's work returned: records its fence and makes the
 /// compute stream current again.
 IssuedTask issue(int ordinal);

@@ -9,9 +9,9 @@
 #define DLC_LIB_RUNTIME_CUDA_CUDAKERNELS_H
 
 #include "CudaContext.h"
-#include "../CPU/CpuKernels.h"
 
 #include "dlc/Core/Error.h"
+#include "dlc/Core/KernelGeometry.h"
 #include "dlc/Runtime/Kernel.h"
 
 #include <algorithm>
@@ -63,9 +63,9 @@ inline unsigned blocks_for(int64_t n) {
 
 // Shape helpers shared with the CPU kernels (host code; AxisSplit is passed to kernels
 // by value).
-using cpu_kernels::AxisSplit;
-using cpu_kernels::broadcast_strides;
-using cpu_kernels::split_at_axis;
+using kernels::AxisSplit;
+using kernels::broadcast_strides;
+using kernels::split_at_axis;
 
 /// numpy broadcasting on the device: the output's shape and, per operand, its element
 /// strides aligned to the output (0 where it broadcasts). Passed to kernels by value.

@@ -52,7 +52,7 @@ void transpose(const KernelArgs &args) {
   OpScope scope(ops::transpose);
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   std::vector<int64_t> permutation = args.attrs->get_ints("permutation", {});
-  std::vector<int64_t> strides = cpu_kernels::transposed_strides(x.shape, permutation);
+  std::vector<int64_t> strides = kernels::transposed_strides(x.shape, permutation);
   gather(x, y, make_indexer(ops::transpose, y.shape, {strides}), "transpose");
 }
 

@@ -20,13 +20,13 @@ namespace dlc::cuda {
 
 namespace {
 
-using cpu_kernels::Pool2DGeometry;
+using kernels::Pool2DGeometry;
 
 Pool2DGeometry poolGeometry(const Shape &x, const Shape &y, const Attrs &a) {
   if (x.size() != 4 || y.size() != 4)
     throw ShapeError(std::string(current_op()) + ": the GPU kernel takes NCHW tensors, got " +
                      shape_rules::str(x) + " -> " + shape_rules::str(y));
-  return cpu_kernels::pool_geometry(x, y, a);
+  return kernels::pool_geometry(x, y, a);
 }
 
 /// Runs the statement after it for every (plane, element of the plane): blockIdx.y

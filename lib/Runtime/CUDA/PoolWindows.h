@@ -14,7 +14,7 @@
 #ifndef DLC_LIB_RUNTIME_CUDA_POOLWINDOWS_H
 #define DLC_LIB_RUNTIME_CUDA_POOLWINDOWS_H
 
-#include "dlc/Runtime/CPU/NNKernels.h"
+#include "dlc/Core/KernelGeometry.h"
 
 #include <cstdint>
 
@@ -42,7 +42,7 @@ struct Plane {
   int kernelH, kernelW, strideH, strideW, padH, padW;
 };
 
-inline Plane plane_of(const cpu_kernels::Pool2DGeometry &g) {
+inline Plane plane_of(const kernels::Pool2DGeometry &g) {
   return {int(g.H),       int(g.W),       int(g.OH),   int(g.OW),   int(g.kernelH),
           int(g.kernelW), int(g.strideH), int(g.strideW), int(g.padH), int(g.padW)};
 }

@@ -12,6 +12,8 @@
 #ifndef DLC_RUNTIME_CPU_NNKERNELS_H
 #define DLC_RUNTIME_CPU_NNKERNELS_H
 
+#include "dlc/Core/KernelGeometry.h"
+
 #include <cstdint>
 
 namespace dlc::cpu_kernels {
@@ -31,16 +33,8 @@ struct Conv2DGeometry {
   bool inputBlocked = false, outputBlocked = false;
 };
 
-/// Sizes of one 2-D pooling; OH/OW as the dialect computes them (floor, or ceil_mode).
-struct Pool2DGeometry {
-  int64_t N, C, H, W;
-  int64_t OH, OW;
-  int64_t kernelH, kernelW;
-  int64_t strideH = 1, strideW = 1;
-  int64_t padH = 0, padW = 0;
-  // direct:: only: x/dx and y/dy in the nChw16c blocked layout, C a multiple of 16.
-  bool blocked = false;
-};
+/// Sizes of one 2-D pooling (shared with the GPU kernels).
+using kernels::Pool2DGeometry;
 
 /// Batch norm over axis 1 of (N, C, S...) with S the product of the trailing dims.
 struct BatchNormGeometry {

@@ -1,0 +1,75 @@
+//===- KernelGeometry.h - index math shared by the CPU and GPU kernels --------===//
+//
+// How an op's shapes and attributes become loop bounds and strides: broadcasting,
+// splitting at an axis, transposing, pooling windows, and the C++ type of a dtype. The
+// CPU kernels (lib/Runtime/CPU) and the CUDA kernels (lib/Runtime/CUDA) both use these,
+// so neither backend includes the other's headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_CORE_KERNELGEOMETRY_H
+#define DLC_CORE_KERNELGEOMETRY_H
+
+#include "dlc/Core/Attrs.h"
+#include "dlc/Core/DType.h"
+#include "dlc/Core/ShapeRules.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace dlc::kernels {
+
+using shape_rules::Shape;
+
+/// Calls `f(T{})` with the C++ type of `dtype`, float16 and bfloat16 being `Half` and
+/// `BHalf` (the CPU kernels pass dlc's structs, the GPU kernels CUDA's types: the same
+/// bits).
+template <typename Half, typename BHalf, typename F> void dispatch_dtype_as(DType dtype, F &&f) {
+  switch (dtype) {
+  case DType::f32:
+    return f(float{});
+  case DType::f16:
+    return f(Half{});
+  case DType::bf16:
+    return f(BHalf{});
+  case DType::i32:
+    return f(int32_t{});
+  case DType::i64:
+    return f(int64_t{});
+  case DType::u8:
+    return f(uint8_t{});
+  case DType::boolean:
+    return f(bool{});
+  }
+}
+
+/// Row-major strides of `shape`, aligned to the last `rank` dimensions of an output,
+/// with 0 where `shape` broadcasts (a missing or size-1 dimension).
+std::vector<int64_t> broadcast_strides(const Shape &shape, const Shape &out);
+
+/// Splits `shape` around `axis` into (outer, size of axis, inner) element counts.
+struct AxisSplit {
+  int64_t outer = 1, axis = 1, inner = 1;
+};
+AxisSplit split_at_axis(const Shape &shape, int64_t axis);
+
+/// Per output dim i of a transpose, the row-major stride of input dim permutation[i].
+std::vector<int64_t> transposed_strides(const Shape &input, const std::vector<int64_t> &permutation);
+
+/// Sizes of one 2-D pooling; OH/OW as the dialect computes them (floor, or ceil_mode).
+struct Pool2DGeometry {
+  int64_t N, C, H, W;
+  int64_t OH, OW;
+  int64_t kernelH, kernelW;
+  int64_t strideH = 1, strideW = 1;
+  int64_t padH = 0, padW = 0;
+  // The CPU's direct kernels only: x/dx and y/dy in the nChw16c blocked layout, C a
+  // multiple of 16.
+  bool blocked = false;
+};
+
+/// The geometry of a 2-D pooling from its (N,C,H,W) input, output and attributes.
+Pool2DGeometry pool_geometry(const Shape &x, const Shape &y, const Attrs &a);
+
+} // namespace dlc::kernels
+
+#endif // DLC_CORE_KERNELGEOMETRY_H

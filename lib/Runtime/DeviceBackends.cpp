@@ -1,0 +1,98 @@
+//===- DeviceBackends.cpp - the backend registry and the host backend --------===//
+#include "dlc/Runtime/DeviceBackend.h"
+
+#include "CPU/CpuKernels.h"
+#include "dlc/Core/Error.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+// The backends this build has, as CMake listed them (DLC_DEVICE_BACKENDS): each defines
+// `void register_<name>_backend()`.
+#define DLC_DEVICE_BACKEND(name) void register_##name##_backend();
+namespace dlc {
+#include "DeviceBackends.inc"
+} // namespace dlc
+#undef DLC_DEVICE_BACKEND
+
+namespace dlc {
+
+std::shared_ptr<void> DeviceBackend::communicators(const std::vector<int> &) {
+  throw UnsupportedError(std::string("all_reduce: the ") + name() +
+                         " backend has no collectives");
+}
+void DeviceBackend::check_all_reduce_dtype(DType) {
+  throw UnsupportedError(std::string("all_reduce: the ") + name() +
+                         " backend has no collectives");
+}
+void DeviceBackend::all_reduce(const std::shared_ptr<void> &, size_t, const void *, void *,
+                               size_t, DType, bool) {
+  throw UnsupportedError(std::string("all_reduce: the ") + name() +
+                         " backend has no collectives");
+}
+
+namespace {
+
+/// The host: memory from the C library, copies with memcpy, work that is done when it
+/// returns. It serves cpu, cpu_pinned and cpu_shared devices (pinned memory itself comes
+/// from an accelerator backend, when there is one).
+class HostBackend final : public DeviceBackend {
+public:
+  const char *name() const override { return "cpu"; }
+  void register_kernels() override { cpu_kernels::register_cpu_kernels(); }
+  int device_count() override { return -1; }
+  DeviceMemoryInfo memory_info(int) override { return {}; }
+  void *allocate(int, size_t bytes) override { return std::aligned_alloc(64, bytes); }
+  void release(int, void *data) override { std::free(data); }
+  void copy_async(void *target, Device, const void *source, Device, size_t bytes) override {
+    std::memcpy(target, source, bytes);
+  }
+};
+
+struct Registry {
+  std::mutex mutex;
+  DeviceBackend *host = nullptr, *gpu = nullptr;
+};
+
+Registry &registry() {
+  static Registry *instance = new Registry; // used until the process ends
+  return *instance;
+}
+
+/// Registers the host backend and every backend this build lists, once.
+void registerAll() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    static HostBackend host;
+    register_device_backend(DeviceKind::cpu, host);
+#define DLC_DEVICE_BACKEND(name) register_##name##_backend();
+#include "DeviceBackends.inc"
+#undef DLC_DEVICE_BACKEND
+  });
+}
+
+} // namespace
+
+void register_device_backend(DeviceKind kind, DeviceBackend &backend) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  (kind == DeviceKind::gpu ? r.gpu : r.host) = &backend;
+}
+
+DeviceBackend *device_backend(DeviceKind kind) {
+  registerAll();
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return kind == DeviceKind::gpu ? r.gpu : r.host;
+}
+
+DeviceBackend &backend_for(Device device, const std::string &what) {
+  if (DeviceBackend *backend = device_backend(device.kind))
+    return *backend;
+  throw UnsupportedError(what + " on " + device.str() +
+                         ": dlc was built without a backend for it (the CUDA backend: see "
+                         "DLC_ENABLE_CUDA)");
+}
+
+} // namespace dlc
