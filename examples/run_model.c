@@ -4,13 +4,15 @@
  *
  * Loads a model file, lists its inputs and outputs, runs it on a fixed pattern
  * synchronously and asynchronously (the input buffer is overwritten while the run is
- * queued: the API copied it), checks that both runs agree and that errors come back
- * as codes and messages, and prints the first row's predicted class. Exits nonzero
+ * queued: the API copied it), and from four threads at once on the one loaded model,
+ * checks that every run agrees and that errors come back as codes and messages, and
+ * prints the first row's predicted class. Exits nonzero
  * when a check fails (the lit suite runs it on the model dlc-train writes).
  *
  *===----------------------------------------------------------------------===*/
 #include "dlc/dlc_c.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,34 @@ static void print_info(const char *kind, const dlc_tensor_info *info) {
   for (int d = 0; d < info->rank; ++d)
     printf("%s%lld", d ? "x" : " ", (long long)info->shape[d]);
   printf(" (%zu bytes)\n", info->bytes);
+}
+
+/* One thread's share of the concurrent runs: `runs` synchronous runs of one model on
+ * one input, each compared with the expected scores. */
+struct thread_runs {
+  const dlc_model *model;
+  const void *input;
+  const float *expected;
+  size_t bytes;
+  int runs, mismatches, failed;
+};
+
+static void *run_repeatedly(void *argument) {
+  struct thread_runs *t = argument;
+  float *scores = malloc(t->bytes);
+  const void *inputs[1] = {t->input};
+  void *outputs[1] = {scores};
+  for (int i = 0; i < t->runs; ++i) {
+    dlc_error *error = NULL;
+    if (dlc_model_run(t->model, inputs, outputs, &error) != DLC_OK) {
+      ++t->failed;
+      dlc_error_free(error);
+    } else if (memcmp(scores, t->expected, t->bytes) != 0) {
+      ++t->mismatches;
+    }
+  }
+  free(scores);
+  return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -79,6 +109,28 @@ int main(int argc, char **argv) {
   memset(x, 0, in.bytes); /* the queued run copied its input */
   check(run && dlc_run_wait(run, secondOut, &error) == DLC_OK, "waiting for it", error);
   check(memcmp(first, second, out.bytes) == 0, "both runs give the same scores", NULL);
+
+  /* Four threads run the one loaded model at once, five times each. */
+  for (size_t i = 0; i < count; ++i)
+    x[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
+  enum { kThreads = 4 };
+  pthread_t threads[kThreads];
+  struct thread_runs shares[kThreads];
+  for (int t = 0; t < kThreads; ++t) {
+    shares[t] = (struct thread_runs){model, x, first, out.bytes, 5, 0, 0};
+    check(pthread_create(&threads[t], NULL, run_repeatedly, &shares[t]) == 0,
+          "starting a thread", NULL);
+  }
+  int mismatches = 0, failed = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    pthread_join(threads[t], NULL);
+    mismatches += shares[t].mismatches;
+    failed += shares[t].failed;
+  }
+  check(failed == 0, "every concurrent run succeeds", NULL);
+  check(mismatches == 0, "every concurrent run gives the same scores", NULL);
+  printf("%d threads x %d runs at once: %d failed, %d differed\n", kThreads, 5, failed,
+         mismatches);
 
   const void *none[1] = {NULL};
   check(dlc_model_run(model, none, firstOut, &error) == DLC_ERROR, "a NULL input fails", NULL);

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Frontend/SafeTensors.h"
 
+#include "dlc/Core/AtomicFile.h"
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/OpRegistry.h"
 
@@ -16,7 +17,6 @@
 #include <cstring>
 #include <optional>
 #include <fstream>
-#include <random>
 #include <set>
 #include <tuple>
 
@@ -87,34 +87,22 @@ void save(const std::string &path, const std::vector<std::pair<std::string, Tens
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' '); // the data starts 8-byte aligned
 
-  std::string temporary = path + ".tmp" + std::to_string(std::random_device()());
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (!file)
-      throw Error("safetensors::save: cannot create '" + temporary + "': " +
-                  std::strerror(errno));
-    unsigned char size[8];
-    uint64_t n = text.size();
-    for (int i = 0; i < 8; ++i)
-      size[i] = static_cast<unsigned char>(n >> (8 * i)); // little-endian
-    file.write(reinterpret_cast<const char *>(size), 8);
-    file.write(text.data(), std::streamsize(text.size()));
-    for (const auto &[name, tensor] : tensors) {
-      Tensor host = tensor.device().is_host() ? detail::plain(tensor) : tensor.copyto(cpu());
-      host.wait_to_read();
-      file.write(static_cast<const char *>(host.data()), std::streamsize(host.nbytes()));
-    }
-    file.flush();
-    if (!file) {
-      std::remove(temporary.c_str());
-      throw Error("safetensors::save: writing '" + temporary + "' failed");
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw Error("safetensors::save: cannot rename '" + temporary + "' to '" + path + "': " + why);
-  }
+  write_file_atomically(
+      path,
+      [&](std::ostream &file) {
+        unsigned char size[8];
+        uint64_t n = text.size();
+        for (int i = 0; i < 8; ++i)
+          size[i] = static_cast<unsigned char>(n >> (8 * i)); // little-endian
+        file.write(reinterpret_cast<const char *>(size), 8);
+        file.write(text.data(), std::streamsize(text.size()));
+        for (const auto &[name, tensor] : tensors) {
+          Tensor host = tensor.device().is_host() ? detail::plain(tensor) : tensor.copyto(cpu());
+          host.wait_to_read();
+          file.write(static_cast<const char *>(host.data()), std::streamsize(host.nbytes()));
+        }
+      },
+      "safetensors::save");
 }
 
 namespace {

@@ -1,6 +1,8 @@
 //===- Block.cpp - block trees, parameter paths, sequential containers --------===//
 #include "dlc/Gluon/Block.h"
 
+#include "dlc/Core/AtomicFile.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cxxabi.h>
@@ -125,16 +127,9 @@ void HybridBlock::export_model(const std::string &prefix) const {
   if (!compiled_ || compiled_->traced_ir().empty())
     throw Error("export_model('" + prefix + "'): " + kind() +
                 " has no trace yet; hybridize() it and call it on an input first");
-  std::string path = prefix + ".mlir";
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << compiled_->traced_ir();
-    if (!out)
-      throw Error("export_model: cannot write " + temporary);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    throw Error("export_model: cannot rename " + temporary + " to " + path);
+  write_file_atomically(prefix + ".mlir",
+                        [&](std::ostream &out) { out << compiled_->traced_ir(); },
+                        "export_model");
   save_parameters(prefix + ".safetensors");
 }
 

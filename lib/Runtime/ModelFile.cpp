@@ -2,6 +2,7 @@
 #include "dlc/Runtime/ModelFile.h"
 
 #include "ByteCoding.h"
+#include "dlc/Core/AtomicFile.h"
 #include "dlc/Core/Error.h"
 
 #include <zlib.h>
@@ -10,7 +11,6 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
-#include <unistd.h>
 
 namespace dlc {
 
@@ -227,20 +227,9 @@ bool decode_model_file(const std::string &data, ModelFile &model, std::string &e
 
 void write_model_file(const std::string &path, const ModelFile &model) {
   std::string data = encode_model_file(model);
-  std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(data.data(), std::streamsize(data.size()));
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw Error("writing the model " + path + ": cannot write " + temporary);
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw Error("writing the model " + path + ": cannot rename " + temporary + " to it");
-  }
+  write_file_atomically(
+      path, [&](std::ostream &out) { out.write(data.data(), std::streamsize(data.size())); },
+      "writing a model file");
 }
 
 ModelFile read_model_file(const std::string &path) {

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include <dlc/gluon.h>
 
+#include <dlc/Core/AtomicFile.h>
 #include "../../examples/LeafNetwork.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -238,26 +239,11 @@ data::DatasetPtr drawSubset(const data::DatasetPtr &dataset, size_t count, uint6
   return std::make_shared<SubsetDataset>(dataset, std::move(indices));
 }
 
-/// Writes `text` to `path` through a temporary file and a rename, checking every step: a
-/// kill leaves the old file whole, and a full disk is an error, not an empty file.
+/// Writes `text` to `path` through `path`.tmp and a rename (write_file_atomically):
+/// a kill leaves the old file whole and a full disk is an error; a temporary left by an
+/// interrupted run has that one name, which the next run removes.
 void writeFileAtomically(const std::string &path, const std::string &text) {
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.flush();
-    if (!file) {
-      std::string why = std::strerror(errno);
-      file.close();
-      std::remove(temporary.c_str());
-      throw Error("cannot write '" + path + "': " + why);
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw Error("cannot rename '" + temporary + "' to '" + path + "': " + why);
-  }
+  write_file_atomically(path, [&](std::ostream &file) { file << text; }, "", path + ".tmp");
 }
 
 /// Removes the temporary files a killed run left in `folder` (a checkpoint or log being

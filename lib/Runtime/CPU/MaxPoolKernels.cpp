@@ -10,7 +10,9 @@
 // then a masked move of the value and of its position), the input rows of the next
 // output row are prefetched, and the backward scatters into a dx plane that is still in
 // cache. The LeafNetwork's three poolings at batch 32, forward + backward, went from
-// ~68 ms to ~25 ms per step. Without AVX-512 the windows are scanned one by one.
+// ~68 ms to ~25 ms per step. Without AVX-512 the forward takes the maxima of whole rows
+// of windows tap by tap (loops the compiler vectorizes, built for AVX2 too and chosen
+// at run time) and the backward scans the windows one by one.
 //
 // Same contract and tie rule as ref::: the first maximum of a window in row-major order
 // (a later equal value never displaces it, and a NaN that comes first stays), windows
@@ -155,10 +157,55 @@ int32_t borderWindowMax(const Pool2DGeometry &g, const float *plane, Span rows, 
   return best;
 }
 
+/// The maxima (values only: the forward's) of the interior windows of one output row,
+/// tap by tap over the whole row of windows: `v > best ? v : best` is one max
+/// instruction per lane with the first maximum's rule (a NaN never wins, one that came
+/// first stays), in loops the compiler vectorizes.
+template <int kStride>
+inline __attribute__((always_inline)) void
+interiorValuesLoop(const Pool2DGeometry &g, const float *plane, Span rows, int64_t begin,
+                   int64_t count, float *best) {
+  const int64_t stride = kStride > 0 ? kStride : g.strideW;
+  const float *origin = plane + rows.begin * g.W + begin * stride - g.padW;
+  for (int64_t j = 0; j < count; ++j)
+    best[j] = origin[j * stride];
+  for (int64_t ih = rows.begin; ih < rows.end; ++ih)
+    for (int64_t kw = ih == rows.begin ? 1 : 0; kw < g.kernelW; ++kw) {
+      const float *tap = origin + (ih - rows.begin) * g.W + kw;
+      for (int64_t j = 0; j < count; ++j) {
+        const float v = tap[j * stride];
+        best[j] = v > best[j] ? v : best[j];
+      }
+    }
+}
+
+#if DLC_MAXPOOL_AVX512
+/// The same loops compiled for AVX2 (8 lanes), chosen at run time as the AVX-512 code is.
+template <int kStride>
+__attribute__((target("avx2"))) void interiorValuesAvx2(const Pool2DGeometry &g,
+                                                         const float *plane, Span rows,
+                                                         int64_t begin, int64_t count,
+                                                         float *best) {
+  interiorValuesLoop<kStride>(g, plane, rows, begin, count, best);
+}
+#endif
+
+template <int kStride>
+void interiorValues(const Pool2DGeometry &g, const float *plane, Span rows, int64_t begin,
+                    int64_t count, float *best) {
+#if DLC_MAXPOOL_AVX512
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2)
+    return interiorValuesAvx2<kStride>(g, plane, rows, begin, count, best);
+#endif
+  interiorValuesLoop<kStride>(g, plane, rows, begin, count, best);
+}
+
 /// The first maximum of every window of output row `oh`: `where[ow]` is its flat index
-/// in the plane (-1 for an empty window), `best[ow]` its value where defined.
+/// in the plane (-1 for an empty window), `best[ow]` its value where defined. With
+/// `valuesOnly` (the forward) an interior window's `where` is only marked defined (0).
 void rowMaxima(const Pool2DGeometry &g, const InteriorColumns &interior, const float *plane,
-               int64_t oh, float *best, int32_t *where) {
+               int64_t oh, float *best, int32_t *where, bool valuesOnly = false) {
   const Span rows = rowSpan(g, oh);
   for (int64_t ow = 0; ow < g.OW; ++ow) {
     if (ow == interior.begin && interior.end > interior.begin)
@@ -195,6 +242,17 @@ void rowMaxima(const Pool2DGeometry &g, const InteriorColumns &interior, const f
     }
   }
 #endif
+  if (valuesOnly && interiorEnd < interior.end) {
+    const int64_t count = interior.end - interiorEnd;
+    if (g.strideW == 2)
+      interiorValues<2>(g, plane, rows, interiorEnd, count, best + interiorEnd);
+    else if (g.strideW == 1)
+      interiorValues<1>(g, plane, rows, interiorEnd, count, best + interiorEnd);
+    else
+      interiorValues<0>(g, plane, rows, interiorEnd, count, best + interiorEnd);
+    std::fill(where + interiorEnd, where + interior.end, 0);
+    return;
+  }
   for (int64_t ow = interiorEnd; ow < interior.end; ++ow) {
     where[ow] = borderWindowMax(g, plane, rows, ow);
     best[ow] = plane[where[ow]];
@@ -363,7 +421,7 @@ void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y) {
   forEachPlane(g, [&](int64_t nc, float *best, int32_t *where) {
     const float *plane = x + nc * g.H * g.W;
     for (int64_t oh = 0; oh < g.OH; ++oh) {
-      rowMaxima(g, interior, plane, oh, best, where);
+      rowMaxima(g, interior, plane, oh, best, where, /*valuesOnly=*/true);
       float *out = y + (nc * g.OH + oh) * g.OW;
       for (int64_t ow = 0; ow < g.OW; ++ow)
         out[ow] = where[ow] < 0 ? 0.0f : best[ow];

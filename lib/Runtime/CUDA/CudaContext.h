@@ -135,8 +135,14 @@ class ErrorFlag {
 public:
   ErrorFlag();
   int *device_pointer() const { return static_cast<int *>(storage_->data()); }
-  int value() const { return *static_cast<volatile int *>(storage_->data()); }
-  void reset() { *static_cast<volatile int *>(storage_->data()) = 0; }
+  /// The value kernels set (0: no error), cleared for the next run: a replayed CUDA
+  /// graph reuses the flag, and each bad run is reported once.
+  int take() {
+    volatile int *flag = static_cast<volatile int *>(storage_->data());
+    int value = *flag;
+    *flag = 0;
+    return value;
+  }
 
 private:
   std::shared_ptr<Storage> storage_;

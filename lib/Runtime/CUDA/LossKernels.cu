@@ -72,11 +72,9 @@ int *labelCheck(const char *op, int64_t C) {
   auto flag = std::make_shared<ErrorFlag>();
   std::string name = op;
   current_context().after_completion([flag, name, C] {
-    if (int row = flag->value()) {
-      flag->reset(); // a replayed graph reuses the flag: report each bad batch once
+    if (int row = flag->take())
       throw ValueError(name + ": a label of row " + std::to_string(row - 1) + " is outside [0, " +
                        std::to_string(C) + ") for " + std::to_string(C) + " classes");
-    }
   });
   return flag->device_pointer();
 }
