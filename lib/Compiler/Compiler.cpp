@@ -147,11 +147,11 @@ public:
   PassManager passes() { return PassManager(&context_); }
 
   /// Runs `pipeline` (after the hybridize pipeline for `device`'s kind is added).
-  std::string run(PassManager &pipeline, Device device, bool blockedLayouts,
+  std::string run(PassManager &pipeline, Device device, Layout blockedLayout,
                   const std::string &what, std::string &ir) {
     mlir::dlc::CompilerPipelineOptions options;
     options.fuse = fusionEnabled();
-    options.blockedLayouts = blockedLayouts;
+    options.blockedLayout = blockedLayout == Layout::plain ? "" : layout_name(blockedLayout);
     options.generateKernels = kernelsGenerated();
     const GeneratedKernelLauncher *gpu = generated_kernel_launcher(DeviceKind::gpu);
     options.hostBuildGpuKernels = gpu && gpu->needs_host_build;
@@ -182,7 +182,7 @@ private:
 } // namespace
 
 std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out,
-                    bool blockedLayouts) {
+                    Layout blockedLayout) {
   if (graphs.empty())
     return "hybridize: nothing to compile";
   Compilation compilation;
@@ -190,7 +190,7 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
   if (!error.empty())
     return error;
   PassManager pipeline = compilation.passes();
-  error = compilation.run(pipeline, graphs.front()->device, blockedLayouts, "hybridize",
+  error = compilation.run(pipeline, graphs.front()->device, blockedLayout, "hybridize",
                           out.ir);
   if (!error.empty())
     return error;
@@ -208,13 +208,13 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
 
 std::string compile_exported(const std::string &text, const std::string &source,
                              const std::string &function, DeviceKind target,
-                             CompiledExport &out, bool blockedLayouts) {
+                             CompiledExport &out, Layout blockedLayout) {
   Compilation compilation;
   std::string error = compilation.parseExported(text, source, function, target);
   if (!error.empty())
     return error;
   PassManager pipeline = compilation.passes();
-  error = compilation.run(pipeline, Device{target, 0}, blockedLayouts, source, out.ir);
+  error = compilation.run(pipeline, Device{target, 0}, blockedLayout, source, out.ir);
   if (!error.empty())
     return error;
   func::FuncOp lowered = compilation.function(function);
@@ -231,7 +231,7 @@ std::string compile_exported(const std::string &text, const std::string &source,
 
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
                                   CompiledDataParallel &out, bool syncBatchNorm,
-                                  bool blockedLayouts) {
+                                  Layout blockedLayout) {
   Compilation compilation;
   std::string error = compilation.emit({&step}, "training step", out.traced_ir);
   if (!error.empty())
@@ -250,7 +250,7 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
     if (failed(parsePassPipeline("dlc-shard-data-parallel{" + options + "}", pipeline)))
       return "training step: cannot build the sharding pass for devices " + list;
   }
-  error = compilation.run(pipeline, devices.front(), blockedLayouts, "training step", out.ir);
+  error = compilation.run(pipeline, devices.front(), blockedLayout, "training step", out.ir);
   if (!error.empty())
     return error;
   func::FuncOp function = compilation.function(step.name);

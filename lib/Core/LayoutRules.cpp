@@ -1,8 +1,10 @@
 //===- LayoutRules.cpp - the layout rules the dialect's ops name ---------------===//
 //
 // Activations stay blocked through convolution, max pooling, batch norm, per-channel
-// reductions and element-wise ops, whose CPU kernels read and write nChw16c; weights,
-// statistics and everything else are plain.
+// reductions and element-wise ops, whose CPU kernels read and write the blocked layouts
+// (nChw16c, nChw8c); weights, statistics and everything else are plain. A call may use
+// one blocked layout, the one the CPU's kernels want: a tensor blocked otherwise is read
+// through a conversion.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Core/LayoutRules.h"
@@ -13,27 +15,28 @@ LayoutPlan plain_layouts(size_t inputs, size_t outputs) {
   return {std::vector<Layout>(inputs, Layout::plain), std::vector<Layout>(outputs, Layout::plain)};
 }
 
-Layout keep_if_blockable(Layout current, const TensorMeta &meta, bool allow_blocked) {
-  return allow_blocked && blockable(meta.shape, meta.dtype) ? current : Layout::plain;
+Layout keep_if_blockable(Layout current, const TensorMeta &meta, Layout blocked) {
+  return current == blocked && blockable(meta.shape, meta.dtype, blocked) ? current
+                                                                          : Layout::plain;
 }
 
-Layout blocked_if_blockable(const TensorMeta &meta, bool allow_blocked) {
-  return allow_blocked && blockable(meta.shape, meta.dtype) ? Layout::nChw16c : Layout::plain;
+Layout blocked_if_blockable(const TensorMeta &meta, Layout blocked) {
+  return blockable(meta.shape, meta.dtype, blocked) ? blocked : Layout::plain;
 }
 
 LayoutPlan elementwise_layouts(const std::vector<Layout> &current,
                                const std::vector<TensorMeta> &inputs,
                                const std::vector<TensorMeta> &outputs, const Attrs &,
-                               bool allow_blocked) {
-  bool anyBlocked = false, allBlockable = allow_blocked;
+                               Layout blocked) {
+  bool anyBlocked = false, allBlockable = blocked != Layout::plain;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    anyBlocked |= current[i] != Layout::plain;
-    allBlockable &= blockable(inputs[i].shape, inputs[i].dtype) &&
+    anyBlocked |= current[i] == blocked;
+    allBlockable &= blockable(inputs[i].shape, inputs[i].dtype, blocked) &&
                     inputs[i].shape == outputs[0].shape;
   }
   for (const TensorMeta &out : outputs)
-    allBlockable &= blockable(out.shape, out.dtype);
-  Layout layout = anyBlocked && allBlockable ? Layout::nChw16c : Layout::plain;
+    allBlockable &= blockable(out.shape, out.dtype, blocked);
+  Layout layout = anyBlocked && allBlockable ? blocked : Layout::plain;
   return {std::vector<Layout>(inputs.size(), layout), std::vector<Layout>(outputs.size(), layout)};
 }
 
@@ -60,8 +63,8 @@ bool ungrouped(const Attrs &a) { return intOr(a, op_attrs::conv2d::groups) == 1;
 // (x, w[, b]) -> y, and (dy, w) -> dx alike: the activation read as it is, the one
 // written blocked.
 LayoutPlan convLayouts(const std::vector<Layout> &current, const std::vector<TensorMeta> &in,
-                       const std::vector<TensorMeta> &out, const Attrs &a, bool allow) {
-  allow = allow && ungrouped(a);
+                       const std::vector<TensorMeta> &out, const Attrs &a, Layout allow) {
+  allow = ungrouped(a) ? allow : Layout::plain;
   LayoutPlan plan = plain_layouts(in.size(), out.size());
   plan.inputs[0] = keep_if_blockable(current[0], in[0], allow);
   plan.outputs[0] = blocked_if_blockable(out[0], allow);
@@ -72,8 +75,8 @@ LayoutPlan convLayouts(const std::vector<Layout> &current, const std::vector<Ten
 LayoutPlan convBackwardFilterLayouts(const std::vector<Layout> &current,
                                      const std::vector<TensorMeta> &in,
                                      const std::vector<TensorMeta> &out, const Attrs &a,
-                                     bool allow) {
-  allow = allow && ungrouped(a);
+                                     Layout allow) {
+  allow = ungrouped(a) ? allow : Layout::plain;
   LayoutPlan plan = plain_layouts(in.size(), out.size());
   plan.inputs[0] = keep_if_blockable(current[0], in[0], allow);
   plan.inputs[1] = keep_if_blockable(current[1], in[1], allow);
@@ -87,13 +90,13 @@ LayoutPlan followActivation(const std::vector<Layout> &current,
                             const std::vector<TensorMeta> &in,
                             const std::vector<TensorMeta> &out, size_t source,
                             std::initializer_list<size_t> otherInputs, size_t outputs,
-                            bool allow) {
+                            Layout allow) {
   Layout layout = keep_if_blockable(current[source], in[source], allow);
   for (size_t i : otherInputs)
-    if (!blockable(in[i].shape, in[i].dtype))
+    if (!blockable(in[i].shape, in[i].dtype, layout))
       layout = Layout::plain;
   for (size_t k = 0; k < outputs; ++k)
-    if (!blockable(out[k].shape, out[k].dtype))
+    if (!blockable(out[k].shape, out[k].dtype, layout))
       layout = Layout::plain;
   LayoutPlan plan = plain_layouts(in.size(), out.size());
   plan.inputs[source] = layout;
@@ -106,21 +109,21 @@ LayoutPlan followActivation(const std::vector<Layout> &current,
 
 // (x) -> y
 LayoutPlan maxPoolLayouts(const std::vector<Layout> &current, const std::vector<TensorMeta> &in,
-                          const std::vector<TensorMeta> &out, const Attrs &, bool allow) {
+                          const std::vector<TensorMeta> &out, const Attrs &, Layout allow) {
   return followActivation(current, in, out, 0, {}, 1, allow);
 }
 
 // (dy, x) -> dx
 LayoutPlan maxPoolBackwardLayouts(const std::vector<Layout> &current,
                                   const std::vector<TensorMeta> &in,
-                                  const std::vector<TensorMeta> &out, const Attrs &, bool allow) {
+                                  const std::vector<TensorMeta> &out, const Attrs &, Layout allow) {
   return followActivation(current, in, out, 1, {0}, 1, allow);
 }
 
 // (x, gamma, beta[, running_mean, running_var]) -> y[, mean, var]
 LayoutPlan batchNormLayouts(const std::vector<Layout> &current,
                             const std::vector<TensorMeta> &in,
-                            const std::vector<TensorMeta> &out, const Attrs &, bool allow) {
+                            const std::vector<TensorMeta> &out, const Attrs &, Layout allow) {
   return followActivation(current, in, out, 0, {}, 1, allow);
 }
 
@@ -128,7 +131,7 @@ LayoutPlan batchNormLayouts(const std::vector<Layout> &current,
 LayoutPlan batchNormBackwardLayouts(const std::vector<Layout> &current,
                                     const std::vector<TensorMeta> &in,
                                     const std::vector<TensorMeta> &out, const Attrs &,
-                                    bool allow) {
+                                    Layout allow) {
   return followActivation(current, in, out, 1, {0}, 1, allow);
 }
 
@@ -137,7 +140,7 @@ LayoutPlan batchNormBackwardLayouts(const std::vector<Layout> &current,
 LayoutPlan channelReduceLayouts(const std::vector<Layout> &current,
                                 const std::vector<TensorMeta> &in,
                                 const std::vector<TensorMeta> &out, const Attrs &attrs,
-                                bool allow) {
+                                Layout allow) {
   using op_enums::ReduceKind;
   LayoutPlan plan = plain_layouts(in.size(), out.size());
   // A reduction always names its kind; sum where it does not read as one.

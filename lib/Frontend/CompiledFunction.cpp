@@ -257,7 +257,7 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
   if (withGrad)
     graphs.push_back(&backwardGraph);
   compiler::CompiledModule module;
-  std::string error = compiler::compile(graphs, module, detail::compiled_layouts_enabled());
+  std::string error = compiler::compile(graphs, module, detail::compiled_blocked_layout());
   if (!error.empty())
     throw Error(name + ": " + error);
   signature->forward = module.programs[0];
@@ -299,9 +299,9 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
                      std::to_string(gradParameters.size()) + " parameters";
   // Programs compiled with blocked layouts must not run under the reference kernels: the
   // setting is read once, for the key and for the runs (the backward's included).
-  const bool blockedPrograms = detail::compiled_layouts_enabled();
-  const bool referenceKernels = !blockedPrograms && reference_kernels_enabled();
-  std::string key = signatureText + (blockedPrograms ? ",blocked" : ",plain");
+  const Layout blockedPrograms = detail::compiled_blocked_layout();
+  const bool referenceKernels = blockedPrograms == Layout::plain && reference_kernels_enabled();
+  std::string key = signatureText + "," + layout_name(blockedPrograms);
   for (const std::string &p : gradParameters)
     key += "," + p;
 

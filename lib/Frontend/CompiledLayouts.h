@@ -2,15 +2,17 @@
 #ifndef DLC_LIB_FRONTEND_COMPILEDLAYOUTS_H
 #define DLC_LIB_FRONTEND_COMPILEDLAYOUTS_H
 
+#include "dlc/Core/Layout.h"
 #include "dlc/Runtime/Kernel.h"
 
 namespace dlc::detail {
 
-/// Whether programs compiled now run dlc-assign-layouts: the eager switch is on and the
-/// reference kernels (which read plain tensors only) are off. Part of the compile caches'
-/// keys, so that a program runs under the setting it was compiled for.
-inline bool compiled_layouts_enabled() {
-  return blocked_layouts_enabled() && !reference_kernels_enabled();
+/// The blocked layout dlc-assign-layouts gives programs compiled now: the eager one
+/// while the reference kernels (which read plain tensors only) are off; plain (the pass
+/// left out) otherwise. Part of the compile caches' keys, so that a program runs under
+/// the setting it was compiled for.
+inline Layout compiled_blocked_layout() {
+  return reference_kernels_enabled() ? Layout::plain : blocked_layout();
 }
 
 } // namespace dlc::detail

@@ -189,7 +189,7 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
   auto traced = std::chrono::steady_clock::now();
   compiler::CompiledDataParallel module;
   std::string error = compiler::compile_data_parallel(graph, devices, module, syncBatchNorm,
-                                                      detail::compiled_layouts_enabled());
+                                                      detail::compiled_blocked_layout());
   if (!error.empty())
     throw Error(name + ": " + error);
   compiled->program = module.program;
@@ -215,7 +215,7 @@ std::vector<Tensor> DataParallelStep::operator()(const Tensor &data, const Tenso
   // Programs compiled with blocked layouts must not run under the reference kernels.
   std::string key = std::string(dtype_name(x.dtype())) + shape_rules::str(x.shape()) + "," +
                     dtype_name(y.dtype()) + shape_rules::str(y.shape()) +
-                    (detail::compiled_layouts_enabled() ? ",blocked" : ",plain");
+                    "," + layout_name(detail::compiled_blocked_layout());
   std::shared_ptr<Compiled> compiled;
   {
     std::lock_guard<std::mutex> lock(s.mutex);

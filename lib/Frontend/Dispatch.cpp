@@ -72,8 +72,9 @@ LayoutPlan planLayouts(const OpDef &op, const std::vector<Tensor> &inputs,
   if (!op.layout)
     return plain_layouts(inputs.size(), outputs.size());
   // Blocked tensors are oneDNN's CPU layouts; the reference kernels read plain ones.
-  const bool allowBlocked = where.is_host() && !referenceKernels && blocked_layouts_enabled();
-  LayoutPlan plan = op.layout(current, metas, outputs, attrs, allowBlocked);
+  const Layout blocked =
+      where.is_host() && !referenceKernels ? blocked_layout() : Layout::plain;
+  LayoutPlan plan = op.layout(current, metas, outputs, attrs, blocked);
   auto check = [&](const std::vector<Layout> &layouts, const std::vector<TensorMeta> &sides,
                    const char *side) {
     if (layouts.size() != sides.size())
@@ -81,7 +82,7 @@ LayoutPlan planLayouts(const OpDef &op, const std::vector<Tensor> &inputs,
                   std::to_string(layouts.size()) + " " + side + ", the op has " +
                   std::to_string(sides.size()));
     for (size_t i = 0; i < layouts.size(); ++i)
-      if (layouts[i] != Layout::plain && !blockable(sides[i].shape, sides[i].dtype))
+      if (layouts[i] != Layout::plain && !blockable(sides[i].shape, sides[i].dtype, layouts[i]))
         throw Error(op.name + ": internal error: the layout rule plans " +
                     layout_name(layouts[i]) + " for " + side + " #" + std::to_string(i) +
                     ", " + dtype_name(sides[i].dtype) + " " + shape_rules::str(sides[i].shape));

@@ -18,15 +18,17 @@ namespace {
 
 // (x) -> x in the layout of attribute "layout"
 std::vector<TensorMeta> inferToLayout(const std::vector<TensorMeta> &in, const Attrs &a) {
-  if (Layout(a.get_int("layout", 0)) != Layout::plain && !blockable(in[0].shape, in[0].dtype))
+  const Layout layout = Layout(a.get_int("layout", 0));
+  if (layout != Layout::plain && !blockable(in[0].shape, in[0].dtype, layout))
     throw ShapeError("only 4-D float32 tensors with a multiple of " +
-                     std::to_string(kChannelBlock) + " channels have a blocked layout");
+                     std::to_string(channel_block(layout)) + " channels have the " +
+                     layout_name(layout) + " layout");
   return {in[0]};
 }
 
 // The one op that reads any layout whatever the device or kernels: it is the way out.
 LayoutPlan toLayoutPlan(const std::vector<Layout> &current, const std::vector<TensorMeta> &,
-                        const std::vector<TensorMeta> &, const Attrs &a, bool) {
+                        const std::vector<TensorMeta> &, const Attrs &a, Layout) {
   return {{current[0]}, {Layout(a.get_int("layout", 0))}};
 }
 

@@ -1,6 +1,8 @@
 //===- ModelCompiler.cpp - an exported block compiled into a model file --------===//
 #include "dlc/Frontend/ModelCompiler.h"
 
+#include "CompiledLayouts.h"
+
 #include "dlc/Compiler/Compiler.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Frontend/SafeTensors.h"
@@ -26,9 +28,11 @@ CompiledExportedModel compile_exported_model(const std::string &modulePath,
   for (const safetensors::TensorInfo &entry : weights.tensors())
     byName[entry.name] = &entry;
 
+  // The CPU's blocked layout, as hybridize() compiles (DLC_BLOCKED_LAYOUTS=nChw16c or
+  // =nChw8c compiles for another CPU's kernels, =0 for plain tensors).
   compiler::CompiledExport compiled;
-  std::string error =
-      compiler::compile_exported(text.str(), modulePath, function, target, compiled);
+  std::string error = compiler::compile_exported(text.str(), modulePath, function, target,
+                                                 compiled, detail::compiled_blocked_layout());
   if (!error.empty())
     throw Error(error);
   const Program &program = *compiled.program;

@@ -70,13 +70,37 @@ void use_reference_kernels(bool enabled) { referenceOnly = enabled; }
 bool reference_kernels_enabled() { return referenceOnly; }
 
 namespace {
+/// The layout blocked layouts take when on: DLC_BLOCKED_LAYOUTS's, else the CPU's.
+Layout blockedWhenOn() {
+  const char *flag = std::getenv("DLC_BLOCKED_LAYOUTS");
+  const std::string named = flag ? flag : "";
+  if (named == layout_name(Layout::nChw16c))
+    return Layout::nChw16c;
+  if (named == layout_name(Layout::nChw8c))
+    return Layout::nChw8c;
+  return cpu_kernels::onednn::preferred_blocked_layout();
+}
+
+std::atomic<Layout> chosenLayout{blockedWhenOn()};
 std::atomic<bool> blockedLayouts{[] {
   const char *flag = std::getenv("DLC_BLOCKED_LAYOUTS");
-  return !(flag && std::string(flag) == "0") && cpu_kernels::onednn::blocked_layouts_pay();
+  return !(flag && std::string(flag) == "0") && chosenLayout.load() != Layout::plain;
 }()};
 } // namespace
 
-void use_blocked_layouts(bool enabled) { blockedLayouts = enabled; }
+void use_blocked_layouts(bool enabled) {
+  // On a CPU without blocked kernels, turning them on takes AVX2's width (tests run the
+  // path everywhere; oneDNN then runs its reference loops).
+  if (enabled && chosenLayout.load() == Layout::plain)
+    chosenLayout = Layout::nChw8c;
+  blockedLayouts = enabled;
+}
 bool blocked_layouts_enabled() { return blockedLayouts; }
+Layout blocked_layout() { return blockedLayouts ? chosenLayout.load() : Layout::plain; }
+void use_blocked_layout(Layout layout) {
+  if (layout != Layout::plain)
+    chosenLayout = layout;
+  blockedLayouts = layout != Layout::plain;
+}
 
 } // namespace dlc

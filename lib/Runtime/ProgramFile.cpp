@@ -188,13 +188,13 @@ std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &e
       r.fail(where + " views value %" + std::to_string(v.alias_of) + ", not an earlier one");
     uint8_t layout = r.get<uint8_t>("a value's layout");
     uint8_t storage = r.get<uint8_t>("a value's storage");
-    if (r.ok() && (layout > uint8_t(Layout::nChw16c) || storage > uint8_t(StorageKind::arena)))
+    if (r.ok() && (layout > uint8_t(kLastLayout) || storage > uint8_t(StorageKind::arena)))
       r.fail(where + ": layout " + std::to_string(layout) + " or storage " +
              std::to_string(storage) + " is unknown");
     v.layout = Layout(layout);
-    if (r.ok() && v.layout != Layout::plain && !blockable(v.shape, v.dtype))
+    if (r.ok() && v.layout != Layout::plain && !blockable(v.shape, v.dtype, v.layout))
       r.fail(where + ": " + dtype_name(v.dtype) + " " + shape_rules::str(v.shape) +
-             " cannot be in a blocked layout");
+             " cannot be in " + layout_name(v.layout));
     v.storage = StorageKind(storage);
     v.index = r.get<int32_t>("a value's buffer index");
     v.offset = size_t(r.get<uint64_t>("a value's offset"));

@@ -1,11 +1,11 @@
 //===- LayoutTest.cpp - eager tensors kept in oneDNN's blocked layout ---------===//
 //
-// Between eager CPU ops, 4-D float32 activations with a multiple of 16 channels stay in
-// the nChw16c layout (dlc/Core/Layout.h). Whatever reads them (views, copies, host
-// reads, other ops, autograd, compiled programs) must see the same values as with plain
-// tensors only; the runs with use_blocked_layouts(false) are the oracle. Blocked layouts
-// are on by default only where oneDNN's 16-channel kernels are fast (AVX-512); these
-// tests turn them on everywhere, so that the path runs on every CPU.
+// Between eager CPU ops, 4-D float32 activations with a multiple of 16 (or 8) channels
+// stay in the nChw16c (or nChw8c) layout (dlc/Core/Layout.h). Whatever reads them
+// (views, copies, host reads, other ops, autograd, compiled programs) must see the same
+// values as with plain tensors only; the runs with use_blocked_layouts(false) are the
+// oracle. A CPU uses the layout of its vector width by default (AVX-512: nChw16c, AVX2:
+// nChw8c); these tests run each layout on every CPU, so that both paths run everywhere.
 //
 //===----------------------------------------------------------------------===//
 #include "GradientCheck.h"
@@ -20,14 +20,18 @@ using dlc::testing::randomTensor;
 
 namespace {
 
-/// Every test here runs with blocked layouts on, as an AVX-512 CPU runs by default.
-class BlockedLayouts : public ::testing::Test {
+/// Every test here runs with blocked layouts on, in the layout of the parameter.
+class BlockedLayouts : public ::testing::TestWithParam<Layout> {
 protected:
-  void SetUp() override { use_blocked_layouts(true); }
-  void TearDown() override { use_blocked_layouts(before_); }
+  void SetUp() override { use_blocked_layout(GetParam()); }
+  void TearDown() override {
+    use_blocked_layout(before_);
+    use_blocked_layouts(wasOn_);
+  }
 
 private:
-  bool before_ = blocked_layouts_enabled();
+  Layout before_ = blocked_layout();
+  bool wasOn_ = blocked_layouts_enabled();
 };
 
 /// The LeafNetwork's convolution block on 32 channels: conv, relu, max pool, batch norm.
@@ -45,12 +49,12 @@ struct Block {
 
 Tensor input() { return randomTensor({3, 16, 11, 10}, 5); }
 
-TEST_F(BlockedLayouts, ActivationsStayBlockedBetweenLayoutAwareOps) {
+TEST_P(BlockedLayouts, ActivationsStayBlockedBetweenLayoutAwareOps) {
   Block block;
   Tensor conv = npx::convolution(input(), block.weight, block.bias);
-  EXPECT_EQ(detail::layout_of(conv), Layout::nChw16c);
-  EXPECT_EQ(detail::layout_of(npx::relu(conv)), Layout::nChw16c);
-  EXPECT_EQ(detail::layout_of(block(input())), Layout::nChw16c);
+  EXPECT_EQ(detail::layout_of(conv), GetParam());
+  EXPECT_EQ(detail::layout_of(npx::relu(conv)), GetParam());
+  EXPECT_EQ(detail::layout_of(block(input())), GetParam());
   // Where they cannot be: 3 channels, a 2-D tensor, the reference kernels, the switch.
   EXPECT_EQ(detail::layout_of(npx::convolution(input(), randomTensor({3, 16, 2, 2}, 6), Tensor())),
             Layout::plain);
@@ -65,7 +69,7 @@ TEST_F(BlockedLayouts, ActivationsStayBlockedBetweenLayoutAwareOps) {
   EXPECT_EQ(detail::layout_of(reference), Layout::plain);
 }
 
-TEST_F(BlockedLayouts, ValuesAndGradientsEqualThePlainOnes) {
+TEST_P(BlockedLayouts, ValuesAndGradientsEqualThePlainOnes) {
   Block block;
   auto run = [&](std::vector<std::vector<float>> &grads) {
     Tensor x = input();
@@ -93,11 +97,11 @@ TEST_F(BlockedLayouts, ValuesAndGradientsEqualThePlainOnes) {
     expectClose(plainGrads[k], blockedGrads[k], 1e-4, "gradient #" + std::to_string(k));
 }
 
-TEST_F(BlockedLayouts, ViewsCopiesAndReadsSeeTheLogicalElements) {
+TEST_P(BlockedLayouts, ViewsCopiesAndReadsSeeTheLogicalElements) {
   Block block;
   Tensor x = input();
   Tensor blocked = npx::relu(npx::convolution(x, block.weight, block.bias));
-  ASSERT_EQ(detail::layout_of(blocked), Layout::nChw16c);
+  ASSERT_EQ(detail::layout_of(blocked), GetParam());
   Tensor plain;
   {
     PlainLayouts off;
@@ -121,12 +125,12 @@ TEST_F(BlockedLayouts, ViewsCopiesAndReadsSeeTheLogicalElements) {
   expectClose(want, target.to_vector<float>(), tolerance, "copy into a plain tensor");
   // Into a blocked tensor: the bytes go over in the target's layout.
   Tensor blockedTarget = npx::relu(npx::convolution(x, block.weight, Tensor()));
-  ASSERT_EQ(detail::layout_of(blockedTarget), Layout::nChw16c);
+  ASSERT_EQ(detail::layout_of(blockedTarget), GetParam());
   plain.copyto(blockedTarget);
   expectClose(want, blockedTarget.to_vector<float>(), 0, "copy into a blocked tensor");
   // A view shares the tensor's memory: a write through it reaches the tensor.
   Tensor written = npx::relu(npx::convolution(x, block.weight, Tensor()));
-  ASSERT_EQ(detail::layout_of(written), Layout::nChw16c);
+  ASSERT_EQ(detail::layout_of(written), GetParam());
   Tensor row = written[1];
   Tensor patch = randomTensor(row.shape(), 13);
   patch.copyto(row);
@@ -135,7 +139,7 @@ TEST_F(BlockedLayouts, ViewsCopiesAndReadsSeeTheLogicalElements) {
   EXPECT_EQ(blocked.str(), np::array(blocked.to_vector<float>(), blocked.shape()).str());
 }
 
-TEST_F(BlockedLayouts, OpsWithoutBlockedKernelsGetPlainInputs) {
+TEST_P(BlockedLayouts, OpsWithoutBlockedKernelsGetPlainInputs) {
   Block block;
   Tensor x = input();
   auto compute = [&] {
@@ -160,8 +164,8 @@ TEST_F(BlockedLayouts, OpsWithoutBlockedKernelsGetPlainInputs) {
     PlainLayouts off;
     plain = compute();
   }
-  EXPECT_EQ(detail::layout_of(blocked[0]), Layout::nChw16c);
-  EXPECT_EQ(detail::layout_of(blocked[1]), Layout::nChw16c);
+  EXPECT_EQ(detail::layout_of(blocked[0]), GetParam());
+  EXPECT_EQ(detail::layout_of(blocked[1]), GetParam());
   for (size_t k = 0; k < plain.size(); ++k) {
     // The float16 round trip turns a rounding difference of the two convolutions into a
     // float16 step now and then.
@@ -171,10 +175,10 @@ TEST_F(BlockedLayouts, OpsWithoutBlockedKernelsGetPlainInputs) {
   }
 }
 
-TEST_F(BlockedLayouts, TheReferenceKernelsReadTensorsBlockedEarlier) {
+TEST_P(BlockedLayouts, TheReferenceKernelsReadTensorsBlockedEarlier) {
   Block block;
   Tensor blocked = npx::convolution(input(), block.weight, block.bias);
-  ASSERT_EQ(detail::layout_of(blocked), Layout::nChw16c);
+  ASSERT_EQ(detail::layout_of(blocked), GetParam());
   Tensor fast = npx::relu(blocked);
   use_reference_kernels(true);
   Tensor reference = npx::relu(blocked); // converted to plain for the reference kernel
@@ -185,10 +189,10 @@ TEST_F(BlockedLayouts, TheReferenceKernelsReadTensorsBlockedEarlier) {
 
 // A compiled function that writes into a captured tensor (copyto): the write reaches the
 // tensor even when it was blocked.
-TEST_F(BlockedLayouts, CompiledWritesReachBlockedTensors) {
+TEST_P(BlockedLayouts, CompiledWritesReachBlockedTensors) {
   Block block;
   Tensor target = npx::relu(npx::convolution(input(), block.weight, Tensor()));
-  ASSERT_EQ(detail::layout_of(target), Layout::nChw16c);
+  ASSERT_EQ(detail::layout_of(target), GetParam());
   Tensor source = randomTensor(target.shape(), 16);
   CompiledFunction store("store", [&](const Tensor &x) {
     Tensor y = npx::relu(x);
@@ -200,14 +204,14 @@ TEST_F(BlockedLayouts, CompiledWritesReachBlockedTensors) {
               "the written tensor");
 }
 
-TEST_F(BlockedLayouts, CompiledFunctionsReadBlockedArguments) {
+TEST_P(BlockedLayouts, CompiledFunctionsReadBlockedArguments) {
   Block block;
   Tensor weight = randomTensor({32, 32, 2, 2}, 10);
   CompiledFunction twice("twice", [&](const Tensor &x) {
     return npx::relu(npx::convolution(x, weight, Tensor())) * 2.0;
   }, [](Device) { return std::vector<BoundParameter>{}; });
   Tensor blocked = block(input());
-  ASSERT_EQ(detail::layout_of(blocked), Layout::nChw16c);
+  ASSERT_EQ(detail::layout_of(blocked), GetParam());
   Tensor want;
   {
     PlainLayouts off;
@@ -218,7 +222,7 @@ TEST_F(BlockedLayouts, CompiledFunctionsReadBlockedArguments) {
 
 // A hybridized chain (conv, relu, pool, batch norm, flatten, dense): the forward keeps
 // its activations blocked and hands the saved ones to the backward as they are.
-TEST_F(BlockedLayouts, HybridizedProgramsKeepActivationsBlocked) {
+TEST_P(BlockedLayouts, HybridizedProgramsKeepActivationsBlocked) {
   Block block;
   Tensor dense = randomTensor({3, 32 * 4 * 4}, 11);
   auto forward = [&](const Tensor &x) {
@@ -241,13 +245,13 @@ TEST_F(BlockedLayouts, HybridizedProgramsKeepActivationsBlocked) {
   };
   std::string programs;
   auto blocked = run(true, &programs);
-  EXPECT_NE(programs.find("nChw16c"), std::string::npos) << programs;
+  EXPECT_NE(programs.find(layout_name(GetParam())), std::string::npos) << programs;
   EXPECT_NE(programs.find("dlc.to_layout"), std::string::npos) << programs;
   std::pair<std::vector<float>, std::vector<float>> plainCompiled, plainEager;
   {
     PlainLayouts off;
     plainCompiled = run(true, &programs);
-    EXPECT_EQ(programs.find("nChw16c"), std::string::npos) << programs;
+    EXPECT_EQ(programs.find(layout_name(GetParam())), std::string::npos) << programs;
     plainEager = run(false, nullptr);
   }
   expectClose(plainCompiled.first, blocked.first, 1e-5, "output vs plain program");
@@ -288,8 +292,14 @@ TEST_F(BlockedLayouts, HybridizedProgramsKeepActivationsBlocked) {
   use_reference_kernels(true);
   auto reference = run(true, &programs);
   use_reference_kernels(false);
-  EXPECT_EQ(programs.find("nChw16c"), std::string::npos) << programs;
+  EXPECT_EQ(programs.find(layout_name(GetParam())), std::string::npos) << programs;
   expectClose(reference.first, blocked.first, 1e-4, "output vs reference kernels");
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, BlockedLayouts,
+                         ::testing::Values(Layout::nChw16c, Layout::nChw8c),
+                         [](const ::testing::TestParamInfo<Layout> &info) {
+                           return std::string(layout_name(info.param));
+                         });
 
 } // namespace

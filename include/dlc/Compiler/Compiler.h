@@ -10,6 +10,7 @@
 #define DLC_COMPILER_COMPILER_H
 
 #include "dlc/Compiler/Graph.h"
+#include "dlc/Core/Layout.h"
 #include "dlc/Runtime/Program.h"
 
 #include <memory>
@@ -25,11 +26,11 @@ struct CompiledModule {
 };
 
 /// Emits `graphs` as one module, verifies it, runs the pipeline (with dlc-assign-layouts
-/// when `blocked_layouts`) and lowers every function to a planned Program. Returns "" on
+/// giving CPU activations `blocked_layout`, unless it is plain) and lowers every function to a planned Program. Returns "" on
 /// success, else the diagnostics (MLIR's, with the op names of the trace as locations).
 /// Never throws: the compiler is built without exceptions, as LLVM is.
 std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out,
-                    bool blocked_layouts = false);
+                    Layout blocked_layout = Layout::plain);
 
 /// A training step compiled for data parallelism.
 struct CompiledDataParallel {
@@ -45,7 +46,7 @@ struct CompiledDataParallel {
 /// Returns "" on success, else the diagnostics.
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
                                   CompiledDataParallel &out, bool sync_batch_norm = false,
-                                  bool blocked_layouts = false);
+                                  Layout blocked_layout = Layout::plain);
 
 /// A function of a module written by export_model, compiled for predicting.
 struct CompiledExport {
@@ -60,7 +61,7 @@ struct CompiledExport {
 /// while training). Returns "" on success, else the diagnostics.
 std::string compile_exported(const std::string &text, const std::string &source,
                              const std::string &function, DeviceKind target,
-                             CompiledExport &out, bool blocked_layouts = false);
+                             CompiledExport &out, Layout blocked_layout = Layout::plain);
 
 } // namespace dlc::compiler
 

@@ -20,7 +20,8 @@ std::string defaultCudaToolkit();
 /// What the compiler pipeline does besides the dialect's passes.
 struct CompilerPipelineOptions {
   bool fuse = true;           ///< dlc-fuse (off: to measure what fusion saves)
-  bool blockedLayouts = true; ///< dlc-assign-layouts
+  /// dlc-assign-layouts's blocked layout, nChw16c or nChw8c ("": the pass left out)
+  std::string blockedLayout = "nChw16c";
   /// dlc-outline-kernels and the lowering of @dlc_host_kernels to the LLVM dialect
   /// (off: element-wise regions run through their interpreted sub-kernels).
   bool generateKernels = true;
@@ -54,7 +55,8 @@ void buildHostKernelsToLLVM(OpPassManager &pm);
 /// builtin, LLVM and NVVM dialects to LLVM IR, and the NVVM target's serialization.
 void registerCodeGenerationInterfaces(DialectRegistry &registry);
 
-/// Registers `--dlc-pipeline=cpu|cuda[,blocked-layouts=0][,generate-kernels=0]`.
+/// Registers `--dlc-pipeline=cpu|cuda[,blocked-layouts=0][,blocked-layout=nChw8c]
+/// [,generate-kernels=0]`.
 void registerDLCPipelines();
 
 } // namespace mlir::dlc

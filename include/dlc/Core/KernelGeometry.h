@@ -11,6 +11,7 @@
 
 #include "dlc/Core/Attrs.h"
 #include "dlc/Core/DType.h"
+#include "dlc/Core/Layout.h"
 #include "dlc/Core/ShapeRules.h"
 
 #include <cstdint>
@@ -62,9 +63,9 @@ struct Pool2DGeometry {
   int64_t kernelH, kernelW;
   int64_t strideH = 1, strideW = 1;
   int64_t padH = 0, padW = 0;
-  // The CPU's direct kernels only: x/dx and y/dy in the nChw16c blocked layout, C a
-  // multiple of 16.
-  bool blocked = false;
+  // The CPU's direct kernels only: the layout of x/dx and y/dy (a blocked one: C a
+  // multiple of its channel block).
+  Layout layout = Layout::plain;
 };
 
 /// The geometry of a 2-D pooling from its (N,C,H,W) input, output and attributes.

@@ -1,7 +1,7 @@
 //===- LayoutRules.h - which operands and results of an op may be blocked -----===//
 //
-// On CPUs, 4-D float32 activations may stay in oneDNN's blocked nChw16c layout between
-// the ops whose kernels read it (dlc/Core/Layout.h says why). Each op names its rule in
+// On CPUs, 4-D float32 activations may stay in one of oneDNN's blocked layouts between
+// the ops whose kernels read them (dlc/Core/Layout.h says why). Each op names its rule in
 // the dialect's ODS (DLC_LayoutRule); the rules themselves are here, in plain C++, so
 // that the eager dispatcher and the compiler's layout assignment decide alike. A rule
 // sees the layouts the inputs have now and the tensors' shapes and attributes, and says
@@ -35,12 +35,13 @@ struct LayoutPlan {
   std::vector<Layout> outputs; ///< each output is written in this
 };
 
-/// Chooses the layouts of one call from the inputs' present ones. With `allow_blocked`
-/// false (a GPU, or the reference kernels) a rule must plan plain tensors only.
+/// Chooses the layouts of one call from the inputs' present ones. `blocked` is the one
+/// blocked layout the call may use (the CPU's: nChw16c or nChw8c); with Layout::plain (a
+/// GPU, the reference kernels, blocked layouts off) a rule must plan plain tensors only.
 using LayoutFn = LayoutPlan (*)(const std::vector<Layout> &current,
                                 const std::vector<TensorMeta> &inputs,
                                 const std::vector<TensorMeta> &outputs, const Attrs &attrs,
-                                bool allow_blocked);
+                                Layout blocked);
 
 /// The function of `rule`; null for LayoutRule::none (plain in, plain out).
 LayoutFn layout_rule_function(LayoutRule rule);
@@ -50,17 +51,17 @@ LayoutFn layout_rule_of(std::string_view dialect_op);
 
 /// Plain in, plain out.
 LayoutPlan plain_layouts(size_t inputs, size_t outputs);
-/// LayoutRule::elementwise: when an input is blocked and every input and output has the
-/// same blockable shape, all of them blocked (plain ones converted, as the blocked one is
+/// LayoutRule::elementwise: when an input is in `blocked` and every input and output has
+/// the same blockable shape, all of them in `blocked` (plain ones converted, as the blocked one is
 /// likely to be the big chain of activations); else all plain.
 LayoutPlan elementwise_layouts(const std::vector<Layout> &current,
                                const std::vector<TensorMeta> &inputs,
                                const std::vector<TensorMeta> &outputs, const Attrs &attrs,
-                               bool allow_blocked);
-/// `current` where blocked is allowed and the meta can be, else plain.
-Layout keep_if_blockable(Layout current, const TensorMeta &meta, bool allow_blocked);
-/// Blocked where allowed and the meta can be, else plain.
-Layout blocked_if_blockable(const TensorMeta &meta, bool allow_blocked);
+                               Layout blocked);
+/// `current` where it is `blocked` and the meta can take it, else plain.
+Layout keep_if_blockable(Layout current, const TensorMeta &meta, Layout blocked);
+/// `blocked` where the meta can take it, else plain.
+Layout blocked_if_blockable(const TensorMeta &meta, Layout blocked);
 
 } // namespace dlc
 

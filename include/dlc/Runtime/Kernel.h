@@ -73,11 +73,18 @@ void use_reference_kernels(bool enabled);
 bool reference_kernels_enabled();
 
 /// When false, CPU ops, eager and compiled, keep every tensor plain (Layout.h): the path
-/// before blocked layouts. On by default where oneDNN has its AVX-512 kernels; the
-/// environment variable DLC_BLOCKED_LAYOUTS=0 turns it off at start-up. Tensors already
-/// blocked stay so until read.
+/// before blocked layouts. On by default where oneDNN has blocked kernels (AVX2 or
+/// AVX-512); the environment variable DLC_BLOCKED_LAYOUTS=0 turns it off at start-up.
+/// Tensors already blocked stay so until read.
 void use_blocked_layouts(bool enabled);
 bool blocked_layouts_enabled();
+/// The blocked layout CPU ops use while blocked layouts are on: the CPU's (nChw16c with
+/// AVX-512, nChw8c with AVX2), or the one DLC_BLOCKED_LAYOUTS names (nChw16c, nChw8c) or
+/// the last use_blocked_layout set; Layout::plain while they are off.
+Layout blocked_layout();
+/// Turns blocked layouts on in `layout`, whatever the CPU (tests run both layouts on
+/// every machine); Layout::plain turns them off.
+void use_blocked_layout(Layout layout);
 
 } // namespace dlc
 

@@ -46,7 +46,7 @@ void buildHostKernelsToLLVM(OpPassManager &pm) {
 
 void buildDLCCompilerPipeline(OpPassManager &pm, PipelineTarget target,
                               const CompilerPipelineOptions &options) {
-  buildDLCPipeline(pm, target, options.fuse, options.blockedLayouts);
+  buildDLCPipeline(pm, target, options.fuse, options.blockedLayout);
   if (!options.generateKernels)
     return;
   pm.addPass(createDLCOutlineKernels());
@@ -98,6 +98,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<bool> blockedLayouts{*this, "blocked-layouts",
                               llvm::cl::desc("assign oneDNN's blocked layouts (default on)"),
                               llvm::cl::init(true)};
+  Option<std::string> blockedLayout{
+      *this, "blocked-layout",
+      llvm::cl::desc("the blocked layout: nChw16c (default, AVX-512) or nChw8c (AVX2)"),
+      llvm::cl::init("nChw16c")};
   Option<bool> generateKernels{
       *this, "generate-kernels",
       llvm::cl::desc("generate the host element-wise regions' code (default on)"),
@@ -122,7 +126,8 @@ void registerDLCPipelines() {
       "@dlc_gpu_kernels to PTX for gpu-chip)",
       [](OpPassManager &pm, const PipelineOptions &options) {
         CompilerPipelineOptions compiler;
-        compiler.blockedLayouts = options.blockedLayouts;
+        // dlc-assign-layouts reports a name that is no blocked layout.
+        compiler.blockedLayout = options.blockedLayouts ? options.blockedLayout.getValue() : "";
         compiler.generateKernels = options.generateKernels;
         compiler.gpuChip = options.gpuChip;
         compiler.hostBuildGpuKernels = options.hostBuildGpuKernels;

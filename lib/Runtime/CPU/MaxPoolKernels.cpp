@@ -260,8 +260,8 @@ void rowMaxima(const Pool2DGeometry &g, const InteriorColumns &interior, const f
 }
 
 bool planeFitsInt32(const Pool2DGeometry &g) {
-  // Blocked planes index elements as pixel * 16 + lane.
-  const int64_t limit = std::numeric_limits<int32_t>::max() / (g.blocked ? 16 : 1);
+  // Blocked planes index elements as pixel * lanes + lane.
+  const int64_t limit = std::numeric_limits<int32_t>::max() / channel_block(g.layout);
   return g.H * g.W <= limit &&
          g.OW <= std::numeric_limits<int32_t>::max() / std::max<int64_t>(g.strideW, 1);
 }
@@ -282,8 +282,9 @@ template <typename PerPlane> void forEachPlane(const Pool2DGeometry &g, PerPlane
 }
 
 //===----------------------------------------------------------------------===//
-// nChw16c: 16 channels of a pixel are one vector, so a window's first maximum is a
-// running compare over its taps, lane by lane; a plane is (n, channel block).
+// Blocked layouts (nChw16c, nChw8c): the channels of a block at one pixel are one
+// vector, so a window's first maximum is a running compare over its taps, lane by lane;
+// a plane is (n, channel block).
 //===----------------------------------------------------------------------===//
 
 /// The input columns of output column `ow`'s windows.
@@ -292,18 +293,17 @@ Span columnSpan(const Pool2DGeometry &g, int64_t ow) {
   return {std::max<int64_t>(first, 0), std::min(first + g.kernelW, g.W)};
 }
 
-constexpr int64_t kLanes = 16; // channels per block of nChw16c
-
 /// Per lane, the pixel (ih * W + iw) of the first maximum of the window over
 /// `rows` x `cols` (both non-empty) and its value.
+template <int64_t Lanes>
 void blockedWindowMax(const Pool2DGeometry &g, const float *plane, Span rows, Span cols,
                       float *best, int32_t *where) {
   bool first = true;
   for (int64_t ih = rows.begin; ih < rows.end; ++ih)
     for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
       const int32_t pixel = int32_t(ih * g.W + iw);
-      const float *v = plane + pixel * kLanes;
-      for (int64_t c = 0; c < kLanes; ++c)
+      const float *v = plane + pixel * Lanes;
+      for (int64_t c = 0; c < Lanes; ++c)
         if (first || v[c] > best[c]) {
           best[c] = v[c];
           where[c] = pixel;
@@ -312,11 +312,78 @@ void blockedWindowMax(const Pool2DGeometry &g, const float *plane, Span rows, Sp
     }
 }
 
+/// The forward of one blocked plane, values only: per window and lane, the first tap,
+/// then `v > best ? v : best` tap by tap (the first maximum's NaN rule: a NaN never
+/// wins, one that came first stays).
+template <int64_t Lanes>
+inline __attribute__((always_inline)) void blockedValuesLoop(const Pool2DGeometry &g,
+                                                             const float *plane, float *out) {
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const Span rows = rowSpan(g, oh);
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      const Span cols = columnSpan(g, ow);
+      float *best = out + (oh * g.OW + ow) * Lanes;
+      if (rows.begin >= rows.end || cols.begin >= cols.end) {
+        for (int64_t c = 0; c < Lanes; ++c)
+          best[c] = 0.0f; // an empty window gives 0
+        continue;
+      }
+      float acc[Lanes];
+      const float *firstTap = plane + (rows.begin * g.W + cols.begin) * Lanes;
+      for (int64_t c = 0; c < Lanes; ++c)
+        acc[c] = firstTap[c];
+      for (int64_t ih = rows.begin; ih < rows.end; ++ih)
+        for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
+          const float *v = plane + (ih * g.W + iw) * Lanes;
+          for (int64_t c = 0; c < Lanes; ++c)
+            acc[c] = v[c] > acc[c] ? v[c] : acc[c];
+        }
+      for (int64_t c = 0; c < Lanes; ++c)
+        best[c] = acc[c];
+    }
+  }
+}
+
 #if DLC_MAXPOOL_AVX512
-/// blockedWindowMax on one register per tap.
+/// blockedValuesLoop on AVX2 registers (8 lanes each), chosen at run time: GCC leaves
+/// the lane loop scalar. max_ps(v, best) is `v > best ? v : best`, NaNs included (the
+/// second operand wins an unordered compare).
+template <int64_t Lanes>
+__attribute__((target("avx2"))) void blockedValuesAvx2(const Pool2DGeometry &g,
+                                                       const float *plane, float *out) {
+  static_assert(Lanes % 8 == 0, "whole AVX2 registers");
+  constexpr int64_t kVectors = Lanes / 8;
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const Span rows = rowSpan(g, oh);
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      const Span cols = columnSpan(g, ow);
+      float *best = out + (oh * g.OW + ow) * Lanes;
+      if (rows.begin >= rows.end || cols.begin >= cols.end) {
+        for (int64_t k = 0; k < kVectors; ++k)
+          _mm256_storeu_ps(best + 8 * k, _mm256_setzero_ps()); // an empty window gives 0
+        continue;
+      }
+      __m256 acc[kVectors];
+      const float *firstTap = plane + (rows.begin * g.W + cols.begin) * Lanes;
+      for (int64_t k = 0; k < kVectors; ++k)
+        acc[k] = _mm256_loadu_ps(firstTap + 8 * k);
+      for (int64_t ih = rows.begin; ih < rows.end; ++ih)
+        for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
+          const float *v = plane + (ih * g.W + iw) * Lanes;
+          for (int64_t k = 0; k < kVectors; ++k)
+            acc[k] = _mm256_max_ps(_mm256_loadu_ps(v + 8 * k), acc[k]);
+        }
+      for (int64_t k = 0; k < kVectors; ++k)
+        _mm256_storeu_ps(best + 8 * k, acc[k]);
+    }
+  }
+}
+
+/// blockedWindowMax on one register per tap (nChw16c).
 __attribute__((target("avx512f"))) void blockedPlaneAvx512(const Pool2DGeometry &g,
                                                            const float *plane,
                                                            const float *grad, float *out) {
+  constexpr int64_t kLanes = 16;
   const __m512i lanes =
       _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   for (int64_t oh = 0; oh < g.OH; ++oh) {
@@ -356,51 +423,55 @@ __attribute__((target("avx512f"))) void blockedPlaneAvx512(const Pool2DGeometry 
 
 /// Forward (grad null: out is y's plane) or backward (out is dx's plane, zeroed, and
 /// grad is dy's plane) of one blocked plane.
+template <int64_t Lanes>
 void blockedPlane(const Pool2DGeometry &g, const float *plane, const float *grad, float *out) {
 #if DLC_MAXPOOL_AVX512
-  if (haveAvx512())
+  if (Lanes == 16 && haveAvx512())
     return blockedPlaneAvx512(g, plane, grad, out);
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (!grad && avx2 && !portableOnly)
+    return blockedValuesAvx2<Lanes>(g, plane, out);
 #endif
-  float best[kLanes] = {};
-  int32_t where[kLanes] = {};
+  if (!grad)
+    return blockedValuesLoop<Lanes>(g, plane, out);
+  float best[Lanes] = {};
+  int32_t where[Lanes] = {};
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     const Span rows = rowSpan(g, oh);
     for (int64_t ow = 0; ow < g.OW; ++ow) {
       const Span cols = columnSpan(g, ow);
-      const int64_t o = (oh * g.OW + ow) * kLanes;
-      const bool empty = rows.begin >= rows.end || cols.begin >= cols.end;
-      if (!empty)
-        blockedWindowMax(g, plane, rows, cols, best, where);
-      for (int64_t c = 0; c < kLanes; ++c) {
-        if (!grad)
-          out[o + c] = empty ? 0.0f : best[c];
-        else if (!empty)
-          out[where[c] * kLanes + c] += grad[o + c];
-      }
+      const int64_t o = (oh * g.OW + ow) * Lanes;
+      if (rows.begin >= rows.end || cols.begin >= cols.end)
+        continue; // an empty window passes no gradient
+      blockedWindowMax<Lanes>(g, plane, rows, cols, best, where);
+      for (int64_t c = 0; c < Lanes; ++c)
+        out[where[c] * Lanes + c] += grad[o + c];
     }
   }
 }
 
-/// Runs `perPlane(plane index)` over the N * C/16 planes of a blocked tensor, in parallel.
-template <typename PerPlane>
+/// Runs `perPlane(plane index)` over the N * C/Lanes planes of a blocked tensor, in
+/// parallel.
+template <int64_t Lanes, typename PerPlane>
 void forEachBlockedPlane(const Pool2DGeometry &g, PerPlane &&perPlane) {
-  const int64_t planes = g.N * (g.C / kLanes);
+  const int64_t planes = g.N * (g.C / Lanes);
 #pragma omp parallel for schedule(static) if (planes > 1 && g.N * g.C * g.H * g.W >= (int64_t(1) << 15))
   for (int64_t p = 0; p < planes; ++p)
     perPlane(p);
 }
 
-void blockedForward(const Pool2DGeometry &g, const float *x, float *y) {
-  forEachBlockedPlane(g, [&](int64_t p) {
-    blockedPlane(g, x + p * g.H * g.W * kLanes, nullptr, y + p * g.OH * g.OW * kLanes);
+template <int64_t Lanes> void blockedForward(const Pool2DGeometry &g, const float *x, float *y) {
+  forEachBlockedPlane<Lanes>(g, [&](int64_t p) {
+    blockedPlane<Lanes>(g, x + p * g.H * g.W * Lanes, nullptr, y + p * g.OH * g.OW * Lanes);
   });
 }
 
+template <int64_t Lanes>
 void blockedBackward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx) {
-  forEachBlockedPlane(g, [&](int64_t p) {
-    float *gradPlane = dx + p * g.H * g.W * kLanes;
-    std::memset(gradPlane, 0, sizeof(float) * size_t(g.H * g.W * kLanes));
-    blockedPlane(g, x + p * g.H * g.W * kLanes, dy + p * g.OH * g.OW * kLanes, gradPlane);
+  forEachBlockedPlane<Lanes>(g, [&](int64_t p) {
+    float *gradPlane = dx + p * g.H * g.W * Lanes;
+    std::memset(gradPlane, 0, sizeof(float) * size_t(g.H * g.W * Lanes));
+    blockedPlane<Lanes>(g, x + p * g.H * g.W * Lanes, dy + p * g.OH * g.OW * Lanes, gradPlane);
   });
 }
 
@@ -415,8 +486,10 @@ bool use_portable_code(bool portable) {
 }
 
 void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y) {
-  if (g.blocked)
-    return blockedForward(g, x, y);
+  if (g.layout == Layout::nChw16c)
+    return blockedForward<channel_block(Layout::nChw16c)>(g, x, y);
+  if (g.layout == Layout::nChw8c)
+    return blockedForward<channel_block(Layout::nChw8c)>(g, x, y);
   const InteriorColumns interior = interiorColumns(g);
   forEachPlane(g, [&](int64_t nc, float *best, int32_t *where) {
     const float *plane = x + nc * g.H * g.W;
@@ -430,8 +503,10 @@ void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y) {
 }
 
 void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx) {
-  if (g.blocked)
-    return blockedBackward(g, x, dy, dx);
+  if (g.layout == Layout::nChw16c)
+    return blockedBackward<channel_block(Layout::nChw16c)>(g, x, dy, dx);
+  if (g.layout == Layout::nChw8c)
+    return blockedBackward<channel_block(Layout::nChw8c)>(g, x, dy, dx);
   const InteriorColumns interior = interiorColumns(g);
   forEachPlane(g, [&](int64_t nc, float *best, int32_t *where) {
     const float *plane = x + nc * g.H * g.W;

@@ -54,8 +54,6 @@ void requireF32(const KernelArgs &args, const char *op) {
                        dtype_name(t.dtype));
 }
 
-bool isBlocked(const TensorRef &t) { return t.layout == Layout::nChw16c; }
-
 /// The reference kernels read NCHW only; the dispatcher never hands them a blocked tensor
 /// (it converts first), which this checks.
 void requirePlainLayouts(const KernelArgs &k, const char *op) {
@@ -88,8 +86,8 @@ template <bool Fast> struct NN {
   static void conv2d(const KernelArgs &k) {
     check(k, "conv2d");
     auto g = convGeometry(k.inputs[0].shape, k.inputs[1].shape, k.outputs[0].shape, *k.attrs);
-    g.inputBlocked = isBlocked(k.inputs[0]);
-    g.outputBlocked = isBlocked(k.outputs[0]);
+    g.inputLayout = k.inputs[0].layout;
+    g.outputLayout = k.outputs[0].layout;
     const float *bias = k.inputs.size() > 2 ? f32(k.inputs[2]) : nullptr;
     (Fast ? onednn::conv2d_forward : ref::conv2d_forward)(g, f32(k.inputs[0]), f32(k.inputs[1]),
                                                           bias, f32out(k.outputs[0]),
@@ -99,8 +97,8 @@ template <bool Fast> struct NN {
   static void conv2dBackwardData(const KernelArgs &k) {
     check(k, "conv2d_backward_data");
     auto g = convGeometry(k.outputs[0].shape, k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
-    g.inputBlocked = isBlocked(k.outputs[0]);
-    g.outputBlocked = isBlocked(k.inputs[0]);
+    g.inputLayout = k.outputs[0].layout;
+    g.outputLayout = k.inputs[0].layout;
     (Fast ? onednn::conv2d_backward_data : ref::conv2d_backward_data)(
         g, f32(k.inputs[0]), f32(k.inputs[1]), f32out(k.outputs[0]));
   }
@@ -108,8 +106,8 @@ template <bool Fast> struct NN {
   static void conv2dBackwardFilter(const KernelArgs &k) {
     check(k, "conv2d_backward_filter");
     auto g = convGeometry(k.inputs[1].shape, k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
-    g.inputBlocked = isBlocked(k.inputs[1]);
-    g.outputBlocked = isBlocked(k.inputs[0]);
+    g.inputLayout = k.inputs[1].layout;
+    g.outputLayout = k.inputs[0].layout;
     float *db = k.outputs.size() > 1 ? f32out(k.outputs[1]) : nullptr;
     (Fast ? onednn::conv2d_backward_filter : ref::conv2d_backward_filter)(
         g, f32(k.inputs[0]), f32(k.inputs[1]), f32out(k.outputs[0]), db);
@@ -125,7 +123,7 @@ template <bool Fast> struct NN {
   static void maxPool(const KernelArgs &k) {
     check(k, "max_pool2d");
     auto g = pool_geometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
-    g.blocked = isBlocked(k.inputs[0]);
+    g.layout = k.inputs[0].layout;
     (useDirectPool(k, g, "max_pool2d") ? direct::max_pool2d_forward : ref::max_pool2d_forward)(
         g, f32(k.inputs[0]), f32out(k.outputs[0]));
   }
@@ -133,7 +131,7 @@ template <bool Fast> struct NN {
   static void maxPoolBackward(const KernelArgs &k) {
     check(k, "max_pool2d_backward");
     auto g = pool_geometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
-    g.blocked = isBlocked(k.inputs[1]);
+    g.layout = k.inputs[1].layout;
     (useDirectPool(k, g, "max_pool2d_backward") ? direct::max_pool2d_backward
                                                  : ref::max_pool2d_backward)(
         g, f32(k.inputs[1]), f32(k.inputs[0]), f32out(k.outputs[0]));
@@ -157,7 +155,7 @@ template <bool Fast> struct NN {
   static void batchNorm(const KernelArgs &k) {
     check(k, "batch_norm");
     auto g = batchNormGeometry(k.inputs[0].shape);
-    g.blocked = isBlocked(k.inputs[0]);
+    g.layout = k.inputs[0].layout;
     double epsilon = k.attrs->get_float("epsilon", 1e-5);
     if (k.attrs->get_bool("training", false))
       (Fast ? onednn::batch_norm_forward_training : ref::batch_norm_forward_training)(
@@ -172,7 +170,7 @@ template <bool Fast> struct NN {
   static void batchNormBackward(const KernelArgs &k) {
     check(k, "batch_norm_backward");
     auto g = batchNormGeometry(k.inputs[1].shape);
-    g.blocked = isBlocked(k.inputs[1]);
+    g.layout = k.inputs[1].layout;
     (Fast ? onednn::batch_norm_backward : ref::batch_norm_backward)(
         g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), f32(k.inputs[3]),
         f32(k.inputs[4]), k.attrs->get_float("epsilon", 1e-5), f32out(k.outputs[0]),
@@ -237,18 +235,20 @@ void dropout(const KernelArgs &k) {
 }
 
 // y = x in another memory layout (dlc/Core/Layout.h): the conversion the dispatcher
-// inserts between a blocked tensor and an op that wants it plain, or the reverse.
+// inserts between a blocked tensor and an op that wants it plain, or the reverse (or
+// another blocked layout).
 void reorderLayout(const KernelArgs &k) {
   const TensorRef &x = k.inputs[0], &y = k.outputs[0];
   if (x.layout == y.layout) {
     std::memcpy(y.data, x.data, size_t(x.numel()) * dtype_size(x.dtype));
     return;
   }
-  if (!blockable(x.shape, x.dtype))
-    throw Error(std::string("reorder_layout: internal error: ") + dtype_name(x.dtype) + " " +
-                shape_rules::str(x.shape) + " cannot be in a blocked layout");
-  onednn::reorder_blocked(x.shape[0], x.shape[1], x.shape[2], x.shape[3], f32(x), f32out(y),
-                          isBlocked(y));
+  for (Layout side : {x.layout, y.layout})
+    if (side != Layout::plain && !blockable(x.shape, x.dtype, side))
+      throw Error(std::string("reorder_layout: internal error: ") + dtype_name(x.dtype) + " " +
+                  shape_rules::str(x.shape) + " cannot be in " + layout_name(side));
+  onednn::reorder_layout(x.shape[0], x.shape[1], x.shape[2], x.shape[3], x.layout, y.layout,
+                         f32(x), f32out(y));
 }
 
 bool isHalf(const TensorRef &t) { return t.dtype == DType::f16 || t.dtype == DType::bf16; }

@@ -1,6 +1,6 @@
 //===- OneDNNBatchNorm.cpp - batch normalization forward and backward with oneDNN ===//
 //
-// (N, C, S) is handed to oneDNN as NCHW with H = 1, W = S (or nChw16c, whose memory is
+// (N, C, S) is handed to oneDNN as NCHW with H = 1, W = S (or blocked, whose memory is
 // the same for (H, W) and (1, H*W)); oneDNN's NCHW batch norm is a generic one, several
 // times slower than its blocked kernels. Scale and shift are passed
 // separately (use_scale | use_shift, new in oneDNN 2.6) so gamma and beta need no
@@ -24,7 +24,7 @@ using tag = memory::format_tag;
 namespace {
 
 memory::desc dataDesc(const BatchNormGeometry &g) {
-  return f32Desc({g.N, g.C, 1, g.S}, g.blocked ? tag::nChw16c : tag::nchw);
+  return f32Desc({g.N, g.C, 1, g.S}, activationTag(g.layout));
 }
 
 memory::desc channelDesc(const BatchNormGeometry &g) { return f32Desc({g.C}, tag::x); }
@@ -39,7 +39,7 @@ int64_t epsilonBits(double epsilon) {
 }
 
 std::string batchNormKey(const char *op, const BatchNormGeometry &g, double epsilon) {
-  return geometryKey(op, {g.N, g.C, g.S, g.blocked, epsilonBits(epsilon)});
+  return geometryKey(op, {g.N, g.C, g.S, int64_t(g.layout), epsilonBits(epsilon)});
 }
 
 const normalization_flags kTrainingFlags =

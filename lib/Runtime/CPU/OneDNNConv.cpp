@@ -1,7 +1,7 @@
 //===- OneDNNConv.cpp - 2-D convolution forward and backward with oneDNN ===//
 //
-// Activations arrive and leave in the layouts the dispatcher chose (NCHW, or nChw16c
-// where the channels allow; weights are always OIHW). Two builds are timed at first use:
+// Activations arrive and leave in the layouts the dispatcher chose (NCHW, or a
+// blocked nChw16c or nChw8c where the channels allow; weights are always OIHW). Two builds are timed at first use:
 // the primitive on those layouts directly, and the primitive on the layouts oneDNN
 // prefers (format_tag::any) with reorders around it.
 //
@@ -32,8 +32,8 @@ struct ConvDescs {
 
 ConvDescs convDescs(const Conv2DGeometry &g, bool withBias, bool blocked) {
   ConvDescs d;
-  d.src = f32Desc({g.N, g.C, g.H, g.W}, g.inputBlocked ? tag::nChw16c : tag::nchw);
-  d.dst = f32Desc({g.N, g.O, g.OH, g.OW}, g.outputBlocked ? tag::nChw16c : tag::nchw);
+  d.src = f32Desc({g.N, g.C, g.H, g.W}, activationTag(g.inputLayout));
+  d.dst = f32Desc({g.N, g.O, g.OH, g.OW}, activationTag(g.outputLayout));
   // Grouped weights (O, C/groups, KH, KW) are, byte for byte, goihw with the output
   // channels split as (groups, O/groups).
   d.weights = g.groups == 1
@@ -42,9 +42,10 @@ ConvDescs convDescs(const Conv2DGeometry &g, bool withBias, bool blocked) {
   // Blocked: oneDNN picks the layouts of the weights and of plain activations (and the
   // kernels reorder around the primitive), activations already blocked stay so; plain:
   // the primitive works on the callers' layouts directly.
-  d.srcAny = blocked && !g.inputBlocked ? f32Desc(d.src.dims(), tag::any) : d.src;
+  d.srcAny = blocked && g.inputLayout == Layout::plain ? f32Desc(d.src.dims(), tag::any) : d.src;
   d.weightsAny = blocked ? f32Desc(d.weights.dims(), tag::any) : d.weights;
-  d.dstAny = blocked && !g.outputBlocked ? f32Desc(d.dst.dims(), tag::any) : d.dst;
+  d.dstAny =
+      blocked && g.outputLayout == Layout::plain ? f32Desc(d.dst.dims(), tag::any) : d.dst;
   // A zero descriptor tells oneDNN there is no bias.
   d.bias = withBias ? f32Desc({g.O}, tag::x) : memory::desc();
   d.strides = {g.strideH, g.strideW};
@@ -87,7 +88,7 @@ std::vector<std::function<void(CachedKernel &)>> candidates(const Conv2DGeometry
     const char *value = std::getenv("DLC_ONEDNN_LAYOUT");
     return std::string(value ? value : "");
   }();
-  if (g.inputBlocked || g.outputBlocked)
+  if (g.inputLayout != Layout::plain || g.outputLayout != Layout::plain)
     return {build(true)};
   if (forced == "plain")
     return {build(false)};
@@ -99,7 +100,7 @@ std::vector<std::function<void(CachedKernel &)>> candidates(const Conv2DGeometry
 std::string convKey(const char *op, const Conv2DGeometry &g, bool withBias) {
   return geometryKey(op, {g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW, g.strideH, g.strideW,
                           g.padH, g.padW, g.dilationH, g.dilationW, g.groups, withBias,
-                          g.inputBlocked, g.outputBlocked});
+                          int64_t(g.inputLayout), int64_t(g.outputLayout)});
 }
 
 } // namespace
@@ -112,7 +113,7 @@ void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, con
       ConvDescs d = convDescs(g, withBias, blocked);
       // oneDNN's plain-layout convolutions lose their fast path with a post-op, so there
       // the ReLU is a second primitive, in place; blocked ones take it as a post-op.
-      const bool postOp = relu && (blocked || g.outputBlocked);
+      const bool postOp = relu && (blocked || g.outputLayout != Layout::plain);
       auto pd = forwardPd(d, prop_kind::forward_inference, postOp);
       CachedKernel::Args args;
       args[DNNL_ARG_SRC] = k.userInputAs(d.src, pd.src_desc());
@@ -188,14 +189,13 @@ void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const floa
     cachedFastestKernel(key, candidates(g, build), {dy, x, dw}).run({dy, x, dw});
 }
 
-void reorder_blocked(int64_t N, int64_t C, int64_t H, int64_t W, const float *src, float *dst,
-                     bool toBlocked) {
+void reorder_layout(int64_t N, int64_t C, int64_t H, int64_t W, Layout from, Layout to,
+                    const float *src, float *dst) {
   CachedKernel &kernel = cachedKernel(
-      geometryKey("reorder_blocked", {N, C, H, W, toBlocked}), [&](CachedKernel &k) {
-        memory::desc plain = f32Desc({N, C, H, W}, tag::nchw),
-                     blocked = f32Desc({N, C, H, W}, tag::nChw16c);
-        const memory::desc &from = toBlocked ? plain : blocked, &to = toBlocked ? blocked : plain;
-        dnnl::memory in = k.bindUserBuffer(from), out = k.bindUserBuffer(to);
+      geometryKey("reorder_layout", {N, C, H, W, int64_t(from), int64_t(to)}),
+      [&](CachedKernel &k) {
+        dnnl::memory in = k.bindUserBuffer(f32Desc({N, C, H, W}, activationTag(from))),
+                     out = k.bindUserBuffer(f32Desc({N, C, H, W}, activationTag(to)));
         k.addStep(dnnl::reorder(in, out), {{DNNL_ARG_FROM, in}, {DNNL_ARG_TO, out}});
       });
   kernel.run({src, dst});

@@ -202,12 +202,16 @@ std::string geometryKey(const char *op, std::initializer_list<int64_t> fields) {
 
 int64_t cached_primitive_count() { return detail::threadPrimitiveCount(); }
 
-bool blocked_layouts_pay() {
-  // oneDNN's 16-channel blocked kernels are its AVX-512 ones; elsewhere (AVX2: 8-channel
-  // blocks) nChw16c tensors would meet its reference loops.
+Layout preferred_blocked_layout() {
+  // oneDNN's 16-channel blocked kernels are its AVX-512 ones, its 8-channel ones its
+  // AVX2 ones; a layout of the other width meets its reference loops.
   const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-  return (isa & avx512) == avx512;
+  auto has = [isa](dnnl::cpu_isa wanted) {
+    return (isa & static_cast<unsigned>(wanted)) == static_cast<unsigned>(wanted);
+  };
+  if (has(dnnl::cpu_isa::avx512_core))
+    return Layout::nChw16c;
+  return has(dnnl::cpu_isa::avx2) ? Layout::nChw8c : Layout::plain;
 }
 
 } // namespace dlc::cpu_kernels::onednn

@@ -9,6 +9,8 @@
 #ifndef DLC_LIB_RUNTIME_CPU_ONEDNNPRIMITIVECACHE_H
 #define DLC_LIB_RUNTIME_CPU_ONEDNNPRIMITIVECACHE_H
 
+#include "dlc/Core/Layout.h"
+
 #include <dnnl.hpp>
 
 #include <algorithm>
@@ -93,6 +95,14 @@ std::string geometryKey(const char *op, std::initializer_list<int64_t> fields);
 inline dnnl::memory::desc f32Desc(const dnnl::memory::dims &dims,
                                   dnnl::memory::format_tag tag) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
+}
+
+/// oneDNN's format tag of a 4-D activation in `layout` (dlc/Core/Layout.h).
+inline dnnl::memory::format_tag activationTag(Layout layout) {
+  using tag = dnnl::memory::format_tag;
+  return layout == Layout::nChw16c ? tag::nChw16c
+         : layout == Layout::nChw8c ? tag::nChw8c
+                                    : tag::nchw;
 }
 
 /// The right padding that makes oneDNN's output-size rule,

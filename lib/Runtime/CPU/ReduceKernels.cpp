@@ -29,26 +29,27 @@ constexpr int64_t kSum = int64_t(op_enums::ReduceKind::sum),
                   kMax = int64_t(op_enums::ReduceKind::max),
                   kMin = int64_t(op_enums::ReduceKind::min);
 
-/// Sum or mean per channel of an (N, C, H, W) f32 tensor in the nChw16c
-/// layout, into plain y (C values). The dispatcher hands reduce a blocked tensor only for
-/// these. Threads take whole channel blocks, so the order of the additions, and the
-/// result, do not depend on the thread count.
+/// Sum or mean per channel of an (N, C, H, W) f32 tensor in a blocked layout of `Lanes`
+/// channels per block, into plain y (C values). The dispatcher hands reduce a blocked
+/// tensor only for these. Threads take whole channel blocks, so the order of the
+/// additions, and the result, do not depend on the thread count.
+template <int64_t Lanes>
 void channelReduceBlocked(const TensorRef &x, const TensorRef &y, int64_t kind) {
   const int64_t N = x.shape[0], C = x.shape[1], pixels = x.shape[2] * x.shape[3];
-  const int64_t blocks = C / kChannelBlock;
+  const int64_t blocks = C / Lanes;
   const float *px = x.as<const float>();
   float *py = y.as<float>();
   const double count = double(N * pixels);
   parallel_for(blocks, x.numel(), [&](int64_t b) {
-    double acc[kChannelBlock] = {};
+    double acc[Lanes] = {};
     for (int64_t n = 0; n < N; ++n) {
-      const float *in = px + (n * blocks + b) * pixels * kChannelBlock;
+      const float *in = px + (n * blocks + b) * pixels * Lanes;
       for (int64_t p = 0; p < pixels; ++p)
-        for (int64_t lane = 0; lane < kChannelBlock; ++lane)
-          acc[lane] += double(in[p * kChannelBlock + lane]);
+        for (int64_t lane = 0; lane < Lanes; ++lane)
+          acc[lane] += double(in[p * Lanes + lane]);
     }
-    for (int64_t lane = 0; lane < kChannelBlock; ++lane)
-      py[b * kChannelBlock + lane] = float(kind == kMean ? acc[lane] / count : acc[lane]);
+    for (int64_t lane = 0; lane < Lanes; ++lane)
+      py[b * Lanes + lane] = float(kind == kMean ? acc[lane] / count : acc[lane]);
   });
 }
 
@@ -57,7 +58,9 @@ void reduceKernel(const KernelArgs &args) {
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   int64_t kind = args.attrs->get_int("kind", kSum);
   if (x.layout == Layout::nChw16c)
-    return channelReduceBlocked(x, y, kind);
+    return channelReduceBlocked<channel_block(Layout::nChw16c)>(x, y, kind);
+  if (x.layout == Layout::nChw8c)
+    return channelReduceBlocked<channel_block(Layout::nChw8c)>(x, y, kind);
   std::vector<bool> marked(x.shape.size(), false);
   for (int64_t axis : args.attrs->get_ints("axes", {}))
     marked[size_t(shape_rules::normalizeAxis(axis, int64_t(x.shape.size())))] = true;

@@ -760,10 +760,18 @@ module attributes {dlc.targets = [#dlc.target<cpu, ops = [3]>]} {
 
 // -----
 
-// Layouts: only 4-D float32 tensors whose channels fill blocks of 16 can be blocked.
+// Layouts: only 4-D float32 tensors whose channels fill blocks of 16 (or 8) can be blocked.
 func.func @to_layout_unblockable(%x: tensor<2x8x4x4xf32>) {
-  // expected-error @+1 {{'dlc.to_layout' op cannot block 'tensor<2x8x4x4xf32>': only 4-D float32 tensors whose channels are a multiple of 16 have a blocked layout}}
+  // expected-error @+1 {{'dlc.to_layout' op cannot block 'tensor<2x8x4x4xf32>' as nChw16c: only 4-D float32 tensors whose channels are a multiple of 16 have that layout}}
   %0 = dlc.to_layout %x : tensor<2x8x4x4xf32> to #dlc.layout<nChw16c>
+  return
+}
+
+// -----
+
+func.func @to_layout_unblockable_by_8(%x: tensor<2x12x4x4xf32>) {
+  // expected-error @+1 {{'dlc.to_layout' op cannot block 'tensor<2x12x4x4xf32>' as nChw8c: only 4-D float32 tensors whose channels are a multiple of 8 have that layout}}
+  %0 = dlc.to_layout %x : tensor<2x12x4x4xf32> to #dlc.layout<nChw8c>
   return
 }
 
@@ -778,15 +786,15 @@ func.func @layouts_per_result(%x: tensor<2x16x4x4xf32>) {
 // -----
 
 func.func @layouts_unblockable(%x: tensor<2x8x4x4xf32>) {
-  // expected-error @+1 {{'dlc.layouts': result #0 ('tensor<2x8x4x4xf32>') cannot be blocked}}
+  // expected-error @+1 {{'dlc.layouts': result #0 ('tensor<2x8x4x4xf32>') cannot be nChw16c}}
   %0 = dlc.relu %x {dlc.layouts = [#dlc.layout<nChw16c>]} : tensor<2x8x4x4xf32>
   return
 }
 
 // -----
 
-// expected-error @+1 {{argument #0 ('tensor<4xf32>') cannot be blocked}}
-func.func @argument_unblockable(%x: tensor<4xf32> {dlc.layout = #dlc.layout<nChw16c>}) {
+// expected-error @+1 {{argument #0 ('tensor<4xf32>') cannot be nChw8c}}
+func.func @argument_unblockable(%x: tensor<4xf32> {dlc.layout = #dlc.layout<nChw8c>}) {
   return
 }
 

@@ -1,12 +1,16 @@
-//===- BlockedLayoutTest.cpp - the kernels that read and write nChw16c tensors ===//
+//===- BlockedLayoutTest.cpp - the kernels that read and write blocked tensors ===//
 //
-// Each kernel runs on blocked tensors (converted with onednn::reorder_blocked) and its
-// results, converted back, must match the reference on the plain ones.
+// Each kernel runs on blocked tensors, nChw16c and nChw8c (converted with
+// onednn::reorder_layout), and its results, converted back, must match the reference on
+// the plain ones. Both layouts run on every CPU: oneDNN runs the width its ISA lacks
+// through its reference loops, which are slow but must be right.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 using namespace dlc::cpu_kernels;
 using namespace dlc::cpu_kernels::test;
@@ -15,25 +19,37 @@ namespace {
 
 constexpr double kTolerance = 1e-5;
 
-/// An (N, C, H, W) tensor in the other layout.
+using dlc::Layout;
+
+const Layout kBlockedLayouts[] = {Layout::nChw16c, Layout::nChw8c};
+
+/// An (N, C, H, W) tensor from layout `from` to layout `to`.
 std::vector<float> reordered(const std::vector<float> &t, int64_t N, int64_t C, int64_t H,
-                             int64_t W, bool toBlocked) {
+                             int64_t W, Layout from, Layout to) {
   std::vector<float> out(t.size(), -9.0f);
-  onednn::reorder_blocked(N, C, H, W, t.data(), out.data(), toBlocked);
+  onednn::reorder_layout(N, C, H, W, from, to, t.data(), out.data());
   return out;
 }
 
 TEST(BlockedLayout, ReorderMovesEachElementWhereTheLayoutSays) {
   const int64_t N = 2, C = 32, H = 3, W = 5;
   std::vector<float> plain = randomTensor(N * C * H * W, 1);
-  std::vector<float> blocked = reordered(plain, N, C, H, W, true);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t h = 0; h < H; ++h)
-        for (int64_t w = 0; w < W; ++w)
-          ASSERT_EQ(blocked[size_t((((n * C / 16 + c / 16) * H + h) * W + w) * 16 + c % 16)],
-                    plain[size_t(((n * C + c) * H + h) * W + w)]);
-  EXPECT_EQ(reordered(blocked, N, C, H, W, false), plain);
+  for (Layout layout : kBlockedLayouts) {
+    const int64_t B = dlc::channel_block(layout);
+    std::vector<float> blocked = reordered(plain, N, C, H, W, Layout::plain, layout);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t w = 0; w < W; ++w)
+            ASSERT_EQ(blocked[size_t((((n * C / B + c / B) * H + h) * W + w) * B + c % B)],
+                      plain[size_t(((n * C + c) * H + h) * W + w)])
+                << dlc::layout_name(layout);
+    EXPECT_EQ(reordered(blocked, N, C, H, W, layout, Layout::plain), plain);
+  }
+  // Between the two blocked layouts directly.
+  EXPECT_EQ(reordered(reordered(plain, N, C, H, W, Layout::plain, Layout::nChw16c), N, C, H, W,
+                      Layout::nChw16c, Layout::nChw8c),
+            reordered(plain, N, C, H, W, Layout::plain, Layout::nChw8c));
 }
 
 /// A named geometry, for parameterized tests.
@@ -54,37 +70,42 @@ using ConvCase = NamedCase<Conv2DGeometry>;
 class BlockedConv : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(BlockedConv, ForwardAndBackwardMatchTheReference) {
-  Conv2DGeometry g = GetParam().g;
-  g.inputBlocked = g.C % 16 == 0;
-  g.outputBlocked = true;
-  auto x = randomTensor(inputSize(g), 2), w = randomTensor(weightSize(g), 3),
-       b = randomTensor(g.O, 4), dy = randomTensor(outputSize(g), 5);
-  auto toInput = [&](const std::vector<float> &t, bool toBlocked) {
-    return g.inputBlocked ? reordered(t, g.N, g.C, g.H, g.W, toBlocked) : t;
-  };
-  auto toOutput = [&](const std::vector<float> &t, bool toBlocked) {
-    return reordered(t, g.N, g.O, g.OH, g.OW, toBlocked);
-  };
+  for (Layout layout : kBlockedLayouts) {
+    SCOPED_TRACE(dlc::layout_name(layout));
+    Conv2DGeometry g = GetParam().g;
+    g.inputLayout = g.C % dlc::channel_block(layout) == 0 ? layout : Layout::plain;
+    g.outputLayout = layout;
+    auto x = randomTensor(inputSize(g), 2), w = randomTensor(weightSize(g), 3),
+         b = randomTensor(g.O, 4), dy = randomTensor(outputSize(g), 5);
+    auto toInput = [&](const std::vector<float> &t, bool toBlocked) {
+      return toBlocked ? reordered(t, g.N, g.C, g.H, g.W, Layout::plain, g.inputLayout)
+                       : reordered(t, g.N, g.C, g.H, g.W, g.inputLayout, Layout::plain);
+    };
+    auto toOutput = [&](const std::vector<float> &t, bool toBlocked) {
+      return toBlocked ? reordered(t, g.N, g.O, g.OH, g.OW, Layout::plain, layout)
+                       : reordered(t, g.N, g.O, g.OH, g.OW, layout, Layout::plain);
+    };
 
-  for (bool relu : {false, true}) {
-    std::vector<float> want(outputSize(g)), got(outputSize(g), -7.0f);
-    ref::conv2d_forward(g, x.data(), w.data(), b.data(), want.data(), relu);
-    onednn::conv2d_forward(g, toInput(x, true).data(), w.data(), b.data(), got.data(), relu);
-    EXPECT_TRUE(allClose(toOutput(got, false), want, kTolerance)) << "forward, relu " << relu;
+    for (bool relu : {false, true}) {
+      std::vector<float> want(outputSize(g)), got(outputSize(g), -7.0f);
+      ref::conv2d_forward(g, x.data(), w.data(), b.data(), want.data(), relu);
+      onednn::conv2d_forward(g, toInput(x, true).data(), w.data(), b.data(), got.data(), relu);
+      EXPECT_TRUE(allClose(toOutput(got, false), want, kTolerance)) << "forward, relu " << relu;
+    }
+
+    std::vector<float> wantDx(inputSize(g)), gotDx(inputSize(g), -7.0f);
+    ref::conv2d_backward_data(g, dy.data(), w.data(), wantDx.data());
+    onednn::conv2d_backward_data(g, toOutput(dy, true).data(), w.data(), gotDx.data());
+    EXPECT_TRUE(allClose(toInput(gotDx, false), wantDx, kTolerance)) << "backward data";
+
+    std::vector<float> wantDw(weightSize(g)), gotDw(weightSize(g), -7.0f), wantDb(g.O),
+        gotDb(g.O, -7.0f);
+    ref::conv2d_backward_filter(g, dy.data(), x.data(), wantDw.data(), wantDb.data());
+    onednn::conv2d_backward_filter(g, toOutput(dy, true).data(), toInput(x, true).data(),
+                                   gotDw.data(), gotDb.data());
+    EXPECT_TRUE(allClose(gotDw, wantDw, kTolerance)) << "backward filter";
+    EXPECT_TRUE(allClose(gotDb, wantDb, kTolerance)) << "backward bias";
   }
-
-  std::vector<float> wantDx(inputSize(g)), gotDx(inputSize(g), -7.0f);
-  ref::conv2d_backward_data(g, dy.data(), w.data(), wantDx.data());
-  onednn::conv2d_backward_data(g, toOutput(dy, true).data(), w.data(), gotDx.data());
-  EXPECT_TRUE(allClose(toInput(gotDx, false), wantDx, kTolerance)) << "backward data";
-
-  std::vector<float> wantDw(weightSize(g)), gotDw(weightSize(g), -7.0f), wantDb(g.O),
-      gotDb(g.O, -7.0f);
-  ref::conv2d_backward_filter(g, dy.data(), x.data(), wantDw.data(), wantDb.data());
-  onednn::conv2d_backward_filter(g, toOutput(dy, true).data(), toInput(x, true).data(),
-                                 gotDw.data(), gotDb.data());
-  EXPECT_TRUE(allClose(gotDw, wantDw, kTolerance)) << "backward filter";
-  EXPECT_TRUE(allClose(gotDb, wantDb, kTolerance)) << "backward bias";
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -108,19 +129,23 @@ TEST_P(BlockedMaxPool, ForwardAndBackwardMatchTheReferenceOnBothPaths) {
   ref::max_pool2d_forward(g, x.data(), wantY.data());
   ref::max_pool2d_backward(g, x.data(), dy.data(), wantDx.data());
 
-  g.blocked = true;
-  auto blockedX = reordered(x, g.N, g.C, g.H, g.W, true);
-  auto blockedDy = reordered(dy, g.N, g.C, g.OH, g.OW, true);
-  for (bool portable : {false, true}) {
-    const bool before = direct::use_portable_code(portable);
-    std::vector<float> y(outputSize(g), -7.0f), dx(inputSize(g), -7.0f);
-    direct::max_pool2d_forward(g, blockedX.data(), y.data());
-    direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), dx.data());
-    direct::use_portable_code(before);
-    EXPECT_TRUE(allClose(reordered(y, g.N, g.C, g.OH, g.OW, false), wantY, kTolerance))
-        << "forward, portable " << portable;
-    EXPECT_TRUE(allClose(reordered(dx, g.N, g.C, g.H, g.W, false), wantDx, kTolerance))
-        << "backward, portable " << portable;
+  for (Layout layout : kBlockedLayouts) {
+    g.layout = layout;
+    auto blockedX = reordered(x, g.N, g.C, g.H, g.W, Layout::plain, layout);
+    auto blockedDy = reordered(dy, g.N, g.C, g.OH, g.OW, Layout::plain, layout);
+    for (bool portable : {false, true}) {
+      const bool before = direct::use_portable_code(portable);
+      std::vector<float> y(outputSize(g), -7.0f), dx(inputSize(g), -7.0f);
+      direct::max_pool2d_forward(g, blockedX.data(), y.data());
+      direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), dx.data());
+      direct::use_portable_code(before);
+      EXPECT_TRUE(
+          allClose(reordered(y, g.N, g.C, g.OH, g.OW, layout, Layout::plain), wantY, kTolerance))
+          << "forward, " << dlc::layout_name(layout) << ", portable " << portable;
+      EXPECT_TRUE(
+          allClose(reordered(dx, g.N, g.C, g.H, g.W, layout, Layout::plain), wantDx, kTolerance))
+          << "backward, " << dlc::layout_name(layout) << ", portable " << portable;
+    }
   }
 }
 
@@ -131,6 +156,34 @@ INSTANTIATE_TEST_SUITE_P(
                       // Ceil mode with a last row and column of windows past the input.
                       PoolCase{"EmptyLastWindows", poolGeometry(2, 16, 10, 13, 4, 3, 2, true)}),
     caseName<Pool2DGeometry>);
+
+// The first-maximum NaN rule on blocked tensors, every path: a NaN first in its window
+// is the window's maximum, a later one is passed over.
+TEST(BlockedLayout, MaxPoolNaNFollowsTheReference) {
+  Pool2DGeometry g = poolGeometry(1, 16, 6, 9, 2, 2, 0, false);
+  auto x = randomTensor(inputSize(g), 12);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  x[0] = nan;                               // channel 0: first tap of window (0, 0)
+  x[size_t(g.H * g.W) + 1] = nan;           // channel 1: second tap of window (0, 0), passed over
+  x[size_t(9 * g.H * g.W) + g.W + 3] = nan; // channel 9: last tap of window (0, 1)
+  std::vector<float> want(outputSize(g));
+  ref::max_pool2d_forward(g, x.data(), want.data());
+  ASSERT_TRUE(std::isnan(want[0]));
+  for (Layout layout : kBlockedLayouts) {
+    g.layout = layout;
+    auto blockedX = reordered(x, g.N, g.C, g.H, g.W, Layout::plain, layout);
+    for (bool portable : {false, true}) {
+      const bool before = direct::use_portable_code(portable);
+      std::vector<float> y(outputSize(g), -7.0f);
+      direct::max_pool2d_forward(g, blockedX.data(), y.data());
+      direct::use_portable_code(before);
+      std::vector<float> got = reordered(y, g.N, g.C, g.OH, g.OW, layout, Layout::plain);
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_TRUE(std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i])
+            << "output " << i << ", " << dlc::layout_name(layout) << ", portable " << portable;
+    }
+  }
+}
 
 TEST(BlockedLayout, BatchNormMatchesTheReference) {
   BatchNormGeometry g{3, 32, 7 * 5};
@@ -146,30 +199,37 @@ TEST(BlockedLayout, BatchNormMatchesTheReference) {
   ref::batch_norm_backward(g, dy.data(), x.data(), gamma.data(), wantMean.data(), wantVar.data(),
                            1e-5, wantDx.data(), wantDgamma.data(), wantDbeta.data());
 
-  g.blocked = true;
-  auto blockedX = reordered(x, g.N, g.C, H, W, true);
-  std::vector<float> y(x.size()), mean(g.C), var(g.C), dx(x.size()), dgamma(g.C), dbeta(g.C);
-  onednn::batch_norm_forward_training(g, blockedX.data(), gamma.data(), beta.data(), 1e-5,
-                                      y.data(), mean.data(), var.data());
-  EXPECT_TRUE(allClose(reordered(y, g.N, g.C, H, W, false), wantY, kTolerance)) << "y";
-  EXPECT_TRUE(allClose(mean, wantMean, kTolerance)) << "mean";
-  EXPECT_TRUE(allClose(var, wantVar, kTolerance)) << "var";
-  onednn::batch_norm_backward(g, reordered(dy, g.N, g.C, H, W, true).data(), blockedX.data(),
-                              gamma.data(), mean.data(), var.data(), 1e-5, dx.data(),
-                              dgamma.data(), dbeta.data());
-  EXPECT_TRUE(allClose(reordered(dx, g.N, g.C, H, W, false), wantDx, kTolerance)) << "dx";
-  EXPECT_TRUE(allClose(dgamma, wantDgamma, kTolerance)) << "dgamma";
-  EXPECT_TRUE(allClose(dbeta, wantDbeta, kTolerance)) << "dbeta";
-
-  std::vector<float> wantInference(x.size()), inference(x.size());
-  g.blocked = false;
+  std::vector<float> wantInference(x.size());
   ref::batch_norm_forward_inference(g, x.data(), gamma.data(), beta.data(), wantMean.data(),
                                     wantVar.data(), 1e-5, wantInference.data());
-  g.blocked = true;
-  onednn::batch_norm_forward_inference(g, blockedX.data(), gamma.data(), beta.data(),
-                                       wantMean.data(), wantVar.data(), 1e-5, inference.data());
-  EXPECT_TRUE(allClose(reordered(inference, g.N, g.C, H, W, false), wantInference, kTolerance))
-      << "inference";
+
+  for (Layout layout : kBlockedLayouts) {
+    SCOPED_TRACE(dlc::layout_name(layout));
+    auto toBlocked = [&](const std::vector<float> &t) {
+      return reordered(t, g.N, g.C, H, W, Layout::plain, layout);
+    };
+    auto toPlain = [&](const std::vector<float> &t) {
+      return reordered(t, g.N, g.C, H, W, layout, Layout::plain);
+    };
+    g.layout = layout;
+    auto blockedX = toBlocked(x);
+    std::vector<float> y(x.size()), mean(g.C), var(g.C), dx(x.size()), dgamma(g.C), dbeta(g.C);
+    onednn::batch_norm_forward_training(g, blockedX.data(), gamma.data(), beta.data(), 1e-5,
+                                        y.data(), mean.data(), var.data());
+    EXPECT_TRUE(allClose(toPlain(y), wantY, kTolerance)) << "y";
+    EXPECT_TRUE(allClose(mean, wantMean, kTolerance)) << "mean";
+    EXPECT_TRUE(allClose(var, wantVar, kTolerance)) << "var";
+    onednn::batch_norm_backward(g, toBlocked(dy).data(), blockedX.data(), gamma.data(), mean.data(),
+                                var.data(), 1e-5, dx.data(), dgamma.data(), dbeta.data());
+    EXPECT_TRUE(allClose(toPlain(dx), wantDx, kTolerance)) << "dx";
+    EXPECT_TRUE(allClose(dgamma, wantDgamma, kTolerance)) << "dgamma";
+    EXPECT_TRUE(allClose(dbeta, wantDbeta, kTolerance)) << "dbeta";
+
+    std::vector<float> inference(x.size());
+    onednn::batch_norm_forward_inference(g, blockedX.data(), gamma.data(), beta.data(),
+                                         wantMean.data(), wantVar.data(), 1e-5, inference.data());
+    EXPECT_TRUE(allClose(toPlain(inference), wantInference, kTolerance)) << "inference";
+  }
 }
 
 } // namespace

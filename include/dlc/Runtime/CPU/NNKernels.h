@@ -28,9 +28,9 @@ struct Conv2DGeometry {
   int64_t padH = 0, padW = 0;
   int64_t dilationH = 1, dilationW = 1;
   int64_t groups = 1;
-  // onednn:: only: x/dx and y/dy in the nChw16c blocked layout (dlc/Runtime/Kernel.h's
-  // Layout) instead of NCHW; the channel count of a blocked side is a multiple of 16.
-  bool inputBlocked = false, outputBlocked = false;
+  // onednn:: only: the layouts of x/dx and of y/dy (dlc/Core/Layout.h); the channel
+  // count of a blocked side is a multiple of its channel block.
+  Layout inputLayout = Layout::plain, outputLayout = Layout::plain;
 };
 
 /// Sizes of one 2-D pooling (shared with the GPU kernels).
@@ -39,9 +39,9 @@ using kernels::Pool2DGeometry;
 /// Batch norm over axis 1 of (N, C, S...) with S the product of the trailing dims.
 struct BatchNormGeometry {
   int64_t N, C, S;
-  // onednn:: only: x/dx and y/dy in the nChw16c blocked layout (the trailing dims as one
-  // spatial axis of S), C a multiple of 16.
-  bool blocked = false;
+  // onednn:: only: the layout of x/dx and y/dy (a blocked one: the trailing dims as one
+  // spatial axis of S, C a multiple of its channel block).
+  Layout layout = Layout::plain;
 };
 
 namespace ref {
@@ -122,13 +122,14 @@ void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const fl
 void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const float *x,
                     const float *w, float *dx, float *dw, float *db);
 
-/// Converts an (N, C, H, W) f32 tensor between NCHW and nChw16c (C a multiple of 16).
-void reorder_blocked(int64_t N, int64_t C, int64_t H, int64_t W, const float *src, float *dst,
-                     bool toBlocked);
+/// Converts an (N, C, H, W) f32 tensor from layout `from` to layout `to` (C a multiple
+/// of the blocked ones' channel block).
+void reorder_layout(int64_t N, int64_t C, int64_t H, int64_t W, Layout from, Layout to,
+                    const float *src, float *dst);
 
-/// Whether this CPU runs oneDNN's nChw16c kernels (AVX-512): the default of
-/// use_blocked_layouts.
-bool blocked_layouts_pay();
+/// The blocked layout this CPU runs oneDNN's blocked kernels in: nChw16c with AVX-512,
+/// nChw8c with AVX2, plain without either (the default of blocked_layout()).
+Layout preferred_blocked_layout();
 
 /// Number of primitives in the calling thread's cache (for tests of the cache).
 int64_t cached_primitive_count();

@@ -211,11 +211,11 @@ static LogicalResult verifyResultLayouts(Operation *op, Attribute value) {
                            << "#dlc.layout per result (" << op->getNumResults()
                            << "), got " << value;
   for (auto [layout, result] : llvm::zip(layouts, op->getResults()))
-    if (cast<LayoutAttr>(layout).getValue() != Layout::plain &&
-        !isBlockable(result.getType()))
+    if (!isBlockable(result.getType(), cast<LayoutAttr>(layout).getValue()))
       return op->emitError() << "'" << DLCDialect::getLayoutsAttrName() << "': result #"
                              << result.getResultNumber() << " (" << result.getType()
-                             << ") cannot be blocked";
+                             << ") cannot be "
+                             << stringifyLayout(cast<LayoutAttr>(layout).getValue());
   return success();
 }
 
@@ -315,10 +315,10 @@ LogicalResult DLCDialect::verifyRegionArgAttribute(Operation *op, unsigned regio
     if (!layout)
       return op->emitError() << "'" << DLCDialect::getLayoutAttrName() << "' on argument #"
                              << arg << " must be a #dlc.layout, got " << attr.getValue();
-    if (function && layout.getValue() != Layout::plain &&
-        !isBlockable(function.getArgumentTypes()[arg]))
+    if (function && !isBlockable(function.getArgumentTypes()[arg], layout.getValue()))
       return op->emitError() << "argument #" << arg << " ("
-                             << function.getArgumentTypes()[arg] << ") cannot be blocked";
+                             << function.getArgumentTypes()[arg] << ") cannot be "
+                             << stringifyLayout(layout.getValue());
     return success();
   }
   // dlc.saved_from = [@forward, N]: the argument is result N of @forward.

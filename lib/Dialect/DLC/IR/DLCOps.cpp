@@ -518,20 +518,24 @@ LogicalResult ConstantOp::verify() {
   return success();
 }
 
-bool mlir::dlc::isBlockable(Type type) {
+bool mlir::dlc::isBlockable(Type type, Layout layout) {
+  if (layout == Layout::plain)
+    return true;
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.getElementType().isF32())
     return false;
   return ::dlc::blockable(::dlc::shape_rules::Shape(tensor.getShape().begin(),
                                                     tensor.getShape().end()),
-                          ::dlc::DType::f32);
+                          ::dlc::DType::f32, ::dlc::Layout(int(layout)));
 }
 
 LogicalResult ToLayoutOp::verify() {
-  if (getLayout() != Layout::plain && !isBlockable(getInput().getType()))
-    return emitOpError() << "cannot block " << getInput().getType()
+  if (!isBlockable(getInput().getType(), getLayout()))
+    return emitOpError() << "cannot block " << getInput().getType() << " as "
+                         << stringifyLayout(getLayout())
                          << ": only 4-D float32 tensors whose channels are a multiple of "
-                         << ::dlc::kChannelBlock << " have a blocked layout";
+                         << ::dlc::channel_block(::dlc::Layout(int(getLayout())))
+                         << " have that layout";
   return success();
 }
 

@@ -53,8 +53,9 @@ std::vector<::dlc::TensorMeta> metasOf(ValueRange values) {
 /// The layouts of one function, decided op by op.
 class FunctionLayouts {
 public:
-  FunctionLayouts(func::FuncOp function, const llvm::StringMap<std::vector<CoreLayout>> &done)
-      : function_(function), done_(done) {}
+  FunctionLayouts(func::FuncOp function, const llvm::StringMap<std::vector<CoreLayout>> &done,
+                  CoreLayout blocked)
+      : function_(function), done_(done), blocked_(blocked) {}
 
   /// Decides every layout; false (with an error emitted) when the IR cannot be handled.
   bool run() {
@@ -131,7 +132,7 @@ private:
       }
       CoreLayout layout = known->second[size_t(result)];
       if (layout == CoreLayout::plain || updated.count(i) || viewed_.count(argument) ||
-          !isBlockable(argument.getType()))
+          !isBlockable(argument.getType(), toDialect(layout)))
         continue;
       layouts_[argument] = layout;
       function_.setArgAttr(i, DLCDialect::getLayoutAttrName(),
@@ -219,7 +220,7 @@ private:
       std::vector<::dlc::TensorMeta> outs = metasOf(fused.getResults());
       if (!ins.empty() && !outs.empty()) {
         ::dlc::LayoutPlan tensors =
-            ::dlc::elementwise_layouts(current, ins, outs, ::dlc::Attrs(), true);
+            ::dlc::elementwise_layouts(current, ins, outs, ::dlc::Attrs(), blocked_);
         for (size_t i = 0, t = 0; i < fused.getNumOperands(); ++i)
           if (!scalar[i])
             plan.inputs[i] = tensors.inputs[t++];
@@ -243,7 +244,7 @@ private:
     std::vector<CoreLayout> current;
     for (Value input : inputs)
       current.push_back(layoutOf(input));
-    plan = rule(current, metasOf(inputs), metasOf(outputs), attrs, true);
+    plan = rule(current, metasOf(inputs), metasOf(outputs), attrs, blocked_);
     return true;
   }
 
@@ -318,18 +319,27 @@ private:
 
   func::FuncOp function_;
   const llvm::StringMap<std::vector<CoreLayout>> &done_;
+  const CoreLayout blocked_; // the blocked layout the rules may choose
   llvm::DenseMap<Value, CoreLayout> layouts_;
   llvm::DenseSet<Value> pinned_, viewed_;
   llvm::DenseMap<std::tuple<Block *, Value, int>, Value> conversions_;
 };
 
 struct AssignLayoutsPass : impl::DLCAssignLayoutsBase<AssignLayoutsPass> {
+  using DLCAssignLayoutsBase::DLCAssignLayoutsBase;
+
   void runOnOperation() override {
+    std::optional<Layout> named = symbolizeLayout(layout);
+    if (!named || *named == Layout::plain) {
+      getOperation().emitError() << "dlc-assign-layouts: layout '" << layout
+                                 << "' is not a blocked layout; expected nChw16c or nChw8c";
+      return signalPassFailure();
+    }
     llvm::StringMap<std::vector<CoreLayout>> done;
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isExternal())
         continue;
-      FunctionLayouts layouts(function, done);
+      FunctionLayouts layouts(function, done, CoreLayout(int(*named)));
       if (!layouts.run())
         return signalPassFailure();
       done[function.getName()] = layouts.resultLayouts();

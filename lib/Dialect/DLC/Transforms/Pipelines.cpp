@@ -6,7 +6,7 @@
 namespace mlir::dlc {
 
 void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse,
-                      bool blockedLayouts) {
+                      StringRef blockedLayout) {
   pm.addPass(createCanonicalizerPass());
   DLCPlaceDevicesOptions placement;
   if (target == PipelineTarget::cuda) {
@@ -16,8 +16,11 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse,
   pm.addNestedPass<func::FuncOp>(createDLCPlaceDevices(placement));
   if (fuse)
     pm.addNestedPass<func::FuncOp>(createDLCFuse());
-  if (blockedLayouts)
-    pm.addPass(createDLCAssignLayouts());
+  if (!blockedLayout.empty()) {
+    DLCAssignLayoutsOptions layouts;
+    layouts.layout = blockedLayout.str();
+    pm.addPass(createDLCAssignLayouts(layouts));
+  }
   pm.addNestedPass<func::FuncOp>(createDLCOrderSteps());
   pm.addNestedPass<func::FuncOp>(createDLCPlanMemory());
 }

@@ -1,6 +1,9 @@
 // RUN: dlc-opt %s --dlc-assign-layouts -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: dlc-opt %S/Inputs/leafnet-step.mlir --dlc-pipeline=cpu | FileCheck %s --check-prefix=LEAFNET
 // RUN: dlc-opt %S/Inputs/leafnet-step.mlir --dlc-pipeline="cpu blocked-layouts=false" | FileCheck %s --check-prefix=PLAIN
+// RUN: dlc-opt %s --dlc-assign-layouts=layout=nChw8c -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=EIGHT
+// RUN: dlc-opt %S/Inputs/leafnet-step.mlir --dlc-pipeline="cpu blocked-layout=nChw8c" | FileCheck %s --check-prefix=LEAF8
+// RUN: not dlc-opt %s --dlc-assign-layouts=layout=plain -split-input-file 2>&1 | FileCheck %s --check-prefix=NOTBLOCKED
 
 // A convolution writes its activation blocked and ReLU keeps it; the function returns
 // plain tensors, so one conversion goes before the return.
@@ -118,6 +121,22 @@ func.func @fused_chain(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, %s: 
 
 // -----
 
+// 24 channels fill blocks of 8, not of 16: blocked in nChw8c only (AVX2's layout).
+// CHECK-LABEL: func.func @eight_channel_blocks
+// CHECK-NEXT: dlc.conv2d %arg0, %arg1 :
+// CHECK-NEXT: return
+// EIGHT-LABEL: func.func @eight_channel_blocks
+// EIGHT-NEXT: %[[C:.*]] = dlc.conv2d %arg0, %arg1 {dlc.layouts = [#dlc.layout<nChw8c>]}
+// EIGHT-NEXT: %[[P:.*]] = dlc.to_layout %[[C]] : tensor<2x24x6x6xf32> to #dlc.layout<plain>
+// EIGHT-NEXT: return %[[P]]
+// NOTBLOCKED: dlc-assign-layouts: layout 'plain' is not a blocked layout; expected nChw16c or nChw8c
+func.func @eight_channel_blocks(%x: tensor<2x16x8x8xf32>, %w: tensor<24x16x3x3xf32>) -> tensor<2x24x6x6xf32> {
+  %c = dlc.conv2d %x, %w : (tensor<2x16x8x8xf32>, tensor<24x16x3x3xf32>) -> tensor<2x24x6x6xf32>
+  return %c : tensor<2x24x6x6xf32>
+}
+
+// -----
+
 // A saved activation names a function the module holds before this one.
 // expected-error @+1 {{argument #0 is result 0 of @nowhere, which has no such result before this function (the module lists the producer first)}}
 func.func @orphan(%x: tensor<2x16x6x6xf32> {dlc.saved_from = [@nowhere, 0]}) {
@@ -138,5 +157,13 @@ func.func @orphan(%x: tensor<2x16x6x6xf32> {dlc.saved_from = [@nowhere, 0]}) {
 // LEAFNET: dlc.to_layout {{.*}} : tensor<16x128x3x3xf32> to #dlc.layout<nChw16c>
 // LEAFNET-NEXT: dlc.batch_norm_backward {{.*}} dlc.layouts = [#dlc.layout<nChw16c>, #dlc.layout<plain>, #dlc.layout<plain>]
 // LEAFNET: dlc.conv2d_backward_data {{.*}} dlc.layouts = [#dlc.layout<nChw16c>]
+// The same step for AVX2: the activations in blocks of 8 channels.
+// LEAF8-LABEL: func.func @forward
+// LEAF8: dlc.fused "conv2d_relu"({{.*}}) {dlc.device = #dlc.device<cpu:0>, dlc.layouts = [#dlc.layout<nChw8c>]
+// LEAF8: dlc.max_pool2d {{.*}} dlc.layouts = [#dlc.layout<nChw8c>]
+// LEAF8: dlc.batch_norm {{.*}} dlc.layouts = [#dlc.layout<nChw8c>, #dlc.layout<plain>, #dlc.layout<plain>]
+// LEAF8-LABEL: func.func @backward
+// LEAF8: dlc.conv2d_backward_data {{.*}} dlc.layouts = [#dlc.layout<nChw8c>]
+// LEAF8-NOT: nChw16c
 // PLAIN-NOT: dlc.layouts
 // PLAIN-NOT: = dlc.to_layout

@@ -71,18 +71,19 @@ def DLC_TargetAttr : AttrDef<DLC_Dialect, "Target"> {
 }
 
 // How a tensor's elements lie in memory (dlc/Core/Layout.h): plain row-major, or
-// oneDNN's nChw16c blocks of 16 channels, which the CPU's convolutions, pooling and
-// batch norm run faster on.
+// oneDNN's blocks of 16 (nChw16c, AVX-512) or 8 (nChw8c, AVX2) channels, which the
+// CPU's convolutions, pooling and batch norm run faster on.
 def DLC_LayoutKind : I32EnumAttr<"Layout", "memory layout", [
     I32EnumAttrCase<"plain", 0>,
-    I32EnumAttrCase<"nChw16c", 1>
+    I32EnumAttrCase<"nChw16c", 1>,
+    I32EnumAttrCase<"nChw8c", 2>
   ]> {
   let cppNamespace = "::mlir::dlc";
   let genSpecializedAttr = 0;
 }
 
 def DLC_LayoutAttr : EnumAttr<DLC_Dialect, DLC_LayoutKind, "layout"> {
-  let summary = "A memory layout: plain or nChw16c";
+  let summary = "A memory layout: plain, nChw16c or nChw8c";
   let description = [{
     What `dlc-assign-layouts` decides for a value, and what `dlc.to_layout` converts
     to. On ops, `dlc.layouts` lists one per result (all plain when absent); on function

@@ -16,8 +16,9 @@ namespace mlir::dlc {
 /// operand. None when nothing says (the placement pass makes every device explicit).
 std::optional<DeviceAttr> getKnownDevice(Value value);
 
-/// Whether a value of `type` may take the blocked layout (dlc/Core/Layout.h's rule).
-bool isBlockable(Type type);
+/// Whether a value of `type` may take `layout`: always for plain; for a blocked layout,
+/// dlc/Core/Layout.h's rule (4-D float32, channels a multiple of the block).
+bool isBlockable(Type type, Layout layout);
 
 /// Verifies that the operands known to live on a device share one, and that it is the
 /// op's own `dlc.device` when the op has one.

@@ -21,11 +21,11 @@ namespace mlir::dlc {
 /// gpu(0) and falls back to the CPU for ops without a GPU kernel. (Code generation
 /// follows in the Conversion layer's buildDLCCompilerPipeline.)
 enum class PipelineTarget { cpu, cuda };
-/// `fuse = false` leaves dlc-fuse out (to measure what fusion saves); `blockedLayouts =
-/// false` leaves dlc-assign-layouts out (CPUs where oneDNN's blocked kernels do not pay,
-/// the reference kernels).
+/// `fuse = false` leaves dlc-fuse out (to measure what fusion saves); `blockedLayout`
+/// names the layout dlc-assign-layouts gives activations ("nChw16c", "nChw8c"), and ""
+/// leaves the pass out (CPUs without oneDNN's blocked kernels, the reference kernels).
 void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse = true,
-                      bool blockedLayouts = true);
+                      StringRef blockedLayout = "nChw16c");
 
 } // namespace mlir::dlc
 

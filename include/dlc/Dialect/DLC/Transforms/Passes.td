@@ -93,7 +93,7 @@ def DLCShardDataParallel : Pass<"dlc-shard-data-parallel", "mlir::ModuleOp"> {
 }
 
 def DLCAssignLayouts : Pass<"dlc-assign-layouts", "mlir::ModuleOp"> {
-  let summary = "Keep CPU activations in oneDNN's blocked layout where the ops allow it";
+  let summary = "Keep CPU activations in one of oneDNN's blocked layouts where the ops allow it";
   let description = [{
     Walks each function's ops in order, as the runtime will run them, and asks each op
     that runs on a host device for its layout rule (DLC_LayoutRule in its ODS; a
@@ -109,9 +109,11 @@ def DLCAssignLayouts : Pass<"dlc-assign-layouts", "mlir::ModuleOp"> {
     An argument with `dlc.saved_from = [@forward, N]` is bound in the layout @forward
     returns its result N in, recorded as the argument's `dlc.layout`.
 
-    hybridize() runs the pass where blocked layouts pay (oneDNN with AVX-512, unless
-    DLC_BLOCKED_LAYOUTS=0, and not under the reference kernels); the lowering reads the
-    layouts and runs the conversions as steps.
+    `layout` names the blocked layout: nChw16c (oneDNN's AVX-512 kernels) or nChw8c
+    (its AVX2 ones). hybridize() and dlc-compile run the pass with the CPU's layout
+    where oneDNN has blocked kernels (unless DLC_BLOCKED_LAYOUTS=0, and not under the
+    reference kernels); the lowering reads the layouts and runs the conversions as
+    steps.
 
     ```mlir
     // dlc-opt --dlc-assign-layouts
@@ -127,6 +129,10 @@ def DLCAssignLayouts : Pass<"dlc-assign-layouts", "mlir::ModuleOp"> {
     //   return %p : tensor<2x16x6x6xf32>
     ```
   }];
+  let options = [
+    Option<"layout", "layout", "std::string", /*default=*/"\"nChw16c\"",
+           "the blocked layout activations take: nChw16c or nChw8c">,
+  ];
 }
 
 def DLCOrderSteps : Pass<"dlc-order-steps", "mlir::func::FuncOp"> {
