@@ -4,6 +4,8 @@
 // CompiledModel::load loads one (container, program, op rules, weights), then run on
 // zeros. Otherwise: a program section alone, decoded and checked against the op rules
 // as loading does: past the container's checksums, which random bytes rarely pass.
+// A file's generated host code is native code, trusted as a shared library is, not
+// input to harden the loader against: it stays off here (DLC_MODEL_HOST_CODE=0).
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
@@ -12,9 +14,12 @@
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Runtime/ProgramFile.h"
 
+#include <cstdlib>
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
+  setenv("DLC_MODEL_HOST_CODE", "0", 1); // read once, before the first load
   if (data[0] == 'F') {
     std::filesystem::path path = dlc::fuzz::scratch() / "input.dlc";
     dlc::fuzz::writeFile(path, data + 1, size - 1);

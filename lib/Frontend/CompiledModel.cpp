@@ -2,6 +2,8 @@
 #include "dlc/Frontend/CompiledModel.h"
 
 #include "OpDefinitions.h"
+
+#include <cstdio>
 #include "dlc/Core/Error.h"
 #include "dlc/Core/OpFacts.h"
 #include "dlc/Frontend/NumPy.h"
@@ -125,6 +127,23 @@ std::string check_program_ops(const Program &p) {
   return "";
 }
 
+std::shared_ptr<const LoadedHostCode> CompiledModel::loadHostCode() const {
+  if (file_.host_code.empty() || !model_host_code_enabled())
+    return nullptr;
+  // Code this CPU cannot run, or that does not load, leaves the regions on their
+  // interpreted sub-kernels: the model runs, slower, and says why once.
+  std::string why = host_code_unrunnable(file_.host_target);
+  std::shared_ptr<const LoadedHostCode> code;
+  if (why.empty())
+    code = LoadedHostCode::open(file_.host_code, why);
+  if (!code)
+    std::fprintf(stderr,
+                 "dlc: the model %s runs its fused regions' interpreted kernels: its "
+                 "generated host code cannot run here (%s)\n",
+                 source_.c_str(), why.c_str());
+  return code;
+}
+
 std::shared_ptr<const CompiledModel> CompiledModel::load(const std::string &path,
                                                          std::optional<Device> device) {
   return std::make_shared<const CompiledModel>(read_model_file(path), path, device);
@@ -168,10 +187,11 @@ CompiledModel::CompiledModel(ModelFile file, const std::string &source,
     throw Error("the model " + source_ + " is unusable: " + problem);
   };
   std::string error;
-  program_ = decode_program(file_.program, error);
+  program_ = decode_program(file_.program, error, file_.version, loadHostCode());
   if (!program_)
     fail("its program: " + error);
   file_.program.clear();
+  file_.host_code.clear();
   if (std::string problem = check_program_ops(*program_); !problem.empty())
     fail(problem);
   std::vector<Device> used = program_->devices();

@@ -20,7 +20,8 @@ using bytes::Reader;
 using bytes::Writer;
 
 constexpr char kMagic[8] = {'D', 'L', 'C', 'M', 'O', 'D', 'E', 'L'};
-enum class Section : uint32_t { metadata = 1, program = 2, weights = 3 };
+enum class Section : uint32_t { metadata = 1, program = 2, weights = 3, host_code = 4 };
+constexpr uint32_t kLastSection = 4;
 constexpr size_t kHeaderBytes = 16, kEntryBytes = 32;
 constexpr uint32_t kMaxSections = 16;
 
@@ -110,9 +111,16 @@ std::string encode_model_file(const ModelFile &model) {
       {Section::metadata, encodeMetadata(model)},
       {Section::program, model.program},
       {Section::weights, encodeWeights(model)}};
+  if (!model.host_code.empty() && model.version >= 2) {
+    Writer code;
+    code.text(model.host_target);
+    code.put(uint64_t(model.host_code.size()));
+    code.raw(model.host_code.data(), model.host_code.size());
+    sections.push_back({Section::host_code, code.take()});
+  }
   Writer w;
   w.raw(kMagic, sizeof(kMagic));
-  w.put(kModelFileVersion);
+  w.put(model.version);
   w.put(uint32_t(sections.size()));
   uint64_t offset = kHeaderBytes + kEntryBytes * sections.size();
   for (const auto &[kind, payload] : sections) {
@@ -145,15 +153,18 @@ bool decode_model_file(const std::string &data, ModelFile &model, std::string &e
   Reader header(data.data() + sizeof(kMagic), data.size() - sizeof(kMagic), error);
   uint32_t version = header.get<uint32_t>("the format version");
   uint32_t count = header.get<uint32_t>("the section count");
-  if (header.ok() && version != kModelFileVersion) {
-    error = "format version " + std::to_string(version) + ", this dlc reads version " +
+  if (header.ok() && (version < 1 || version > kModelFileVersion)) {
+    error = "format version " + std::to_string(version) + ", this dlc reads versions 1 to " +
             std::to_string(kModelFileVersion);
     return false;
   }
+  model.version = version;
+  // Version 1 files have no host code section.
+  const uint32_t lastKind = version >= 2 ? kLastSection : 3;
   if (header.ok() && count > kMaxSections)
     header.fail(std::to_string(count) + " sections, at most " + std::to_string(kMaxSections));
-  std::string parts[4];
-  bool seen[4] = {false, false, false, false};
+  std::string parts[kLastSection + 1];
+  bool seen[kLastSection + 1] = {};
   for (uint32_t i = 0; i < count && header.ok(); ++i) {
     uint32_t kind = header.get<uint32_t>("the section table");
     header.get<uint32_t>("the section table");
@@ -164,7 +175,7 @@ bool decode_model_file(const std::string &data, ModelFile &model, std::string &e
     if (!header.ok())
       break;
     std::string name = "section " + std::to_string(i) + " (kind " + std::to_string(kind) + ")";
-    if (kind < 1 || kind > 3 || seen[kind]) {
+    if (kind < 1 || kind > lastKind || seen[kind]) {
       header.fail(name + " is unknown or repeated");
       break;
     }
@@ -222,7 +233,20 @@ bool decode_model_file(const std::string &data, ModelFile &model, std::string &e
   }
   if (weights.ok() && !weights.done())
     weights.fail("bytes follow the weights");
-  return weights.ok();
+  if (!weights.ok() || !seen[uint32_t(Section::host_code)])
+    return weights.ok();
+
+  Reader code(parts[uint32_t(Section::host_code)], error);
+  model.host_target = code.text("the host code's target");
+  uint64_t size = code.get<uint64_t>("the host code's size");
+  const char *raw = code.ok() ? code.raw(size_t(size), "the host code") : nullptr;
+  if (raw)
+    model.host_code.assign(raw, size_t(size));
+  if (code.ok() && model.host_code.empty())
+    code.fail("the host code section holds no code");
+  if (code.ok() && !code.done())
+    code.fail("bytes follow the host code");
+  return code.ok();
 }
 
 void write_model_file(const std::string &path, const ModelFile &model) {

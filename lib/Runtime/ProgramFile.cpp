@@ -9,7 +9,10 @@
 #include "dlc/Config.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Core/Layout.h"
+#include "dlc/Runtime/HostCode.h"
 #include "dlc/Runtime/Kernel.h"
+
+#include <cstdio>
 
 #include <map>
 
@@ -20,7 +23,7 @@ namespace {
 using bytes::Reader;
 using bytes::Writer;
 
-void encodeFused(Writer &w, const FusedElementwise &f) {
+void encodeFused(Writer &w, const FusedElementwise &f, uint32_t version) {
   w.put(int32_t(f.inputs));
   w.put(int64_t(f.elements));
   w.count(f.steps.size());
@@ -38,6 +41,13 @@ void encodeFused(Writer &w, const FusedElementwise &f) {
     w.text(f.gpu->ptx ? *f.gpu->ptx : std::string());
     w.text(f.gpu->name);
   }
+  if (version < 2)
+    return;
+  // The region's entry in the file's host code (version 2), when it has one there.
+  const bool hostEntry = f.generated && f.generated->object && !f.generated->symbol.empty();
+  w.put(uint8_t(hostEntry));
+  if (hostEntry)
+    w.text(f.generated->symbol);
 }
 
 /// The kernels of `op` on `device`, or a failure naming the step. A step that runs an
@@ -49,8 +59,16 @@ KernelEntry kernelsOf(Reader &r, const std::string &op, Device device, const std
   return entry ? *entry : KernelEntry{};
 }
 
+/// What decoding reads besides the bytes: the format version and the model's loaded
+/// host code (null: regions run their sub-kernels).
+struct DecodeContext {
+  uint32_t version;
+  const std::shared_ptr<const LoadedHostCode> &host;
+  std::map<std::string, std::shared_ptr<const std::string>> ptx; // one copy per module text
+};
+
 std::shared_ptr<FusedElementwise> decodeFused(Reader &r, Device device, const std::string &where,
-                                              std::map<std::string, std::shared_ptr<const std::string>> &ptx) {
+                                              DecodeContext &context) {
   auto f = std::make_shared<FusedElementwise>();
   f->inputs = r.get<int32_t>("a fused region's input count");
   f->elements = r.get<int64_t>("a fused region's element count");
@@ -86,7 +104,7 @@ std::shared_ptr<FusedElementwise> decodeFused(Reader &r, Device device, const st
     auto gpu = std::make_shared<GeneratedGpuKernel>();
     std::string text = r.text("a GPU kernel's PTX");
     gpu->name = r.text("a GPU kernel's name");
-    std::shared_ptr<const std::string> &shared = ptx[text]; // one copy per module text
+    std::shared_ptr<const std::string> &shared = context.ptx[text];
     if (!shared)
       shared = std::make_shared<const std::string>(std::move(text));
     gpu->ptx = shared;
@@ -94,12 +112,26 @@ std::shared_ptr<FusedElementwise> decodeFused(Reader &r, Device device, const st
       r.fail(where + ": a GPU kernel for a region on " + device.str());
     f->gpu = std::move(gpu);
   }
+  if (context.version >= 2 && r.get<uint8_t>("a fused region's host entry flag")) {
+    std::string symbol = r.text("a host entry's name");
+    if (r.ok() && !device.is_host())
+      r.fail(where + ": a host entry for a region on " + device.str());
+    if (r.ok() && context.host) {
+      auto kernel = std::make_shared<GeneratedKernel>();
+      kernel->entry = context.host->entry(symbol);
+      kernel->owner = context.host;
+      kernel->symbol = symbol;
+      if (!kernel->entry)
+        r.fail(where + ": the file's host code has no entry " + symbol);
+      f->generated = std::move(kernel);
+    }
+  }
   return f;
 }
 
 } // namespace
 
-std::string encode_program(const Program &p) {
+std::string encode_program(const Program &p, uint32_t version) {
   Writer w;
   w.text(p.name);
   w.count(p.values.size());
@@ -130,7 +162,7 @@ std::string encode_program(const Program &p) {
     w.put(uint8_t(s.fresh_seed));
     w.put(uint8_t(s.fused != nullptr));
     if (s.fused)
-      encodeFused(w, *s.fused);
+      encodeFused(w, *s.fused, version);
   }
   w.ints(p.arguments);
   w.ints(p.results);
@@ -153,7 +185,9 @@ std::string encode_program(const Program &p) {
   return w.take();
 }
 
-std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &error) {
+std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &error,
+                                        uint32_t version,
+                                        const std::shared_ptr<const LoadedHostCode> &host) {
   error.clear();
   register_builtin_kernels();
   Reader r(bytes, error);
@@ -201,7 +235,7 @@ std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &e
     p->values.push_back(std::move(v));
   }
   size_t steps = r.count("the step count", 40);
-  std::map<std::string, std::shared_ptr<const std::string>> ptx;
+  DecodeContext context{version, host, {}};
   for (size_t i = 0; i < steps && r.ok(); ++i) {
     ProgramStep s;
     std::string where = "step " + std::to_string(i);
@@ -226,7 +260,7 @@ std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &e
     s.fresh_seed = r.get<uint8_t>("a step's seed flag") != 0;
     bool fused = r.get<uint8_t>("a step's fused flag") != 0;
     if (fused)
-      s.fused = decodeFused(r, s.device, where, ptx);
+      s.fused = decodeFused(r, s.device, where, context);
     if (r.ok() && s.kind == ProgramStep::Kind::copy &&
         (s.inputs.size() != 1 || s.outputs.size() != 1))
       r.fail(where + ": a copy takes one input and one output");
@@ -325,6 +359,22 @@ ModelFile model_file_for(const Program &program, std::vector<ModelArgument> argu
   file.target = devices.empty() || devices.front().is_host() ? "cpu" : "cuda";
   file.dlc_version = DLC_VERSION;
   file.program = encode_program(program);
+  // The generated host code, linked into one shared object. Without a linker the file
+  // is still whole: its regions then run their sub-kernels wherever it is loaded.
+  if (std::vector<std::shared_ptr<const HostObject>> objects = host_objects_of(program);
+      !objects.empty()) {
+    std::string why;
+    file.host_code = link_host_objects(objects, why);
+    file.host_target = objects.front()->target;
+    if (file.host_code.empty()) {
+      std::fprintf(stderr,
+                   "dlc: the model file for %s carries no generated host code (%s); its "
+                   "fused regions will run their interpreted kernels\n",
+                   program.name.c_str(), why.c_str());
+      file.program = encode_program(program, 1);
+      file.version = 1;
+    }
+  }
   for (size_t i = 0; i < arguments.size(); ++i) {
     ModelArgument &a = arguments[i];
     const ProgramValue &v = program.values[size_t(program.arguments[i])];

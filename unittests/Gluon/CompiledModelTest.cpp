@@ -1,6 +1,7 @@
 //===- CompiledModelTest.cpp - model files: round trip, damage, hostile content -===//
 #include "../Frontend/GradientCheck.h"
 #include "../../examples/LeafNetwork.h"
+#include "ElementwiseBlocks.h"
 
 #include "dlc/Frontend/ModelCompiler.h"
 #include "dlc/Runtime/ProgramFile.h"
@@ -383,6 +384,66 @@ TEST(CompiledModel, ASmallDenseModelRoundTrips) {
     writeBytes(std::string(seeds) + "/dense.dlc", "F" + file);
     writeBytes(std::string(seeds) + "/dense.program", "P" + read_model_file(path).program);
   }
+  std::remove(path.c_str());
+}
+
+// The code generated for fused element-wise regions travels in the file: linked into a
+// shared object when it is written, opened from memory when it is loaded, and the
+// regions run it. A version-1 file (no host code) and code that does not load both
+// leave the regions on their interpreted sub-kernels, with the same values.
+TEST(CompiledModel, GeneratedHostCodeTravelsInTheFile) {
+  dlc::testing::EveryElementwiseOp block;
+  Tensor x = randomTensor({64, 129}, 41) * 2.0; // three chunks of 4096
+  block.hybridize();
+  Tensor want = block(x);
+  ASSERT_NE(block.compiled()->programs().find("}[generated]"), std::string::npos)
+      << block.compiled()->programs();
+  std::string path = temporaryPath("elementwise.dlc");
+  block.save_compiled(path);
+
+  ModelFile file = read_model_file(path);
+  EXPECT_EQ(file.version, kModelFileVersion);
+  ASSERT_GT(file.host_code.size(), 4u);
+  EXPECT_EQ(file.host_code.compare(0, 4, "\x7f" "ELF"), 0) << "a shared object";
+  EXPECT_NE(file.host_target.find("x86_64"), std::string::npos) << file.host_target;
+  auto model = CompiledModel::load(path);
+  EXPECT_NE(model->program().str().find("}[generated]"), std::string::npos)
+      << model->program().str();
+  expectClose(model->run({x})[0].to_vector<float>(), want.to_vector<float>(), 1e-6,
+              "stored host code");
+
+  auto expectInterpreted = [&](const ModelFile &variant, const std::string &what) {
+    std::string variantPath = temporaryPath("elementwise-variant.dlc");
+    write_model_file(variantPath, variant);
+    auto loaded = CompiledModel::load(variantPath);
+    EXPECT_EQ(loaded->program().str().find("}[generated]"), std::string::npos)
+        << what << "\n" << loaded->program().str();
+    expectClose(loaded->run({x})[0].to_vector<float>(), want.to_vector<float>(), 1e-6, what);
+    std::remove(variantPath.c_str());
+  };
+  ModelFile versionOne = file;
+  versionOne.version = 1;
+  versionOne.host_code.clear();
+  versionOne.program = encode_program(model->program(), 1);
+  expectInterpreted(versionOne, "a version-1 file");
+  ModelFile notAnObject = file;
+  notAnObject.host_code = "not a shared object";
+  expectInterpreted(notAnObject, "host code that does not load");
+
+  // A region naming an entry the code does not have is refused by name.
+  ModelFile wrongEntry = file;
+  size_t at = wrongEntry.program.find("_packed");
+  ASSERT_NE(at, std::string::npos);
+  wrongEntry.program[at + 1] = 'q'; // "_qacked": same length
+  std::string wrongPath = temporaryPath("elementwise-wrong-entry.dlc");
+  write_model_file(wrongPath, wrongEntry);
+  try {
+    CompiledModel::load(wrongPath);
+    ADD_FAILURE() << "loaded a program whose entry is missing";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("has no entry"), std::string::npos) << e.what();
+  }
+  std::remove(wrongPath.c_str());
   std::remove(path.c_str());
 }
 

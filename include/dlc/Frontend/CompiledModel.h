@@ -13,6 +13,7 @@
 #define DLC_FRONTEND_COMPILEDMODEL_H
 
 #include "dlc/Frontend/Tensor.h"
+#include "dlc/Runtime/HostCode.h"
 #include "dlc/Runtime/ModelFile.h"
 #include "dlc/Runtime/Program.h"
 
@@ -47,6 +48,10 @@ public:
   std::vector<Tensor> run(const std::vector<Tensor> &inputs) const;
 
 private:
+  /// The file's generated host code, loaded; null when it has none, it is turned off
+  /// (DLC_MODEL_HOST_CODE=0) or this process cannot run it (a warning says why).
+  std::shared_ptr<const LoadedHostCode> loadHostCode() const;
+
   ModelFile file_;
   std::string source_;
   std::shared_ptr<Program> program_;

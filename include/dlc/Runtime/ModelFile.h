@@ -3,7 +3,8 @@
 // The bytes of a `.dlc` file (docs/design/model-file.md): a header (magic, format
 // version, section table with each section's offset, size and CRC-32), then the
 // sections: the metadata (target, dlc version, the inputs and outputs), the program
-// (ProgramFile.h) and the weights. Reading checks the magic, the version, that every
+// (ProgramFile.h), the weights and, from version 2, the generated host code (a shared
+// object, HostCode.h) when the program has some. Reading checks the magic, the version, that every
 // section lies inside the file, and every checksum before any section is decoded, then
 // decodes each section with the same checked reader: damaged and hostile files get an
 // error naming the file and the problem, never a crash.
@@ -21,8 +22,8 @@
 
 namespace dlc {
 
-/// The format version this build writes and reads.
-constexpr uint32_t kModelFileVersion = 1;
+/// The format version this build writes; it reads this one and every earlier one.
+constexpr uint32_t kModelFileVersion = 2;
 
 /// A tensor the model takes or gives: its name, which program argument (inputs) or
 /// result (outputs) it is, and its type.
@@ -43,11 +44,15 @@ struct ModelWeight {
 };
 
 struct ModelFile {
+  uint32_t version = kModelFileVersion; ///< of the format (what the program is encoded in)
   std::string target;      ///< "cpu" or "cuda": the devices the program was compiled for
   std::string dlc_version; ///< of the compiler that wrote it
   std::vector<ModelTensor> inputs, outputs;
   std::string program; ///< encode_program's bytes
   std::vector<ModelWeight> weights;
+  /// The shared object of the program's generated host kernels ("" when none), and the
+  /// target its code was generated for (HostObject::target).
+  std::string host_code, host_target;
 };
 
 /// The file's bytes.

@@ -46,13 +46,26 @@ struct ProgramValue {
   size_t bytes() const { return size_t(shape_rules::numElements(shape)) * dtype_size(dtype); }
 };
 
+/// The relocatable object code (position-independent ELF) the compiler generated for a
+/// program's host kernels, and the target it was generated for: LLVM's "triple cpu
+/// +feature,...". What a model file links into its shared object (HostCode.h).
+struct HostObject {
+  std::string bytes;
+  std::string target;
+};
+
 /// Native code the compiler generated for a fused element-wise region. `entry` is MLIR's
 /// packed calling convention: one pointer per argument, each pointing at a 1-d strided
 /// memref descriptor ({float *allocated, *aligned; int64_t offset, size, stride}), the
-/// region's inputs then its outputs. `owner` keeps the code loaded.
+/// region's inputs then its outputs. `owner` keeps the code loaded. `symbol` names the
+/// entry in `object`, the code it was loaded from (null for code read from a model
+/// file, which keeps its own shared object).
 struct GeneratedKernel {
-  void (*entry)(void **arguments) = nullptr;
+  using Entry = void (*)(void **arguments);
+  Entry entry = nullptr;
   std::shared_ptr<const void> owner;
+  std::string symbol;
+  std::shared_ptr<const HostObject> object;
 };
 
 /// Code the compiler generated for a fused element-wise region on GPUs. `ptx` holds all

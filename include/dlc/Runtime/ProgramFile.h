@@ -2,10 +2,9 @@
 //
 // What a compiled model file holds of its program (docs/design/model-file.md): every
 // value's place, every step with its op, attributes and operands, the fused regions'
-// sub-steps and their GPU kernels' PTX, the arguments, results, updates and arenas. A
-// step's kernels are not stored: decoding looks each op up in this process's kernel
-// table, as lowering does. Host code generated for fused regions is not stored yet;
-// decoded host regions run their sub-kernels. Decoding trusts nothing: every count is
+// sub-steps and their GPU kernels' PTX or the names of their entries in the file's host
+// code, the arguments, results, updates and arenas. A step's kernels are not stored:
+// decoding looks each op up in this process's kernel table, as lowering does. Decoding trusts nothing: every count is
 // checked against the bytes left, every index against what it indexes, every enum
 // against its values, and the result passes Program::set_plan's checks.
 //
@@ -13,6 +12,7 @@
 #ifndef DLC_RUNTIME_PROGRAMFILE_H
 #define DLC_RUNTIME_PROGRAMFILE_H
 
+#include "dlc/Runtime/HostCode.h"
 #include "dlc/Runtime/ModelFile.h"
 #include "dlc/Runtime/Program.h"
 
@@ -21,12 +21,16 @@
 
 namespace dlc {
 
-/// `program` as bytes (the format's version is the model file's).
-std::string encode_program(const Program &program);
+/// `program` as bytes, in the model file's format `version` (1 has no host entries).
+std::string encode_program(const Program &program, uint32_t version = kModelFileVersion);
 
-/// The program `bytes` encode, ready to run; null with `error` saying what is wrong
-/// (which field, which value) when the bytes are not a valid program for this build.
-std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &error);
+/// The program `bytes` (format `version`) encode, ready to run; null with `error` saying
+/// what is wrong (which field, which value) when the bytes are not a valid program for
+/// this build. Fused host regions run their entries in `host` when given, and their
+/// sub-kernels otherwise.
+std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &error,
+                                        uint32_t version = kModelFileVersion,
+                                        const std::shared_ptr<const LoadedHostCode> &host = {});
 
 /// How a model binds one program argument: an input the caller gives, or a weight the
 /// file carries (its plain, row-major bytes).
@@ -38,6 +42,8 @@ struct ModelArgument {
 
 /// The model file of `program`, whose argument k is bound as `arguments[k]` says (names
 /// and byte counts are checked); its results are the outputs `output`, `output1`, ...
+/// Generated host code is linked into the file (HostCode.h); when that fails (no
+/// linker) a warning says so and the file, version 1, runs its regions' sub-kernels.
 /// Throws dlc::Error when the bindings do not fit the program.
 ModelFile model_file_for(const Program &program, std::vector<ModelArgument> arguments);
 

@@ -1,12 +1,14 @@
 //===- GeneratedKernels.cpp - a program's kernel module as loaded native code --===//
 //
 // dlc-outline-kernels and the pipeline after it leave a program's host kernels in
-// @dlc_host_kernels, in the LLVM dialect. Here the module becomes object code for this
-// CPU (translation to LLVM IR, LLVM's O2, code generation), which ORC's LLJIT links
-// into the process (math functions such as tanhf resolve to this process's libm). The
-// object code is what the disk cache keeps: a process that compiles the same module
-// for the same CPU with the same compiler loads the entry instead, and one that
-// already loaded it shares it. Loaded code stays as long as a kernel refers to it.
+// @dlc_host_kernels, in the LLVM dialect. Here the module becomes position-independent
+// object code for this CPU (translation to LLVM IR, LLVM's O2, code generation), which
+// ORC's LLJIT links into the process (math functions such as tanhf resolve to this
+// process's libm). The object code is what the disk cache keeps: a process that
+// compiles the same module for the same CPU with the same compiler loads the entry
+// instead, and one that already loaded it shares it. Loaded code stays as long as a
+// kernel refers to it; each kernel also keeps the object, which a model file links into
+// its shared object (dlc/Runtime/HostCode.h).
 //
 //===----------------------------------------------------------------------===//
 #include "LoweringSupport.h"
@@ -43,6 +45,7 @@ namespace {
 /// Object code linked into this process; the kernels' `owner`.
 struct LoadedKernels {
   std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::shared_ptr<const HostObject> object;
 };
 
 /// The host's code-generation target, and its description for the cache key.
@@ -62,6 +65,8 @@ llvm::Expected<HostTarget> hostTarget() {
   if (!builder)
     return builder.takeError();
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+  // Position-independent: the same object links into a model file's shared object.
+  builder->setRelocationModel(llvm::Reloc::PIC_);
   std::string description = builder->getTargetTriple().str() + " " + builder->getCPU() +
                             " " + builder->getFeatures().getString();
   return HostTarget{std::move(*builder), std::move(description)};
@@ -116,6 +121,8 @@ llvm::Expected<std::shared_ptr<LoadedKernels>> link(const std::vector<char> &obj
     return error;
   auto loaded = std::make_shared<LoadedKernels>();
   loaded->jit = std::move(*jit);
+  loaded->object = std::make_shared<const HostObject>(
+      HostObject{std::string(object.begin(), object.end()), target.description});
   return loaded;
 }
 
@@ -131,7 +138,7 @@ llvm::Expected<std::shared_ptr<LoadedKernels>> load(ModuleOp kernels) {
   llvm::Expected<HostTarget> target = hostTarget();
   if (!target)
     return target.takeError();
-  std::string key = kernelCacheKey(kernels, "O2 object; " + target->description);
+  std::string key = kernelCacheKey(kernels, "O2 PIC object; " + target->description);
   std::lock_guard<std::mutex> lock(loadedMutex);
   if (std::shared_ptr<LoadedKernels> shared = loadedByKey()[key].lock()) {
     ++counters().reused;
@@ -199,6 +206,8 @@ loadHostKernels(ModuleOp kernels, llvm::ArrayRef<std::string> functions, std::st
     auto kernel = std::make_shared<GeneratedKernel>();
     kernel->entry = entry->toPtr<void (*)(void **)>();
     kernel->owner = *loaded;
+    kernel->symbol = function + "_packed";
+    kernel->object = (*loaded)->object;
     result.push_back(std::move(kernel));
   }
   return result;
