@@ -242,16 +242,21 @@ Reader::Reader(const std::string &path) : path_(path) {
       fail(path, "entries '" + tensors_[i - 1].name + "' and '" + tensors_[i].name + "' overlap");
 }
 
-Tensor Reader::read(const TensorInfo &entry, Device device) const {
-  std::ifstream file(path_, std::ios::binary);
+Tensor read_entry(const std::string &path, uint64_t base, const TensorInfo &entry,
+                  Device device) {
+  std::ifstream file(path, std::ios::binary);
   if (!file)
-    fail(path_, std::string("cannot open: ") + std::strerror(errno));
+    throw Error("'" + path + "': cannot open: " + std::strerror(errno));
   Tensor host = Tensor::empty(entry.shape, entry.dtype, cpu());
-  file.seekg(std::streamoff(dataStart_ + entry.begin));
+  file.seekg(std::streamoff(base + entry.begin));
   file.read(static_cast<char *>(host.data()), std::streamsize(entry.end - entry.begin));
   if (!file)
-    fail(path_, "reading the data of '" + entry.name + "' failed");
+    throw Error("'" + path + "': reading the data of '" + entry.name + "' failed");
   return host.to(device);
+}
+
+Tensor Reader::read(const TensorInfo &entry, Device device) const {
+  return read_entry(path_, dataStart_, entry, device);
 }
 
 std::vector<std::pair<std::string, Tensor>> load(const std::string &path, Device device) {

@@ -1,7 +1,13 @@
-//===- Serialization.cpp - save_parameters / load_parameters (safetensors) ----===//
+//===- Serialization.cpp - save_parameters / load_parameters -------------------===//
+//
+// Parameters are saved as safetensors; they load from safetensors and from the files
+// MXNet saved (mxnet_params::Reader).
+//
+//===----------------------------------------------------------------------===//
 #include "dlc/Gluon/Block.h"
 
 #include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/MXNetParams.h"
 #include "dlc/Frontend/SafeTensors.h"
 
 #include <set>
@@ -22,15 +28,15 @@ void Block::save_parameters(const std::string &path) const {
   safetensors::save(path, tensors, {{"format", "dlc"}});
 }
 
-void Block::load_parameters(const std::string &path, const std::vector<Device> &devices,
-                            const LoadOptions &options) {
-  if (devices.empty())
-    throw ValueError("load_parameters: needs at least one device");
-  autograd::Pause pause;
-  ParameterDict params = collect_params();
-  // The header is checked against the network before any tensor is read: a file that
-  // does not match (a hostile header with a million entries among them) costs no memory.
-  safetensors::Reader reader(path);
+namespace {
+
+/// Assigns the entries of `reader` (a safetensors or an MXNet file) to `params` on
+/// `devices`. The entries are checked against the network before any tensor is read: a
+/// file that does not match (a hostile header with a million entries among them) costs
+/// no memory.
+template <typename FileReader>
+void loadFrom(const FileReader &reader, const std::string &path, ParameterDict &params,
+              const std::vector<Device> &devices, const LoadOptions &options) {
   std::vector<std::string> problems;
   std::set<std::string> seen;
   std::vector<std::pair<ParameterPtr, const safetensors::TensorInfo *>> matched;
@@ -86,6 +92,21 @@ void Block::load_parameters(const std::string &path, const std::vector<Device> &
     }
     parameter->set_data(value);
   }
+}
+
+} // namespace
+
+void Block::load_parameters(const std::string &path, const std::vector<Device> &devices,
+                            const LoadOptions &options) {
+  if (devices.empty())
+    throw ValueError("load_parameters: needs at least one device");
+  autograd::Pause pause;
+  ParameterDict params = collect_params();
+  // A file MXNet saved (.params) or a safetensors file, told apart by their first bytes.
+  if (mxnet_params::is_params_file(path))
+    loadFrom(mxnet_params::Reader(path), path, params, devices, options);
+  else
+    loadFrom(safetensors::Reader(path), path, params, devices, options);
 }
 
 } // namespace dlc::gluon

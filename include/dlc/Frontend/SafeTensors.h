@@ -52,6 +52,11 @@ private:
   std::map<std::string, std::string> metadata_;
 };
 
+/// The tensor of `entry`, whose bytes lie at `base` + [begin, end) of `path`, on `device`
+/// (the readers of other parameter formats share it).
+Tensor read_entry(const std::string &path, uint64_t base, const TensorInfo &entry,
+                  Device device = cpu());
+
 /// Reads every tensor of `path` onto `device`, in the order of their data. Throws
 /// dlc::Error naming the file and what is wrong with it (truncated, header too large or
 /// too deep, offsets out of range, unknown dtype, ...).

@@ -68,7 +68,8 @@ public:
   /// atomically (a temporary file renamed over `path`).
   void save_parameters(const std::string &path) const;
   /// Reads parameters saved by save_parameters (or any safetensors file with matching
-  /// names) onto `devices`. Names, shapes and dtypes that do not match raise an error
+  /// names), or by MXNet's save_parameters (a .params file of MXNet 1.x or 2.x, whose
+  /// names are the same paths), onto `devices`. Names, shapes and dtypes that do not match raise an error
   /// listing every difference, unless `options` allow them.
   void load_parameters(const std::string &path, const std::vector<Device> &devices = {cpu()},
                        const LoadOptions &options = {});
