@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <mutex>
 
 // The backends this build has, as CMake listed them (DLC_DEVICE_BACKENDS): each defines
@@ -50,9 +51,10 @@ public:
   }
 };
 
+/// Written at start-up (and by tests that swap a backend), read on per-operation paths
+/// (allocation, copies, device counts): atomics, so that a read takes no lock.
 struct Registry {
-  std::mutex mutex;
-  DeviceBackend *host = nullptr, *gpu = nullptr;
+  std::atomic<DeviceBackend *> host{nullptr}, gpu{nullptr};
 };
 
 Registry &registry() {
@@ -76,15 +78,13 @@ void registerAll() {
 
 void register_device_backend(DeviceKind kind, DeviceBackend &backend) {
   Registry &r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  (kind == DeviceKind::gpu ? r.gpu : r.host) = &backend;
+  (kind == DeviceKind::gpu ? r.gpu : r.host).store(&backend, std::memory_order_release);
 }
 
 DeviceBackend *device_backend(DeviceKind kind) {
   registerAll();
   Registry &r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  return kind == DeviceKind::gpu ? r.gpu : r.host;
+  return (kind == DeviceKind::gpu ? r.gpu : r.host).load(std::memory_order_acquire);
 }
 
 DeviceBackend &backend_for(Device device, const std::string &what) {
