@@ -2,7 +2,7 @@
 # dlc.sh - the one entry point: set up a Debian 12 machine, build, and run dlc.
 #
 #   ./dlc.sh run     install what is missing, build, run the main job
-#   ./dlc.sh test    install what is missing, build, run every test (GoogleTest + lit via ctest)
+#   ./dlc.sh test    install what is missing, build, run every test (GoogleTest, lit and pytest via ctest)
 #
 # Environment: DLC_BUILD_DIR (default: build), DLC_CMAKE_ARGS (extra CMake arguments,
 # e.g. -DDLC_ENABLE_CUDA=OFF), DLC_JOBS (parallel build jobs, default: ninja's choice).
@@ -25,6 +25,7 @@ packages=(
   libgtest-dev libdnnl-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   dataset-fashion-mnist
+  python3-dev pybind11-dev python3-numpy python3-pytest
 )
 
 say() { printf '\033[1m[dlc]\033[0m %s\n' "$*"; }
@@ -58,6 +59,7 @@ build() {
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache \
+    -DPython3_EXECUTABLE=/usr/bin/python3 \
     ${DLC_CMAKE_ARGS:-}
   cmake --build "$build_dir" ${DLC_JOBS:+-j "$DLC_JOBS"}
   say "built in $((SECONDS - started)) s ($(ccache -s 2>/dev/null | grep -iE '^ *hits' | head -1 | xargs || true))"

@@ -231,7 +231,7 @@ DeviceAllocator &allocatorFor(Device device) {
 } // namespace
 
 Storage::~Storage() {
-  if (!base_)
+  if (!base_ && !owner_)
     allocatorFor(device_).release(data_, bytes_);
 }
 

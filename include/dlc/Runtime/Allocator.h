@@ -31,6 +31,10 @@ public:
   Storage(std::shared_ptr<Storage> base, size_t offset, size_t bytes)
       : data_(static_cast<char *>(base->data()) + offset), bytes_(bytes),
         device_(base->device()), base_(std::move(base)) {}
+  /// Memory dlc did not allocate (an array another library exported, e.g. by DLPack),
+  /// kept alive by `owner` while the storage lives and released by dropping it.
+  Storage(void *data, size_t bytes, Device device, std::shared_ptr<void> owner)
+      : data_(data), bytes_(bytes), device_(device), owner_(std::move(owner)) {}
   ~Storage();
   Storage(const Storage &) = delete;
   Storage &operator=(const Storage &) = delete;
@@ -47,6 +51,7 @@ private:
   size_t bytes_; // rounded size
   Device device_;
   std::shared_ptr<Storage> base_; // set for regions of another storage
+  std::shared_ptr<void> owner_;   // set for memory another library owns
 };
 
 /// Allocates `bytes` on `device` (reusing a cached block of the same size class when there

@@ -1,0 +1,9 @@
+"""Gluon: blocks, parameters, Trainer, losses, metrics and data (MXNet's ``mxnet.gluon``)."""
+from .block import Block, HybridBlock
+from .parameter import Parameter, ParameterDict
+from .trainer import Trainer
+from .._dlc.gluon import TrainStep
+from . import nn, loss, metric, utils, data
+
+__all__ = ["Block", "HybridBlock", "Parameter", "ParameterDict", "Trainer", "TrainStep", "nn",
+           "loss", "metric", "utils", "data"]

@@ -1,0 +1,86 @@
+//===- Bindings.h - what the parts of dlc's Python module share ----------------===//
+//
+// The extension module `dlc._dlc` binds the C++ framework; the package's Python files
+// (python/dlc) give it MXNet's module layout and the few behaviours that are easier to
+// write in Python (attribute registration of children, context managers). Conversions
+// between Python values and dlc's (dtypes, devices, shapes, arrays) are defined once,
+// here, so that every function reads its arguments the same way.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_PYTHON_BINDINGS_H
+#define DLC_PYTHON_BINDINGS_H
+
+#include "dlc/gluon.h"
+
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace dlc::python {
+
+/// `obj` as a dtype: None gives `fallback`; otherwise anything numpy.dtype() reads
+/// (np.float32, 'float32', numpy dtypes, Python's float/int/bool), or 'bfloat16'. Python's
+/// float means float32 (dlc has no float64), as MXNet's default dtype does.
+DType to_dtype(const py::handle &obj, DType fallback = DType::f32);
+/// How Python sees a dtype: a numpy dtype (the string 'bfloat16', which numpy lacks).
+py::object dtype_object(DType dtype);
+
+/// `obj` as a device (a dlc Device); None gives the current device scope's.
+Device to_device(const py::handle &obj);
+std::optional<Device> optional_device(const py::handle &obj);
+/// A device, a list or tuple of them, or None (the current device).
+std::vector<Device> to_devices(const py::handle &obj);
+
+/// An int or a sequence of ints.
+Shape to_shape(const py::handle &obj);
+py::tuple shape_tuple(const Shape &shape);
+/// An int or a sequence of ints as axes; None gives {} (every axis).
+std::vector<int64_t> to_axes(const py::handle &obj);
+
+/// `obj` as a tensor: a dlc ndarray as it is (moved to `device` and converted to `dtype`
+/// when given), or anything numpy.asarray reads, copied to `device` (default: the
+/// current device). Python sequences and scalars become float32 unless `dtype` says
+/// otherwise (MXNet's rule); numpy arrays keep their dtype when dlc has it (float64
+/// becomes float32, other integer widths int32 or int64).
+Tensor to_tensor(const py::handle &obj, std::optional<DType> dtype = {},
+                 std::optional<Device> device = {});
+/// `value` (a number) as a 0-d tensor like `like` (its dtype and device): the scalar
+/// operand of an arithmetic operator.
+Tensor scalar_like(double value, const Tensor &like);
+/// An operand of a binary op: a tensor as it is, a number as a scalar_like `other`.
+Tensor operand(const py::handle &obj, const Tensor &other);
+
+/// A copy of `tensor`'s values in a new numpy array (float32 for bfloat16). Releases the
+/// GIL while it waits for the values.
+py::array to_numpy(const Tensor &tensor);
+
+/// A Python callable as a tensor -> tensor function that C++ may call from any thread:
+/// the GIL is taken around the call and around the callable's last release.
+std::function<Tensor(const Tensor &)> tensor_function(py::object callable);
+
+/// Sets the Python exception for a dlc error (its class per kind); false for others.
+bool translate_dlc_error(std::exception_ptr p);
+/// Sets the Python exception for any C++ exception: what code outside pybind11's
+/// dispatcher (the ndarray's number slots) calls in its catch block.
+void set_python_error(std::exception_ptr p);
+
+void bind_errors(py::module_ &m);
+void bind_devices(py::module_ &m);
+void bind_ndarray(py::module_ &m);
+void bind_ops(py::module_ &m);
+void bind_autograd(py::module_ &m);
+void bind_gluon(py::module_ &m);
+void bind_training(py::module_ &m);
+void bind_data(py::module_ &m);
+
+} // namespace dlc::python
+
+#endif // DLC_PYTHON_BINDINGS_H

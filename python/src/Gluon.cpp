@@ -1,0 +1,419 @@
+//===- Gluon.cpp - gluon.nn: blocks (also subclassed in Python), layers, params -===//
+#include "Bindings.h"
+
+namespace dlc::python {
+
+namespace {
+
+using namespace gluon;
+
+// --- Blocks written in Python ------------------------------------------------------------
+
+/// The Python class name of a block whose forward Python overrides.
+template <typename Base> std::string python_kind(const Base *self, const char *fallback) {
+  py::gil_scoped_acquire gil;
+  py::function forward = py::get_override(self, "forward");
+  if (!forward)
+    return fallback;
+  return py::str(forward.attr("__self__").attr("__class__").attr("__name__"));
+}
+
+class PyBlock : public Block {
+public:
+  Tensor forward(const Tensor &x) override { PYBIND11_OVERRIDE_PURE(Tensor, Block, forward, x); }
+  std::string kind() const override { return python_kind<Block>(this, "Block"); }
+};
+
+class PyHybridBlock : public HybridBlock {
+public:
+  Tensor forward(const Tensor &x) override { PYBIND11_OVERRIDE_PURE(Tensor, HybridBlock, forward, x); }
+  std::string kind() const override { return python_kind<HybridBlock>(this, "HybridBlock"); }
+};
+
+// --- initializers ---------------------------------------------------------------------------
+
+init::InitializerPtr to_initializer(const py::object &obj) {
+  if (obj.is_none())
+    return nullptr;
+  if (py::isinstance<init::Initializer>(obj))
+    return obj.cast<std::shared_ptr<init::Initializer>>();
+  if (py::isinstance<py::str>(obj)) {
+    std::string name = obj.cast<std::string>();
+    if (name == "zeros" || name == "zero")
+      return std::make_shared<init::Zero>();
+    if (name == "ones" || name == "one")
+      return std::make_shared<init::One>();
+    if (name == "uniform")
+      return std::make_shared<init::Uniform>();
+    if (name == "normal")
+      return std::make_shared<init::Normal>();
+    if (name == "xavier")
+      return std::make_shared<init::Xavier>();
+    throw ValueError("initializer: unknown name '" + name +
+                     "' (known: zeros, ones, uniform, normal, xavier)");
+  }
+  throw py::type_error("initializer: expected a dlc.init initializer or its name, got " +
+                       py::repr(obj).cast<std::string>());
+}
+
+GradReq grad_req_of(const std::string &name) {
+  if (name == "write")
+    return GradReq::write;
+  if (name == "add")
+    return GradReq::add;
+  if (name == "null")
+    return GradReq::null;
+  throw ValueError("grad_req: expected 'write', 'add' or 'null', got '" + name + "'");
+}
+
+const char *grad_req_name(GradReq req) {
+  return req == GradReq::write ? "write" : req == GradReq::add ? "add" : "null";
+}
+
+void bind_initializers(py::module_ &m) {
+  py::class_<init::Initializer, std::shared_ptr<init::Initializer>>(m, "Initializer")
+      .def("__repr__", &init::Initializer::str);
+  py::class_<init::Uniform, init::Initializer, std::shared_ptr<init::Uniform>>(m, "Uniform")
+      .def(py::init<double>(), py::arg("scale") = 0.07);
+  py::class_<init::Normal, init::Initializer, std::shared_ptr<init::Normal>>(m, "Normal")
+      .def(py::init<double>(), py::arg("sigma") = 0.01);
+  py::class_<init::Constant, init::Initializer, std::shared_ptr<init::Constant>>(m, "Constant")
+      .def(py::init<double>(), py::arg("value"));
+  py::class_<init::Zero, init::Constant, std::shared_ptr<init::Zero>>(m, "Zero").def(py::init<>());
+  py::class_<init::One, init::Constant, std::shared_ptr<init::One>>(m, "One").def(py::init<>());
+  py::class_<init::Xavier, init::Initializer, std::shared_ptr<init::Xavier>>(m, "Xavier")
+      .def(py::init([](const std::string &rnd_type, const std::string &factor_type, double magnitude) {
+             init::Xavier::Distribution d;
+             if (rnd_type == "uniform")
+               d = init::Xavier::Distribution::uniform;
+             else if (rnd_type == "gaussian")
+               d = init::Xavier::Distribution::gaussian;
+             else
+               throw ValueError("Xavier: rnd_type must be 'uniform' or 'gaussian', got '" + rnd_type + "'");
+             init::Xavier::Factor f;
+             if (factor_type == "avg")
+               f = init::Xavier::Factor::avg;
+             else if (factor_type == "in")
+               f = init::Xavier::Factor::in;
+             else if (factor_type == "out")
+               f = init::Xavier::Factor::out;
+             else
+               throw ValueError("Xavier: factor_type must be 'avg', 'in' or 'out', got '" + factor_type + "'");
+             return init::Xavier(d, f, magnitude);
+           }),
+           py::arg("rnd_type") = "uniform", py::arg("factor_type") = "avg", py::arg("magnitude") = 3.0);
+}
+
+// --- parameters -------------------------------------------------------------------------
+
+void bind_parameter(py::module_ &m) {
+  py::class_<Parameter, std::shared_ptr<Parameter>>(m, "Parameter",
+      "A trainable array with one copy (and gradient) per device (gluon.Parameter).")
+      .def(py::init([](const std::string &name, const std::string &grad_req, const py::object &shape,
+                       const py::object &dtype, const py::object &init) {
+             return std::make_shared<Parameter>(name, shape.is_none() ? Shape{} : to_shape(shape),
+                                                to_dtype(dtype), to_initializer(init), grad_req_of(grad_req));
+           }),
+           py::arg("name") = "weight", py::arg("grad_req") = "write", py::arg("shape") = py::none(),
+           py::arg("dtype") = py::none(), py::arg("init") = py::none())
+      .def_property_readonly("name", &Parameter::name)
+      .def_property_readonly("shape", [](const Parameter &p) { return shape_tuple(p.shape()); })
+      .def_property_readonly("dtype", [](const Parameter &p) { return dtype_object(p.dtype()); })
+      .def_property("grad_req", [](const Parameter &p) { return grad_req_name(p.grad_req()); },
+                    [](Parameter &p, const std::string &req) { p.set_grad_req(grad_req_of(req)); })
+      .def("initialize",
+           [](Parameter &p, const py::object &init, const py::object &device, const py::object &default_init,
+              bool force_reinit) {
+             init::InitializerPtr chosen = to_initializer(init);
+             if (!chosen)
+               chosen = to_initializer(default_init);
+             p.initialize(chosen, to_devices(device), force_reinit);
+           },
+           py::arg("init") = py::none(), py::arg("device") = py::none(),
+           py::arg("default_init") = py::none(), py::arg("force_reinit") = false)
+      .def("data", [](const Parameter &p, const py::object &device) {
+             return device.is_none() ? p.data() : p.data(to_device(device));
+           }, py::arg("device") = py::none())
+      .def("list_data", &Parameter::list_data)
+      .def("grad", [](const Parameter &p, const py::object &device) {
+             return device.is_none() ? p.grad(p.list_devices().at(0)) : p.grad(to_device(device));
+           }, py::arg("device") = py::none())
+      .def("list_grad", &Parameter::list_grad)
+      .def("list_device", &Parameter::list_devices)
+      .def("list_ctx", &Parameter::list_devices)
+      .def("set_data", [](Parameter &p, const py::object &data) {
+             p.set_data(to_tensor(data, p.dtype()));
+           }, py::arg("data"))
+      .def("reset_device", [](Parameter &p, const py::object &device) { p.reset_device(to_devices(device)); },
+           py::arg("device"))
+      .def("reset_ctx", [](Parameter &p, const py::object &device) { p.reset_device(to_devices(device)); },
+           py::arg("ctx"))
+      .def("zero_grad", &Parameter::zero_grad)
+      .def("cast", [](Parameter &p, const py::object &dtype) { p.cast(to_dtype(dtype)); }, py::arg("dtype"))
+      .def_property_readonly("initialized", &Parameter::initialized)
+      .def("__repr__", [](const Parameter &p) {
+        return "Parameter " + p.name() + " (shape=" + py::repr(shape_tuple(p.shape())).cast<std::string>() +
+               ", dtype=" + dtype_name(p.dtype()) + ")";
+      });
+}
+
+// --- blocks -----------------------------------------------------------------------------
+
+py::object call_block(const py::object &self, const py::args &args) {
+  Block &block = self.cast<Block &>();
+  auto *hybrid = dynamic_cast<HybridBlock *>(&block);
+  if (hybrid && hybrid->hybridized()) {
+    if (args.size() != 1 || !py::isinstance<Tensor>(args[0]))
+      throw UnsupportedError(block.kind() + ": a hybridized block takes one ndarray input (got " +
+                             std::to_string(args.size()) + " arguments); call hybridize(False) to "
+                             "run it eagerly with others");
+    Tensor x = args[0].cast<Tensor>();
+    Tensor y;
+    {
+      py::gil_scoped_release release;
+      y = block(x);
+    }
+    return py::cast(y);
+  }
+  // Eagerly, forward runs as written, whatever it takes and returns.
+  return self.attr("forward")(*args);
+}
+
+void load_parameters(Block &b, const std::string &filename, const py::object &device,
+                     bool allow_missing, bool ignore_extra, bool cast_dtype,
+                     const py::object &ctx) {
+  LoadOptions options;
+  options.allow_missing = allow_missing;
+  options.ignore_extra = ignore_extra;
+  options.cast_dtype = cast_dtype;
+  std::vector<Device> devices = to_devices(device.is_none() ? ctx : device);
+  py::gil_scoped_release release;
+  b.load_parameters(filename, devices, options);
+}
+
+void bind_blocks(py::module_ &m) {
+  py::class_<Block, PyBlock, std::shared_ptr<Block>>(m, "Block",
+      "A layer or a network (gluon.nn.Block); subclass it and write forward().")
+      .def(py::init<>())
+      .def("__call__", &call_block)
+      .def("forward", &Block::forward, py::arg("x"))
+      .def("register_child", [](Block &b, std::shared_ptr<Block> child, const py::object &name) {
+             std::string n = name.is_none() ? std::to_string(b.children().size()) : name.cast<std::string>();
+             b.register_child(n, std::move(child));
+           }, py::arg("block"), py::arg("name") = py::none())
+      .def("_register_parameter", [](Block &b, const std::string &name, ParameterPtr p) {
+             b.register_parameter(name, std::move(p));
+           })
+      .def("_collect_params", [](const Block &b, const py::object &select) {
+             ParameterDict params = b.collect_params(select.is_none() ? "" : select.cast<std::string>());
+             std::vector<std::pair<std::string, ParameterPtr>> items;
+             for (const std::string &name : params.keys())
+               items.emplace_back(name, params[name]);
+             return items;
+           }, py::arg("select") = py::none())
+      .def("initialize", [](Block &b, const py::object &init, const py::object &device, bool verbose,
+                            bool force_reinit, const py::object &ctx) {
+             b.initialize(to_initializer(init), to_devices(device.is_none() ? ctx : device), force_reinit);
+           }, py::arg("init") = py::none(), py::arg("device") = py::none(), py::arg("verbose") = false,
+           py::arg("force_reinit") = false, py::arg("ctx") = py::none())
+      .def("reset_device", [](Block &b, const py::object &device) { b.reset_device(to_devices(device)); },
+           py::arg("device"))
+      .def("reset_ctx", [](Block &b, const py::object &device) { b.reset_device(to_devices(device)); },
+           py::arg("ctx"))
+      .def("cast", [](Block &b, const py::object &dtype) { b.cast(to_dtype(dtype)); }, py::arg("dtype"))
+      .def("zero_grad", [](const Block &b) { b.collect_params().zero_grad(); })
+      .def("save_parameters", [](const Block &b, const std::string &filename, bool) {
+             py::gil_scoped_release release;
+             b.save_parameters(filename);
+           }, py::arg("filename"), py::arg("deduplicate") = false)
+      .def("load_parameters", &load_parameters, py::arg("filename"), py::arg("device") = py::none(),
+           py::arg("allow_missing") = false, py::arg("ignore_extra") = false, py::arg("cast_dtype") = false,
+           py::arg("ctx") = py::none())
+      .def("__repr__", [](const Block &b) { return b.str(); });
+
+  py::class_<HybridBlock, Block, PyHybridBlock, std::shared_ptr<HybridBlock>>(m, "HybridBlock",
+      "A block that hybridize() compiles: forward() is traced into the dlc dialect once per "
+      "input signature (gluon.nn.HybridBlock).")
+      .def(py::init<>())
+      .def("hybridize", [](HybridBlock &b, bool active, const py::kwargs &) { b.hybridize(active); },
+           py::arg("active") = true)
+      .def_property_readonly("hybridized", &HybridBlock::hybridized)
+      .def("export", [](const HybridBlock &b, const std::string &path, int64_t) {
+             b.export_model(path);
+             return py::make_tuple(path + ".mlir", path + ".safetensors");
+           }, py::arg("path"), py::arg("epoch") = 0,
+           "Writes path.mlir (the traced module) and path.safetensors (the parameters).")
+      .def("save_compiled", [](const HybridBlock &b, const std::string &path) {
+             py::gil_scoped_release release;
+             b.save_compiled(path);
+           }, py::arg("path"), "Writes the compiled predicting program and its weights as one model file.")
+      .def("compile_stats", [](const HybridBlock &b) {
+             CompileStats s = b.compile_stats();
+             py::dict d;
+             d["calls"] = s.calls;
+             d["compiles"] = s.compiles;
+             d["cache_hits"] = s.cache_hits;
+             d["last_compile_seconds"] = s.last_compile_seconds;
+             d["forward_steps"] = s.forward_steps;
+             d["backward_steps"] = s.backward_steps;
+             return d;
+           })
+      .def("traced_ir", [](const HybridBlock &b) { return b.compiled() ? b.compiled()->traced_ir() : std::string(); })
+      .def("compiled_ir", [](const HybridBlock &b) { return b.compiled() ? b.compiled()->compiled_ir() : std::string(); });
+
+  py::class_<Sequential, Block, std::shared_ptr<Sequential>>(m, "Sequential")
+      .def(py::init<>())
+      .def("_add", [](Sequential &s, std::shared_ptr<Block> b) { s.add(std::move(b)); })
+      .def("forward", &Sequential::forward)
+      .def("__len__", [](const Sequential &s) { return s.children().size(); });
+  py::class_<HybridSequential, HybridBlock, std::shared_ptr<HybridSequential>>(m, "HybridSequential")
+      .def(py::init<>())
+      .def("_add", [](HybridSequential &s, std::shared_ptr<Block> b) { s.add(std::move(b)); })
+      .def("forward", &HybridSequential::forward)
+      .def("__len__", [](const HybridSequential &s) { return s.children().size(); });
+}
+
+// --- layers -------------------------------------------------------------------------------
+
+std::string activation_name(const py::object &activation) {
+  return activation.is_none() ? std::string() : activation.cast<std::string>();
+}
+
+std::array<int64_t, 2> pair_of(const py::object &obj, const char *what) {
+  Shape s = to_shape(obj);
+  if (s.size() == 1)
+    return {s[0], s[0]};
+  if (s.size() == 2)
+    return {s[0], s[1]};
+  throw ValueError(std::string(what) + ": expected one or two values, got " + std::to_string(s.size()));
+}
+
+void require_nchw(const std::string &layout, const char *layer) {
+  if (layout != "NCHW")
+    throw UnsupportedError(std::string(layer) + ": layout '" + layout +
+                           "' is not supported; dlc's layers take NCHW (the compiler picks "
+                           "blocked layouts itself)");
+}
+
+int64_t square_pool(const py::object &obj, const char *what) {
+  std::array<int64_t, 2> p = pair_of(obj, what);
+  if (p[0] != p[1])
+    throw UnsupportedError(std::string(what) + ": dlc's pooling layers take square windows and "
+                           "strides, got (" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ")");
+  return p[0];
+}
+
+void bind_layers(py::module_ &m) {
+  py::class_<nn::Conv2D, HybridBlock, std::shared_ptr<nn::Conv2D>>(m, "Conv2D")
+      .def(py::init([](int64_t channels, const py::object &kernel_size, const py::object &strides,
+                       const py::object &padding, const py::object &dilation, int64_t groups,
+                       const std::string &layout, const py::object &activation, bool use_bias,
+                       const py::object &weight_initializer, const py::object &bias_initializer,
+                       int64_t in_channels) {
+             require_nchw(layout, "Conv2D");
+             nn::Conv2DOptions o;
+             o.strides = pair_of(strides, "Conv2D strides");
+             o.padding = pair_of(padding, "Conv2D padding");
+             o.dilation = pair_of(dilation, "Conv2D dilation");
+             o.groups = groups;
+             o.use_bias = use_bias;
+             o.in_channels = in_channels;
+             o.weight_initializer = to_initializer(weight_initializer);
+             o.bias_initializer = to_initializer(bias_initializer);
+             return std::make_shared<nn::Conv2D>(channels, pair_of(kernel_size, "Conv2D kernel_size"),
+                                                 activation_name(activation), o);
+           }),
+           py::arg("channels"), py::arg("kernel_size"), py::arg("strides") = 1, py::arg("padding") = 0,
+           py::arg("dilation") = 1, py::arg("groups") = 1, py::arg("layout") = "NCHW",
+           py::arg("activation") = py::none(), py::arg("use_bias") = true,
+           py::arg("weight_initializer") = py::none(), py::arg("bias_initializer") = "zeros",
+           py::arg("in_channels") = 0)
+      .def_readonly("weight", &nn::Conv2D::weight)
+      .def_readonly("bias", &nn::Conv2D::bias);
+  auto pool = [](const py::object &pool_size, const py::object &strides, const py::object &padding,
+                 const std::string &layout, bool ceil_mode, bool count_include_pad, const char *name) {
+    require_nchw(layout, name);
+    nn::PoolOptions o;
+    o.padding = pair_of(padding, name);
+    o.ceil_mode = ceil_mode;
+    o.count_include_pad = count_include_pad;
+    int64_t size = square_pool(pool_size, name);
+    int64_t stride = strides.is_none() ? 0 : square_pool(strides, name);
+    return std::make_tuple(size, stride, o);
+  };
+  py::class_<nn::MaxPool2D, HybridBlock, std::shared_ptr<nn::MaxPool2D>>(m, "MaxPool2D")
+      .def(py::init([pool](const py::object &pool_size, const py::object &strides, const py::object &padding,
+                           const std::string &layout, bool ceil_mode) {
+             auto [size, stride, o] = pool(pool_size, strides, padding, layout, ceil_mode, true, "MaxPool2D");
+             return std::make_shared<nn::MaxPool2D>(size, stride, o);
+           }),
+           py::arg("pool_size") = 2, py::arg("strides") = py::none(), py::arg("padding") = 0,
+           py::arg("layout") = "NCHW", py::arg("ceil_mode") = false);
+  py::class_<nn::AvgPool2D, HybridBlock, std::shared_ptr<nn::AvgPool2D>>(m, "AvgPool2D")
+      .def(py::init([pool](const py::object &pool_size, const py::object &strides, const py::object &padding,
+                           const std::string &layout, bool ceil_mode, bool count_include_pad) {
+             auto [size, stride, o] = pool(pool_size, strides, padding, layout, ceil_mode, count_include_pad,
+                                           "AvgPool2D");
+             return std::make_shared<nn::AvgPool2D>(size, stride, o);
+           }),
+           py::arg("pool_size") = 2, py::arg("strides") = py::none(), py::arg("padding") = 0,
+           py::arg("layout") = "NCHW", py::arg("ceil_mode") = false, py::arg("count_include_pad") = true);
+  py::class_<nn::BatchNorm, HybridBlock, std::shared_ptr<nn::BatchNorm>>(m, "BatchNorm")
+      .def(py::init([](int64_t axis, double momentum, double epsilon, bool center, bool scale,
+                       int64_t in_channels) {
+             nn::BatchNormOptions o;
+             o.axis = axis;
+             o.momentum = momentum;
+             o.epsilon = epsilon;
+             o.center = center;
+             o.scale = scale;
+             o.in_channels = in_channels;
+             return std::make_shared<nn::BatchNorm>(o);
+           }),
+           py::arg("axis") = 1, py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5,
+           py::arg("center") = true, py::arg("scale") = true, py::arg("in_channels") = 0)
+      .def_readonly("gamma", &nn::BatchNorm::gamma)
+      .def_readonly("beta", &nn::BatchNorm::beta)
+      .def_readonly("running_mean", &nn::BatchNorm::running_mean)
+      .def_readonly("running_var", &nn::BatchNorm::running_var);
+  py::class_<nn::Dense, HybridBlock, std::shared_ptr<nn::Dense>>(m, "Dense")
+      .def(py::init([](int64_t units, const py::object &activation, bool use_bias, bool flatten,
+                       const py::object &dtype, const py::object &weight_initializer,
+                       const py::object &bias_initializer, int64_t in_units) {
+             if (to_dtype(dtype) != DType::f32)
+               throw UnsupportedError("Dense: parameters are made float32; call cast() to change them");
+             nn::DenseOptions o;
+             o.use_bias = use_bias;
+             o.flatten = flatten;
+             o.in_units = in_units;
+             o.weight_initializer = to_initializer(weight_initializer);
+             o.bias_initializer = to_initializer(bias_initializer);
+             return std::make_shared<nn::Dense>(units, activation_name(activation), o);
+           }),
+           py::arg("units"), py::arg("activation") = py::none(), py::arg("use_bias") = true,
+           py::arg("flatten") = true, py::arg("dtype") = "float32", py::arg("weight_initializer") = py::none(),
+           py::arg("bias_initializer") = "zeros", py::arg("in_units") = 0)
+      .def_readonly("weight", &nn::Dense::weight)
+      .def_readonly("bias", &nn::Dense::bias);
+  py::class_<nn::Dropout, HybridBlock, std::shared_ptr<nn::Dropout>>(m, "Dropout")
+      .def(py::init<double>(), py::arg("rate"));
+  py::class_<nn::Flatten, HybridBlock, std::shared_ptr<nn::Flatten>>(m, "Flatten").def(py::init<>());
+  py::class_<nn::Activation, HybridBlock, std::shared_ptr<nn::Activation>>(m, "Activation")
+      .def(py::init<std::string>(), py::arg("activation"));
+}
+
+} // namespace
+
+init::InitializerPtr initializer_of(const py::object &obj) { return to_initializer(obj); }
+
+void bind_gluon(py::module_ &m) {
+  py::module_ init_module = m.def_submodule("init", "initializers (MXNet's mx.init).");
+  bind_initializers(init_module);
+  py::module_ gluon_module = m.def_submodule("gluon", "blocks, layers and parameters.");
+  bind_parameter(gluon_module);
+  bind_blocks(gluon_module);
+  py::module_ nn_module = gluon_module.def_submodule("nn", "layers (gluon.nn).");
+  bind_layers(nn_module);
+}
+
+} // namespace dlc::python
