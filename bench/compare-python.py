@@ -10,7 +10,9 @@
 
 Rounds alternate the programs; the table shows each measurement's median over rounds.
 
-    bench/.venv/bin/python bench/compare-python.py [--rounds 3] [--batch 32]
+    bench/.venv/bin/python bench/compare-python.py [--rounds 3] [--batch 32] [--ops-only]
+
+(--ops-only: the per-op cost alone, which is quick enough for many rounds.)
 """
 import argparse
 import json
@@ -37,6 +39,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--ops-only", action="store_true")
     args = parser.parse_args()
     env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
     results = {}
@@ -47,14 +50,17 @@ def main():
 
     for round_ in range(args.rounds):
         print(f"round {round_ + 1}/{args.rounds}", file=sys.stderr, flush=True)
+        only = ["--ops-only"] if args.ops_only else []
         add(run(["/usr/bin/python3", ROOT / "bench/peers/dlc_python.py", str(args.batch),
-                 str(args.repeats)], env), "dlc python")
-        add(run([BUILD / "bin/dlc-bench-trainstep", str(args.batch), str(args.repeats)]),
-            "dlc c++")
+                 str(args.repeats), *only], env), "dlc python")
+        if not args.ops_only:
+            add(run([BUILD / "bin/dlc-bench-trainstep", str(args.batch), str(args.repeats)]),
+                "dlc c++")
         for peer in ["torch", "mxnet"]:
             add(run([VENV_PYTHON, ROOT / "bench/peers/small_ops.py", peer]), peer)
-            add(run([VENV_PYTHON, ROOT / "bench/peers/leafnet.py", "--train-step",
-                     "--no-compiled", peer, str(args.batch)]), peer)
+            if not args.ops_only:
+                add(run([VENV_PYTHON, ROOT / "bench/peers/leafnet.py", "--train-step",
+                         "--no-compiled", peer, str(args.batch)]), peer)
 
     median = {key: statistics.median(values) for key, values in results.items()}
     print("| measurement | seconds (median of %d rounds) |" % args.rounds)
@@ -67,6 +73,11 @@ def main():
           f"{median[('torch', 'small_op_x100')] * 1e4:.2f} us, MXNet "
           f"{median[('mxnet', 'small_op_x100')] * 1e4:.2f} us (dlc / PyTorch "
           f"{ours / median[('torch', 'small_op_x100')]:.2f})")
+    ratios = [d / t for d, t in zip(results[("dlc python", "small_op_x100")],
+                                    results[("torch", "small_op_x100")])]
+    print(f"dlc / PyTorch per round: {' '.join(f'{r:.2f}' for r in ratios)}")
+    if args.ops_only:
+        return
     for mode in ["seed_loop_eager", "seed_loop_hybrid", "train_step"]:
         py, cc = median[("dlc python", mode)], median[("dlc c++", mode)]
         print(f"{mode}, batch {args.batch}: Python {args.batch / py:.1f} samples/s, C++ "

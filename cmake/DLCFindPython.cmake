@@ -37,3 +37,18 @@ if(NOT DLC_ENABLE_PYTHON STREQUAL "OFF")
 else()
   set(DLC_PYTHON_SUMMARY "off (DLC_ENABLE_PYTHON=OFF)")
 endif()
+
+# A wheel build (pip install ./python, scikit-build-core) compiles the libraries as
+# ./dlc.sh does, through ccache keyed on paths relative to the source root: its build
+# folder (build-python/, beside build/) is at the same depth, so a machine that built dlc
+# already compiles next to nothing again.
+if(SKBUILD AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  find_program(DLC_CCACHE ccache)
+  if(DLC_CCACHE)
+    set(_dlc_launcher ${CMAKE_COMMAND} -E env CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}
+                      CCACHE_NOHASHDIR=1 ${DLC_CCACHE})
+    set(CMAKE_C_COMPILER_LAUNCHER ${_dlc_launcher})
+    set(CMAKE_CXX_COMPILER_LAUNCHER ${_dlc_launcher})
+    set(CMAKE_CUDA_COMPILER_LAUNCHER ${_dlc_launcher})
+  endif()
+endif()

@@ -3,7 +3,7 @@
 cpu(0)+cpu(1), as build/bin/dlc-bench-trainstep runs them from C++ (same network, batch,
 optimizer and devices), one JSON line each.
 
-    PYTHONPATH=build/python python3 bench/peers/dlc_python.py [batch] [repeats]
+    PYTHONPATH=build/python python3 bench/peers/dlc_python.py [batch] [repeats] [--ops-only]
 """
 import importlib.util
 import os
@@ -31,8 +31,9 @@ def median_time(work, warmup, repeats):
 
 
 def main():
-    batch = int(sys.argv[1]) if len(sys.argv) > 1 else 32
-    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    numbers = [a for a in sys.argv[1:] if not a.startswith("--")]
+    batch = int(numbers[0]) if numbers else 32
+    repeats = int(numbers[1]) if len(numbers) > 1 else 5
     devices = [npx.cpu(0), npx.cpu(1)]
 
     small = np.random.uniform(-1, 1, size=(4,))
@@ -43,6 +44,8 @@ def main():
         for _ in range(100):
             acc = acc + increment
     report("small_op_x100", batch, median_time(small_ops, 10, 50))
+    if "--ops-only" in sys.argv:
+        return
 
     np.random.seed(0)
     images = np.random.uniform(-1, 1, size=(batch, 3, 128, 128))

@@ -30,6 +30,23 @@ public:
   std::string kind() const override { return python_kind<HybridBlock>(this, "HybridBlock"); }
 };
 
+/// Sequential containers subclassed in Python may override forward too (the hybridized
+/// call reaches it through C++).
+class PySequential : public Sequential {
+public:
+  Tensor forward(const Tensor &x) override { PYBIND11_OVERRIDE(Tensor, Sequential, forward, x); }
+};
+
+class PyHybridSequential : public HybridSequential {
+public:
+  Tensor forward(const Tensor &x) override {
+    PYBIND11_OVERRIDE(Tensor, HybridSequential, forward, x);
+  }
+  std::string kind() const override {
+    return python_kind<HybridSequential>(this, "HybridSequential");
+  }
+};
+
 // --- initializers ---------------------------------------------------------------------------
 
 init::InitializerPtr to_initializer(const py::object &obj) {
@@ -261,12 +278,13 @@ void bind_blocks(py::module_ &m) {
       .def("traced_ir", [](const HybridBlock &b) { return b.compiled() ? b.compiled()->traced_ir() : std::string(); })
       .def("compiled_ir", [](const HybridBlock &b) { return b.compiled() ? b.compiled()->compiled_ir() : std::string(); });
 
-  py::class_<Sequential, Block, std::shared_ptr<Sequential>>(m, "Sequential")
+  py::class_<Sequential, Block, PySequential, std::shared_ptr<Sequential>>(m, "Sequential")
       .def(py::init<>())
       .def("_add", [](Sequential &s, std::shared_ptr<Block> b) { s.add(std::move(b)); })
       .def("forward", &Sequential::forward)
       .def("__len__", [](const Sequential &s) { return s.children().size(); });
-  py::class_<HybridSequential, HybridBlock, std::shared_ptr<HybridSequential>>(m, "HybridSequential")
+  py::class_<HybridSequential, HybridBlock, PyHybridSequential, std::shared_ptr<HybridSequential>>(
+      m, "HybridSequential")
       .def(py::init<>())
       .def("_add", [](HybridSequential &s, std::shared_ptr<Block> b) { s.add(std::move(b)); })
       .def("forward", &HybridSequential::forward)

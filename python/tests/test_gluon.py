@@ -254,3 +254,20 @@ def test_split_and_load_as_mxnet():
     assert len(one) == 1 and one[0].device == npx.cpu(1)
     cols = gluon.utils.split_and_load(np.ones((2, 6)), devices, batch_axis=1)
     assert [c.shape for c in cols] == [(2, 3), (2, 3)]
+
+
+def test_sequential_subclasses_may_override_forward_hybridized_too():
+    class Doubling(nn.HybridSequential):
+        def forward(self, x):
+            for child in self[0], self[1]:
+                x = child(x)
+            return x * 2
+
+    net = Doubling()
+    net.add(nn.Dense(3, in_units=2), nn.Activation("relu"))
+    net.initialize(dlc.init.One())
+    x = np.ones((1, 2))
+    assert net(x).asnumpy().tolist() == [[4.0, 4.0, 4.0]]
+    net.hybridize()
+    assert net(x).asnumpy().tolist() == [[4.0, 4.0, 4.0]]
+    assert "Doubling(" in repr(net)
