@@ -17,6 +17,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,10 @@ std::vector<Device> to_devices(const py::handle &obj);
 /// An int or a sequence of ints.
 Shape to_shape(const py::handle &obj);
 py::tuple shape_tuple(const Shape &shape);
+/// One value for both axes of a 2-D op, or two (a kernel size, strides, padding).
+std::array<int64_t, 2> pair_of(const py::object &obj, const char *what);
+/// 'write', 'add' or 'null'.
+GradReq grad_req_of(const std::string &name);
 /// An int or a sequence of ints as axes; None gives {} (every axis).
 std::vector<int64_t> to_axes(const py::handle &obj);
 

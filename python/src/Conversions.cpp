@@ -119,6 +119,26 @@ py::tuple shape_tuple(const Shape &shape) {
   return t;
 }
 
+std::array<int64_t, 2> pair_of(const py::object &obj, const char *what) {
+  Shape s = to_shape(obj);
+  if (s.size() == 1)
+    return {s[0], s[0]};
+  if (s.size() == 2)
+    return {s[0], s[1]};
+  throw ValueError(std::string(what) + ": expected one value or two (for a 2-D op), got " +
+                   std::to_string(s.size()));
+}
+
+GradReq grad_req_of(const std::string &name) {
+  if (name == "write")
+    return GradReq::write;
+  if (name == "add")
+    return GradReq::add;
+  if (name == "null")
+    return GradReq::null;
+  throw ValueError("grad_req: expected 'write', 'add' or 'null', got '" + name + "'");
+}
+
 std::vector<int64_t> to_axes(const py::handle &obj) {
   if (obj.is_none())
     return {};

@@ -73,16 +73,6 @@ init::InitializerPtr to_initializer(const py::object &obj) {
                        py::repr(obj).cast<std::string>());
 }
 
-GradReq grad_req_of(const std::string &name) {
-  if (name == "write")
-    return GradReq::write;
-  if (name == "add")
-    return GradReq::add;
-  if (name == "null")
-    return GradReq::null;
-  throw ValueError("grad_req: expected 'write', 'add' or 'null', got '" + name + "'");
-}
-
 const char *grad_req_name(GradReq req) {
   return req == GradReq::write ? "write" : req == GradReq::add ? "add" : "null";
 }
@@ -295,15 +285,6 @@ void bind_blocks(py::module_ &m) {
 
 std::string activation_name(const py::object &activation) {
   return activation.is_none() ? std::string() : activation.cast<std::string>();
-}
-
-std::array<int64_t, 2> pair_of(const py::object &obj, const char *what) {
-  Shape s = to_shape(obj);
-  if (s.size() == 1)
-    return {s[0], s[0]};
-  if (s.size() == 2)
-    return {s[0], s[1]};
-  throw ValueError(std::string(what) + ": expected one or two values, got " + std::to_string(s.size()));
 }
 
 void require_nchw(const std::string &layout, const char *layer) {

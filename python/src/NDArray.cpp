@@ -307,16 +307,6 @@ std::string repr(const Tensor &x) {
 
 // --- autograd on arrays -----------------------------------------------------------------
 
-GradReq grad_req_of(const std::string &name) {
-  if (name == "write")
-    return GradReq::write;
-  if (name == "add")
-    return GradReq::add;
-  if (name == "null")
-    return GradReq::null;
-  throw ValueError("grad_req: expected 'write', 'add' or 'null', got '" + name + "'");
-}
-
 using BinaryOp = Tensor (*)(const Tensor &, const Tensor &);
 
 bool is_number(const py::handle &y) {

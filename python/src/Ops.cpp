@@ -11,16 +11,6 @@ std::optional<DType> optional_dtype(const py::object &dtype) {
   return dtype.is_none() ? std::nullopt : std::optional(to_dtype(dtype));
 }
 
-std::array<int64_t, 2> pair_of(const py::object &obj, const char *what) {
-  Shape s = to_shape(obj);
-  if (s.size() == 1)
-    return {s[0], s[0]};
-  if (s.size() == 2)
-    return {s[0], s[1]};
-  throw ValueError(std::string(what) + ": expected one or two values for a 2-D op, got " +
-                   std::to_string(s.size()));
-}
-
 /// A binary function of numpy: arrays and numbers in any position.
 template <Tensor (*Op)(const Tensor &, const Tensor &)> void def_binary(py::module_ &m, const char *name) {
   m.def(name, [](const py::object &a, const py::object &b) {
