@@ -73,7 +73,7 @@ Inferred broadcast(const Shape &a, const Shape &b) {
                             std::to_string(db) + ")");
     out[i] = da == 1 ? db : da;
   }
-  return {out, {}};
+  return {std::move(out), {}};
 }
 
 bool broadcastsTo(const Shape &from, const Shape &to) {
@@ -123,7 +123,7 @@ Inferred dense(const Shape &input, const Shape &weight, const Shape *bias) {
                           str(*bias));
   Shape out(input.begin(), input.end() - 1);
   out.push_back(weight[0]);
-  return {out, {}};
+  return {std::move(out), {}};
 }
 
 Inferred conv2d(const Shape &input, const Shape &weight, const Shape *bias,
@@ -162,7 +162,7 @@ Inferred conv2d(const Shape &input, const Shape &weight, const Shape *bias,
                             pair(p.padding));
     out[2 + i] = (extent - window) / p.stride[i] + 1;
   }
-  return {out, {}};
+  return {std::move(out), {}};
 }
 
 Inferred pool2d(const Shape &input, const Pool2DParams &p) {
@@ -186,7 +186,7 @@ Inferred pool2d(const Shape &input, const Pool2DParams &p) {
     out[2 + i] = (p.ceilMode ? (span + p.stride[i] - 1) / p.stride[i]
                              : span / p.stride[i]) + 1;
   }
-  return {out, {}};
+  return {std::move(out), {}};
 }
 
 Inferred batchNormStats(const Shape &input, int64_t axis, const Shape &param,
@@ -224,7 +224,7 @@ Inferred transpose(const Shape &input, const std::vector<int64_t> &perm) {
     seen[perm[i]] = true;
     out[i] = input[perm[i]];
   }
-  return {out, {}};
+  return {std::move(out), {}};
 }
 
 Inferred reduce(const Shape &input, const std::vector<int64_t> &axes, bool keepdims) {
@@ -248,7 +248,7 @@ Inferred reduce(const Shape &input, const std::vector<int64_t> &axes, bool keepd
     else if (keepdims)
       out.push_back(1);
   }
-  return {out, {}};
+  return {std::move(out), {}};
 }
 
 Inferred concat(const std::vector<Shape> &inputs, int64_t axis) {
@@ -271,7 +271,7 @@ Inferred concat(const std::vector<Shape> &inputs, int64_t axis) {
                             " outside axis " + std::to_string(axis));
     out[a] += s[a];
   }
-  return {out, {}};
+  return {std::move(out), {}};
 }
 
 Inferred softmaxCrossEntropy(const Shape &logits, const Shape &labels) {

@@ -213,7 +213,7 @@ std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, cons
     rethrowWithContext<Error>(op, inputs, attrs, e.what());
   }
 
-  const KernelEntry *kernels = find_kernel(op.dialect_op, where);
+  const KernelEntry *kernels = op.kernels.find(op.dialect_op, where);
   if (!kernels)
     throw UnsupportedError(op.name + ": no kernel for " + where.str() + " (inputs: " +
                            describe(inputs) + ")");
@@ -232,18 +232,21 @@ std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, cons
 
   // What the kernel reads: the inputs, converted where its layouts differ (autograd
   // records the inputs themselves: a conversion changes no value). Most calls have
-  // plain tensors and no rule: nothing to plan.
-  std::vector<Tensor> operands = inputs;
-  bool planned = op.layout != nullptr;
+  // plain tensors and no rule, or the element-wise rule, which blocks only what arrives
+  // blocked: nothing to plan.
+  bool planned = op.layout != nullptr && op.layout != elementwise_layouts;
   for (size_t i = 0; i < inputs.size() && !planned; ++i)
     planned = inputs[i].impl()->layout != Layout::plain;
   LayoutPlan layouts;
+  std::vector<Tensor> converted;
   if (planned) {
     layouts = planLayouts(op, inputs, metas, outputs, attrs, where, referenceKernels);
+    converted = inputs;
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].impl()->layout != layouts.inputs[i])
-        operands[i] = detail::in_layout(inputs[i], layouts.inputs[i]);
+        converted[i] = detail::in_layout(inputs[i], layouts.inputs[i]);
   }
+  const std::vector<Tensor> &operands = planned ? converted : inputs;
 
   std::vector<Tensor> results;
   if (into) {

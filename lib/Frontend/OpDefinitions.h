@@ -41,15 +41,17 @@ inline DType require_one_float_dtype(const std::vector<TensorMeta> &in) {
 }
 
 /// Throws ShapeError with the rule's message when `inferred` failed, else returns it.
-inline Shape checked(const shape_rules::Inferred &inferred) {
+inline Shape checked(shape_rules::Inferred inferred) {
   if (!inferred.ok())
     throw ShapeError(inferred.error);
-  return inferred.shape;
+  return std::move(inferred.shape);
 }
 
 /// The one output of an op whose result has its first input's dtype.
 inline std::vector<TensorMeta> sameDType(const std::vector<TensorMeta> &inputs, Shape shape) {
-  return {{std::move(shape), inputs[0].dtype}};
+  std::vector<TensorMeta> outputs; // not an initializer list, which would copy the shape
+  outputs.push_back({std::move(shape), inputs[0].dtype});
+  return outputs;
 }
 
 /// `gradient` summed over the dimensions numpy broadcasting added or stretched to reach

@@ -527,9 +527,12 @@ struct Registrar {
     // forever). Uncontended, as it nearly always is, this costs a lock and an unlock.
     static std::mutex *registering = new std::mutex;
     std::lock_guard<std::mutex> serial(*registering);
+    // A writer that finished without an error has nothing to wait for or pass on: most
+    // tensors an op reads were written long ago.
+    auto pending = [](const TaskHandle &t) { return t && !(t->done() && !t->error()); };
     for (const auto &buffer : task.reads) {
       std::lock_guard<std::mutex> lock(buffer->mutex_);
-      if (buffer->writer_)
+      if (pending(buffer->writer_))
         task.inputs.push_back(buffer->writer_);
       if (buffer->readers_.size() >= buffer->prune_readers_at_) {
         pruneFinished(buffer->readers_);
@@ -539,10 +542,10 @@ struct Registrar {
     }
     for (const auto &buffer : task.writes) {
       std::lock_guard<std::mutex> lock(buffer->mutex_);
-      if (buffer->writer_)
+      if (buffer->writer_ && !buffer->writer_->done())
         task.orderAfter.push_back(buffer->writer_);
       for (const TaskHandle &reader : buffer->readers_)
-        if (reader != task.state)
+        if (reader != task.state && !reader->done())
           task.orderAfter.push_back(reader);
       buffer->readers_.clear();
       buffer->prune_readers_at_ = 8;

@@ -12,7 +12,10 @@
 #include "dlc/Frontend/Tensor.h"
 #include "dlc/Core/Attrs.h"
 #include "dlc/Core/LayoutRules.h"
+#include "dlc/Runtime/Kernel.h"
 
+#include <array>
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +48,36 @@ struct VjpContext {
 /// per input, undefined for inputs that get none. Runs with recording paused.
 using VjpFn = std::vector<Tensor> (*)(const VjpContext &context);
 
+/// find_kernel's answers for one op, by device kind: the dispatcher asks on every call,
+/// and the kernel table's entries never move once registered, so a found entry stays
+/// valid (a re-registration updates it in place). Entries not found yet are asked again
+/// (a GPU backend may register later). A copy starts empty.
+class KernelLookupCache {
+public:
+  KernelLookupCache() = default;
+  KernelLookupCache(const KernelLookupCache &) {}
+  KernelLookupCache &operator=(const KernelLookupCache &) {
+    for (auto &entry : byKind_)
+      entry.store(nullptr, std::memory_order_relaxed);
+    return *this;
+  }
+  const KernelEntry *find(const std::string &dialectOp, Device device) const {
+    const auto kind = static_cast<size_t>(device.kind);
+    if (kind >= byKind_.size())
+      return find_kernel(dialectOp, device);
+    auto &cached = byKind_[kind];
+    if (const KernelEntry *entry = cached.load(std::memory_order_acquire))
+      return entry;
+    const KernelEntry *entry = find_kernel(dialectOp, device);
+    if (entry)
+      cached.store(entry, std::memory_order_release);
+    return entry;
+  }
+
+private:
+  mutable std::array<std::atomic<const KernelEntry *>, 8> byKind_{};
+};
+
 struct OpDef {
   std::string name;       ///< as users call it: "add"
   std::string dialect_op; ///< "dlc.add": the dialect op, and the kernels' key
@@ -59,6 +92,7 @@ struct OpDef {
   /// pooling, batch norm), whose sums are split by thread and whose small calls can still
   /// be much work.
   bool may_run_on_caller = false;
+  KernelLookupCache kernels; ///< filled by the dispatcher
 };
 
 /// `op`, marked may_run_on_caller.
