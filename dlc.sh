@@ -26,6 +26,7 @@ packages=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   dataset-fashion-mnist
   python3-dev pybind11-dev python3-numpy python3-pytest python3-venv
+  openmpi-bin libopenmpi-dev
 )
 
 say() { printf '\033[1m[dlc]\033[0m %s\n' "$*"; }

@@ -56,6 +56,7 @@ cmake -G Ninja -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
   -DDLC_SANITIZE=fuzzer-no-link,address,undefined -DDLC_ENABLE_CUDA=OFF -DDLC_ENABLE_PYTHON=OFF \
+  -DDLC_ENABLE_MPI=OFF \
   -DDLC_ENABLE_TESTS=OFF -DDLC_FUZZ=ON >"$build_dir/configure.log" 2>&1 ||
   { tail -20 "$build_dir/configure.log"; exit 1; }
 say "building ${targets[*]}"

@@ -37,6 +37,15 @@ if ptxas:
     llvm_config.with_environment("PATH", os.path.dirname(ptxas), append_path=True)
 config.substitutions.append(("%python", sys.executable))
 
+# A build with MPI (cmake/DLCFindMPI.cmake): jobs of several processes on this machine.
+# Root may launch them (CI runs as root), more processes than cores are allowed, and no
+# process is pinned to a core (two processes of a 2-core machine would share one).
+if config.dlc_mpiexec:
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", config.dlc_mpiexec + " --allow-run-as-root --oversubscribe --bind-to none"
+         " --mca btl_vader_single_copy_mechanism none -np"))
+
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dlc_tools_dir, config.llvm_tools_dir]
 # mlir-opt is upstream's (mlir-19-tools): what dlc-opt emits for code generation must be

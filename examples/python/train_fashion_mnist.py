@@ -6,6 +6,11 @@ multi-device loop (split_and_load, record, backward, trainer.step) written in Py
 With the same settings (and seed) it computes what `dlc-train --compiled-step=false`
 computes, number for number: the same network, initialization, data order and ops.
 --compiled-step runs each step as one compiled data-parallel program instead (gluon.TrainStep).
+
+As a job of several processes (mpirun -np 2 python3 train_fashion_mnist.py --devices
+cpu:0,cpu:1), each process takes its block of the devices and its share of every batch,
+and Trainer.step (or the compiled step) sums the gradients over all of them: the same
+parameters as one process with every device. Process 0 alone prints and saves.
 """
 import argparse
 import os
@@ -15,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import dlc  # noqa: E402
-from dlc import autograd, gluon, np, npx  # noqa: E402
+from dlc import autograd, dist, gluon, np, npx  # noqa: E402
 from leafnet import fashion_network  # noqa: E402
 
 
@@ -38,22 +43,32 @@ def prepare(images):
     return (x * (1.0 / 255.0) - 0.2860) * (1.0 / 0.3530)
 
 
-def evaluate(net, loader, devices):
+def evaluate(net, loader, devices, processes=1):
     accuracy = gluon.metric.Accuracy()
     for data, label in loader:
         used = devices[:min(len(devices), label.shape[0])]
         inputs = gluon.utils.split_and_load(prepare(data), used, even_split=False)
         labels = gluon.utils.split_and_load(label, used, even_split=False)
         accuracy.update(labels, [net(x) for x in inputs])
-    return accuracy.get()[1]
+    correct, counted = accuracy.sum_metric, accuracy.num_inst
+    if processes > 1:
+        correct, counted = dist.all_reduce(
+            [np.array([correct, counted], dtype="float32")]).asnumpy().tolist()
+    return correct / counted
 
 
 def train(epochs=1, batch_size=64, devices=None, lr=0.001, optimizer="adam", limit=0, seed=1,
           out="dlc-python-train-out", data_root="/usr/share/datasets/fashion-mnist",
           hybridize=True, compiled_step=False, log=print):
     """Trains and returns (train accuracy, train loss, test accuracy) of the last epoch."""
-    devices = devices or parse_devices("")
-    os.makedirs(out, exist_ok=True)
+    dist.init()  # under mpirun: joins the job; alone: a job of one
+    root, processes = dist.rank() == 0, dist.size()
+    job_devices = devices or parse_devices("")
+    devices = dist.local_devices(job_devices)  # this process's block
+    if not root:
+        log = lambda *args: None  # noqa: E731 (process 0 speaks for the job)
+    else:
+        os.makedirs(out, exist_ok=True)
     np.random.seed(seed)
     full_train = gluon.data.vision.FashionMNIST(data_root, train=True)
     test_set = gluon.data.vision.FashionMNIST(data_root, train=False)
@@ -64,13 +79,25 @@ def train(epochs=1, batch_size=64, devices=None, lr=0.001, optimizer="adam", lim
     train_loader = gluon.data.DataLoader(train_set, batch_size, shuffle=True,
                                          last_batch="discard", num_workers=2, prefetch=4,
                                          seed=seed, pin_memory=not devices[0].device_type == "cpu")
-    test_loader = gluon.data.DataLoader(test_set, 500, num_workers=2)
+    # Each process evaluates its share of every test batch, as its devices would alone.
+    test_loader = gluon.data.DataLoader(test_set, -(-500 // processes) * processes, num_workers=2)
+    if processes > 1:
+        train_loader.shard(dist.rank(), processes)
+        test_loader.shard(dist.rank(), processes)
     log(f"Fashion-MNIST, {len(train_set)} training and {len(test_set)} test images, batch "
-        f"{batch_size} on {' '.join(str(d) for d in devices)}, {optimizer} lr {lr}, {epochs} epochs")
+        f"{batch_size} on {' '.join(str(d) for d in job_devices)} ({dist.describe()}), "
+        f"{optimizer} lr {lr}, {epochs} epochs")
 
     net = fashion_network()
     net.initialize(dlc.init.Xavier(), device=devices, force_reinit=True)
     net.forward(sample_batch.as_in_context(devices[0]))  # settles the deferred shapes
+    if processes > 1:
+        # Process 0's initial values everywhere; the other processes' devices start their
+        # random streams afresh, as devices that initialized nothing do in one process.
+        dist.broadcast_parameters(net.collect_params())
+        if not root:
+            for device in devices:
+                np.random.seed(seed, device=device)
     if hybridize:
         net.hybridize()
     trainer = gluon.Trainer(net.collect_params(), optimizer, {"learning_rate": lr})
@@ -101,14 +128,19 @@ def train(epochs=1, batch_size=64, devices=None, lr=0.001, optimizer="adam", lim
             if (index + 1) % max(1, len(train_loader) // 10) == 0:
                 rate = seen / (time.time() - tic)
                 log(f"Epoch {epoch} {seen}/{total}  {rate:.0f} samples/s  loss "
-                    f"{loss_sum / seen:.4f}  acc {accuracy.get()[1]:.4f}")
-        train_accuracy, train_loss = accuracy.get()[1], loss_sum / seen
+                    f"{loss_sum / accuracy.num_inst:.4f}  acc {accuracy.get()[1]:.4f}")
+        correct, counted = accuracy.sum_metric, accuracy.num_inst
+        if processes > 1:  # the whole job's loss and accuracy
+            loss_sum, correct, counted = dist.all_reduce(
+                [np.array([loss_sum, correct, counted], dtype="float32")]).asnumpy().tolist()
+        train_accuracy, train_loss = correct / counted, loss_sum / seen
         log(f"[Epoch {epoch}] training: accuracy={train_accuracy:.4f} loss={train_loss:.4f}")
         log(f"[Epoch {epoch}] time cost: {time.time() - tic:.1f} s")
-        net.save_parameters(os.path.join(out, "leafnet.safetensors"))
-        test_accuracy = evaluate(net, test_loader, devices)
+        if root:
+            net.save_parameters(os.path.join(out, "leafnet.safetensors"))
+        test_accuracy = evaluate(net, test_loader, devices, processes)
         log(f"[Epoch {epoch}] test: accuracy={test_accuracy:.4f}")
-    if hybridize:
+    if hybridize and root:
         net.save_compiled(os.path.join(out, "model.dlc"))
     return train_accuracy, train_loss, test_accuracy
 

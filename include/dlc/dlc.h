@@ -15,6 +15,7 @@
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/Collectives.h"
 #include "dlc/Frontend/CompiledModel.h"
+#include "dlc/Frontend/Dist.h"
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/SafeTensors.h"

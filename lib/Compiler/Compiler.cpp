@@ -231,13 +231,13 @@ std::string compile_exported(const std::string &text, const std::string &source,
 
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
                                   CompiledDataParallel &out, bool syncBatchNorm,
-                                  Layout blockedLayout) {
+                                  Layout blockedLayout, int processes) {
   Compilation compilation;
   std::string error = compilation.emit({&step}, "training step", out.traced_ir);
   if (!error.empty())
     return error;
   PassManager pipeline = compilation.passes();
-  if (devices.size() > 1) {
+  if (devices.size() > 1 || processes > 1) {
     static std::once_flag registered;
     std::call_once(registered, [] { mlir::dlc::registerDLCPasses(); });
     // The devices in the dialect's spelling, which the pass option parses.
@@ -246,7 +246,8 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
       list += (list.empty() ? "" : ",") +
               mlir::dlc::stringifyDeviceKind(mlir::dlc::DeviceKind(int32_t(device.kind))).str() +
               ":" + std::to_string(device.id);
-    std::string options = "devices=" + list + (syncBatchNorm ? " sync-batch-norm=true" : "");
+    std::string options = "devices=" + list + (syncBatchNorm ? " sync-batch-norm=true" : "") +
+                          (processes > 1 ? " processes=" + std::to_string(processes) : "");
     if (failed(parsePassPipeline("dlc-shard-data-parallel{" + options + "}", pipeline)))
       return "training step: cannot build the sharding pass for devices " + list;
   }

@@ -5,6 +5,7 @@
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/ProcessGroup.h"
 #include "OpDefinitions.h"
 #include "CompileCache.h"
 #include "CompiledLayouts.h"
@@ -117,7 +118,10 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
 
   // Every gradient first, marked for the all-reduce (so the sharding pass can bucket
   // them), then the optimizer on every parameter, with its state as arguments.
-  double rescale = 1.0 / double(data.shape()[0]);
+  // The gradients are summed over every process of the job: this process has its share
+  // of the samples (a job's processes take equal shares), the update divides by all.
+  const int processes = process_group().size();
+  double rescale = 1.0 / (double(data.shape()[0]) * double(processes));
   std::vector<std::pair<const Parameter *, Tensor>> marked;
   for (const Parameter &p : params) {
     if (!p.grad || tracer.argument_index(p.copies[0]) < 0)
@@ -189,7 +193,8 @@ std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data,
   auto traced = std::chrono::steady_clock::now();
   compiler::CompiledDataParallel module;
   std::string error = compiler::compile_data_parallel(graph, devices, module, syncBatchNorm,
-                                                      detail::compiled_blocked_layout());
+                                                      detail::compiled_blocked_layout(),
+                                                      processes);
   if (!error.empty())
     throw Error(name + ": " + error);
   compiled->program = module.program;

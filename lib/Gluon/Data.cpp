@@ -328,7 +328,30 @@ std::vector<std::vector<size_t>> DataLoader::planEpoch() {
     }
     plan.push_back(std::move(batch));
   }
+  if (parts_ > 1)
+    for (std::vector<size_t> &batch : plan) {
+      const size_t each = batch.size() / parts_;
+      batch = std::vector<size_t>(batch.begin() + long(part_ * each),
+                                  batch.begin() + long((part_ + 1) * each));
+    }
+  // A last batch (LastBatch::keep) of fewer samples than processes has none for anyone.
+  plan.erase(std::remove_if(plan.begin(), plan.end(),
+                            [](const std::vector<size_t> &batch) { return batch.empty(); }),
+             plan.end());
   return plan;
+}
+
+void DataLoader::shard(size_t part, size_t parts) {
+  if (parts == 0 || part >= parts)
+    throw ValueError("DataLoader.shard: part " + std::to_string(part) + " of " +
+                     std::to_string(parts) + "; expected 0 <= part < parts");
+  if (batchSize_ % parts != 0)
+    throw ValueError("DataLoader.shard: a batch of " + std::to_string(batchSize_) +
+                     " samples does not divide among " + std::to_string(parts) +
+                     " processes; choose a batch size that is a multiple of " +
+                     std::to_string(parts));
+  part_ = part;
+  parts_ = parts;
 }
 
 size_t DataLoader::size() const {

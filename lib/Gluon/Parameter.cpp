@@ -4,6 +4,7 @@
 #include "dlc/Frontend/Hybridize.h"
 
 #include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/Dist.h"
 #include "dlc/Frontend/NumPy.h"
 
 #include <regex>
@@ -234,6 +235,23 @@ void ParameterDict::zero_grad() {
 void ParameterDict::set_grad_req(GradReq req) {
   for (const ParameterPtr &p : values())
     p->set_grad_req(req);
+}
+
+void ParameterDict::broadcast(int root) {
+  if (dist::size() == 1)
+    return;
+  // In registration order, which every process of the job shares.
+  for (const ParameterPtr &p : values()) {
+    if (!p->initialized())
+      continue;
+    Tensor first = p->data();
+    dist::broadcast(first, root);
+    for (Device device : p->list_devices())
+      if (device != p->list_devices().front()) {
+        Tensor copy = p->data(device);
+        first.copyto(copy);
+      }
+  }
 }
 
 } // namespace dlc::gluon

@@ -14,7 +14,8 @@
 
 namespace dlc::gluon {
 
-void Block::save_parameters(const std::string &path) const {
+void Block::save_parameters(const std::string &path,
+                            const std::map<std::string, std::string> &metadata) const {
   std::vector<std::pair<std::string, Tensor>> tensors;
   ParameterDict params = collect_params();
   for (const std::string &name : params.keys()) {
@@ -25,7 +26,9 @@ void Block::save_parameters(const std::string &path) const {
                   "deferred shapes are known)");
     tensors.emplace_back(name, parameter->data().detach());
   }
-  safetensors::save(path, tensors, {{"format", "dlc"}});
+  std::map<std::string, std::string> header = metadata;
+  header["format"] = "dlc";
+  safetensors::save(path, tensors, header);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/Collectives.h"
+#include "dlc/Frontend/Dist.h"
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/OpRegistry.h"
@@ -115,9 +116,13 @@ void Trainer::step(int64_t batch_size, bool ignore_stale_grad) {
     }
   ++steps_;
   double rescale = 1.0 / double(batch_size);
-  auto onGpus = [](const std::vector<Device> &devices) {
-    return devices.size() > 1 && std::none_of(devices.begin(), devices.end(),
-                                              [](Device d) { return d.is_host(); });
+  // In a job of several processes every gradient is summed over all of them
+  // (dist::all_reduce); NCCL does not span processes in dlc yet, so GPUs' gradients
+  // take that path too.
+  const bool acrossProcesses = dist::size() > 1;
+  auto onGpus = [acrossProcesses](const std::vector<Device> &devices) {
+    return !acrossProcesses && devices.size() > 1 &&
+           std::none_of(devices.begin(), devices.end(), [](Device d) { return d.is_host(); });
   };
   auto trainable = [&stale](const ParameterPtr &p) {
     return p->grad_req() != GradReq::null && p->initialized() && !stale.count(p.get());
@@ -172,7 +177,14 @@ void Trainer::step(int64_t batch_size, bool ignore_stale_grad) {
     // KVStore 'device': the gradients of all copies meet on the first device.
     std::vector<Tensor> grads = parameter->list_grad();
     Tensor grad = grads[0];
-    for (size_t i = 1; i < grads.size(); ++i)
+    if (acrossProcesses) {
+      // Every process's copies, added in the order one process holding them all would.
+      std::vector<Tensor> parts{grads[0]};
+      for (size_t i = 1; i < grads.size(); ++i)
+        parts.push_back(grads[i].to(home));
+      grad = dist::all_reduce(parts);
+    }
+    for (size_t i = 1; i < grads.size() && !acrossProcesses; ++i)
       grad = grad + grads[i].to(home);
     Tensor weight = parameter->data(home);
     Tensor updated = update(weight, grad, state_[parameter.get()], rateFor(weight), rescale);

@@ -452,6 +452,23 @@ std::vector<DeviceQueue *> allQueues() {
   return queues;
 }
 
+/// 0: the machine's.
+std::atomic<int> hostCores{0};
+
+/// Several host devices share the cores: one thread each, unless set otherwise. The
+/// caller holds r.mutex.
+void shareHostCores(QueueRegistry &r) {
+  int hostQueues = 0;
+  for (auto &entry : r.queues)
+    hostQueues += entry.first.is_host();
+  int cores = hostCores.load();
+  if (cores <= 0)
+    cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  for (auto &entry : r.queues)
+    if (entry.first.is_host())
+      entry.second->setThreads(hostQueues > 1 ? 1 : cores);
+}
+
 DeviceQueue &queueFor(Device device) {
   // Queues are never destroyed: a thread may remember the one it used last.
   thread_local Device lastDevice;
@@ -463,16 +480,8 @@ DeviceQueue &queueFor(Device device) {
   DeviceQueue *&queue = r.queues[device];
   if (!queue) {
     queue = new DeviceQueue(device);
-    // Several host devices share the cores: one thread each, unless set otherwise.
-    int hostQueues = 0;
-    for (auto &entry : r.queues)
-      hostQueues += entry.first.is_host();
-    if (device.is_host()) {
-      int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-      for (auto &entry : r.queues)
-        if (entry.first.is_host())
-          entry.second->setThreads(hostQueues > 1 ? 1 : cores);
-    }
+    if (device.is_host())
+      shareHostCores(r);
   }
   lastDevice = device;
   lastQueue = queue;
@@ -686,5 +695,12 @@ TaskHandle enqueue_copy(const std::shared_ptr<Buffer> &from, const void *source,
 }
 
 void set_device_threads(Device device, int threads) { queueFor(device).setThreads(threads); }
+
+void set_host_cores(int cores) {
+  hostCores = cores;
+  QueueRegistry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  shareHostCores(r);
+}
 
 } // namespace dlc

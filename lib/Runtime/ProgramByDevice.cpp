@@ -13,6 +13,7 @@
 #include "DeviceBytes.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Numerics.h"
+#include "dlc/Runtime/ProcessGroup.h"
 #include "dlc/Runtime/Profile.h"
 
 #include <algorithm>
@@ -32,6 +33,53 @@ void enqueueGpuAllReduce(const ProgramStep &step, RefOf &&refOf, BufferOf &&buff
     ranks.push_back({step.devices[rank], refOf(step.inputs[rank]), refOf(step.outputs[rank]),
                      bufferOf(step.inputs[rank]), bufferOf(step.outputs[rank])});
   enqueue_gpu_all_reduce(ranks, step.reduce_kind == 1);
+}
+
+/// Enqueues an all-reduce that spans the processes of a job: the first device's queue
+/// sums every process's replicas (ProcessGroup::all_reduce_sum: rank order, then device
+/// order, as one process with all the devices adds them), and the other devices copy its
+/// result. Input and output k live on step.devices[k].
+template <typename RefOf, typename BufferOf>
+void enqueueHostAllReduceOverProcesses(const ProgramStep &step, RefOf &&refOf,
+                                       BufferOf &&bufferOf) {
+  ProcessGroup &group = process_group();
+  if (group.size() != step.processes)
+    throw Error("all_reduce: the program sums over " + std::to_string(step.processes) +
+                " processes, but this job has " + std::to_string(group.size()) +
+                " (compile the step in the job that runs it)");
+  for (Device device : step.devices)
+    if (!device.is_host())
+      throw UnsupportedError("all_reduce over " + std::to_string(step.processes) +
+                             " processes on " + device.str() +
+                             ": only host devices reduce across processes so far");
+  std::vector<TensorRef> inputs;
+  std::vector<std::shared_ptr<Buffer>> reads;
+  for (int in : step.inputs) {
+    inputs.push_back(refOf(in));
+    reads.push_back(bufferOf(in));
+  }
+  TensorRef first = refOf(step.outputs[0]);
+  const bool mean = step.reduce_kind == 1;
+  enqueue(step.devices[0], reads, {bufferOf(step.outputs[0])}, [&group, inputs, first, mean] {
+    if (first.dtype != DType::f32)
+      throw DTypeError("all_reduce: the sum over processes takes float32, got " +
+                       std::string(dtype_name(first.dtype)));
+    std::vector<const float *> parts;
+    for (const TensorRef &input : inputs)
+      parts.push_back(input.as<float>());
+    float *out = first.as<float>();
+    const int64_t n = first.numel();
+    // Timed as its own entry (DLC_PROFILE=1): the time a step spends in the processes' sum.
+    KernelProfile::timed("all_reduce over processes", [&] { group.all_reduce_sum(parts, out, n); });
+    if (mean) {
+      const float scale = 1.f / float(int64_t(inputs.size()) * group.size());
+      for (int64_t i = 0; i < n; ++i)
+        out[i] *= scale;
+    }
+  });
+  for (size_t d = 1; d < step.devices.size(); ++d)
+    enqueue_copy(bufferOf(step.outputs[0]), first.data, bufferOf(step.outputs[d]),
+                 refOf(step.outputs[d]).data, size_t(first.numel()) * dtype_size(first.dtype));
 }
 
 } // namespace
@@ -125,6 +173,11 @@ void Program::runByDevice(const std::vector<BoundBuffer> &args,
       writes.push_back(at[size_t(out)].buffer);
     if (step.kind != ProgramStep::Kind::kernel)
       flushSegment(); // transfers and collectives are their own tasks
+    if (step.kind == ProgramStep::Kind::all_reduce && step.processes != 1) {
+      enqueueHostAllReduceOverProcesses(step, [&](int id) { return ref(id); },
+                                        [&](int id) { return at[size_t(id)].buffer; });
+      continue;
+    }
     if (step.kind == ProgramStep::Kind::all_reduce) {
       bool onGpus = std::all_of(step.devices.begin(), step.devices.end(),
                                 [](Device d) { return d.kind == DeviceKind::gpu; });
@@ -137,6 +190,7 @@ void Program::runByDevice(const std::vector<BoundBuffer> &args,
                        [](Device d) { return d.is_host(); }))
         throw UnsupportedError("all_reduce: the devices of one all-reduce must all be GPUs or "
                                "all be CPUs");
+
       // Each device sums every replica in the same order: bit-identical results.
       std::vector<TensorRef> inputs;
       for (int in : step.inputs)

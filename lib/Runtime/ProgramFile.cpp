@@ -149,6 +149,12 @@ std::string encode_program(const Program &p, uint32_t version) {
   }
   w.count(p.steps.size());
   for (const ProgramStep &s : p.steps) {
+    // A model file is one process's: a reduction over a job's processes belongs to its
+    // training step, which is not saved.
+    if (s.processes != 1)
+      throw UnsupportedError("model file: the program has an all-reduce over " +
+                             std::to_string(s.processes) +
+                             " processes; a model file holds one process's program");
     w.put(uint8_t(s.kind));
     w.text(s.op);
     w.attrs(s.attrs);

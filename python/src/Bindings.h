@@ -85,6 +85,7 @@ void bind_autograd(py::module_ &m);
 void bind_gluon(py::module_ &m);
 void bind_training(py::module_ &m);
 void bind_data(py::module_ &m);
+void bind_dist(py::module_ &m);
 
 } // namespace dlc::python
 

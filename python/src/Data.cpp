@@ -241,6 +241,12 @@ void bind_data(py::module_ &m) {
            py::arg("try_nopython") = py::none(), py::arg("seed") = 0,
            py::keep_alive<1, 2>()) // a dataset written in Python lives as long as its loader
       .def("__len__", [](const PyDataLoader &l) { return l.loader->size(); })
+      .def("shard", [](PyDataLoader &l, size_t part, size_t parts) { l.loader->shard(part, parts); },
+           py::arg("part"), py::arg("parts"),
+           "This process's share of every batch in a job of `parts` processes: the "
+           "part-th of `parts` equal, consecutive slices (dlc.dist.rank(), dlc.dist.size()).")
+      .def("set_epoch", [](PyDataLoader &l, uint64_t epoch) { l.loader->set_epoch(epoch); },
+           py::arg("epoch"), "The next epoch's shuffle is the one of epoch `epoch` (from 0).")
       .def("__iter__", [](PyDataLoader &l) {
              auto e = std::make_unique<PyEpoch>();
              py::gil_scoped_release release;

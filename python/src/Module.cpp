@@ -163,5 +163,6 @@ PYBIND11_MODULE(_dlc, m) {
   bind_gluon(m);
   bind_training(m);
   bind_data(m);
+  bind_dist(m);
   register_submodules(m);
 }

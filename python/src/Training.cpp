@@ -132,7 +132,8 @@ void bind_training(py::module_ &m) {
            })
       .def("get", &metric::Accuracy::get)
       .def("reset", &metric::Accuracy::reset)
-      .def_property_readonly("num_inst", &metric::Accuracy::num_inst);
+      .def_property_readonly("num_inst", &metric::Accuracy::num_inst)
+      .def_property_readonly("sum_metric", &metric::Accuracy::num_correct); // MXNet's name
 
   py::module_ utils_module = gluon_module.def_submodule("utils", "gluon.utils.");
   utils_module.def("_split_and_load", [](const py::object &data, const std::vector<Device> &devices,

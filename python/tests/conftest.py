@@ -13,6 +13,17 @@ FASHION_MNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
 MXNET_FIXTURES = SOURCE_DIR / "unittests" / "Gluon" / "Inputs" / "mxnet"
 
 
+def assert_same_parameters(first, second, tolerance=1e-5):
+    """Two parameter files hold the same names, each tensor equal within `tolerance`."""
+    import numpy as onp
+    from dlc import npx
+    a, b = npx.load(str(first)), npx.load(str(second))
+    assert sorted(a) == sorted(b)
+    for name in a:
+        onp.testing.assert_allclose(a[name].asnumpy(), b[name].asnumpy(), rtol=tolerance,
+                                    atol=tolerance, err_msg=name)
+
+
 @pytest.fixture
 def source_dir():
     return SOURCE_DIR

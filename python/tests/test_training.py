@@ -6,12 +6,11 @@ import sys
 import threading
 import time
 
-import numpy as onp
 import pytest
 
 from dlc import np, npx
 
-from conftest import BUILD_DIR, SOURCE_DIR
+from conftest import BUILD_DIR, SOURCE_DIR, assert_same_parameters
 
 sys.path.insert(0, str(SOURCE_DIR / "examples" / "python"))
 import train_fashion_mnist  # noqa: E402
@@ -39,12 +38,8 @@ def test_python_training_equals_dlc_train(tmp_path, compiled_step):
     theirs = dlc_train(tmp_path / "cxx", "--compiled-step=%s" % str(compiled_step).lower())
     assert ours[2] == pytest.approx(theirs, abs=1e-4)
     assert ours[2] > 0.15  # it learned in 10 steps: 10 classes, chance is 0.1
-    a = npx.load(str(tmp_path / "py" / "leafnet.safetensors"))
-    b = npx.load(str(tmp_path / "cxx" / "leafnet.safetensors"))
-    assert sorted(a) == sorted(b)
-    for name in a:
-        onp.testing.assert_allclose(a[name].asnumpy(), b[name].asnumpy(), rtol=1e-5, atol=1e-5,
-                                    err_msg=name)
+    assert_same_parameters(tmp_path / "py" / "leafnet.safetensors",
+                           tmp_path / "cxx" / "leafnet.safetensors")
 
 
 def test_the_gil_is_free_while_dlc_computes():

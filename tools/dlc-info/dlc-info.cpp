@@ -10,6 +10,7 @@
 int main() {
   std::printf("dlc %s (MLIR %s)\n", DLC_VERSION, DLC_MLIR_VERSION);
   std::printf("CUDA backend: %s\n", DLC_CUDA_SUMMARY);
+  std::printf("MPI process group: %s\n", DLC_MPI_SUMMARY);
 #if DLC_HAVE_CUDA
   try {
     dlc::cuda::LibraryVersions v = dlc::cuda::libraryVersions();

@@ -11,6 +11,12 @@
 // The network is the seed's LeafNetwork adapted to 28x28 images
 // (leafnet::fashion_network in examples/LeafNetwork.h).
 //
+// Under `mpirun -np N` the job's --devices are shared out among the N processes (each
+// takes its block, dist::local_devices), each process reads its share of every batch,
+// and the gradients are summed over all of them; process 0 alone prints, evaluates and
+// writes the output folder. The parameters equal those of one process with all the
+// devices.
+//
 //===----------------------------------------------------------------------===//
 #include <dlc/gluon.h>
 
@@ -25,10 +31,12 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <unistd.h>
@@ -55,7 +63,7 @@ cl::opt<std::string> exportFolder(
 cl::opt<std::string> dataRoot("data-root", cl::desc("folder of the IDX files"),
                               cl::cat(trainOptions), cl::init("/usr/share/datasets/fashion-mnist"));
 cl::opt<int> epochs("epochs", cl::desc("passes over the training set"), cl::cat(trainOptions), cl::init(5));
-cl::opt<int> batchSize("batch-size", cl::desc("samples per step, over all devices"),
+cl::opt<int> batchSize("batch-size", cl::desc("samples per step, over all devices (of all processes)"),
                        cl::cat(trainOptions), cl::init(64));
 cl::opt<std::string> devicesOption("devices",
                                    cl::desc("devices, e.g. cpu:0,cpu:1 or gpu:0,gpu:1 "
@@ -275,7 +283,8 @@ std::string firstNonFinite(Block &net) {
   return "";
 }
 
-double evaluate(HybridSequential &net, data::DataLoader &loader, const std::vector<Device> &devices) {
+metric::Accuracy evaluate(HybridSequential &net, data::DataLoader &loader,
+                          const std::vector<Device> &devices) {
   metric::Accuracy accuracy;
   for (data::Batch batch : loader) {
     // A last batch smaller than the device count runs on as many devices as it has samples.
@@ -289,13 +298,37 @@ double evaluate(HybridSequential &net, data::DataLoader &loader, const std::vect
       outputs.push_back(net(x));
     accuracy.update(labels, outputs);
   }
-  return accuracy.get().second;
+  return accuracy;
 }
 
 struct EpochLog {
   int epoch;
   double loss, trainAccuracy, testAccuracy, seconds; // testAccuracy NaN: not evaluated
 };
+
+/// The rows of epochs before `next` in the log.csv at `path` (a run resumed into the same
+/// folder continues its log); none when it is missing or unreadable.
+std::vector<EpochLog> readCsv(const std::string &path, int next) {
+  std::vector<EpochLog> log;
+  std::ifstream file(path);
+  std::string line;
+  std::getline(file, line); // the header
+  while (std::getline(file, line)) {
+    EpochLog e{};
+    std::string test;
+    std::istringstream row(line);
+    char comma;
+    if (!(row >> e.epoch >> comma >> e.loss >> comma >> e.trainAccuracy >> comma))
+      return {};
+    std::getline(row, test, ',');
+    e.testAccuracy = test.empty() ? std::nan("") : std::atof(test.c_str());
+    if (!(row >> e.seconds) || e.epoch != int(log.size()) + 1)
+      return {};
+    if (e.epoch < next)
+      log.push_back(e);
+  }
+  return log;
+}
 
 void writeCsv(const std::string &path, const std::vector<EpochLog> &log) {
   std::ostringstream csv;
@@ -313,7 +346,9 @@ void writeCsv(const std::string &path, const std::vector<EpochLog> &log) {
 void writeSvg(const std::string &path, const std::vector<EpochLog> &log) {
   const double w = 480, h = 300, margin = 40;
   auto x = [&](double epoch) {
-    return margin + (w - 2 * margin) * (log.size() > 1 ? (epoch - 1) / double(log.size() - 1) : 0.5);
+    const double first = log.empty() ? 1 : log.front().epoch;
+    return margin +
+           (w - 2 * margin) * (log.size() > 1 ? (epoch - first) / double(log.size() - 1) : 0.5);
   };
   auto y = [&](double accuracy) { return h - margin - (h - 2 * margin) * accuracy; };
   std::ostringstream svg;
@@ -345,6 +380,9 @@ int main(int argc, char **argv) {
                               "dlc-train: trains a LeafNetwork-style CNN on Fashion-MNIST on "
                               "every device, with progress, a CSV log, a plot and checkpoints\n");
   try {
+    // First: under mpirun this joins the job (and shares the host's cores).
+    dist::init();
+    const bool root = dist::rank() == 0; // prints and writes the output folder
     if (!exportFolder.empty()) {
       size_t count = limit > 0 ? size_t(limit) : SIZE_MAX;
       exportSplit(data::vision::FashionMNIST(dataRoot, true), exportFolder + "/train", count);
@@ -363,12 +401,15 @@ int main(int argc, char **argv) {
     if (!std::isfinite(learningRate) || learningRate <= 0)
       throw ValueError("--lr " + std::to_string(learningRate.getValue()) +
                        ": the learning rate must be a positive finite number");
-    std::vector<Device> devices = parseDevices(devicesOption);
-    if (size_t(batchSize) < devices.size())
+    const std::vector<Device> jobDevices = parseDevices(devicesOption);
+    if (size_t(batchSize) < jobDevices.size())
       throw ValueError("--batch-size " + std::to_string(batchSize) + " is smaller than the " +
-                       std::to_string(devices.size()) + " devices it is split over");
-    std::filesystem::create_directories(outputFolder.getValue());
-    removeLeftovers(outputFolder);
+                       std::to_string(jobDevices.size()) + " devices it is split over");
+    const std::vector<Device> devices = dist::local_devices(jobDevices); // this process's
+    if (root) {
+      std::filesystem::create_directories(outputFolder.getValue());
+      removeLeftovers(outputFolder);
+    }
     if (checkNumerics)
       set_check_numerics(true);
     if (!cudaGraphsOption)
@@ -430,25 +471,65 @@ int main(int argc, char **argv) {
     data::DataLoader trainLoader(trainSet, size_t(batchSize), /*shuffle=*/true,
                                  data::LastBatch::discard, /*num_workers=*/2, 4, seedOption,
                                  toGpus);
-    data::DataLoader testLoader(testSet, 500, false, data::LastBatch::keep, 2);
+    if (dist::size() > 1)
+      trainLoader.shard(size_t(dist::rank()), size_t(dist::size()));
+    // Every process evaluates its share of each test batch, on its devices, as those
+    // devices would in one process.
+    const size_t testBatch = (500 + size_t(dist::size()) - 1) / size_t(dist::size()) *
+                             size_t(dist::size());
+    data::DataLoader testLoader(testSet, testBatch, false, data::LastBatch::keep, 2);
+    if (dist::size() > 1)
+      testLoader.shard(size_t(dist::rank()), size_t(dist::size()));
 
-    std::printf("dlc-train: %s, %zu training and %zu test images, batch %d on",
-                dataName.c_str(), trainSet->size(), testSet->size(), batchSize.getValue());
-    for (Device d : devices)
-      std::printf(" %s", d.str().c_str());
-    std::printf(", %s lr %g, %d epochs\n", optimizerOption.c_str(), learningRate.getValue(),
-                epochs.getValue());
+    if (root) {
+      std::printf("dlc-train: %s, %zu training and %zu test images, batch %d on",
+                  dataName.c_str(), trainSet->size(), testSet->size(), batchSize.getValue());
+      for (Device d : jobDevices)
+        std::printf(" %s", d.str().c_str());
+      if (dist::size() > 1)
+        std::printf(" (%s)", dist::describe().c_str());
+      std::printf(", %s lr %g, %d epochs\n", optimizerOption.c_str(), learningRate.getValue(),
+                  epochs.getValue());
+    }
 
     auto net = leafnet::fashion_network();
     net->initialize(init::Xavier(), devices, /*force_reinit=*/true);
     net->forward(sampleBatch.to(devices[0])); // settles the deferred shapes
+    int firstEpoch = 1;
     if (!resumeFrom.empty()) {
       net->load_parameters(resumeFrom, devices);
+      // A checkpoint of dlc-train's says how many epochs it holds: the run goes on from
+      // there (the shuffles an uninterrupted run would have had; the optimizer's state,
+      // such as momentum, starts afresh). Other parameter files start at epoch 1.
+      if (resumeFrom.size() > 12 &&
+          resumeFrom.compare(resumeFrom.size() - 12, 12, ".safetensors") == 0) {
+        const std::map<std::string, std::string> meta =
+            safetensors::Reader(resumeFrom).metadata();
+        if (auto it = meta.find("epoch"); it != meta.end())
+          firstEpoch = std::max(1, std::atoi(it->second.c_str()) + 1);
+      }
       if (std::string bad = firstNonFinite(*net); !bad.empty())
         throw ValueError("--resume " + resumeFrom + ": parameter '" + bad +
                          "' holds NaN or infinite values; training from it would spread "
                          "them to every parameter");
-      std::printf("resumed from %s\n", resumeFrom.c_str());
+      if (root)
+        std::printf(firstEpoch > 1 ? "resumed from %s after epoch %d\n" : "resumed from %s\n",
+                    resumeFrom.c_str(), firstEpoch - 1);
+      if (firstEpoch > epochs) {
+        if (root)
+          std::printf("dlc-train: %s holds all %d epochs of --epochs %d; nothing to train\n",
+                      resumeFrom.c_str(), firstEpoch - 1, epochs.getValue());
+        return 0;
+      }
+      trainLoader.set_epoch(uint64_t(firstEpoch - 1));
+    }
+    if (dist::size() > 1) {
+      // Every process starts from process 0's values; the others' devices drew nothing
+      // for the job yet, as in one process, where only the first device initializes.
+      net->collect_params().broadcast(0);
+      if (!root)
+        for (Device device : devices)
+          np::random::seed(seedOption, device);
     }
     if (hybridizeOption)
       net->hybridize();
@@ -458,13 +539,18 @@ int main(int argc, char **argv) {
     loss::SoftmaxCrossEntropyLoss lossFn;
     bool compiledStep = compiledStepOption && hybridizeOption;
     TrainStep trainStep(*net, lossFn, trainer, devices, syncBatchNormOption);
-    std::printf("dlc-train: %s\n", compiledStep ? "compiled data-parallel training step"
-                                   : hybridizeOption ? "seed loop, hybridized network"
-                                                     : "seed loop, eager network");
+    if (root)
+      std::printf("dlc-train: %s\n", compiledStep ? "compiled data-parallel training step"
+                                     : hybridizeOption ? "seed loop, hybridized network"
+                                                       : "seed loop, eager network");
 
-    std::vector<EpochLog> log;
+    std::vector<EpochLog> log; // process 0's
+    if (root && firstEpoch > 1)
+      log = readCsv(outputFolder + "/log.csv", firstEpoch);
     std::string evaluationError;
-    for (int epoch = 1; epoch <= epochs && evaluationError.empty(); ++epoch) {
+    int lastEpoch = 0;
+    for (int epoch = firstEpoch; epoch <= epochs && evaluationError.empty(); ++epoch) {
+      lastEpoch = epoch;
       auto tic = std::chrono::steady_clock::now();
       metric::Accuracy accuracy;
       double lossSum = 0, waiting = 0;
@@ -496,18 +582,33 @@ int main(int argc, char **argv) {
         accuracy.update(labels, outputs);
         seen += size_t(batchSize);
         double elapsed = secondsSince(tic), rate = double(seen) / elapsed;
-        progress(epoch, seen, total, rate, lossSum / double(seen), accuracy.get().second,
-                 double(total - seen) / rate);
+        if (root) // its own share's loss and accuracy until the epoch's end
+          progress(epoch, seen, total, rate, lossSum / double(accuracy.num_inst()),
+                   accuracy.get().second, double(total - seen) / rate);
         waitStart = std::chrono::steady_clock::now();
       }
       double trainSeconds = secondsSince(tic);
-      if (isatty(fileno(stderr)))
-        std::fprintf(stderr, "\n");
-      std::printf("[Epoch %d] training: accuracy=%.4f loss=%.4f\n", epoch, accuracy.get().second,
-                  lossSum / double(seen));
-      std::printf("[Epoch %d] time cost: %.1f s (%.0f samples/s, %.1f %% waiting for data)\n",
-                  epoch, trainSeconds, double(seen) / trainSeconds, 100 * waiting / trainSeconds);
-      std::fflush(stdout);
+      // The epoch's loss and accuracy over every process's share.
+      double trainAccuracy = accuracy.get().second;
+      if (dist::size() > 1) {
+        std::vector<double> sums =
+            dist::all_reduce({np::array(std::vector<float>{float(lossSum),
+                                                           float(accuracy.num_correct()),
+                                                           float(accuracy.num_inst())})})
+                .to_vector<double>();
+        lossSum = sums[0];
+        trainAccuracy = sums[1] / sums[2];
+      }
+      if (root) {
+        if (isatty(fileno(stderr)))
+          std::fprintf(stderr, "\n");
+        std::printf("[Epoch %d] training: accuracy=%.4f loss=%.4f\n", epoch, trainAccuracy,
+                    lossSum / double(seen));
+        std::printf("[Epoch %d] time cost: %.1f s (%.0f samples/s, %.1f %% waiting for data)\n",
+                    epoch, trainSeconds, double(seen) / trainSeconds,
+                    100 * waiting / trainSeconds);
+        std::fflush(stdout);
+      }
       // The epoch's training is saved before evaluating, so a failing evaluation (an
       // unreadable test image) loses nothing; a diverged network never replaces the
       // last good checkpoint.
@@ -516,28 +617,47 @@ int main(int argc, char **argv) {
                     "' holds NaN or infinite values (training diverged; try a lower --lr); "
                     "nothing was saved over " +
                     outputFolder + "/leafnet.safetensors");
-      net->save_parameters(outputFolder + "/leafnet.safetensors");
+      if (root)
+        net->save_parameters(outputFolder + "/leafnet.safetensors",
+                             {{"epoch", std::to_string(epoch)}});
       double testAccuracy = std::nan("");
+      // Correct answers, samples and failed processes, summed over the job.
+      std::vector<double> tested{0, 0, 0};
       try {
-        testAccuracy = evaluate(*net, testLoader, devices);
-        std::printf("[Epoch %d] test: accuracy=%.4f\n", epoch, testAccuracy);
+        metric::Accuracy test = evaluate(*net, testLoader, devices);
+        tested = {double(test.num_correct()), double(test.num_inst()), 0};
       } catch (const std::exception &e) {
         evaluationError = e.what();
-        std::printf("[Epoch %d] test: evaluation failed: %s\n", epoch, e.what());
+        tested[2] = 1;
       }
-      std::fflush(stdout);
-      log.push_back(
-          {epoch, lossSum / double(seen), accuracy.get().second, testAccuracy, secondsSince(tic)});
-      writeCsv(outputFolder + "/log.csv", log);
-      writeSvg(outputFolder + "/accuracy.svg", log);
+      if (dist::size() > 1)
+        tested = dist::all_reduce({np::array(std::vector<float>(tested.begin(), tested.end()))})
+                     .to_vector<double>();
+      if (tested[2] > 0 && evaluationError.empty())
+        evaluationError = "the evaluation failed on another process of the job";
+      if (evaluationError.empty())
+        testAccuracy = tested[0] / tested[1];
+      if (root) {
+        if (evaluationError.empty())
+          std::printf("[Epoch %d] test: accuracy=%.4f\n", epoch, testAccuracy);
+        else
+          std::printf("[Epoch %d] test: evaluation failed: %s\n", epoch, evaluationError.c_str());
+        std::fflush(stdout);
+        log.push_back(
+            {epoch, lossSum / double(seen), trainAccuracy, testAccuracy, secondsSince(tic)});
+        writeCsv(outputFolder + "/log.csv", log);
+        writeSvg(outputFolder + "/accuracy.svg", log);
+      }
     }
     if (!evaluationError.empty())
-      throw Error("evaluation failed after epoch " + std::to_string(log.back().epoch) + " (" +
+      throw Error("evaluation failed after epoch " + std::to_string(lastEpoch) + " (" +
                   evaluationError + "); that epoch's parameters and log are in " + outputFolder +
                   "/, --resume " + outputFolder + "/leafnet.safetensors continues from them");
     npx::waitall();
     // The trained network as one compiled model file, its program the evaluation's (one
     // device's share of a test batch), which dlc::CompiledModel runs without compiling.
+    if (!root)
+      return 0;
     std::string modelFile;
     if (hybridizeOption && !log.empty()) {
       modelFile = outputFolder + "/model.dlc";
@@ -559,6 +679,13 @@ int main(int argc, char **argv) {
                 log.empty() ? 0.0 : log.back().testAccuracy,
                 modelFile.empty() ? "" : ", model.dlc", outputFolder.c_str());
   } catch (const std::exception &e) {
+    if (dist::size() > 1) {
+      // The others would wait for this process's share of the next sum forever.
+      std::fprintf(stderr, "\ndlc-train: process %d of %d: %s\n", dist::rank(), dist::size(),
+                   e.what());
+      std::fflush(stderr);
+      dist::abort(1);
+    }
     std::fprintf(stderr, "\ndlc-train: %s\n", e.what());
     return 1;
   }

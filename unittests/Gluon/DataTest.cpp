@@ -181,3 +181,42 @@ TEST(Data, TransformFirstOnADatasetNotSharedIsAnError) {
   }
   EXPECT_EQ(counting(3)->transform_first([](const Tensor &x) { return x; })->size(), 3u);
 }
+
+// A distributed sampler: each of 3 processes takes its consecutive third of every batch
+// of the same shuffled epoch; together they see each batch once, in order.
+TEST(Data, ShardTakesEachProcessSliceOfEveryBatch) {
+  auto dataset = counting(30);
+  DataLoader whole(dataset, 6, /*shuffle=*/true, LastBatch::keep, 0, 2, /*seed=*/11);
+  std::vector<size_t> wholeSizes;
+  std::vector<int64_t> expected = order(whole, &wholeSizes);
+  std::vector<std::vector<int64_t>> parts;
+  for (size_t part = 0; part < 3; ++part) {
+    DataLoader loader(dataset, 6, true, LastBatch::keep, 0, 2, 11);
+    loader.shard(part, 3);
+    std::vector<size_t> sizes;
+    parts.push_back(order(loader, &sizes));
+    EXPECT_EQ(sizes, std::vector<size_t>(5, 2));
+  }
+  for (size_t batch = 0; batch < 5; ++batch)
+    for (size_t part = 0; part < 3; ++part)
+      for (size_t i = 0; i < 2; ++i)
+        EXPECT_EQ(parts[part][batch * 2 + i], expected[batch * 6 + part * 2 + i]);
+  // A later epoch, and one resumed there, shuffle alike.
+  DataLoader again(dataset, 6, true, LastBatch::keep, 0, 2, 11);
+  DataLoader resumed(dataset, 6, true, LastBatch::keep, 0, 2, 11);
+  order(again);
+  resumed.set_epoch(1);
+  EXPECT_EQ(order(again), order(resumed));
+}
+
+TEST(Data, ShardRefusesBatchesThatDoNotDivide) {
+  DataLoader loader(counting(12), 4);
+  EXPECT_THROW(loader.shard(0, 3), ValueError);
+  EXPECT_THROW(loader.shard(2, 2), ValueError);
+  try {
+    loader.shard(0, 3);
+  } catch (const ValueError &e) {
+    EXPECT_STREQ(e.what(), "DataLoader.shard: a batch of 4 samples does not divide among 3 "
+                           "processes; choose a batch size that is a multiple of 3");
+  }
+}

@@ -41,12 +41,13 @@ struct CompiledDataParallel {
 
 /// Emits `step` (a single-device training step whose sample arguments are marked `batch`
 /// and whose parameter gradients are marked `gradient`), shards it over `devices` with
-/// dlc-shard-data-parallel (when there are several), runs the CPU pipeline and lowers it
-/// to a Program; `sync_batch_norm` normalizes with whole-batch statistics.
-/// Returns "" on success, else the diagnostics.
+/// dlc-shard-data-parallel (when there are several, or `processes` > 1: the step is one
+/// process's part of a job, and its all-reduces span the processes), runs the CPU
+/// pipeline and lowers it to a Program; `sync_batch_norm` normalizes with whole-batch
+/// statistics. Returns "" on success, else the diagnostics.
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
                                   CompiledDataParallel &out, bool sync_batch_norm = false,
-                                  Layout blocked_layout = Layout::plain);
+                                  Layout blocked_layout = Layout::plain, int processes = 1);
 
 /// A function of a module written by export_model, compiled for predicting.
 struct CompiledExport {

@@ -92,7 +92,7 @@ struct OpDef {
   /// pooling, batch norm), whose sums are split by thread and whose small calls can still
   /// be much work.
   bool may_run_on_caller = false;
-  KernelLookupCache kernels; ///< filled by the dispatcher
+  KernelLookupCache kernels{}; ///< filled by the dispatcher
 };
 
 /// `op`, marked may_run_on_caller.

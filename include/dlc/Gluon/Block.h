@@ -5,6 +5,7 @@
 #include "dlc/Frontend/Hybridize.h"
 #include "dlc/Gluon/Parameter.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,7 +67,9 @@ public:
 
   /// Writes the parameters (first device's copies) to `path` in the safetensors format,
   /// atomically (a temporary file renamed over `path`).
-  void save_parameters(const std::string &path) const;
+  /// `metadata` joins the file's "__metadata__" (dlc-train records the epoch there).
+  void save_parameters(const std::string &path,
+                       const std::map<std::string, std::string> &metadata = {}) const;
   /// Reads parameters saved by save_parameters (or any safetensors file with matching
   /// names), or by MXNet's save_parameters (a .params file of MXNet 1.x or 2.x, whose
   /// names are the same paths), onto `devices`. Names, shapes and dtypes that do not match raise an error

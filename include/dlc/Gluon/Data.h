@@ -95,6 +95,18 @@ public:
   /// Number of batches the next epoch yields.
   size_t size() const;
 
+  /// One process's share of every batch, in a job of `parts` processes (a distributed
+  /// sampler): the epoch's batches are planned as before, from the same seed on every
+  /// process, and each yields its `part`-th of `parts` equal, consecutive slices, so the
+  /// processes together see each whole batch once and a process with the devices
+  /// part*k .. part*k+k-1 gets the samples those devices get in one process. The batch
+  /// size must divide by `parts`; a short last batch (LastBatch::keep) loses the samples
+  /// past its largest multiple of `parts`. Throws ValueError otherwise.
+  void shard(size_t part, size_t parts);
+  /// The next epoch is the loader's `epoch`-th (from 0): its shuffle is the one that epoch
+  /// of an uninterrupted run had (a resumed run continues the sequence).
+  void set_epoch(uint64_t epoch) { epochs_ = epoch; }
+
   class Epoch;
   class Iterator {
   public:
@@ -123,6 +135,7 @@ private:
   uint64_t seed_;
   bool pinMemory_;
   uint64_t epochs_ = 0;
+  size_t part_ = 0, parts_ = 1;
   std::vector<size_t> carried_; // rollover: samples left from the previous epoch
   std::shared_ptr<Epoch> current_;
 };

@@ -48,6 +48,7 @@ public:
   std::pair<std::string, double> get() const;
   void reset();
   int64_t num_inst() const { return seen_; }
+  int64_t num_correct() const { return correct_; }
 
 private:
   int64_t correct_ = 0, seen_ = 0;

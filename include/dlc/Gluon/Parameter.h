@@ -94,6 +94,10 @@ public:
   void reset_device(const std::vector<Device> &devices);
   void zero_grad();
   void set_grad_req(GradReq req);
+  /// Overwrites every initialized parameter, on every process of the job, with its
+  /// values on process `root` (dist::broadcast), on all of its devices: processes that
+  /// initialized or loaded differently start alike. Nothing to do in a job of one.
+  void broadcast(int root = 0);
 
 private:
   std::vector<std::string> order_;

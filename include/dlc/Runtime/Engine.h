@@ -156,8 +156,14 @@ TaskHandle enqueue_copy(const std::shared_ptr<Buffer> &from, const void *source,
                         const std::shared_ptr<Buffer> &to, void *target, size_t bytes);
 
 /// Sets how many threads a kernel on `device`'s worker may use (OpenMP team of oneDNN).
-/// Defaults: 1 per device when several host devices are in use, all cores when one is.
+/// Defaults: 1 per device when several host devices are in use, all the process's cores
+/// (set_host_cores) when one is.
 void set_device_threads(Device device, int threads);
+/// The cores this process's host devices share: all of the machine's by default; fewer
+/// where several processes of one job share a host (dist::init), so that one process with
+/// one host device computes with the threads it would have had as one of several devices
+/// in a single process.
+void set_host_cores(int cores);
 
 } // namespace dlc
 

@@ -166,6 +166,7 @@ struct ProgramStep {
   std::vector<int> outputs;
   std::vector<Device> devices; ///< all_reduce: the devices, in the inputs' order
   int64_t reduce_kind = 0;     ///< all_reduce: 0 sum, 1 mean
+  int64_t processes = 1;       ///< all_reduce: the processes of the job it spans
   bool fresh_seed = false; ///< a random op: its "seed" is drawn anew for every run
   std::shared_ptr<const FusedElementwise> fused;
 };

@@ -147,6 +147,7 @@ private:
       step.kind = ProgramStep::Kind::all_reduce;
       step.op = ::dlc::ops::all_reduce;
       step.reduce_kind = int64_t(reduce.getKind());
+      step.processes = int64_t(reduce.getProcesses());
       if (step.reduce_kind > 1) {
         error_ = describe(op) + ": the runtime all-reduces with sum or mean";
         return false;

@@ -34,6 +34,11 @@ class Accuracy:
     def num_inst(self):
         return self._impl.num_inst
 
+    @property
+    def sum_metric(self):
+        """The correct predictions so far (MXNet's EvalMetric.sum_metric)."""
+        return self._impl.sum_metric
+
     def __repr__(self):
         return f"EvalMetric: {dict([self.get()])}"
 

@@ -223,10 +223,19 @@ func.func @pool_padding(%x: tensor<1x8x8x8xf32>) {
 
 // -----
 
-// all_reduce: a collective over one device is a mistake.
+// all_reduce: a collective over one device of one process is a mistake.
 func.func @all_reduce_one_device(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'dlc.all_reduce' op needs at least two devices, got 1}}
+  // expected-error @+1 {{'dlc.all_reduce' op needs at least two devices, or one device in each of several processes (processes = N), got 1 device(s) in one process}}
   %0 = dlc.all_reduce sum %x {devices = [#dlc.device<gpu:0>]} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// all_reduce: a job has at least one process.
+func.func @all_reduce_no_process(%x: tensor<4xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'dlc.all_reduce' op spans 0 processes; expected at least 1}}
+  %0:2 = dlc.all_reduce sum %x, %y {devices = [#dlc.device<cpu:0>, #dlc.device<cpu:1>], processes = 0 : i64} : tensor<4xf32>, tensor<4xf32>
   return
 }
 

@@ -694,8 +694,12 @@ LogicalResult SplitOp::verify() {
 
 LogicalResult AllReduceOp::verify() {
   ArrayAttr devices = getDevices();
-  if (devices.size() < 2)
-    return emitOpError() << "needs at least two devices, got " << devices.size();
+  if (getProcesses() < 1)
+    return emitOpError() << "spans " << getProcesses() << " processes; expected at least 1";
+  if (devices.empty() || (devices.size() < 2 && getProcesses() < 2))
+    return emitOpError() << "needs at least two devices, or one device in each of several "
+                            "processes (processes = N), got "
+                         << devices.size() << " device(s) in one process";
   if (devices.size() != getInputs().size())
     return emitOpError() << "has " << getInputs().size() << " operands for "
                          << devices.size() << " devices; expected one per device";

@@ -82,9 +82,15 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
       }
       targets.push_back(device);
     }
-    if (targets.size() < 2) {
+    if (processes < 1) {
+      getOperation().emitError() << "dlc-shard-data-parallel: processes=" << int64_t(processes)
+                                 << "; a job has at least one process";
+      return signalPassFailure();
+    }
+    if (targets.empty() || (targets.size() < 2 && processes < 2)) {
       getOperation().emitError()
-          << "dlc-shard-data-parallel: needs at least two devices (devices=cpu:0,cpu:1)";
+          << "dlc-shard-data-parallel: needs at least two devices (devices=cpu:0,cpu:1), "
+             "or one device in each of several processes (devices=cpu:1 processes=2)";
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> functions;
@@ -180,17 +186,22 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
       SmallVector<int64_t> partShape(type.getShape());
       partShape[size_t(batchAxis)] /= int64_t(replicas);
       auto partType = RankedTensorType::get(partShape, type.getElementType());
-      auto split = builder.create<SplitOp>(arg.getLoc(), SmallVector<Type>(replicas, partType),
-                                           entry->getArgument(newIndex[i][0]),
-                                           builder.getI64IntegerAttr(batchAxis));
       std::optional<DeviceAttr> home =
           function.getArgAttrOfType<DeviceAttr>(i, deviceName)
               ? std::optional<DeviceAttr>(function.getArgAttrOfType<DeviceAttr>(i, deviceName))
               : std::nullopt;
-      if (home)
-        split->setAttr(deviceName, *home);
+      // One device (of several processes) takes its process's samples whole.
+      SmallVector<Value> parts{entry->getArgument(newIndex[i][0])};
+      if (replicas > 1) {
+        auto split = builder.create<SplitOp>(arg.getLoc(), SmallVector<Type>(replicas, partType),
+                                             entry->getArgument(newIndex[i][0]),
+                                             builder.getI64IntegerAttr(batchAxis));
+        if (home)
+          split->setAttr(deviceName, *home);
+        parts.assign(split.getResults().begin(), split.getResults().end());
+      }
       for (size_t d = 0; d < replicas; ++d) {
-        Value part = split.getResult(unsigned(d));
+        Value part = parts[d];
         if (!home || *home != targets[d])
           part = builder.create<CopyOp>(arg.getLoc(), part, targets[d]);
         mapping[d].map(arg, part);
@@ -211,15 +222,19 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
       op->setAttr(deviceName, targets[d]);
       return op->getResult(0);
     };
+    // Over the replicas of this process and, with processes=N, those of the others.
+    auto allReduce = [&](Location loc, ArrayRef<Value> parts, ReduceKind kind) {
+      return builder.create<AllReduceOp>(
+          loc, SmallVector<Type>(replicas, parts.front().getType()),
+          ReduceKindAttr::get(context, kind), parts, builder.getArrayAttr(deviceList),
+          builder.getI64IntegerAttr(processes));
+    };
     auto flush = [&]() {
       if (bucket.empty())
         return;
       Location loc = bucket.back().original.getLoc();
       auto sumOf = [&](ArrayRef<Value> parts) {
-        return builder.create<AllReduceOp>(
-            loc, SmallVector<Type>(replicas, parts.front().getType()),
-            ReduceKindAttr::get(context, ReduceKind::sum), parts,
-            builder.getArrayAttr(deviceList));
+        return allReduce(loc, parts, ReduceKind::sum);
       };
       if (bucket.size() == 1) {
         auto sum = sumOf(bucket.front().replicas);
@@ -274,11 +289,7 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
                          loc, RankedTensorType::get(shape, like.getElementType()), vector),
                      d);
     };
-    auto allMean = [&](Location loc, ArrayRef<Value> parts, ReduceKind kind) {
-      return builder.create<AllReduceOp>(loc, SmallVector<Type>(replicas, parts.front().getType()),
-                                         ReduceKindAttr::get(context, kind), parts,
-                                         builder.getArrayAttr(deviceList));
-    };
+    auto allMean = allReduce;
     auto syncForward = [&](BatchNormOp original, ArrayRef<Operation *> clones) {
       Location loc = original.getLoc();
       auto input = cast<RankedTensorType>(cast<BatchNormOp>(clones[0]).getInput().getType());
@@ -327,7 +338,8 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
       }
       auto sumGamma = allMean(loc, gammaSums, ReduceKind::sum);
       auto sumBeta = allMean(loc, betaSums, ReduceKind::sum);
-      double count = double(input.getNumElements() / input.getDimSize(1)) * double(replicas);
+      double count = double(input.getNumElements() / input.getDimSize(1)) * double(replicas) *
+                     double(processes);
       Value inverseCount = scalar(loc, element, 1.0 / count);
       Value epsilon = scalar(loc, element, original.getEpsilon().convertToDouble());
       for (size_t d = 0; d < replicas; ++d) {

@@ -3,7 +3,11 @@
 // RUN: dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0,cpu:1 sync-batch-norm=true" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=SYNC
 // RUN: not dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0" -split-input-file 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: not dlc-opt %s --dlc-shard-data-parallel="devices=cpu:0,npu:1" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: dlc-opt %s --dlc-shard-data-parallel="devices=cpu:1 processes=2" -split-input-file | FileCheck %s --check-prefix=PROC
+// RUN: dlc-opt %s --dlc-shard-data-parallel="devices=cpu:1 processes=2 sync-batch-norm=true" -split-input-file | FileCheck %s --check-prefix=SYNCPROC
+// RUN: not dlc-opt %s --dlc-shard-data-parallel="devices=cpu:1 processes=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=NOPROC
 // ONE: needs at least two devices
+// NOPROC: processes=0; a job has at least one process
 // BAD: device 'npu:1' is not kind:ordinal
 
 // One SGD step of a dense classifier: the samples are split and copied to each device,
@@ -32,6 +36,15 @@
 // CHECK: %[[BACK:.*]] = dlc.copy %{{.*}} : tensor<4xf32> to #dlc.device<cpu:0>
 // CHECK: %[[LOSS:.*]] = dlc.concat %{{.*}}, %[[BACK]] {{.*}} -> tensor<8xf32>
 // CHECK: return %[[LOSS]], %[[NEW0]], %[[NEW1]]
+// One device in each of two processes (mpirun -np 2): this process's samples stay whole,
+// and the gradient's sum spans the processes.
+// PROC-LABEL: func.func @step(
+// PROC-SAME: tensor<2x4xf32> {dlc.device = #dlc.device<cpu:1>, dlc.name = "w"}
+// PROC-NOT: dlc.split
+// PROC: %[[D:.*]] = dlc.dense
+// PROC-SAME: (tensor<8x4xf32>, tensor<2x4xf32>) -> tensor<8x2xf32>
+// PROC: %[[G:.*]] = dlc.matmul
+// PROC: dlc.all_reduce sum %[[G]] {devices = [#dlc.device<cpu:1>], processes = 2 : i64} : tensor<2x4xf32>
 func.func @step(%w: tensor<2x4xf32> {dlc.name = "w", dlc.device = #dlc.device<cpu:0>},
                 %x: tensor<8x4xf32> {dlc.name = "data", dlc.batch, dlc.device = #dlc.device<cpu:0>},
                 %y: tensor<8xi64> {dlc.name = "label", dlc.batch, dlc.device = #dlc.device<cpu:0>})
@@ -68,6 +81,10 @@ func.func @step(%w: tensor<2x4xf32> {dlc.name = "w", dlc.device = #dlc.device<cp
 // SYNC: dlc.reshape %[[M]]#0 {{.*}} : tensor<3xf32> to tensor<1x3x1x1xf32>
 // SYNC: dlc.add %{{.*}}, %[[M]]#0 {dlc.device = #dlc.device<cpu:0>}
 // SYNC: dlc.add %{{.*}}, %[[M]]#1 {dlc.device = #dlc.device<cpu:1>}
+// Across processes the statistics are averaged over every process's replicas.
+// SYNCPROC-LABEL: func.func @batch_norm(
+// SYNCPROC: dlc.all_reduce mean %{{.*}} {devices = [#dlc.device<cpu:1>], processes = 2 : i64} : tensor<3xf32>
+// SYNCPROC: dlc.all_reduce mean %{{.*}} {devices = [#dlc.device<cpu:1>], processes = 2 : i64} : tensor<3xf32>
 func.func @batch_norm(%g: tensor<3xf32>, %b: tensor<3xf32>, %rm: tensor<3xf32>,
                       %x: tensor<4x3x4x4xf32> {dlc.batch})
     -> (tensor<4x48xf32>, tensor<3xf32> {dlc.updates = 2 : i64}) {

@@ -817,12 +817,20 @@ def DLC_AllReduceOp : Op<DLC_Dialect, "all_reduce", [Pure, InferTypeOpAdaptor]> 
     Operand and result `i` live on `devices[i]`. This is how data-parallel training
     sums gradients (KVStore 'device' in MXNet; NCCL all-reduce on GPUs).
 
+    With `processes = N` (N > 1) the reduction spans the N processes of a job launched
+    by mpirun, each running this program on its own `devices`: every result is the
+    reduction over all N times `devices` operands (a mean divides by that count). One
+    device per process is then allowed; the runtime refuses to run the op in a job of
+    another size.
+
     ```mlir
     %g0, %g1 = dlc.all_reduce sum %a, %b {devices = [#dlc.device<gpu:0>, #dlc.device<gpu:1>]} : tensor<100xf32>, tensor<100xf32>
+    %g = dlc.all_reduce sum %c {devices = [#dlc.device<cpu:1>], processes = 2 : i64} : tensor<100xf32>
     ```
   }];
   let arguments = (ins DLC_ReduceKind:$kind, Variadic<DLC_NumericTensor>:$inputs,
-                       DLC_DeviceArrayAttr:$devices);
+                       DLC_DeviceArrayAttr:$devices,
+                       DefaultValuedAttr<I64Attr, "1">:$processes);
   let results = (outs Variadic<DLC_NumericTensor>:$outputs);
   let assemblyFormat = "$kind $inputs attr-dict `:` type($inputs)";
   let hasVerifier = 1;

@@ -69,6 +69,12 @@ def DLCShardDataParallel : Pass<"dlc-shard-data-parallel", "mlir::ModuleOp"> {
 
     A batch that does not divide by the number of devices is an error naming both.
 
+    With `processes=N` the step is one process's part of a job of N processes (launched
+    by mpirun), each running it on its own `devices` with its own share of the samples:
+    every all-reduce spans the processes (`processes = N` on `dlc.all_reduce`), and the
+    whole-batch sums of `sync-batch-norm` count all of them. One device per process is
+    then allowed, and its samples are not split.
+
     ```mlir
     // dlc-opt --dlc-shard-data-parallel="devices=cpu:0,cpu:1"
     func.func @step(%w: tensor<2x4xf32> {dlc.name = "w"}, %x: tensor<8x4xf32> {dlc.batch})
@@ -88,6 +94,8 @@ def DLCShardDataParallel : Pass<"dlc-shard-data-parallel", "mlir::ModuleOp"> {
            "with the whole batch's sums">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"1048576",
            "sum gradients in buckets of at least this many bytes (0: one all-reduce each)">,
+    Option<"processes", "processes", "int64_t", /*default=*/"1",
+           "the processes of the job this step is one part of: the all-reduces span them">,
   ];
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
