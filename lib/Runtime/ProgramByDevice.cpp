@@ -35,40 +35,57 @@ void enqueueGpuAllReduce(const ProgramStep &step, RefOf &&refOf, BufferOf &&buff
   enqueue_gpu_all_reduce(ranks, step.reduce_kind == 1);
 }
 
-/// Enqueues an all-reduce that spans the processes of a job: the first device's queue
-/// sums every process's replicas (ProcessGroup::all_reduce_sum: rank order, then device
-/// order, as one process with all the devices adds them), and the other devices copy its
-/// result. Input and output k live on step.devices[k].
+/// Enqueues an all-reduce that spans the processes of a job: one queue sums every
+/// process's replicas (ProcessGroup::all_reduce_sum: rank order, then device order, as one
+/// process with all the devices adds them) and the devices copy the result. On host
+/// devices the first device's queue sums; GPUs' parts come to the host first and cpu(0)'s
+/// queue sums them (NCCL does not span processes in dlc yet). Input and output k live on
+/// step.devices[k].
 template <typename RefOf, typename BufferOf>
-void enqueueHostAllReduceOverProcesses(const ProgramStep &step, RefOf &&refOf,
-                                       BufferOf &&bufferOf) {
+void enqueueAllReduceOverProcesses(const ProgramStep &step, RefOf &&refOf,
+                                   BufferOf &&bufferOf) {
   ProcessGroup &group = process_group();
   if (group.size() != step.processes)
     throw Error("all_reduce: the program sums over " + std::to_string(step.processes) +
                 " processes, but this job has " + std::to_string(group.size()) +
                 " (compile the step in the job that runs it)");
+  const bool onHost = step.devices.front().is_host();
   for (Device device : step.devices)
-    if (!device.is_host())
-      throw UnsupportedError("all_reduce over " + std::to_string(step.processes) +
-                             " processes on " + device.str() +
-                             ": only host devices reduce across processes so far");
+    if (device.is_host() != onHost)
+      throw UnsupportedError("all_reduce: the devices of one all-reduce must all be GPUs or "
+                             "all be CPUs");
+  TensorRef first = refOf(step.outputs[0]);
+  if (first.dtype != DType::f32)
+    throw DTypeError("all_reduce: the sum over processes takes float32, got " +
+                     std::string(dtype_name(first.dtype)));
+  const size_t bytes = size_t(first.numel()) * sizeof(float);
+  // Host memory for a GPU's part or for the sum, ordered by the engine like any value.
+  auto staged = [&](TensorRef &ref) {
+    auto buffer = std::make_shared<Buffer>(allocate(cpu(), bytes));
+    ref.data = buffer->data();
+    return buffer;
+  };
   std::vector<TensorRef> inputs;
   std::vector<std::shared_ptr<Buffer>> reads;
   for (int in : step.inputs) {
-    inputs.push_back(refOf(in));
-    reads.push_back(bufferOf(in));
+    TensorRef part = refOf(in);
+    if (onHost) {
+      reads.push_back(bufferOf(in));
+    } else {
+      reads.push_back(staged(part));
+      enqueue_copy(bufferOf(in), refOf(in).data, reads.back(), part.data, bytes);
+    }
+    inputs.push_back(part);
   }
-  TensorRef first = refOf(step.outputs[0]);
+  TensorRef sum = first;
+  std::shared_ptr<Buffer> sumBuffer = onHost ? bufferOf(step.outputs[0]) : staged(sum);
   const bool mean = step.reduce_kind == 1;
-  enqueue(step.devices[0], reads, {bufferOf(step.outputs[0])}, [&group, inputs, first, mean] {
-    if (first.dtype != DType::f32)
-      throw DTypeError("all_reduce: the sum over processes takes float32, got " +
-                       std::string(dtype_name(first.dtype)));
+  enqueue(onHost ? step.devices[0] : cpu(), reads, {sumBuffer}, [&group, inputs, sum, mean] {
     std::vector<const float *> parts;
     for (const TensorRef &input : inputs)
       parts.push_back(input.as<float>());
-    float *out = first.as<float>();
-    const int64_t n = first.numel();
+    float *out = sum.as<float>();
+    const int64_t n = sum.numel();
     // Timed as its own entry (DLC_PROFILE=1): the time a step spends in the processes' sum.
     KernelProfile::timed("all_reduce over processes", [&] { group.all_reduce_sum(parts, out, n); });
     if (mean) {
@@ -77,9 +94,9 @@ void enqueueHostAllReduceOverProcesses(const ProgramStep &step, RefOf &&refOf,
         out[i] *= scale;
     }
   });
-  for (size_t d = 1; d < step.devices.size(); ++d)
-    enqueue_copy(bufferOf(step.outputs[0]), first.data, bufferOf(step.outputs[d]),
-                 refOf(step.outputs[d]).data, size_t(first.numel()) * dtype_size(first.dtype));
+  for (size_t d = onHost ? 1 : 0; d < step.devices.size(); ++d)
+    enqueue_copy(sumBuffer, sum.data, bufferOf(step.outputs[d]), refOf(step.outputs[d]).data,
+                 bytes);
 }
 
 } // namespace
@@ -174,8 +191,8 @@ void Program::runByDevice(const std::vector<BoundBuffer> &args,
     if (step.kind != ProgramStep::Kind::kernel)
       flushSegment(); // transfers and collectives are their own tasks
     if (step.kind == ProgramStep::Kind::all_reduce && step.processes != 1) {
-      enqueueHostAllReduceOverProcesses(step, [&](int id) { return ref(id); },
-                                        [&](int id) { return at[size_t(id)].buffer; });
+      enqueueAllReduceOverProcesses(step, [&](int id) { return ref(id); },
+                                    [&](int id) { return at[size_t(id)].buffer; });
       continue;
     }
     if (step.kind == ProgramStep::Kind::all_reduce) {
