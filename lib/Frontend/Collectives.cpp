@@ -3,8 +3,10 @@
 
 #include "dlc/Core/Error.h"
 #include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/Dist.h"
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Runtime/Collectives.h"
+#include "dlc/Runtime/ProcessGroup.h"
 
 #include <algorithm>
 #include <map>
@@ -46,14 +48,27 @@ void requireSameKind(const std::vector<Tensor> &tensors, bool mean) {
 
 } // namespace
 
-std::vector<Tensor> all_reduce(const std::vector<Tensor> &tensors, bool mean) {
+std::vector<Tensor> all_reduce(const std::vector<Tensor> &tensors, bool mean,
+                               bool over_processes) {
   requireSameKind(tensors, mean);
   autograd::Pause pause; // a collective is not part of any recorded graph
   size_t count = tensors.size();
-  if (count == 1) // results never share memory with the inputs
+  over_processes = over_processes && dist::size() > 1;
+  if (count == 1 && !over_processes) // results never share memory with the inputs
     return {tensors.front().copyto(tensors.front().device())};
-  bool gpus = count > 1 && std::all_of(tensors.begin(), tensors.end(),
-                                        [](const Tensor &t) { return !t.device().is_host(); });
+  bool gpus = (count > 1 || over_processes) &&
+              std::all_of(tensors.begin(), tensors.end(),
+                          [](const Tensor &t) { return !t.device().is_host(); });
+  if (over_processes && (!gpus || gpu_sums_through_host())) {
+    // Through the host and the process group, in the order one process would add them.
+    Tensor total = dist::all_reduce(tensors);
+    if (mean)
+      total = total / double(count * size_t(dist::size()));
+    std::vector<Tensor> results;
+    for (const Tensor &t : tensors)
+      results.push_back(t.device() == total.device() ? total : total.to(t.device()));
+    return results;
+  }
   std::vector<Tensor> results;
   if (gpus) {
     std::vector<AllReduceRank> ranks;
@@ -63,7 +78,7 @@ std::vector<Tensor> all_reduce(const std::vector<Tensor> &tensors, bool mean) {
                        {out.data(), out.shape(), out.dtype()}, t.buffer(), out.buffer()});
       results.push_back(out);
     }
-    enqueue_gpu_all_reduce(ranks, mean);
+    enqueue_gpu_all_reduce(ranks, mean, over_processes);
     return results;
   }
   // KVStore 'device': the tensors meet on the first device, in order.
@@ -79,7 +94,8 @@ std::vector<Tensor> all_reduce(const std::vector<Tensor> &tensors, bool mean) {
 }
 
 std::vector<std::vector<Tensor>> all_reduce_coalesced(const std::vector<std::vector<Tensor>> &items,
-                                                      bool mean, size_t bucket_bytes) {
+                                                      bool mean, size_t bucket_bytes,
+                                                      bool over_processes) {
   autograd::Pause pause;
   for (size_t k = 0; k < items.size(); ++k) {
     requireSameKind(items[k], mean);
@@ -96,7 +112,7 @@ std::vector<std::vector<Tensor>> all_reduce_coalesced(const std::vector<std::vec
   std::map<DType, std::pair<std::vector<size_t>, size_t>> open;
   auto flush = [&](std::vector<size_t> &bucket) {
     if (bucket.size() == 1)
-      results[bucket[0]] = all_reduce(items[bucket[0]], mean);
+      results[bucket[0]] = all_reduce(items[bucket[0]], mean, over_processes);
     if (bucket.size() > 1) {
       std::vector<Tensor> flats;
       for (size_t j = 0; j < items[bucket[0]].size(); ++j) {
@@ -108,7 +124,7 @@ std::vector<std::vector<Tensor>> all_reduce_coalesced(const std::vector<std::vec
       std::vector<int64_t> sizes;
       for (size_t k : bucket)
         sizes.push_back(items[k][0].size());
-      std::vector<Tensor> sums = all_reduce(flats, mean);
+      std::vector<Tensor> sums = all_reduce(flats, mean, over_processes);
       for (size_t j = 0; j < sums.size(); ++j) {
         std::vector<Tensor> pieces = np::split_sizes(sums[j], sizes, 0);
         for (size_t m = 0; m < bucket.size(); ++m)

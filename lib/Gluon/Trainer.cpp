@@ -8,6 +8,7 @@
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/OpRegistry.h"
 #include "dlc/Runtime/Numerics.h"
+#include "dlc/Runtime/ProcessGroup.h"
 
 #include <algorithm>
 #include <cmath>
@@ -116,12 +117,13 @@ void Trainer::step(int64_t batch_size, bool ignore_stale_grad) {
     }
   ++steps_;
   double rescale = 1.0 / double(batch_size);
-  // In a job of several processes every gradient is summed over all of them
-  // (dist::all_reduce); NCCL does not span processes in dlc yet, so GPUs' gradients
-  // take that path too.
+  // In a job of several processes every gradient is summed over all of them: NCCL across
+  // the processes for GPUs (the buckets below), dist::all_reduce on the first device for
+  // CPUs, and for GPUs too where DLC_GPU_SUMS_THROUGH_HOST=1.
   const bool acrossProcesses = dist::size() > 1;
-  auto onGpus = [acrossProcesses](const std::vector<Device> &devices) {
-    return !acrossProcesses && devices.size() > 1 &&
+  const bool ncclAcrossProcesses = acrossProcesses && !gpu_sums_through_host();
+  auto onGpus = [acrossProcesses, ncclAcrossProcesses](const std::vector<Device> &devices) {
+    return (acrossProcesses ? ncclAcrossProcesses : devices.size() > 1) &&
            std::none_of(devices.begin(), devices.end(), [](Device d) { return d.is_host(); });
   };
   auto trainable = [&stale](const ParameterPtr &p) {
@@ -146,7 +148,8 @@ void Trainer::step(int64_t batch_size, bool ignore_stale_grad) {
     std::vector<std::vector<Tensor>> grads;
     for (const ParameterPtr &parameter : group)
       grads.push_back(parameter->list_grad());
-    std::vector<std::vector<Tensor>> sums = npx::all_reduce_coalesced(grads);
+    std::vector<std::vector<Tensor>> sums =
+        npx::all_reduce_coalesced(grads, false, size_t(64) << 20, acrossProcesses);
     for (size_t i = 0; i < group.size(); ++i)
       gpuSums[group[i].get()] = std::move(sums[i]);
   }

@@ -4,10 +4,12 @@
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/DeviceBackend.h"
 #include "dlc/Runtime/Engine.h"
+#include "dlc/Runtime/ProcessGroup.h"
 
 namespace dlc {
 
-void enqueue_gpu_all_reduce(const std::vector<AllReduceRank> &ranks, bool mean) {
+void enqueue_gpu_all_reduce(const std::vector<AllReduceRank> &ranks, bool mean,
+                            bool over_processes) {
   for (const AllReduceRank &rank : ranks) {
     if (rank.device.is_host())
       throw UnsupportedError("all_reduce: the NCCL all-reduce takes GPU devices only, got " +
@@ -30,7 +32,10 @@ void enqueue_gpu_all_reduce(const std::vector<AllReduceRank> &ranks, bool mean) 
   std::vector<int> ordinals;
   for (const AllReduceRank &rank : ranks)
     ordinals.push_back(rank.device.id);
-  std::shared_ptr<void> set = backend.communicators(ordinals);
+  // A job of one still gets the job's kind of communicator (NCCL's id and ranks): the
+  // GPU check exercises that path on a machine with one GPU.
+  ProcessGroup *processes = over_processes ? &process_group() : nullptr;
+  std::shared_ptr<void> set = backend.communicators(ordinals, processes);
   std::vector<CollectiveRank> group;
   for (size_t index = 0; index < ranks.size(); ++index) {
     const AllReduceRank &rank = ranks[index];

@@ -19,7 +19,7 @@ namespace dlc {
 
 namespace dlc {
 
-std::shared_ptr<void> DeviceBackend::communicators(const std::vector<int> &) {
+std::shared_ptr<void> DeviceBackend::communicators(const std::vector<int> &, ProcessGroup *) {
   throw UnsupportedError(std::string("all_reduce: the ") + name() +
                          " backend has no collectives");
 }

@@ -84,6 +84,11 @@ int launched_processes() {
   return 1;
 }
 
+bool gpu_sums_through_host() {
+  const char *flag = std::getenv("DLC_GPU_SUMS_THROUGH_HOST");
+  return flag && flag[0] == '1';
+}
+
 ProcessGroup &join_process_group() {
   std::lock_guard<std::mutex> lock(joinMutex);
   if (joined)

@@ -25,30 +25,38 @@ namespace dlc {
 namespace {
 
 /// Enqueues each GPU's rank of an all-reduce on its own queue (NCCL; see
-/// Collectives.cpp). Input and output k live on step.devices[k].
+/// Collectives.cpp), over the job's processes when the step spans them. Input and output
+/// k live on step.devices[k].
 template <typename RefOf, typename BufferOf>
 void enqueueGpuAllReduce(const ProgramStep &step, RefOf &&refOf, BufferOf &&bufferOf) {
   std::vector<AllReduceRank> ranks;
   for (size_t rank = 0; rank < step.devices.size(); ++rank)
     ranks.push_back({step.devices[rank], refOf(step.inputs[rank]), refOf(step.outputs[rank]),
                      bufferOf(step.inputs[rank]), bufferOf(step.outputs[rank])});
-  enqueue_gpu_all_reduce(ranks, step.reduce_kind == 1);
+  enqueue_gpu_all_reduce(ranks, step.reduce_kind == 1, step.processes != 1);
 }
 
-/// Enqueues an all-reduce that spans the processes of a job: one queue sums every
-/// process's replicas (ProcessGroup::all_reduce_sum: rank order, then device order, as one
-/// process with all the devices adds them) and the devices copy the result. On host
-/// devices the first device's queue sums; GPUs' parts come to the host first and cpu(0)'s
-/// queue sums them (NCCL does not span processes in dlc yet). Input and output k live on
-/// step.devices[k].
-template <typename RefOf, typename BufferOf>
-void enqueueAllReduceOverProcesses(const ProgramStep &step, RefOf &&refOf,
-                                   BufferOf &&bufferOf) {
+/// The job's group, checked against the processes the step was compiled for.
+ProcessGroup &groupOf(const ProgramStep &step) {
   ProcessGroup &group = process_group();
   if (group.size() != step.processes)
     throw Error("all_reduce: the program sums over " + std::to_string(step.processes) +
                 " processes, but this job has " + std::to_string(group.size()) +
                 " (compile the step in the job that runs it)");
+  return group;
+}
+
+/// Enqueues an all-reduce that spans the processes of a job through the process group:
+/// one queue sums every process's replicas (ProcessGroup::all_reduce_sum: rank order,
+/// then device order, as one process with all the devices adds them) and the devices copy
+/// the result. On host devices the first device's queue sums; GPUs' parts come to the
+/// host first and cpu(0)'s queue sums them (GPUs take this path only when
+/// gpu_sums_through_host() says so; NCCL spans the processes otherwise). Input and output
+/// k live on step.devices[k].
+template <typename RefOf, typename BufferOf>
+void enqueueAllReduceOverProcesses(const ProgramStep &step, RefOf &&refOf,
+                                   BufferOf &&bufferOf) {
+  ProcessGroup &group = groupOf(step);
   const bool onHost = step.devices.front().is_host();
   for (Device device : step.devices)
     if (device.is_host() != onHost)
@@ -191,8 +199,15 @@ void Program::runByDevice(const std::vector<BoundBuffer> &args,
     if (step.kind != ProgramStep::Kind::kernel)
       flushSegment(); // transfers and collectives are their own tasks
     if (step.kind == ProgramStep::Kind::all_reduce && step.processes != 1) {
-      enqueueAllReduceOverProcesses(step, [&](int id) { return ref(id); },
-                                    [&](int id) { return at[size_t(id)].buffer; });
+      groupOf(step);
+      bool onGpus = std::all_of(step.devices.begin(), step.devices.end(),
+                                [](Device d) { return d.kind == DeviceKind::gpu; });
+      if (onGpus && !gpu_sums_through_host())
+        enqueueGpuAllReduce(step, [&](int id) { return ref(id); },
+                            [&](int id) { return at[size_t(id)].buffer; });
+      else
+        enqueueAllReduceOverProcesses(step, [&](int id) { return ref(id); },
+                                      [&](int id) { return at[size_t(id)].buffer; });
       continue;
     }
     if (step.kind == ProgramStep::Kind::all_reduce) {

@@ -21,6 +21,7 @@
 #include <dlc/gluon.h>
 
 #include <dlc/Core/AtomicFile.h>
+#include <dlc/Runtime/ProcessGroup.h>
 #include "../../examples/LeafNetwork.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -139,16 +140,37 @@ std::vector<Device> parseDevices(const std::string &text) {
       devices.push_back(gpu(id));
     else
       throw ValueError("--devices: '" + item + "' is not cpu:N or gpu:N");
-    if (!can_compute_on(devices.back()))
-      throw UnsupportedError(
-          "--devices: cannot compute on " + devices.back().str() +
-          (kind == "cpu"
-               ? " (host devices are cpu:0 to cpu:" + std::to_string(kMaxHostDevices - 1) + ")"
-               : " (this process sees " + std::to_string(npx::num_gpus()) + " GPU(s))"));
-    if (std::count(devices.begin(), devices.end(), devices.back()) > 1)
-      throw ValueError("--devices: " + devices.back().str() + " is listed twice");
   }
   return devices;
+}
+
+/// This process's block of the job's devices, checked: each device can compute here and
+/// appears once in the block. Other processes' blocks may name the same devices: their
+/// own (on another host, each host's gpu(0); on this one, logical host devices).
+std::vector<Device> localBlock(const std::vector<Device> &job) {
+  std::vector<Device> local = dist::local_devices(job);
+  for (size_t i = 0; i < local.size(); ++i) {
+    Device device = local[i];
+    if (!can_compute_on(device))
+      throw UnsupportedError(
+          "--devices: cannot compute on " + device.str() +
+          (device.is_host()
+               ? " (host devices are cpu:0 to cpu:" + std::to_string(kMaxHostDevices - 1) + ")"
+               : " (this process sees " + std::to_string(npx::num_gpus()) + " GPU(s))"));
+    if (std::count(local.begin(), local.begin() + long(i), device) > 0)
+      throw ValueError("--devices: " + device.str() + " is listed twice" +
+                       (dist::size() > 1 ? " in the block of process " +
+                                               std::to_string(dist::rank())
+                                         : std::string()));
+  }
+  return local;
+}
+
+/// How many blocks before this process's name `device` too: 0 for a device that keeps
+/// the stream it has in one process, k for the k-th repeat, which gets a stream of its own.
+int64_t earlierNamings(const std::vector<Device> &job, Device device) {
+  const size_t block = job.size() / size_t(dist::size());
+  return std::count(job.begin(), job.begin() + long(block * size_t(dist::rank())), device);
 }
 
 /// ToTensor + Normalize on a whole batch: (B, 28, 28, 1) uint8 -> (B, 1, 28, 28) float,
@@ -405,7 +427,7 @@ int main(int argc, char **argv) {
     if (size_t(batchSize) < jobDevices.size())
       throw ValueError("--batch-size " + std::to_string(batchSize) + " is smaller than the " +
                        std::to_string(jobDevices.size()) + " devices it is split over");
-    const std::vector<Device> devices = dist::local_devices(jobDevices); // this process's
+    const std::vector<Device> devices = localBlock(jobDevices); // this process's
     if (root) {
       std::filesystem::create_directories(outputFolder.getValue());
       removeLeftovers(outputFolder);
@@ -486,8 +508,14 @@ int main(int argc, char **argv) {
                   dataName.c_str(), trainSet->size(), testSet->size(), batchSize.getValue());
       for (Device d : jobDevices)
         std::printf(" %s", d.str().c_str());
-      if (dist::size() > 1)
-        std::printf(" (%s)", dist::describe().c_str());
+      if (dist::size() > 1) {
+        std::printf(" (%s", dist::describe().c_str());
+        if (!jobDevices.front().is_host())
+          std::printf(", gradients summed %s", gpu_sums_through_host()
+                                                   ? "through the host"
+                                                   : "by NCCL across the processes");
+        std::printf(")");
+      }
       std::printf(", %s lr %g, %d epochs\n", optimizerOption.c_str(), learningRate.getValue(),
                   epochs.getValue());
     }
@@ -527,9 +555,12 @@ int main(int argc, char **argv) {
       // Every process starts from process 0's values; the others' devices drew nothing
       // for the job yet, as in one process, where only the first device initializes.
       net->collect_params().broadcast(0);
+      // A device another process names too (each host's gpu(0)) takes a stream of its
+      // own, so that replicas do not draw the same dropout masks.
       if (!root)
         for (Device device : devices)
-          np::random::seed(seedOption, device);
+          np::random::seed(seedOption + 1000003 * uint64_t(earlierNamings(jobDevices, device)),
+                            device);
     }
     if (hybridizeOption)
       net->hybridize();

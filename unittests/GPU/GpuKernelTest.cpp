@@ -7,6 +7,7 @@
 // why, when this process sees no GPU.
 //
 //===----------------------------------------------------------------------===//
+#include "dlc/Runtime/Collectives.h"
 #include "dlc/gluon.h"
 
 #include <gtest/gtest.h>
@@ -702,6 +703,31 @@ void expectAllReduceMatchesCpuSum(const std::vector<Device> &devices, bool mean,
     for (size_t i = 0; i < got.size(); ++i)
       ASSERT_NEAR(got[i], expected[i] / (mean ? double(devices.size()) : 1.0), 1e-5)
           << what << " result " << k << " element " << i;
+  }
+}
+
+// The communicators of a job of processes (ncclGetUniqueId, the id broadcast,
+// ncclCommInitRank per GPU): in this job of one process, every GPU of the process is a
+// rank, and the sum is every GPU's part.
+TEST_F(Gpu, AllReduceWithTheJobsCommunicatorsMatchesTheCpuSum) {
+  std::vector<AllReduceRank> ranks;
+  std::vector<Tensor> outputs;
+  std::vector<double> expected(3 * 129, 0.0);
+  for (int i = 0; i < num_gpus(); ++i) {
+    Tensor part = randomOnCpu({3, 129}, -1, 1, 90 + uint64_t(i));
+    std::vector<float> v = part.to_vector<float>();
+    for (size_t e = 0; e < v.size(); ++e)
+      expected[e] += v[e];
+    Tensor in = part.copyto(gpu(i)), out = Tensor::empty(in.shape(), in.dtype(), in.device());
+    ranks.push_back({in.device(), {in.data(), in.shape(), in.dtype()},
+                     {out.data(), out.shape(), out.dtype()}, in.buffer(), out.buffer()});
+    outputs.push_back(out);
+  }
+  enqueue_gpu_all_reduce(ranks, /*mean=*/false, /*over_processes=*/true);
+  for (const Tensor &out : outputs) {
+    std::vector<float> got = out.to_vector<float>();
+    for (size_t e = 0; e < got.size(); ++e)
+      ASSERT_NEAR(got[e], expected[e], 1e-5) << "element " << e << " on " << out.device();
   }
 }
 

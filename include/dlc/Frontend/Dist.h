@@ -45,8 +45,8 @@ std::vector<Device> local_devices(const std::vector<Device> &job);
 /// parts of every process: one tensor on parts[0]'s device. Added in rank order, then
 /// part order, so every process gets the same bits, and the bits one process holding all
 /// the parts would get adding them in that order. Queued on parts[0]'s device after the
-/// work that writes the parts; tensors on GPUs pass through the host. Not recorded by
-/// autograd.
+/// work that writes the parts; tensors on GPUs pass through the host (npx::all_reduce
+/// with over_processes sums GPUs' tensors with NCCL instead). Not recorded by autograd.
 Tensor all_reduce(const std::vector<Tensor> &parts);
 
 /// Overwrites `tensor` on every process with its value on process `root` (in place: the

@@ -24,7 +24,14 @@ struct AllReduceRank {
 /// forever; the outputs are then poisoned with the input's error. Input and output may be
 /// the same memory. Throws UnsupportedError when a device is not a GPU or dlc was built
 /// without CUDA and NCCL.
-void enqueue_gpu_all_reduce(const std::vector<AllReduceRank> &ranks, bool mean);
+///
+/// With `over_processes` the all-reduce spans the job (process_group()): every process
+/// enqueues it with as many GPUs, in the same order among its collectives, and each
+/// output is the sum over every process's inputs (the mean divides by all of them). In a
+/// job of one process that is the NCCL communicator of a job, with this process's GPUs as
+/// its ranks.
+void enqueue_gpu_all_reduce(const std::vector<AllReduceRank> &ranks, bool mean,
+                            bool over_processes = false);
 
 } // namespace dlc
 

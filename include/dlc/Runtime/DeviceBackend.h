@@ -27,6 +27,8 @@
 
 namespace dlc {
 
+class ProcessGroup;
+
 /// One task a backend issued: its fence (an event after its launches) and the host
 /// checks to run once the fence has passed.
 struct IssuedWork {
@@ -90,8 +92,11 @@ public:
 
   // --- collectives ----------------------------------------------------------------
   /// The communicators of `ordinals` (rank order), cached; created on the enqueueing
-  /// thread, before any rank is queued.
-  virtual std::shared_ptr<void> communicators(const std::vector<int> &ordinals);
+  /// thread, before any rank is queued. With `processes`, the ranks span the job: every
+  /// process passes as many devices, and process p's k-th device is rank
+  /// p * ordinals.size() + k (the creation is itself a collective over `processes`).
+  virtual std::shared_ptr<void> communicators(const std::vector<int> &ordinals,
+                                              ProcessGroup *processes);
   /// Throws DTypeError when this backend's all-reduce cannot add `dtype`.
   virtual void check_all_reduce_dtype(DType dtype);
   /// Rank `rank`'s part of an all-reduce over `communicators`, in the current task.

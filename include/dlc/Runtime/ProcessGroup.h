@@ -67,6 +67,11 @@ ProcessGroup &join_process_group();
 /// How many processes the launcher started, from its environment (1 when none did).
 int launched_processes();
 
+/// Whether GPUs' sums over the job's processes go through the host and the process group
+/// (DLC_GPU_SUMS_THROUGH_HOST=1) rather than NCCL across the processes (the default):
+/// the older path, for a network NCCL cannot use.
+bool gpu_sums_through_host();
+
 } // namespace dlc
 
 #endif // DLC_RUNTIME_PROCESSGROUP_H

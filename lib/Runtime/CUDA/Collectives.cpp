@@ -1,8 +1,12 @@
 //===- Collectives.cpp - all-reduce across GPUs with NCCL ---------------------===//
 //
-// One NCCL communicator set per list of GPUs, created on first use (ncclCommInitAll:
-// single process, one rank per GPU) by the thread that enqueues the collective, and kept
-// until a failure breaks it. Each GPU's queue worker launches its own rank's call on its
+// One NCCL communicator set per list of GPUs, created on first use by the thread that
+// enqueues the collective, and kept until a failure breaks it. In one process
+// ncclCommInitAll makes one rank per GPU. In a job of several processes every process
+// brings as many GPUs: process 0 makes the NCCL id, the job's process group broadcasts
+// it (its control channel: the enqueueing thread is the program's own), and each GPU
+// joins with ncclCommInitRank as rank process * GPUs + k, the joins of one process
+// grouped so that NCCL connects them together. Each GPU's queue worker launches its own rank's call on its
 // stream; NCCL matches the ranks on the devices, so no host thread waits for another.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +15,7 @@
 
 #include "dlc/Core/Error.h"
 #include "dlc/Core/OpFacts.h"
+#include "dlc/Runtime/ProcessGroup.h"
 
 #include <nccl.h>
 
@@ -23,12 +28,16 @@ namespace dlc::cuda {
 
 namespace {
 
-void checkNccl(ncclResult_t status, const char *call, const std::vector<int> &devices) {
+void checkNccl(ncclResult_t status, const char *call, const std::vector<int> &devices,
+               const ProcessGroup *processes = nullptr) {
   if (status == ncclSuccess)
     return;
   std::string set;
   for (int d : devices)
     set += (set.empty() ? "" : ", ") + gpu(d).str();
+  if (processes)
+    set += " of process " + std::to_string(processes->rank()) + " of " +
+           std::to_string(processes->size());
   throw Error(std::string(call) + " failed on {" + set + "} in dlc.all_reduce: " +
               ncclGetErrorString(status) + " (" + ncclGetLastError(nullptr) + ")");
 }
@@ -57,10 +66,31 @@ ncclDataType_t ncclType(DType dtype) {
 
 class CommunicatorSet {
 public:
-  explicit CommunicatorSet(std::vector<int> devices)
+  CommunicatorSet(std::vector<int> devices, ProcessGroup *processes)
       : devices_(std::move(devices)), comms_(devices_.size()) {
-    checkNccl(ncclCommInitAll(comms_.data(), int(devices_.size()), devices_.data()),
-              "ncclCommInitAll", devices_);
+    if (!processes) {
+      checkNccl(ncclCommInitAll(comms_.data(), int(devices_.size()), devices_.data()),
+                "ncclCommInitAll", devices_);
+      return;
+    }
+    ncclUniqueId id{};
+    if (processes->rank() == 0)
+      checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId", devices_, processes);
+    processes->broadcast(&id, sizeof id, 0, ProcessGroup::Channel::control);
+    const int local = int(devices_.size());
+    int current = 0; // ncclCommInitRank joins the calling thread's device: restored after
+    check(cudaGetDevice(&current), "cudaGetDevice");
+    checkNccl(ncclGroupStart(), "ncclGroupStart", devices_, processes);
+    ncclResult_t joined = ncclSuccess;
+    for (int k = 0; k < local && joined == ncclSuccess; ++k) {
+      check(cudaSetDevice(devices_[size_t(k)]), "cudaSetDevice");
+      joined = ncclCommInitRank(&comms_[size_t(k)], processes->size() * local, id,
+                                processes->rank() * local + k);
+    }
+    ncclResult_t grouped = ncclGroupEnd();
+    check(cudaSetDevice(current), "cudaSetDevice");
+    checkNccl(joined, "ncclCommInitRank", devices_, processes);
+    checkNccl(grouped, "ncclGroupEnd", devices_, processes);
   }
   // Deliberately never destroyed while cached (process lifetime); a broken set's
   // communicators were aborted, which frees them.
@@ -109,20 +139,24 @@ std::mutex &cacheMutex() {
   static std::mutex *mutex = new std::mutex;
   return *mutex;
 }
-std::map<std::vector<int>, std::shared_ptr<CommunicatorSet>> &cache() {
-  static auto *instance = new std::map<std::vector<int>, std::shared_ptr<CommunicatorSet>>;
+using CommunicatorKey = std::pair<std::vector<int>, int>; // GPUs, processes (0: none)
+std::map<CommunicatorKey, std::shared_ptr<CommunicatorSet>> &cache() {
+  static auto *instance = new std::map<CommunicatorKey, std::shared_ptr<CommunicatorSet>>;
   return *instance;
 }
 
 } // namespace
 
-std::shared_ptr<CommunicatorSet> communicators(const std::vector<int> &devices) {
+std::shared_ptr<CommunicatorSet> communicators(const std::vector<int> &devices,
+                                               ProcessGroup *processes) {
   std::lock_guard<std::mutex> lock(cacheMutex());
-  auto it = cache().find(devices);
+  // A job's set and a process's own set of the same GPUs are different communicators.
+  std::pair<std::vector<int>, int> key{devices, processes ? processes->size() : 0};
+  auto it = cache().find(key);
   if (it != cache().end() && !it->second->broken())
     return it->second;
-  auto set = std::make_shared<CommunicatorSet>(devices); // a broken one is replaced
-  cache()[devices] = set;
+  auto set = std::make_shared<CommunicatorSet>(devices, processes); // a broken one is replaced
+  cache()[key] = set;
   return set;
 }
 

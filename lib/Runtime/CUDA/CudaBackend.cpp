@@ -68,8 +68,9 @@ public:
   }
   void synchronize_if_worker() override { cuda::synchronize_if_gpu_worker(); }
 
-  std::shared_ptr<void> communicators(const std::vector<int> &ordinals) override {
-    return cuda::communicators(ordinals);
+  std::shared_ptr<void> communicators(const std::vector<int> &ordinals,
+                                      ProcessGroup *processes) override {
+    return cuda::communicators(ordinals, processes);
   }
   void check_all_reduce_dtype(DType dtype) override { cuda::check_all_reduce_dtype(dtype); }
   void all_reduce(const std::shared_ptr<void> &set, size_t rank, const void *input,

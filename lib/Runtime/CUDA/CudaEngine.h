@@ -81,8 +81,12 @@ class CommunicatorSet;
 
 /// The communicator set of `devices` (ordinals, in rank order): cached, created on first
 /// use. Called by the thread that enqueues a collective, before any rank is queued, so no
-/// queue worker creates communicators while its peers' kernels wait.
-std::shared_ptr<CommunicatorSet> communicators(const std::vector<int> &devices);
+/// queue worker creates communicators while its peers' kernels wait. With `processes` the
+/// set spans the job (ncclCommInitRank, the id broadcast from process 0 over the group's
+/// control channel): every process calls this with as many devices, in the same order
+/// of collectives.
+std::shared_ptr<CommunicatorSet> communicators(const std::vector<int> &devices,
+                                               ProcessGroup *processes);
 
 /// Throws DTypeError naming `dtype` when NCCL cannot add it: checked before enqueueing,
 /// since a rank that fails before its NCCL call would leave its peers waiting.

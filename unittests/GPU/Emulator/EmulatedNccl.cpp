@@ -6,11 +6,14 @@
 // ordering mistake dlc's enqueue_collective exists to prevent. The last rank to arrive
 // adds the inputs in rank order, rounding to the element type after each addition, and
 // writes the result to every rank's output. ncclCommAbort wakes every waiting rank.
+// ncclGetUniqueId and ncclCommInitRank make cliques whose ranks live in several processes
+// (EmulatedNcclAcrossProcesses.cpp); the group calls only bracket them.
 //
 //===----------------------------------------------------------------------===//
 #include <nccl.h> // first: its CUDA headers declare threadIdx, which CudaEmulator.h redefines
 
 #include "CudaEmulator.h"
+#include "EmulatedNccl.h"
 
 #include <condition_variable>
 #include <cstdio>
@@ -60,41 +63,59 @@ template <typename T> T add(T a, T b) {
 }
 
 template <typename T>
-void reduce(Clique &c, size_t count, bool average) {
+void reduce(const std::vector<const void *> &sends, const std::vector<void *> &receives,
+            size_t count, bool average) {
   std::vector<T> total(count);
   for (size_t i = 0; i < count; ++i) {
-    T acc = static_cast<const T *>(c.sends[0])[i];
-    for (size_t r = 1; r < c.sends.size(); ++r)
-      acc = add(acc, static_cast<const T *>(c.sends[r])[i]);
+    T acc = static_cast<const T *>(sends[0])[i];
+    for (size_t r = 1; r < sends.size(); ++r)
+      acc = add(acc, static_cast<const T *>(sends[r])[i]);
     if (average) {
       if constexpr (std::is_integral_v<T>)
-        acc = T(acc / T(c.sends.size()));
+        acc = T(acc / T(sends.size()));
       else
-        acc = fromDouble<T>(toDouble(acc) / double(c.sends.size()));
+        acc = fromDouble<T>(toDouble(acc) / double(sends.size()));
     }
     total[i] = acc;
   }
-  for (void *out : c.receives) // after every input was read: outputs may alias inputs
+  for (void *out : receives) // after every input was read: outputs may alias inputs
     std::memcpy(out, total.data(), count * sizeof(T));
-}
-
-bool reduceAs(ncclDataType_t type, Clique &c, size_t count, bool average) {
-  switch (type) {
-  case ncclFloat32: reduce<float>(c, count, average); return true;
-  case ncclFloat64: reduce<double>(c, count, average); return true;
-  case ncclFloat16: reduce<__half>(c, count, average); return true;
-  case ncclBfloat16: reduce<__nv_bfloat16>(c, count, average); return true;
-  case ncclInt32: reduce<int32_t>(c, count, average); return true;
-  case ncclInt64: reduce<int64_t>(c, count, average); return true;
-  case ncclUint8: reduce<uint8_t>(c, count, average); return true;
-  default: return false;
-  }
 }
 
 } // namespace
 
+namespace dlc_emu::nccl {
+
+size_t element_bytes(ncclDataType_t type) {
+  switch (type) {
+  case ncclFloat32: case ncclInt32: return 4;
+  case ncclFloat64: case ncclInt64: return 8;
+  case ncclFloat16: case ncclBfloat16: return 2;
+  case ncclUint8: return 1;
+  default: return 0;
+  }
+}
+
+void sum(ncclDataType_t type, const std::vector<const void *> &sends,
+         const std::vector<void *> &receives, size_t count, bool average) {
+  switch (type) {
+  case ncclFloat32: reduce<float>(sends, receives, count, average); break;
+  case ncclFloat64: reduce<double>(sends, receives, count, average); break;
+  case ncclFloat16: reduce<__half>(sends, receives, count, average); break;
+  case ncclBfloat16: reduce<__nv_bfloat16>(sends, receives, count, average); break;
+  case ncclInt32: reduce<int32_t>(sends, receives, count, average); break;
+  case ncclInt64: reduce<int64_t>(sends, receives, count, average); break;
+  case ncclUint8: reduce<uint8_t>(sends, receives, count, average); break;
+  default: break;
+  }
+}
+
+} // namespace dlc_emu::nccl
+
+/// A rank of a clique in this process, or of one that spans processes (`job`).
 struct ncclComm {
   std::shared_ptr<Clique> clique;
+  std::shared_ptr<dlc_emu::nccl::JobClique> job;
   int rank;
   int device;
 };
@@ -106,17 +127,41 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ranks, const int *devices) {
     return ncclInvalidArgument;
   auto clique = std::make_shared<Clique>(ranks);
   for (int r = 0; r < ranks; ++r)
-    comms[r] = new ncclComm{clique, r, devices ? devices[r] : r};
+    comms[r] = new ncclComm{clique, nullptr, r, devices ? devices[r] : r};
   return ncclSuccess;
 }
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) { return dlc_emu::nccl::make_job_id(id); }
+
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int ranks, ncclUniqueId id, int rank) {
+  if (!comm)
+    return ncclInvalidArgument;
+  std::shared_ptr<dlc_emu::nccl::JobClique> job = dlc_emu::nccl::join_job_clique(id, ranks, rank);
+  if (!job)
+    return ncclInvalidArgument;
+  int device = 0;
+  cudaGetDevice(&device);
+  *comm = new ncclComm{nullptr, std::move(job), rank, device};
+  return ncclSuccess;
+}
+
+// Joining does not wait for the peers here, so a group has nothing to hold back.
+ncclResult_t ncclGroupStart() { return ncclSuccess; }
+ncclResult_t ncclGroupEnd() { return ncclSuccess; }
 
 ncclResult_t ncclAllReduce(const void *send, void *receive, size_t count, ncclDataType_t type,
                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   if (op != ncclSum && op != ncclAvg)
     return ncclInvalidArgument;
-  if (type != ncclFloat32 && type != ncclFloat64 && type != ncclFloat16 &&
-      type != ncclBfloat16 && type != ncclInt32 && type != ncclInt64 && type != ncclUint8)
+  if (dlc_emu::nccl::element_bytes(type) == 0)
     return ncclInvalidArgument;
+  if (comm->job) {
+    dlc_emu::count_all_reduce();
+    dlc_emu::submit(stream, [job = comm->job, rank = comm->rank, send, receive, count, type, op] {
+      dlc_emu::nccl::job_all_reduce(*job, rank, send, receive, count, type, op);
+    });
+    return ncclSuccess;
+  }
   std::shared_ptr<Clique> clique = comm->clique;
   {
     std::lock_guard<std::mutex> lock(clique->mutex);
@@ -144,7 +189,7 @@ ncclResult_t ncclAllReduce(const void *send, void *receive, size_t count, ncclDa
                        other.count, count, int(other.type), int(type), int(other.op), int(op));
           std::abort();
         }
-      reduceAs(type, c, count, op == ncclAvg);
+      dlc_emu::nccl::sum(type, c.sends, c.receives, count, op == ncclAvg);
       c.arrived = 0;
       ++c.generation;
       c.done.notify_all();
@@ -158,6 +203,11 @@ ncclResult_t ncclAllReduce(const void *send, void *receive, size_t count, ncclDa
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (!comm)
     return ncclSuccess;
+  if (comm->job) {
+    dlc_emu::nccl::abort_job_clique(*comm->job);
+    delete comm;
+    return ncclSuccess;
+  }
   {
     std::lock_guard<std::mutex> lock(comm->clique->mutex);
     comm->clique->aborted = true;
