@@ -136,7 +136,8 @@ def train(epochs=1, batch_size=64, devices=None, lr=0.001, optimizer="adam", lim
         train_accuracy, train_loss = correct / counted, loss_sum / seen
         log(f"[Epoch {epoch}] training: accuracy={train_accuracy:.4f} loss={train_loss:.4f}")
         log(f"[Epoch {epoch}] time cost: {time.time() - tic:.1f} s")
-        if root:
+        if root:  # the optimizer's state too: with both, a run can go on exactly
+            (step or trainer).save_states(os.path.join(out, "leafnet.states"))
             net.save_parameters(os.path.join(out, "leafnet.safetensors"))
         test_accuracy = evaluate(net, test_loader, devices, processes)
         log(f"[Epoch {epoch}] test: accuracy={test_accuracy:.4f}")

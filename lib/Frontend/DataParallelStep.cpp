@@ -293,6 +293,45 @@ std::vector<Tensor> DataParallelStep::operator()(const Tensor &data, const Tenso
   return out;
 }
 
+std::map<std::string, std::vector<Tensor>> DataParallelStep::optimizer_state() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::map<std::string, std::vector<Tensor>> first;
+  for (const auto &[name, replicas] : state_->optimizerState)
+    if (!replicas.empty())
+      first[name] = replicas.front();
+  return first;
+}
+
+void DataParallelStep::set_optimizer_state(
+    const std::map<std::string, std::vector<Tensor>> &state) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  for (const auto &[name, tensors] : state) {
+    if (tensors.size() != state_->stateSize)
+      throw ValueError(state_->name + ": parameter '" + name + "' gets " +
+                       std::to_string(tensors.size()) + " state tensors; the optimizer keeps " +
+                       std::to_string(state_->stateSize));
+    std::vector<std::vector<Tensor>> &replicas = state_->optimizerState[name];
+    if (replicas.empty()) {
+      // Tensors of their own on each device, which the compiled programs then bind.
+      for (Device device : state_->devices) {
+        std::vector<Tensor> copies;
+        for (const Tensor &t : tensors)
+          copies.push_back(t.copyto(device));
+        replicas.push_back(std::move(copies));
+      }
+      continue;
+    }
+    for (std::vector<Tensor> &replica : replicas)
+      for (size_t k = 0; k < tensors.size(); ++k) {
+        if (tensors[k].shape() != replica[k].shape())
+          throw ShapeError(state_->name + ": state " + std::to_string(k) + " of parameter '" +
+                           name + "' is " + shape_rules::str(tensors[k].shape()) +
+                           "; the step's is " + shape_rules::str(replica[k].shape()));
+        tensors[k].copyto(replica[k]); // in place: compiled programs hold these tensors
+      }
+  }
+}
+
 void DataParallelStep::set_sync_batch_norm(bool sync) {
   std::lock_guard<std::mutex> lock(state_->mutex);
   if (state_->syncBatchNorm != sync)

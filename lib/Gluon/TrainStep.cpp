@@ -1,6 +1,8 @@
 //===- TrainStep.cpp - the compiled data-parallel training step ---------------===//
 #include "dlc/Gluon/TrainStep.h"
 
+#include "OptimizerStates.h"
+
 #include "dlc/Frontend/Autograd.h"
 
 namespace dlc::gluon {
@@ -45,6 +47,20 @@ Tensor TrainStep::operator()(const Tensor &data, const Tensor &label) {
       step_(data, label, parameters, trainer_.effective_learning_rate(++updates_));
   lastOutput_ = results[1];
   return results[0];
+}
+
+void TrainStep::save_states(const std::string &path,
+                            const std::map<std::string, std::string> &metadata) const {
+  optimizer_file::write_optimizer_states(
+      path, {trainer_.optimizer(), updates_, step_.optimizer_state(), metadata});
+}
+
+void TrainStep::load_states(const std::string &path) {
+  optimizer_file::OptimizerStates states =
+      optimizer_file::read_optimizer_states(path, net_.collect_params(), trainer_.optimizer(),
+                                    trainer_.state_size(), "TrainStep.load_states");
+  step_.set_optimizer_state(states.tensors);
+  updates_ = states.updates;
 }
 
 } // namespace dlc::gluon

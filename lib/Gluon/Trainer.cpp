@@ -1,6 +1,8 @@
 //===- Trainer.cpp - SGD, NAG and Adam with cross-device gradient sums -------===//
 #include "dlc/Gluon/Trainer.h"
 
+#include "OptimizerStates.h"
+
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/Collectives.h"
 #include "dlc/Frontend/Dist.h"
@@ -347,5 +349,36 @@ std::vector<Tensor> split_and_load(const Tensor &data, const std::vector<Device>
 }
 
 } // namespace utils
+
+} // namespace dlc::gluon
+
+namespace dlc::gluon {
+
+void Trainer::save_states(const std::string &path,
+                          const std::map<std::string, std::string> &metadata) const {
+  optimizer_file::OptimizerStates states{optimizer_, steps_, {}, metadata};
+  for (const std::string &name : params_.keys()) {
+    const Parameter *parameter = params_[name].get();
+    if (auto it = state_.find(parameter); it != state_.end() && !it->second.empty())
+      states.tensors[name] = it->second;
+    else if (auto replicas = replicaState_.find(parameter);
+             replicas != replicaState_.end() && !replicas->second.empty())
+      states.tensors[name] = replicas->second.begin()->second; // every copy holds the same
+  }
+  optimizer_file::write_optimizer_states(path, states);
+}
+
+void Trainer::load_states(const std::string &path) {
+  optimizer_file::OptimizerStates states = optimizer_file::read_optimizer_states(
+      path, params_, optimizer_, state_size(), "Trainer.load_states");
+  for (auto &[name, state] : states.tensors) {
+    const ParameterPtr &parameter = params_[name];
+    // The state lives where the update runs (the first device); several GPUs' copies
+    // start from it (replicaStates).
+    replicaState_.erase(parameter.get());
+    state_[parameter.get()] = moveState(state, parameter->list_devices().front());
+  }
+  steps_ = states.updates;
+}
 
 } // namespace dlc::gluon

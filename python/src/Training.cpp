@@ -112,7 +112,11 @@ void bind_training(py::module_ &m) {
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("learning_rate", &Trainer::learning_rate)
       .def("set_learning_rate", &Trainer::set_learning_rate, py::arg("lr"))
-      .def_property_readonly("optimizer", &Trainer::optimizer);
+      .def_property_readonly("optimizer", &Trainer::optimizer)
+      .def("save_states", [](const Trainer &t, const std::string &path) { t.save_states(path); },
+           py::arg("fname"), py::call_guard<py::gil_scoped_release>())
+      .def("load_states", &Trainer::load_states, py::arg("fname"),
+           py::call_guard<py::gil_scoped_release>());
 
   py::module_ loss_module = gluon_module.def_submodule("loss", "losses (gluon.loss).");
   py::class_<loss::SoftmaxCrossEntropyLoss>(loss_module, "_SoftmaxCrossEntropyLoss")
@@ -166,7 +170,16 @@ void bind_training(py::module_ &m) {
              py::gil_scoped_release release;
              return (*s.step)(d, l);
            }, py::arg("data"), py::arg("label"))
-      .def_property_readonly("last_output", [](const PyTrainStep &s) { return s.step->last_output(); });
+      .def_property_readonly("last_output", [](const PyTrainStep &s) { return s.step->last_output(); })
+      .def("save_states", [](const PyTrainStep &s, const std::string &path) {
+             py::gil_scoped_release release;
+             s.step->save_states(path);
+           }, py::arg("fname"),
+           "Writes the optimizer's state and count of updates (Trainer.save_states' file).")
+      .def("load_states", [](PyTrainStep &s, const std::string &path) {
+             py::gil_scoped_release release;
+             s.step->load_states(path);
+           }, py::arg("fname"), "Reads a file of save_states (this class's or Trainer's).");
 
   py::class_<PyCompiledModel>(m, "CompiledModel",
       "A compiled model file (dlc-compile, HybridBlock.save_compiled) loaded to run, without the "

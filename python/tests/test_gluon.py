@@ -221,6 +221,41 @@ def test_trainer_sgd_step_and_stale_gradients():
         gluon.Trainer(dense.collect_params(), "rmsprop-ish")
 
 
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_trainer_states_resume_the_optimizer(tmp_path, optimizer):
+    """trainer.save_states / load_states (MXNet's names): a trainer that loads another's
+    states and parameters goes on exactly as the other does."""
+    options = {"learning_rate": 0.1, **({"momentum": 0.9} if optimizer == "sgd" else {})}
+    x = np.array([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]])
+
+    def make():
+        dense = nn.Dense(2, in_units=3)
+        dense.initialize(dlc.init.Constant(0.5))
+        return dense, gluon.Trainer(dense.collect_params(), optimizer, options)
+
+    def train(dense, trainer, steps):
+        for k in range(steps):
+            with autograd.record():
+                y = (dense(x) * (k + 1)).sum()
+            y.backward()
+            trainer.step(2)
+
+    first, trainer = make()
+    train(first, trainer, 3)
+    trainer.save_states(str(tmp_path / "t.states"))
+    first.save_parameters(str(tmp_path / "t.safetensors"))
+    train(first, trainer, 2)
+
+    second, resumed = make()
+    second.load_parameters(str(tmp_path / "t.safetensors"))
+    resumed.load_states(str(tmp_path / "t.states"))
+    train(second, resumed, 2)
+    assert second.weight.data().asnumpy().tolist() == first.weight.data().asnumpy().tolist()
+    other = gluon.Trainer(second.collect_params(), "nag" if optimizer == "adam" else "adam")
+    with pytest.raises(ValueError, match=f"the states are {optimizer}'s"):
+        other.load_states(str(tmp_path / "t.states"))
+
+
 def test_losses_and_accuracy():
     pred_np = onp.array([[2.0, 1.0, 0.1], [0.5, 2.5, 0.2]], dtype=onp.float32)
     label_np = onp.array([0, 2])

@@ -283,12 +283,61 @@ void removeLeftovers(const std::string &folder) {
   for (const fs::directory_entry &entry : fs::directory_iterator(folder)) {
     std::string name = entry.path().filename().string();
     for (const char *prefix :
-         {"leafnet.safetensors.tmp", "log.csv.tmp", "accuracy.svg.tmp", "model.dlc.tmp"})
+         {"leafnet.safetensors.tmp", "leafnet.states.tmp", "log.csv.tmp", "accuracy.svg.tmp",
+          "model.dlc.tmp"})
       if (name.rfind(prefix, 0) == 0 && entry.is_regular_file()) {
         std::printf("dlc-train: removing %s, left by an interrupted run\n", entry.path().c_str());
         fs::remove(entry.path());
       }
   }
+}
+
+/// The optimizer's state beside checkpoint `parameters` (OUT/leafnet.safetensors ->
+/// OUT/leafnet.states: Trainer::save_states' file, safetensors inside).
+std::string statesBeside(const std::string &parameters) {
+  const std::string suffix = ".safetensors";
+  if (parameters.size() > suffix.size() &&
+      parameters.compare(parameters.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return parameters.substr(0, parameters.size() - suffix.size()) + ".states";
+  return parameters + ".states";
+}
+
+/// Where the generators of the job's devices stand, in job order, as checkpoint metadata
+/// ("random.<i>": "seed draws"). A collective: every process calls it.
+std::map<std::string, std::string> jobGeneratorStates(const std::vector<Device> &local) {
+  std::vector<uint64_t> mine;
+  for (Device device : local) {
+    np::random::GeneratorState state = np::random::get_state(device);
+    mine.insert(mine.end(), {state.seed, state.draws});
+  }
+  std::vector<uint64_t> job(mine.size() * size_t(dist::size()));
+  process_group().all_gather(mine.data(), job.data(), mine.size() * sizeof(uint64_t),
+                             ProcessGroup::Channel::control);
+  std::map<std::string, std::string> metadata;
+  for (size_t i = 0; i + 1 < job.size(); i += 2)
+    metadata["random." + std::to_string(i / 2)] =
+        std::to_string(job[i]) + " " + std::to_string(job[i + 1]);
+  return metadata;
+}
+
+/// Puts this process's generators where a checkpoint's metadata says they stood; false
+/// when it does not say (a checkpoint of an older dlc-train, another device list).
+bool restoreGeneratorStates(const std::map<std::string, std::string> &metadata,
+                            const std::vector<Device> &local) {
+  const size_t first = local.size() * size_t(dist::rank());
+  std::vector<np::random::GeneratorState> states;
+  for (size_t i = 0; i < local.size(); ++i) {
+    auto it = metadata.find("random." + std::to_string(first + i));
+    unsigned long long seed = 0, draws = 0;
+    if (it == metadata.end() || std::sscanf(it->second.c_str(), "%llu %llu", &seed, &draws) != 2)
+      return false;
+    states.push_back({seed, draws});
+  }
+  if (metadata.count("random." + std::to_string(local.size() * size_t(dist::size()))))
+    return false; // written for a job of more devices
+  for (size_t i = 0; i < local.size(); ++i)
+    np::random::set_state(local[i], states[i]);
+  return true;
 }
 
 /// The first parameter of `net` holding a NaN or an infinity, or "" when all are finite.
@@ -524,16 +573,16 @@ int main(int argc, char **argv) {
     net->initialize(init::Xavier(), devices, /*force_reinit=*/true);
     net->forward(sampleBatch.to(devices[0])); // settles the deferred shapes
     int firstEpoch = 1;
+    std::map<std::string, std::string> resumedMetadata; // the checkpoint's
     if (!resumeFrom.empty()) {
       net->load_parameters(resumeFrom, devices);
       // A checkpoint of dlc-train's says how many epochs it holds: the run goes on from
-      // there (the shuffles an uninterrupted run would have had; the optimizer's state,
-      // such as momentum, starts afresh). Other parameter files start at epoch 1.
+      // there, with the shuffles, random draws and optimizer state an uninterrupted run
+      // would have had (below). Other parameter files start at epoch 1.
       if (resumeFrom.size() > 12 &&
           resumeFrom.compare(resumeFrom.size() - 12, 12, ".safetensors") == 0) {
-        const std::map<std::string, std::string> meta =
-            safetensors::Reader(resumeFrom).metadata();
-        if (auto it = meta.find("epoch"); it != meta.end())
+        resumedMetadata = safetensors::Reader(resumeFrom).metadata();
+        if (auto it = resumedMetadata.find("epoch"); it != resumedMetadata.end())
           firstEpoch = std::max(1, std::atoi(it->second.c_str()) + 1);
       }
       if (std::string bad = firstNonFinite(*net); !bad.empty())
@@ -562,6 +611,10 @@ int main(int argc, char **argv) {
           np::random::seed(seedOption + 1000003 * uint64_t(earlierNamings(jobDevices, device)),
                             device);
     }
+    if (firstEpoch > 1 && !restoreGeneratorStates(resumedMetadata, devices) && root)
+      std::printf("dlc-train: %s does not say where the random generators stood (an older "
+                  "checkpoint, or other devices): dropout draws afresh\n",
+                  resumeFrom.c_str());
     if (hybridizeOption)
       net->hybridize();
     Trainer trainer(net->collect_params(), optimizerOption,
@@ -574,6 +627,27 @@ int main(int argc, char **argv) {
       std::printf("dlc-train: %s\n", compiledStep ? "compiled data-parallel training step"
                                      : hybridizeOption ? "seed loop, hybridized network"
                                                        : "seed loop, eager network");
+    if (firstEpoch > 1) {
+      // The optimizer's state of the checkpoint's epoch (written just before it; a states
+      // file of another epoch is from a run killed between the two writes).
+      const std::string statesFile = statesBeside(resumeFrom);
+      std::string why;
+      if (!std::filesystem::exists(statesFile))
+        why = "there is no " + statesFile;
+      else if (auto meta = safetensors::Reader(statesFile).metadata();
+               meta["epoch"] != std::to_string(firstEpoch - 1))
+        why = statesFile + " is of epoch " + meta["epoch"] + ", not " +
+              std::to_string(firstEpoch - 1);
+      if (why.empty()) {
+        if (compiledStep)
+          trainStep.load_states(statesFile);
+        else
+          trainer.load_states(statesFile);
+      } else if (root) {
+        std::printf("dlc-train: %s: the %s optimizer starts afresh\n", why.c_str(),
+                    optimizerOption.c_str());
+      }
+    }
 
     std::vector<EpochLog> log; // process 0's
     if (root && firstEpoch > 1)
@@ -648,9 +722,19 @@ int main(int argc, char **argv) {
                     "' holds NaN or infinite values (training diverged; try a lower --lr); "
                     "nothing was saved over " +
                     outputFolder + "/leafnet.safetensors");
-      if (root)
-        net->save_parameters(outputFolder + "/leafnet.safetensors",
-                             {{"epoch", std::to_string(epoch)}});
+      // The optimizer's state first, then the parameters, each written whole: the
+      // parameters' epoch is the checkpoint's, and a resumed run takes the state only
+      // when it is of that epoch.
+      std::map<std::string, std::string> checkpointMetadata = jobGeneratorStates(devices);
+      checkpointMetadata["epoch"] = std::to_string(epoch);
+      if (root) {
+        const std::map<std::string, std::string> epochOnly{{"epoch", std::to_string(epoch)}};
+        if (compiledStep)
+          trainStep.save_states(outputFolder + "/leafnet.states", epochOnly);
+        else
+          trainer.save_states(outputFolder + "/leafnet.states", epochOnly);
+        net->save_parameters(outputFolder + "/leafnet.safetensors", checkpointMetadata);
+      }
       double testAccuracy = std::nan("");
       // Correct answers, samples and failed processes, summed over the job.
       std::vector<double> tested{0, 0, 0};

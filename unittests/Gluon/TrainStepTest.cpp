@@ -4,6 +4,7 @@
 #include "GeneratedRegionsCheck.h"
 
 #include <cmath>
+#include <cstdio>
 
 using namespace dlc;
 using namespace dlc::gluon;
@@ -121,6 +122,69 @@ TEST(TrainStep, BlockedLayoutsMatchThePlainStep) {
   }
   expectSame(plain, train<leafnet::LeafNetwork>(true, two, "sgd", 4, 0.01), 5e-4,
              "blocked vs plain");
+}
+
+// TrainStep.save_states / load_states: a step that loads another's states and
+// parameters goes on as the other does; without them Adam's first steps differ.
+TEST(TrainStep, SavedStatesResumeTheCompiledStep) {
+  dlc::testing::PlainLayouts sameKernels;
+  std::vector<Device> two{cpu(0), cpu(1)};
+  Tensor images = randomTensor({8, 3, 32, 32}, 9);
+  Tensor labels = np::array(std::vector<int64_t>{0, 1, 1, 0, 1, 0, 0, 1});
+  const std::string states = ::testing::TempDir() + "trainstep.states",
+                    parameters = ::testing::TempDir() + "trainstep.safetensors";
+  auto valuesOf = [&](PlainLeaf &net) {
+    std::vector<float> all;
+    for (const ParameterPtr &p : net.collect_params().values())
+      for (Device d : two)
+        for (float v : p->data(d).to_vector<float>())
+          all.push_back(v);
+    return all;
+  };
+  loss::SoftmaxCrossEntropyLoss lossFn;
+  auto fresh = [&](PlainLeaf &net) {
+    np::random::seed(5);
+    net.initialize(init::Xavier(), two);
+    autograd::Pause predict;
+    net(np::zeros({1, 3, 32, 32}, two[0]));
+  };
+  PlainLeaf first;
+  fresh(first);
+  Trainer trainer(first.collect_params(), "adam", {{"learning_rate", 0.01}});
+  TrainStep step(first, lossFn, trainer, two);
+  for (int i = 0; i < 3; ++i)
+    step(images, labels);
+  step.save_states(states);
+  first.save_parameters(parameters);
+  for (int i = 0; i < 3; ++i)
+    step(images, labels);
+
+  for (bool withStates : {true, false}) {
+    PlainLeaf second;
+    fresh(second);
+    second.load_parameters(parameters, two);
+    Trainer resumedTrainer(second.collect_params(), "adam", {{"learning_rate", 0.01}});
+    TrainStep resumed(second, lossFn, resumedTrainer, two);
+    if (withStates)
+      resumed.load_states(states);
+    for (int i = 0; i < 3; ++i)
+      resumed(images, labels);
+    std::vector<float> want = valuesOf(first), got = valuesOf(second);
+    ASSERT_EQ(want.size(), got.size());
+    double largest = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      largest = std::max(largest, double(std::abs(want[i] - got[i])));
+    if (withStates)
+      EXPECT_LE(largest, 1e-6) << "resumed with the states";
+    else
+      EXPECT_GT(largest, 1e-4) << "without the states Adam restarts: the check can fail";
+  }
+  // The eager Trainer reads the compiled step's file (and the reverse): the same format.
+  Trainer eager(first.collect_params(), "adam", {{"learning_rate", 0.01}});
+  eager.load_states(states);
+  EXPECT_EQ(eager.steps(), 3);
+  std::remove(states.c_str());
+  std::remove(parameters.c_str());
 }
 
 TEST(TrainStep, AdamMatchesTheSeedLoop) {

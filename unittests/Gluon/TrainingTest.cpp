@@ -3,6 +3,9 @@
 #include "../../examples/LeafNetwork.h"
 
 #include <cmath>
+#include <cstdio>
+#include <functional>
+#include <unistd.h>
 
 using namespace dlc;
 using namespace dlc::gluon;
@@ -69,6 +72,134 @@ TEST(Trainer, SgdMomentumAndAdamFollowTheirFormulas) {
   ParameterDict empty;
   EXPECT_THROW(Trainer(empty, "rmsprop"), ValueError);
   EXPECT_THROW(Trainer(empty, "sgd", {{"beta1", 0.9}}), ValueError);
+}
+
+namespace {
+
+/// Writes `values` into `target` (a parameter's tensor, which copyto takes by reference).
+void put(const Tensor &values, Tensor target) { values.copyto(target); }
+
+/// A weight of 3 and a bias of 1 on cpu(0), cpu(1); each step gives every copy a
+/// gradient that depends on the step, as a backward would.
+struct SmallModel {
+  ParameterDict params;
+  std::shared_ptr<Parameter> w = std::make_shared<Parameter>("w", Shape{3});
+  std::shared_ptr<Parameter> b = std::make_shared<Parameter>("b", Shape{1});
+  SmallModel() {
+    w->initialize(std::make_shared<init::Constant>(0.5), {cpu(0), cpu(1)});
+    b->initialize(std::make_shared<init::Constant>(-0.25), {cpu(0), cpu(1)});
+    params.add("w", w);
+    params.add("b", b);
+  }
+  void step(Trainer &trainer, int k) {
+    for (Parameter *p : {w.get(), b.get()})
+      for (Device d : {cpu(0), cpu(1)}) {
+        np::random::seed(uint64_t(100 * k + d.id), d);
+        put(np::random::uniform(-1, 1, p->shape(), d), p->grad(d));
+        p->data(d).set_fresh_grad(true);
+      }
+    trainer.step(2);
+  }
+  std::vector<float> values() const {
+    std::vector<float> all = w->data().to_vector<float>();
+    all.push_back(b->data().to_vector<float>()[0]);
+    return all;
+  }
+};
+
+std::string tempPath(const std::string &name) {
+  return ::testing::TempDir() + name + "-" + std::to_string(::getpid());
+}
+
+} // namespace
+
+// trainer.save_states / load_states: a trainer that loads another's states (and the
+// parameters) goes on exactly as the other does.
+TEST(Trainer, SavedStatesResumeTheOptimizerBitForBit) {
+  for (const char *optimizer : {"sgd", "adam"}) {
+    std::map<std::string, double> options{{"learning_rate", 0.1}};
+    if (std::string(optimizer) == "sgd")
+      options["momentum"] = 0.9;
+    SmallModel first;
+    Trainer trainer(first.params, optimizer, options);
+    for (int k = 1; k <= 3; ++k)
+      first.step(trainer, k);
+    const std::string states = tempPath(std::string("trainer-") + optimizer + ".states");
+    trainer.save_states(states, {{"note", "kept"}});
+    std::vector<float> saved = first.values();
+    for (int k = 4; k <= 6; ++k)
+      first.step(trainer, k);
+
+    SmallModel second;
+    for (Device d : {cpu(0), cpu(1)}) {
+      put(np::array(std::vector<float>(saved.begin(), saved.begin() + 3), {}, d), second.w->data(d));
+      put(np::full({1}, saved[3], DType::f32, d), second.b->data(d));
+    }
+    Trainer resumed(second.params, optimizer, options);
+    resumed.load_states(states);
+    EXPECT_EQ(resumed.steps(), 3) << optimizer;
+    for (int k = 4; k <= 6; ++k)
+      second.step(resumed, k);
+    EXPECT_EQ(second.values(), first.values()) << optimizer << ": resumed != uninterrupted";
+    EXPECT_EQ(safetensors::Reader(states).metadata().at("note"), "kept");
+    // Without the states the momentum starts afresh: the check above can fail.
+    if (std::string(optimizer) == "sgd") {
+      SmallModel third;
+      Trainer fresh(third.params, optimizer, options);
+      for (Device d : {cpu(0), cpu(1)}) {
+        put(np::array(std::vector<float>(saved.begin(), saved.begin() + 3), {}, d), third.w->data(d));
+        put(np::full({1}, saved[3], DType::f32, d), third.b->data(d));
+      }
+      for (int k = 4; k <= 6; ++k)
+        third.step(fresh, k);
+      EXPECT_NE(third.values(), first.values());
+    }
+    std::remove(states.c_str());
+  }
+}
+
+TEST(Trainer, LoadStatesRefusesStatesThatDoNotFit) {
+  SmallModel model;
+  Trainer adam(model.params, "adam", {{"learning_rate", 0.1}});
+  model.step(adam, 1);
+  const std::string states = tempPath("refused.states");
+  adam.save_states(states);
+  auto message = [](const std::function<void()> &f) -> std::string {
+    try {
+      f();
+    } catch (const Error &e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  Trainer sgd(model.params, "sgd", {{"momentum", 0.9}});
+  EXPECT_NE(message([&] { sgd.load_states(states); }).find("the states are adam's; this "
+                                                          "trainer's optimizer is sgd"),
+            std::string::npos);
+  // A parameter of another shape, and one the trainer does not train.
+  auto wide = std::make_shared<Parameter>("w", Shape{4});
+  wide->initialize(std::make_shared<init::Zero>(), {cpu(0)});
+  ParameterDict other;
+  other.add("w", wide);
+  other.add("b", model.b);
+  Trainer otherAdam(other, "adam");
+  std::string shape = message([&] { otherAdam.load_states(states); });
+  EXPECT_NE(shape.find("'w.state0' is float32 of shape 3; parameter 'w' is float32 of shape 4"),
+            std::string::npos) << shape;
+  ParameterDict onlyB;
+  onlyB.add("b", model.b);
+  Trainer partial(onlyB, "adam");
+  std::string partialMessage = message([&] { partial.load_states(states); });
+  EXPECT_NE(partialMessage.find("the states hold parameter 'w', which this trainer does not train"),
+            std::string::npos) << partialMessage;
+  // A parameter file is not a states file.
+  const std::string parameters = tempPath("params.safetensors");
+  safetensors::save(parameters, {{"w", model.w->data()}});
+  EXPECT_NE(message([&] { adam.load_states(parameters); }).find("not a file of optimizer states"),
+            std::string::npos);
+  EXPECT_THROW(adam.load_states(tempPath("missing.states")), Error);
+  std::remove(states.c_str());
+  std::remove(parameters.c_str());
 }
 
 TEST(Trainer, AStepWithoutANewBackwardIsAnError) {

@@ -50,6 +50,14 @@ public:
   std::vector<Tensor> operator()(const Tensor &data, const Tensor &label,
                                  const std::vector<Parameter> &parameters, double rate);
 
+  /// The optimizer's state per parameter name: the first device's copy (every device
+  /// holds the same values). Empty before the first step.
+  std::map<std::string, std::vector<Tensor>> optimizer_state() const;
+  /// Sets the state of the named parameters on every device (copied; for parameters
+  /// without one yet, the state their first step starts from). Each vector holds
+  /// state_size tensors of its parameter's shape.
+  void set_optimizer_state(const std::map<std::string, std::vector<Tensor>> &state);
+
   /// Normalize BatchNorm with the whole batch's statistics over all devices
   /// (SyncBatchNorm); off by default (per-device statistics, as MXNet). Recompiles.
   void set_sync_batch_norm(bool sync);

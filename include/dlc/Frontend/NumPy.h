@@ -34,6 +34,15 @@ namespace random {
 /// `mx.random.seed` does. Each device draws its own sequence, so results do not depend
 /// on what other devices do.
 void seed(uint64_t seed, std::optional<Device> device = {});
+/// Where `device`'s generator stands: its seed and how many draws it has given. A run
+/// that saves it with a checkpoint and puts it back (set_state) on resuming draws what
+/// the uninterrupted run would have drawn.
+struct GeneratorState {
+  uint64_t seed = 0;
+  uint64_t draws = 0;
+};
+GeneratorState get_state(Device device);
+void set_state(Device device, GeneratorState state);
 Tensor uniform(double low, double high, const Shape &shape, std::optional<Device> device = {},
                DType dtype = DType::f32);
 Tensor normal(double mean, double stddev, const Shape &shape, std::optional<Device> device = {},

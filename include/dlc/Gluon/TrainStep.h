@@ -35,6 +35,13 @@ public:
 
   const DataParallelStep &compiled() const { return step_; }
 
+  /// The optimizer's state and count of updates, in Trainer::save_states' file (a run
+  /// may go on with either); `metadata` as for Trainer::save_states.
+  void save_states(const std::string &path,
+                   const std::map<std::string, std::string> &metadata = {}) const;
+  /// Reads a file of Trainer::save_states or save_states, checked whole first.
+  void load_states(const std::string &path);
+
 private:
   Block &net_;
   Trainer &trainer_;

@@ -51,6 +51,17 @@ public:
   /// The number of state tensors the optimizer keeps per weight.
   size_t state_size() const;
   int64_t steps() const { return steps_; }
+
+  /// Writes the optimizer's state (momentum, Adam's moments, the count of updates) to
+  /// `path` (trainer.save_states): with the parameters, what a resumed run needs to go on
+  /// as if never stopped. The file is TrainStep's too. `metadata`: entries of the
+  /// caller's own for the file's header (safetensors::Reader reads them back).
+  void save_states(const std::string &path,
+                   const std::map<std::string, std::string> &metadata = {}) const;
+  /// Reads states save_states wrote (trainer.load_states), for this trainer's optimizer
+  /// and parameters: checked whole before anything changes. Parameters the file does not
+  /// name keep their state.
+  void load_states(const std::string &path);
 private:
   double option(const std::string &name, double fallback) const;
 

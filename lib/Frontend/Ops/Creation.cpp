@@ -176,6 +176,21 @@ void np::random::seed(uint64_t seed, std::optional<Device> device) {
     entry.second = RandomState{seed, 0};
 }
 
+np::random::GeneratorState np::random::get_state(Device device) {
+  RandomStates &states = randomStates();
+  std::lock_guard<std::mutex> lock(states.mutex);
+  auto [it, inserted] = states.devices.try_emplace(device);
+  if (inserted && states.globalSeed)
+    it->second.seed = *states.globalSeed;
+  return {it->second.seed, it->second.draws};
+}
+
+void np::random::set_state(Device device, GeneratorState state) {
+  RandomStates &states = randomStates();
+  std::lock_guard<std::mutex> lock(states.mutex);
+  states.devices[device] = RandomState{state.seed, state.draws};
+}
+
 Tensor np::random::uniform(double low, double high, const Shape &shape,
                            std::optional<Device> device, DType dtype) {
   if (!(low < high))

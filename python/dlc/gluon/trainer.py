@@ -42,6 +42,16 @@ class Trainer:
     def optimizer(self):
         return self._impl.optimizer
 
+    def save_states(self, fname):
+        """Writes the optimizer's state (momentum, Adam's moments, the count of updates)
+        to ``fname``: with the parameters, what a resumed run needs to go on exactly."""
+        self._impl.save_states(str(fname))
+
+    def load_states(self, fname):
+        """Reads states ``save_states`` (or ``TrainStep.save_states``) wrote, checked
+        against this trainer's optimizer and parameters before anything changes."""
+        self._impl.load_states(str(fname))
+
     def zero_grad(self):
         for p in self._params.values():
             p.zero_grad()
