@@ -81,8 +81,9 @@ Tensor all_reduce(const std::vector<Tensor> &parts) {
   auto *out = static_cast<float *>(sum.data());
   const int64_t count = sum.size();
   ProcessGroup *group = &process_group();
-  // Kept alive by the task's buffers; queued after the work that writes the parts.
-  enqueue(where, reads, {sum.buffer()},
+  // Kept alive by the task's buffers; queued after the work that writes the parts, on the
+  // communication queue, where every sum over the processes runs in program order.
+  enqueue_communication(reads, {sum.buffer()},
           [group, data, out, count] {
             KernelProfile::timed("all_reduce over processes",
                                  [&] { group->all_reduce_sum(data, out, count); });

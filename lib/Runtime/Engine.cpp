@@ -415,6 +415,9 @@ private:
 struct QueueRegistry {
   std::mutex mutex;
   std::unordered_map<Device, DeviceQueue *> queues;
+  /// Queues of no device (the communication queue): waited for like the others, but
+  /// taking no share of the host's cores.
+  std::vector<DeviceQueue *> apart;
 };
 
 // Queues live for the whole process: their worker threads may still be running while
@@ -429,28 +432,21 @@ QueueRegistry &registry() {
 /// exit handler or static destructor (C++ destroys a thread's thread_local objects
 /// first). Queued work must not outlive the libraries it calls: oneDNN, for one, sets up
 /// static state lazily and tears it down at exit.
-struct DrainAtThreadExit {
-  ~DrainAtThreadExit() {
-    QueueRegistry &r = registry();
-    std::vector<DeviceQueue *> queues;
-    {
-      std::lock_guard<std::mutex> lock(r.mutex);
-      for (auto &entry : r.queues)
-        queues.push_back(entry.second);
-    }
-    for (DeviceQueue *queue : queues)
-      queue->waitIdle();
-  }
-};
-
 std::vector<DeviceQueue *> allQueues() {
   QueueRegistry &r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  std::vector<DeviceQueue *> queues;
+  std::vector<DeviceQueue *> queues = r.apart;
   for (auto &entry : r.queues)
     queues.push_back(entry.second);
   return queues;
 }
+
+struct DrainAtThreadExit {
+  ~DrainAtThreadExit() {
+    for (DeviceQueue *queue : allQueues())
+      queue->waitIdle();
+  }
+};
 
 /// 0: the machine's.
 std::atomic<int> hostCores{0};
@@ -485,6 +481,19 @@ DeviceQueue &queueFor(Device device) {
   }
   lastDevice = device;
   lastQueue = queue;
+  return *queue;
+}
+
+/// The communication queue (enqueue_communication): a host queue of one thread.
+DeviceQueue &communicationQueue() {
+  static DeviceQueue *queue = [] {
+    auto *made = new DeviceQueue(cpu());
+    made->setThreads(1);
+    QueueRegistry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.apart.push_back(made);
+    return made;
+  }();
   return *queue;
 }
 
@@ -627,6 +636,15 @@ TaskHandle enqueue(Device device, std::vector<std::shared_ptr<Buffer>> reads,
   TaskHandle state = task.state;
   queue.runInline(task);
   return state;
+}
+
+TaskHandle enqueue_communication(std::vector<std::shared_ptr<Buffer>> reads,
+                                 std::vector<std::shared_ptr<Buffer>> writes,
+                                 std::function<void()> work) {
+  DeviceQueue &queue = communicationQueue();
+  Task task = makeTask(queue, std::move(reads), std::move(writes), std::move(work), nullptr);
+  std::lock_guard<std::mutex> ordered(queue.enqueueMutex());
+  return enqueueLocked(queue, std::move(task));
 }
 
 std::vector<TaskHandle> enqueue_collective(std::vector<CollectiveRank> ranks) {

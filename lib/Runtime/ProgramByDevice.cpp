@@ -47,10 +47,10 @@ ProcessGroup &groupOf(const ProgramStep &step) {
 }
 
 /// Enqueues an all-reduce that spans the processes of a job through the process group:
-/// one queue sums every process's replicas (ProcessGroup::all_reduce_sum: rank order,
+/// the communication queue sums every process's replicas (ProcessGroup::all_reduce_sum: rank order,
 /// then device order, as one process with all the devices adds them) and the devices copy
-/// the result. On host devices the first device's queue sums; GPUs' parts come to the
-/// host first and cpu(0)'s queue sums them (GPUs take this path only when
+/// the result (the first host device's output is the sum itself); GPUs' parts come to the
+/// host first (GPUs take this path only when
 /// gpu_sums_through_host() says so; NCCL spans the processes otherwise). Input and output
 /// k live on step.devices[k].
 template <typename RefOf, typename BufferOf>
@@ -88,7 +88,9 @@ void enqueueAllReduceOverProcesses(const ProgramStep &step, RefOf &&refOf,
   TensorRef sum = first;
   std::shared_ptr<Buffer> sumBuffer = onHost ? bufferOf(step.outputs[0]) : staged(sum);
   const bool mean = step.reduce_kind == 1;
-  enqueue(onHost ? step.devices[0] : cpu(), reads, {sumBuffer}, [&group, inputs, sum, mean] {
+  // Off the devices' queues: the rest of the backward goes on while this waits for the
+  // other processes.
+  enqueue_communication(reads, {sumBuffer}, [&group, inputs, sum, mean] {
     std::vector<const float *> parts;
     for (const TensorRef &input : inputs)
       parts.push_back(input.as<float>());

@@ -137,6 +137,35 @@ TEST(Engine, TinyTaskWaitsForAnInputFromAnotherQueue) {
   EXPECT_EQ(seen, 7);
 }
 
+// A sum over processes waiting for a peer (here: a task on the communication queue that
+// waits until released) holds back no device's queue; it still follows the writer of
+// what it reads, the tasks that read its result follow it, and waitall waits for it.
+TEST(Engine, TheCommunicationQueueHoldsBackNoDevice) {
+  Tensor gradient = np::zeros({4}, cpu(0)), sum = np::zeros({4}, cpu(0));
+  waitall();
+  std::atomic<bool> released{false};
+  std::atomic<int> written{0};
+  int summed = -1, afterSum = -1;
+  enqueue(cpu(0), {}, {gradient.buffer()}, [&] { written = 5; });
+  TaskHandle communication = enqueue_communication({gradient.buffer()}, {sum.buffer()}, [&] {
+    summed = written;
+    while (!released)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  });
+  // The rest of the backward on cpu(0) runs while the sum waits.
+  TaskHandle backward = enqueue(cpu(0), {}, {}, [] {});
+  backward->wait();
+  EXPECT_FALSE(communication->done());
+  TaskHandle update = enqueue(cpu(0), {sum.buffer()}, {}, [&] { afterSum = summed; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(update->done()) << "the update ran before the sum it reads";
+  released = true;
+  waitall();
+  EXPECT_TRUE(communication->done());
+  EXPECT_EQ(summed, 5) << "the sum ran before the gradient it reads was written";
+  EXPECT_EQ(afterSum, 5);
+}
+
 // Readers of one buffer are pruned as the list grows; a writer on another queue must
 // still wait for every one of them.
 TEST(Engine, WriterWaitsForEveryReaderOfAManyTimesReadBuffer) {

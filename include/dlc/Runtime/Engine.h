@@ -124,6 +124,14 @@ TaskHandle enqueue(Device device, std::vector<std::shared_ptr<Buffer>> reads,
                    std::vector<std::shared_ptr<Buffer>> writes, std::function<void()> work,
                    TaskCost cost = TaskCost::queued);
 
+/// Runs `work` on the communication queue, a worker of its own that no device's kernels
+/// share, in the order of enqueueing, ordered with every other task through `reads` and
+/// `writes` as enqueue() orders them. Sums that span the processes of a job run there:
+/// one waiting for a peer process holds back no device's work (a bucket's sum overlaps
+/// the rest of the backward), and every process issues them in its program's order.
+TaskHandle enqueue_communication(std::vector<std::shared_ptr<Buffer>> reads,
+                                 std::vector<std::shared_ptr<Buffer>> writes,
+                                 std::function<void()> work);
 /// One rank of a collective: its device (one rank per device), buffers and work.
 struct CollectiveRank {
   Device device;
