@@ -2,7 +2,10 @@
 
 - small_op_x100: 100 dependent adds of 4-element arrays (the per-op cost of the framework
   and its binding), dlc (bench/peers/dlc_python.py) vs PyTorch and MXNet
-  (bench/peers/small_ops.py);
+  (bench/peers/small_ops.py), each in a process of its own;
+- the same loop for dlc and PyTorch in one process, timed in alternating pairs
+  (bench/peers/paired_small_ops.py): both sides of a pair meet the machine in the same
+  state, which separate processes on this VM do not;
 - the LeafNetwork training step at `--batch` on cpu(0)+cpu(1): dlc from Python
   (seed loop eager and hybridized, gluon.TrainStep) vs the same from C++
   (build/bin/dlc-bench-trainstep); the peers' one-device step (bench/peers/leafnet.py
@@ -43,6 +46,7 @@ def main():
     args = parser.parse_args()
     env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
     results = {}
+    paired = []
 
     def add(rows, prefix):
         for row in rows:
@@ -50,6 +54,7 @@ def main():
 
     for round_ in range(args.rounds):
         print(f"round {round_ + 1}/{args.rounds}", file=sys.stderr, flush=True)
+        paired += run([VENV_PYTHON, ROOT / "bench/peers/paired_small_ops.py"], env)
         only = ["--ops-only"] if args.ops_only else []
         add(run(["/usr/bin/python3", ROOT / "bench/peers/dlc_python.py", str(args.batch),
                  str(args.repeats), *only], env), "dlc python")
@@ -76,6 +81,13 @@ def main():
     ratios = [d / t for d, t in zip(results[("dlc python", "small_op_x100")],
                                     results[("torch", "small_op_x100")])]
     print(f"dlc / PyTorch per round: {' '.join(f'{r:.2f}' for r in ratios)}")
+    dlc_paired = statistics.median(p["dlc_seconds"] for p in paired) * 1e4
+    torch_paired = statistics.median(p["torch_seconds"] for p in paired) * 1e4
+    pair_ratios = [p["ratio_median"] for p in paired]
+    print(f"paired in one process: dlc {dlc_paired:.2f} us, PyTorch {torch_paired:.2f} us per "
+          f"op; dlc / PyTorch, median of the pairs, per round: "
+          f"{' '.join(f'{r:.2f}' for r in pair_ratios)} (median "
+          f"{statistics.median(pair_ratios):.2f})")
     if args.ops_only:
         return
     for mode in ["seed_loop_eager", "seed_loop_hybrid", "train_step"]:

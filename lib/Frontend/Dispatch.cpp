@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <mutex>
 
@@ -91,6 +92,39 @@ LayoutPlan planLayouts(const OpDef &op, const std::vector<Tensor> &inputs,
   check(plan.outputs, outputs, "outputs");
   return plan;
 }
+
+/// The input metas of a call, from a pool of this thread's that outlives the call: their
+/// shapes keep their capacity, so a call copies its inputs' shapes without allocating.
+/// A call made during another (a layout conversion) takes the next level's; a deque
+/// keeps every level where it is as the pool grows.
+class InputMetas {
+public:
+  explicit InputMetas(const std::vector<Tensor> &inputs) : metas_(level()) {
+    ++depth();
+    metas_.resize(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      metas_[i].shape.assign(inputs[i].shape().begin(), inputs[i].shape().end());
+      metas_[i].dtype = inputs[i].dtype();
+    }
+  }
+  ~InputMetas() { --depth(); }
+  InputMetas(const InputMetas &) = delete;
+  InputMetas &operator=(const InputMetas &) = delete;
+  const std::vector<TensorMeta> &get() const { return metas_; }
+
+private:
+  static size_t &depth() {
+    thread_local size_t value = 0;
+    return value;
+  }
+  static std::vector<TensorMeta> &level() {
+    thread_local std::deque<std::vector<TensorMeta>> pool;
+    while (pool.size() <= depth())
+      pool.emplace_back();
+    return pool[depth()];
+  }
+  std::vector<TensorMeta> &metas_;
+};
 
 template <typename ErrorT>
 [[noreturn]] void rethrowWithContext(const OpDef &op, const std::vector<Tensor> &inputs,
@@ -198,10 +232,8 @@ std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, cons
           ", input #" + std::to_string(i) + " is on " + inputs[i].device().str() +
           "; move one with copyto() or to() first");
 
-  std::vector<TensorMeta> metas;
-  metas.reserve(inputs.size());
-  for (const Tensor &input : inputs)
-    metas.push_back({input.shape(), input.dtype()});
+  InputMetas inputMetas(inputs);
+  const std::vector<TensorMeta> &metas = inputMetas.get();
   std::vector<TensorMeta> outputs;
   try {
     outputs = op.infer(metas, attrs);
@@ -259,7 +291,8 @@ std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, cons
   } else {
     results.reserve(outputs.size());
     for (size_t k = 0; k < outputs.size(); ++k) {
-      results.push_back(Tensor::empty(outputs[k].shape, outputs[k].dtype, where));
+      // The output's shape moves into the tensor: outputs[k] is not read after this.
+      results.push_back(Tensor::empty(std::move(outputs[k].shape), outputs[k].dtype, where));
       if (planned)
         results.back().impl()->layout = layouts.outputs[k];
     }

@@ -71,6 +71,10 @@ void *Tensor::data() const {
 }
 
 Tensor Tensor::empty(const Shape &shape, DType dtype, Device device) {
+  return empty(Shape(shape), dtype, device);
+}
+
+Tensor Tensor::empty(Shape &&shape, DType dtype, Device device) {
   for (int64_t d : shape)
     if (d < 0)
       throw ShapeError("cannot create a tensor of shape " + shape_rules::str(shape) +
@@ -79,10 +83,10 @@ Tensor Tensor::empty(const Shape &shape, DType dtype, Device device) {
       !why.empty())
     throw ShapeError("cannot create a " + std::string(dtype_name(dtype)) + " tensor on " +
                      device.str() + ": " + why);
-  auto impl = std::make_shared<Impl>();
-  impl->shape = shape;
-  impl->dtype = dtype;
   size_t bytes = size_t(shape_rules::numElements(shape)) * dtype_size(dtype);
+  auto impl = std::make_shared<Impl>();
+  impl->shape = std::move(shape);
+  impl->dtype = dtype;
   impl->buffer = std::make_shared<Buffer>(allocate(device, bytes));
   return Tensor(std::move(impl));
 }

@@ -219,12 +219,20 @@ private:
 // Allocators live for the whole process (never destroyed): storages may be released by
 // worker threads or static objects after main returns.
 DeviceAllocator &allocatorFor(Device device) {
+  // Allocators are never destroyed: a thread may remember the one it used last (every
+  // tensor made and freed asks, twice per op: a lock and a hash saved each time).
+  thread_local Device lastDevice;
+  thread_local DeviceAllocator *last = nullptr;
+  if (last && lastDevice == device)
+    return *last;
   static std::mutex *mutex = new std::mutex;
   static auto *allocators = new std::unordered_map<Device, std::unique_ptr<DeviceAllocator>>;
   std::lock_guard<std::mutex> lock(*mutex);
   auto &slot = (*allocators)[device];
   if (!slot)
     slot = std::make_unique<DeviceAllocator>(device);
+  lastDevice = device;
+  last = slot.get();
   return *slot;
 }
 

@@ -398,6 +398,9 @@ constexpr const char *slot_method[kSlotKinds][2] = {
     {"__add__", "__radd__"}, {"__sub__", "__rsub__"}, {"__mul__", "__rmul__"},
     {"__truediv__", "__rtruediv__"}};
 
+/// Operands of at most this many bytes in all keep the GIL through an arithmetic operator.
+constexpr size_t kKeepTheGilBytes = size_t(16) << 10;
+
 template <SlotKind K> PyObject *number_slot(PyObject *a, PyObject *b) noexcept {
   const Tensor *x = tensor_in(a), *y = tensor_in(b);
   try {
@@ -415,6 +418,12 @@ template <SlotKind K> PyObject *number_slot(PyObject *a, PyObject *b) noexcept {
       py::handle self = x ? a : b, other = x ? b : a;
       return self.attr(slot_method[K][x ? 0 : 1])(other).release().ptr();
     }
+    // Small host operands: the op runs on this thread at once (a tiny task) or is queued,
+    // in microseconds either way, and releasing the GIL would cost more than that.
+    // Larger ones release it, since making their outputs may take longer.
+    if (x->device().is_host() && y->device().is_host() &&
+        x->nbytes() + y->nbytes() <= kKeepTheGilBytes)
+      return new_ndarray(slot_op[K](*x, *y));
     Tensor result;
     {
       py::gil_scoped_release release;

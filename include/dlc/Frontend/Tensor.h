@@ -110,6 +110,8 @@ public:
   void *data() const;
   /// A new, uninitialized tensor on `device`.
   static Tensor empty(const Shape &shape, DType dtype, Device device);
+  /// The same, taking over `shape` (no copy).
+  static Tensor empty(Shape &&shape, DType dtype, Device device);
 
 private:
   void requireDefined(const char *what) const;
