@@ -14,7 +14,12 @@ namespace {
 
 constexpr const char *kFormat = "dlc optimizer states";
 
-/// "conv0.weight.state1" -> {"conv0.weight", 1}; {"", 0} when the name is not a state's.
+/// The file's name for state `index` of parameter `name`: "conv0.weight.state1".
+std::string stateName(const std::string &name, size_t index) {
+  return name + ".state" + std::to_string(index);
+}
+
+/// stateName's inverse; {"", 0} when the name is not a state's.
 std::pair<std::string, size_t> splitStateName(const std::string &name) {
   size_t dot = name.rfind(".state");
   if (dot == std::string::npos || dot + 6 >= name.size())
@@ -31,7 +36,7 @@ void write_optimizer_states(const std::string &path, const OptimizerStates &stat
   std::vector<std::pair<std::string, Tensor>> tensors;
   for (const auto &[name, state] : states.tensors)
     for (size_t k = 0; k < state.size(); ++k)
-      tensors.emplace_back(name + ".state" + std::to_string(k), state[k]);
+      tensors.emplace_back(stateName(name, k), state[k]);
   std::map<std::string, std::string> metadata = states.metadata;
   metadata["format"] = kFormat;
   metadata["optimizer"] = states.optimizer;
@@ -91,8 +96,8 @@ OptimizerStates read_optimizer_states(const std::string &path, const ParameterDi
   for (const auto &[name, state] : states.tensors)
     for (size_t k = 0; k < state.size(); ++k)
       if (!state[k].defined())
-        throw ValueError(who + "('" + path + "'): parameter '" + name + "' lacks '" + name +
-                         ".state" + std::to_string(k) + "'");
+        throw ValueError(who + "('" + path + "'): parameter '" + name + "' lacks '" +
+                         stateName(name, k) + "'");
   return states;
 }
 

@@ -188,9 +188,10 @@ void Trainer::step(int64_t batch_size, bool ignore_stale_grad) {
       for (size_t i = 1; i < grads.size(); ++i)
         parts.push_back(grads[i].to(home));
       grad = dist::all_reduce(parts);
+    } else {
+      for (size_t i = 1; i < grads.size(); ++i)
+        grad = grad + grads[i].to(home);
     }
-    for (size_t i = 1; i < grads.size() && !acrossProcesses; ++i)
-      grad = grad + grads[i].to(home);
     Tensor weight = parameter->data(home);
     Tensor updated = update(weight, grad, state_[parameter.get()], rateFor(weight), rescale);
     // One update, broadcast to every copy (in place: layers hold these tensors).

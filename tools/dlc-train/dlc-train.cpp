@@ -292,15 +292,23 @@ void removeLeftovers(const std::string &folder) {
   }
 }
 
+const std::string kSafetensors = ".safetensors";
+
+bool isSafetensors(const std::string &path) {
+  return path.size() > kSafetensors.size() &&
+         path.compare(path.size() - kSafetensors.size(), kSafetensors.size(), kSafetensors) == 0;
+}
+
 /// The optimizer's state beside checkpoint `parameters` (OUT/leafnet.safetensors ->
 /// OUT/leafnet.states: Trainer::save_states' file, safetensors inside).
 std::string statesBeside(const std::string &parameters) {
-  const std::string suffix = ".safetensors";
-  if (parameters.size() > suffix.size() &&
-      parameters.compare(parameters.size() - suffix.size(), suffix.size(), suffix) == 0)
-    return parameters.substr(0, parameters.size() - suffix.size()) + ".states";
+  if (isSafetensors(parameters))
+    return parameters.substr(0, parameters.size() - kSafetensors.size()) + ".states";
   return parameters + ".states";
 }
+
+/// The checkpoint metadata's entry for the generator of the job's device `index`.
+std::string generatorKey(size_t index) { return "random." + std::to_string(index); }
 
 /// Where the generators of the job's devices stand, in job order, as checkpoint metadata
 /// ("random.<i>": "seed draws"). A collective: every process calls it.
@@ -315,7 +323,7 @@ std::map<std::string, std::string> jobGeneratorStates(const std::vector<Device> 
                              ProcessGroup::Channel::control);
   std::map<std::string, std::string> metadata;
   for (size_t i = 0; i + 1 < job.size(); i += 2)
-    metadata["random." + std::to_string(i / 2)] =
+    metadata[generatorKey(i / 2)] =
         std::to_string(job[i]) + " " + std::to_string(job[i + 1]);
   return metadata;
 }
@@ -327,13 +335,13 @@ bool restoreGeneratorStates(const std::map<std::string, std::string> &metadata,
   const size_t first = local.size() * size_t(dist::rank());
   std::vector<np::random::GeneratorState> states;
   for (size_t i = 0; i < local.size(); ++i) {
-    auto it = metadata.find("random." + std::to_string(first + i));
+    auto it = metadata.find(generatorKey(first + i));
     unsigned long long seed = 0, draws = 0;
     if (it == metadata.end() || std::sscanf(it->second.c_str(), "%llu %llu", &seed, &draws) != 2)
       return false;
     states.push_back({seed, draws});
   }
-  if (metadata.count("random." + std::to_string(local.size() * size_t(dist::size()))))
+  if (metadata.count(generatorKey(local.size() * size_t(dist::size()))))
     return false; // written for a job of more devices
   for (size_t i = 0; i < local.size(); ++i)
     np::random::set_state(local[i], states[i]);
@@ -579,8 +587,7 @@ int main(int argc, char **argv) {
       // A checkpoint of dlc-train's says how many epochs it holds: the run goes on from
       // there, with the shuffles, random draws and optimizer state an uninterrupted run
       // would have had (below). Other parameter files start at epoch 1.
-      if (resumeFrom.size() > 12 &&
-          resumeFrom.compare(resumeFrom.size() - 12, 12, ".safetensors") == 0) {
+      if (isSafetensors(resumeFrom)) {
         resumedMetadata = safetensors::Reader(resumeFrom).metadata();
         if (auto it = resumedMetadata.find("epoch"); it != resumedMetadata.end())
           firstEpoch = std::max(1, std::atoi(it->second.c_str()) + 1);
@@ -728,12 +735,13 @@ int main(int argc, char **argv) {
       std::map<std::string, std::string> checkpointMetadata = jobGeneratorStates(devices);
       checkpointMetadata["epoch"] = std::to_string(epoch);
       if (root) {
+        const std::string checkpoint = outputFolder + "/leafnet.safetensors";
         const std::map<std::string, std::string> epochOnly{{"epoch", std::to_string(epoch)}};
         if (compiledStep)
-          trainStep.save_states(outputFolder + "/leafnet.states", epochOnly);
+          trainStep.save_states(statesBeside(checkpoint), epochOnly);
         else
-          trainer.save_states(outputFolder + "/leafnet.states", epochOnly);
-        net->save_parameters(outputFolder + "/leafnet.safetensors", checkpointMetadata);
+          trainer.save_states(statesBeside(checkpoint), epochOnly);
+        net->save_parameters(checkpoint, checkpointMetadata);
       }
       double testAccuracy = std::nan("");
       // Correct answers, samples and failed processes, summed over the job.
