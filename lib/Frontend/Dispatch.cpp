@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 
@@ -93,37 +94,116 @@ LayoutPlan planLayouts(const OpDef &op, const std::vector<Tensor> &inputs,
   return plan;
 }
 
-/// The input metas of a call, from a pool of this thread's that outlives the call: their
-/// shapes keep their capacity, so a call copies its inputs' shapes without allocating.
-/// A call made during another (a layout conversion) takes the next level's; a deque
-/// keeps every level where it is as the pool grows.
-class InputMetas {
-public:
-  explicit InputMetas(const std::vector<Tensor> &inputs) : metas_(level()) {
-    ++depth();
-    metas_.resize(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      metas_[i].shape.assign(inputs[i].shape().begin(), inputs[i].shape().end());
-      metas_[i].dtype = inputs[i].dtype();
-    }
+/// This thread's T, reached in one thread-local lookup (in a shared library, such as the
+/// Python module, a lookup is a call, and a lookup of an object with a constructor or a
+/// destructor is two). Made on first use and deleted when the thread ends; null after.
+template <typename T> T *perThread() {
+  struct Slot {
+    T *value = nullptr;
+    bool gone = false;
+  };
+  thread_local Slot slot; // constant-initialized, nothing to destroy: no guard
+  if (!slot.value && !slot.gone) {
+    struct Reaper {
+      Slot *slot;
+      ~Reaper() {
+        slot->gone = true;
+        delete std::exchange(slot->value, nullptr);
+      }
+    };
+    thread_local Reaper reaper{&slot};
+    slot.value = new T;
   }
-  ~InputMetas() { --depth(); }
-  InputMetas(const InputMetas &) = delete;
-  InputMetas &operator=(const InputMetas &) = delete;
-  const std::vector<TensorMeta> &get() const { return metas_; }
+  return slot.value;
+}
+
+/// What a call of an op holds only while it lasts, kept from call to call so that filling
+/// it allocates nothing once its vectors and shapes have grown.
+struct CallScratch {
+  std::vector<Tensor> inputs;    ///< invoke1's inputs written in braces
+  std::vector<Tensor> results;   ///< invoke1's results
+  std::vector<TensorMeta> metas; ///< the inputs' shapes and dtypes
+};
+
+/// Takes this thread's CallScratch for one call. A call made during another (a layout
+/// conversion inside an op) takes the next level's; a deque keeps every level where it is
+/// as the pool grows. The tensors are dropped when the call ends.
+class CallLevel {
+public:
+  CallLevel() : levels_(*perThread<Levels>()) {
+    if (levels_.pool.size() <= levels_.depth)
+      levels_.pool.emplace_back();
+    scratch_ = &levels_.pool[levels_.depth++];
+  }
+  ~CallLevel() {
+    scratch_->inputs.clear();
+    scratch_->results.clear();
+    --levels_.depth;
+  }
+  CallLevel(const CallLevel &) = delete;
+  CallLevel &operator=(const CallLevel &) = delete;
+  CallScratch &get() { return *scratch_; }
 
 private:
-  static size_t &depth() {
-    thread_local size_t value = 0;
-    return value;
+  struct Levels {
+    std::deque<CallScratch> pool;
+    size_t depth = 0; // the calls in progress on this thread
+  };
+  Levels &levels_;
+  CallScratch *scratch_;
+};
+
+/// Fills `metas` with the shapes and dtypes of `inputs`, within their capacity.
+void fillMetas(std::vector<TensorMeta> &metas, const std::vector<Tensor> &inputs) {
+  metas.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    metas[i].shape.assign(inputs[i].shape().begin(), inputs[i].shape().end());
+    metas[i].dtype = inputs[i].dtype();
   }
-  static std::vector<TensorMeta> &level() {
-    thread_local std::deque<std::vector<TensorMeta>> pool;
-    while (pool.size() <= depth())
-      pool.emplace_back();
-    return pool[depth()];
+}
+
+/// Kernel arguments of eager calls, reused. A task's arguments go back to the pools of
+/// the thread that drops them; a tiny task runs and is dropped on its caller's thread, so
+/// the next call there with as many inputs finds the vectors and shapes with their
+/// capacity and fills them without allocating. (A queued task's go to its worker's
+/// pools, up to a bound.)
+class KernelArgsPool {
+public:
+  struct GiveBack {
+    void operator()(KernelArgs *args) const {
+      Pools *pools = perThread<Pools>();
+      size_t arity = args->inputs.size();
+      if (!pools || arity >= kArities || pools->free[arity].size() >= kMaxPooled) {
+        delete args;
+        return;
+      }
+      args->attrs = nullptr;
+      args->device_seed = nullptr;
+      pools->free[arity].emplace_back(args);
+    }
+  };
+  using Handle = std::unique_ptr<KernelArgs, GiveBack>;
+
+  /// Arguments with `inputs` inputs and `outputs` outputs, their fields still to be set.
+  static Handle take(size_t inputs, size_t outputs) {
+    Handle args;
+    Pools *pools = perThread<Pools>();
+    if (pools && inputs < kArities && !pools->free[inputs].empty()) {
+      args.reset(pools->free[inputs].back().release());
+      pools->free[inputs].pop_back();
+    } else {
+      args.reset(new KernelArgs);
+    }
+    args->inputs.resize(inputs);
+    args->outputs.resize(outputs);
+    return args;
   }
-  std::vector<TensorMeta> &metas_;
+
+private:
+  static constexpr size_t kArities = 8, kMaxPooled = 32;
+  struct Pools {
+    std::vector<std::unique_ptr<KernelArgs>> free[kArities]; // by number of inputs
+  };
 };
 
 template <typename ErrorT>
@@ -193,14 +273,20 @@ void checkInto(const OpDef &op, const std::vector<Tensor> &into,
   }
 }
 
-std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
-                        std::optional<Device> device, const std::vector<Tensor> *into);
+/// Runs `op` (see invoke); its results go to `results`, which must arrive empty.
+/// `scratch`: the call's level (CallLevel).
+void run(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
+         std::optional<Device> device, const std::vector<Tensor> *into,
+         std::vector<Tensor> &results, CallScratch &scratch);
 
 } // namespace
 
 std::vector<Tensor> invoke(const OpDef &op, const std::vector<Tensor> &inputs,
                            const Attrs &attrs, std::optional<Device> device) {
-  return run(op, inputs, attrs, device, nullptr);
+  std::vector<Tensor> results;
+  CallLevel level;
+  run(op, inputs, attrs, device, nullptr, results, level.get());
+  return results;
 }
 
 void invoke_into(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
@@ -212,13 +298,16 @@ void invoke_into(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs
     throw UnsupportedError(op.name + ": writing results into existing tensors under "
                            "autograd::Record would change values the recording saved; "
                            "pause recording (autograd::Pause) first");
-  run(op, inputs, attrs, std::nullopt, &outputs);
+  std::vector<Tensor> results;
+  CallLevel level;
+  run(op, inputs, attrs, std::nullopt, &outputs, results, level.get());
 }
 
 namespace {
 
-std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
-                        std::optional<Device> device, const std::vector<Tensor> *into) {
+void run(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
+         std::optional<Device> device, const std::vector<Tensor> *into,
+         std::vector<Tensor> &results, CallScratch &scratch) {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!inputs[i].defined())
       throw Error(op.name + ": input #" + std::to_string(i) + " is an undefined tensor");
@@ -232,8 +321,8 @@ std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, cons
           ", input #" + std::to_string(i) + " is on " + inputs[i].device().str() +
           "; move one with copyto() or to() first");
 
-  InputMetas inputMetas(inputs);
-  const std::vector<TensorMeta> &metas = inputMetas.get();
+  fillMetas(scratch.metas, inputs);
+  const std::vector<TensorMeta> &metas = scratch.metas;
   std::vector<TensorMeta> outputs;
   try {
     outputs = op.infer(metas, attrs);
@@ -255,11 +344,10 @@ std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, cons
 
   if (trace::Tracer *tracer = trace::Tracer::current()) {
     // Hybridize is tracing: record the call, compute nothing.
-    std::vector<Tensor> symbolic;
     for (const TensorMeta &meta : outputs)
-      symbolic.push_back(trace::Tracer::symbolic(meta.shape, meta.dtype, where));
-    tracer->record_op(op, inputs, symbolic, attrs);
-    return symbolic;
+      results.push_back(trace::Tracer::symbolic(meta.shape, meta.dtype, where));
+    tracer->record_op(op, inputs, results, attrs);
+    return;
   }
 
   // What the kernel reads: the inputs, converted where its layouts differ (autograd
@@ -280,7 +368,6 @@ std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, cons
   }
   const std::vector<Tensor> &operands = planned ? converted : inputs;
 
-  std::vector<Tensor> results;
   if (into) {
     checkInto(op, *into, outputs, where);
     for (size_t k = 0; k < outputs.size() && planned; ++k)
@@ -298,9 +385,7 @@ std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, cons
     }
   }
 
-  std::vector<std::shared_ptr<Buffer>> reads, writes;
-  reads.reserve(operands.size());
-  writes.reserve(results.size());
+  BufferList reads, writes;
   size_t bytes = 0;
   for (const Tensor &input : operands) {
     reads.push_back(input.buffer());
@@ -320,21 +405,27 @@ std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, cons
   // The kernel's view of each tensor is fixed now: a tensor handle can later be pointed
   // at other memory (detail::make_plain_in_place) before this task runs. The task keeps
   // the buffers alive.
-  KernelArgs args;
-  args.device = where;
-  args.op = opName->c_str();
-  args.inputs.reserve(operands.size());
-  args.outputs.reserve(results.size());
-  for (const Tensor &t : operands)
-    args.inputs.push_back({t.data(), t.shape(), t.dtype(), t.impl()->layout});
-  for (const Tensor &t : results)
-    args.outputs.push_back({t.data(), t.shape(), t.dtype(), t.impl()->layout});
+  KernelArgsPool::Handle args = KernelArgsPool::take(operands.size(), results.size());
+  args->device = where;
+  args->op = opName->c_str();
+  auto view = [](TensorRef &ref, const Tensor &t) {
+    // Tensor::data() without its question to the tracer, answered above: none is running.
+    const Tensor::Impl &impl = *t.impl();
+    ref.data = static_cast<char *>(impl.buffer->data()) + impl.offset;
+    ref.shape.assign(t.shape().begin(), t.shape().end()); // within the pooled capacity
+    ref.dtype = t.dtype();
+    ref.layout = t.impl()->layout;
+  };
+  for (size_t i = 0; i < operands.size(); ++i)
+    view(args->inputs[i], operands[i]);
+  for (size_t k = 0; k < results.size(); ++k)
+    view(args->outputs[k], results[k]);
   enqueue(where, std::move(reads), std::move(writes),
           [args = std::move(args), sharedAttrs, kernel, opName]() mutable {
-            args.attrs = sharedAttrs.get();
-            KernelProfile::timed(*opName, [&] { kernel(args); });
+            args->attrs = sharedAttrs.get();
+            KernelProfile::timed(*opName, [&] { kernel(*args); });
             if (check_numerics_enabled())
-              check_finite_outputs(opName->c_str(), args.device, args.inputs, args.outputs);
+              check_finite_outputs(opName->c_str(), args->device, args->inputs, args->outputs);
           },
           op.may_run_on_caller && bytes <= kTinyTaskBytes ? TaskCost::tiny : TaskCost::queued);
 
@@ -381,7 +472,6 @@ std::vector<Tensor> run(const OpDef &op, const std::vector<Tensor> &inputs, cons
                        return def->vjp(context);
                      });
   }
-  return results;
 }
 
 } // namespace
@@ -394,13 +484,30 @@ std::vector<Tensor> vjp_not_implemented(const VjpContext &context) {
                          "derivatives are not supported)");
 }
 
+namespace {
+
+Tensor invokeOne(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
+                 std::optional<Device> device, CallScratch &scratch) {
+  run(op, inputs, attrs, device, nullptr, scratch.results, scratch);
+  if (scratch.results.size() != 1)
+    throw Error(op.name + ": expected one result, the op gives " +
+                std::to_string(scratch.results.size()));
+  return std::move(scratch.results[0]);
+}
+
+} // namespace
+
 Tensor invoke1(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs,
                std::optional<Device> device) {
-  std::vector<Tensor> results = invoke(op, inputs, attrs, device);
-  if (results.size() != 1)
-    throw Error(op.name + ": expected one result, the op gives " +
-                std::to_string(results.size()));
-  return results[0];
+  CallLevel level;
+  return invokeOne(op, inputs, attrs, device, level.get());
+}
+
+Tensor invoke1(const OpDef &op, std::initializer_list<Tensor> inputs, const Attrs &attrs,
+               std::optional<Device> device) {
+  CallLevel level;
+  level.get().inputs.assign(inputs);
+  return invokeOne(op, level.get().inputs, attrs, device, level.get());
 }
 
 } // namespace dlc

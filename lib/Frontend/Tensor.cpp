@@ -87,7 +87,7 @@ Tensor Tensor::empty(Shape &&shape, DType dtype, Device device) {
   auto impl = std::make_shared<Impl>();
   impl->shape = std::move(shape);
   impl->dtype = dtype;
-  impl->buffer = std::make_shared<Buffer>(allocate(device, bytes));
+  impl->buffer = std::make_shared<Buffer>(device, bytes);
   return Tensor(std::move(impl));
 }
 

@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace dlc {
 
@@ -114,16 +115,16 @@ class DeviceAllocator {
 public:
   explicit DeviceAllocator(Device device) : device_(device), source_(device) {}
 
-  std::shared_ptr<Storage> allocate(size_t requested) {
+  MemoryBlock allocate(size_t requested) {
     size_t bytes = roundUp(requested);
     void *data = nullptr;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       ++stats_.allocations;
       auto cached = free_.find(bytes);
-      if (cached != free_.end()) {
-        data = cached->second;
-        free_.erase(cached);
+      if (cached != free_.end() && !cached->second.empty()) {
+        data = cached->second.back();
+        cached->second.pop_back();
         stats_.bytes_cached -= int64_t(bytes);
         ++stats_.cache_hits;
       } else {
@@ -132,7 +133,7 @@ public:
       stats_.bytes_in_use += int64_t(bytes);
       stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
     }
-    return std::make_shared<Storage>(data, bytes, device_);
+    return {data, bytes};
   }
 
   void release(void *data, size_t bytes) {
@@ -148,7 +149,7 @@ public:
       source_.give_back(data);
       return;
     }
-    free_.emplace(bytes, data);
+    free_[bytes].push_back(data);
     stats_.bytes_cached += int64_t(bytes);
   }
 
@@ -198,21 +199,25 @@ private:
   /// device, whose kernels (an NCCL rank waiting for a peer) may wait for another thread
   /// that needs this allocator.
   void emptyCache(std::unique_lock<std::mutex> &lock) {
-    std::multimap<size_t, void *> blocks;
+    if (stats_.bytes_cached == 0)
+      return;
+    FreeBlocks blocks;
     blocks.swap(free_);
     stats_.bytes_cached = 0;
-    if (blocks.empty())
-      return;
     lock.unlock();
-    for (auto &[bytes, data] : blocks)
-      source_.give_back(data);
+    for (auto &[bytes, sameSize] : blocks)
+      for (void *data : sameSize)
+        source_.give_back(data);
     lock.lock();
   }
 
   Device device_;
   MemorySource source_;
   std::mutex mutex_;
-  std::multimap<size_t, void *> free_;
+  /// Cached blocks by size class. A size's list keeps its capacity as blocks come and go,
+  /// so the cache itself allocates nothing once a loop's sizes have been seen.
+  using FreeBlocks = std::map<size_t, std::vector<void *>>;
+  FreeBlocks free_;
   MemoryStats stats_;
 };
 
@@ -243,9 +248,19 @@ Storage::~Storage() {
     allocatorFor(device_).release(data_, bytes_);
 }
 
-std::shared_ptr<Storage> allocate(Device device, size_t bytes) {
+MemoryBlock allocate_block(Device device, size_t bytes) {
   requireAllocatable(device);
   return allocatorFor(device).allocate(bytes);
+}
+
+std::shared_ptr<Storage> allocate(Device device, size_t bytes) {
+  MemoryBlock block = allocate_block(device, bytes);
+  try {
+    return std::make_shared<Storage>(block.data, block.bytes, device);
+  } catch (...) {
+    allocatorFor(device).release(block.data, block.bytes);
+    throw;
+  }
 }
 
 MemoryStats memory_stats(Device device) { return allocatorFor(device).stats(); }

@@ -122,8 +122,8 @@ struct GroupError {
 };
 
 struct Task {
-  std::function<void()> work;
-  std::vector<std::shared_ptr<Buffer>> reads, writes; // kept alive until the work has run
+  TaskWork work;
+  BufferList reads, writes; // kept alive until the work has run
   bool alwaysRun = false; // a collective rank: runs even when an input failed
   std::shared_ptr<GroupError> group; // a collective rank: shared with its peers
   std::vector<TaskHandle> inputs;     // wait, and fail with their error
@@ -509,6 +509,12 @@ void pruneFinished(std::vector<TaskHandle> &tasks) {
 // Buffers and the public entry points
 //===----------------------------------------------------------------------===//
 
+Buffer::Buffer(Device device, size_t bytes) {
+  MemoryBlock block = allocate_block(device, bytes);
+  own_.emplace(block.data, block.bytes, device); // gives the block back when destroyed
+  storage_ = &*own_;
+}
+
 void Buffer::wait_to_read() const {
   TaskHandle writer;
   {
@@ -582,8 +588,7 @@ std::atomic<bool> inlineTinyTasks{[] {
 }()};
 
 /// Makes a task of `work` on `queue`, ordered after what it must follow.
-Task makeTask(DeviceQueue &queue, std::vector<std::shared_ptr<Buffer>> reads,
-              std::vector<std::shared_ptr<Buffer>> writes, std::function<void()> work,
+Task makeTask(DeviceQueue &queue, BufferList &&reads, BufferList &&writes, TaskWork &&work,
               std::shared_ptr<GroupError> group, int stream = 0) {
   Task task;
   task.alwaysRun = group != nullptr;
@@ -618,8 +623,7 @@ TaskHandle enqueueLocked(DeviceQueue &queue, Task task) {
 void set_inline_tiny_tasks(bool enabled) { inlineTinyTasks = enabled; }
 bool inline_tiny_tasks_enabled() { return inlineTinyTasks.load(std::memory_order_relaxed); }
 
-TaskHandle enqueue(Device device, std::vector<std::shared_ptr<Buffer>> reads,
-                   std::vector<std::shared_ptr<Buffer>> writes, std::function<void()> work,
+TaskHandle enqueue(Device device, BufferList &&reads, BufferList &&writes, TaskWork &&work,
                    TaskCost cost) {
   DeviceQueue &queue = queueFor(device);
   Task task = makeTask(queue, std::move(reads), std::move(writes), std::move(work), nullptr);
@@ -638,9 +642,7 @@ TaskHandle enqueue(Device device, std::vector<std::shared_ptr<Buffer>> reads,
   return state;
 }
 
-TaskHandle enqueue_communication(std::vector<std::shared_ptr<Buffer>> reads,
-                                 std::vector<std::shared_ptr<Buffer>> writes,
-                                 std::function<void()> work) {
+TaskHandle enqueue_communication(BufferList &&reads, BufferList &&writes, TaskWork &&work) {
   DeviceQueue &queue = communicationQueue();
   Task task = makeTask(queue, std::move(reads), std::move(writes), std::move(work), nullptr);
   std::lock_guard<std::mutex> ordered(queue.enqueueMutex());

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
+#include <memory>
 #include <chrono>
 #include <thread>
 
@@ -295,4 +297,93 @@ TEST(Allocator, OutOfMemoryNamesDeviceAndRequest) {
   EXPECT_NO_THROW(np::zeros({1000}, device).wait_to_read());
   set_memory_limit(device, 0);
   EXPECT_NO_THROW(np::zeros({1 << 20}, device).wait_to_read());
+}
+
+namespace {
+/// Counts how many live copies of it exist.
+struct Counted {
+  explicit Counted(std::shared_ptr<int> live) : live_(std::move(live)) { ++*live_; }
+  Counted(const Counted &other) : live_(other.live_) { ++*live_; }
+  Counted(Counted &&other) noexcept : live_(other.live_) { ++*live_; }
+  ~Counted() { --*live_; }
+  std::shared_ptr<int> live_;
+};
+} // namespace
+
+TEST(TaskWork, RunsSmallAndLargeCallablesAndDestroysEachOnce) {
+  auto live = std::make_shared<int>(0);
+  int runs = 0;
+  {
+    Counted small(live);
+    TaskWork inlineWork([small, &runs] { ++runs; });
+    std::array<char, 2 * TaskWork::kInlineBytes> padding{};
+    TaskWork heapWork([small, padding, &runs] { runs += 1 + padding[0]; });
+    EXPECT_EQ(*live, 3) << "the local and one copy inside each work";
+    TaskWork moved(std::move(inlineWork));
+    TaskWork movedAgain;
+    movedAgain = std::move(heapWork);
+    EXPECT_FALSE(inlineWork) << "a moved-from work is empty";
+    EXPECT_FALSE(heapWork);
+    EXPECT_EQ(*live, 3) << "moving neither copies nor loses the callable";
+    moved();
+    movedAgain();
+    EXPECT_EQ(runs, 2);
+    moved = nullptr;
+    EXPECT_EQ(*live, 2) << "clearing destroys the callable";
+  }
+  EXPECT_EQ(*live, 0);
+  // Move-only callables, which std::function refuses.
+  auto owned = std::make_unique<int>(41);
+  TaskWork moveOnly([owned = std::move(owned), &runs] { runs += *owned; });
+  moveOnly();
+  EXPECT_EQ(runs, 43);
+}
+
+TEST(BufferList, KeepsOrderFromInlineToHeapAndReleasesOnClear) {
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  for (int i = 0; i < 7; ++i)
+    buffers.push_back(std::make_shared<Buffer>(cpu(), 16));
+  BufferList list;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    list.push_back(buffers[i]);
+    ASSERT_EQ(list.size(), i + 1);
+    size_t k = 0;
+    for (const std::shared_ptr<Buffer> &held : list)
+      EXPECT_EQ(held, buffers[k++]) << "after " << i + 1 << " pushes";
+  }
+  EXPECT_EQ(buffers[0].use_count(), 2);
+  BufferList moved(std::move(list));
+  EXPECT_TRUE(list.empty());
+  EXPECT_EQ(moved.size(), buffers.size());
+  EXPECT_EQ(buffers[6].use_count(), 2);
+  moved.clear();
+  EXPECT_EQ(buffers[0].use_count(), 1) << "clear releases the buffers";
+  EXPECT_EQ(buffers[6].use_count(), 1);
+
+  BufferList few = {buffers[1], buffers[2]};
+  BufferList fromVector(std::vector<std::shared_ptr<Buffer>>(buffers.begin(), buffers.end()));
+  few = std::move(fromVector);
+  ASSERT_EQ(few.size(), buffers.size());
+  EXPECT_EQ(*few.begin(), buffers[0]);
+  EXPECT_EQ(buffers[1].use_count(), 2) << "assignment released what the list held";
+}
+
+TEST(Engine, ReusedKernelArgumentsFollowEachCallsArityAndShapes) {
+  // Eager calls reuse their kernel arguments (shapes and all) from call to call: calls of
+  // changing arity and rank, tiny ones run on the caller and large ones queued, must
+  // each see their own.
+  Tensor matrix = np::array(std::vector<float>{1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  Tensor row = np::array(std::vector<float>{10, 20, 30});
+  Tensor big = np::ones({1 << 16});
+  for (int round = 0; round < 3; ++round) {
+    Tensor sum = matrix + row;           // rank 2 and 1 in, rank 2 out
+    Tensor flipped = np::negative(row);  // one input
+    Tensor picked = np::where(matrix > np::full({2, 3}, 3.0), matrix, sum); // 3 inputs
+    Tensor large = big + big;            // queued for the worker
+    EXPECT_EQ(sum.to_vector<float>(), (std::vector<float>{11, 22, 33, 14, 25, 36}));
+    EXPECT_EQ(flipped.to_vector<float>(), (std::vector<float>{-10, -20, -30}));
+    EXPECT_EQ(picked.to_vector<float>(), (std::vector<float>{11, 22, 33, 4, 5, 6}));
+    EXPECT_EQ(large.shape(), Shape{1 << 16});
+    EXPECT_EQ(large.to_vector<float>()[12345], 2.0f);
+  }
 }

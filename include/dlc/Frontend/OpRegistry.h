@@ -135,6 +135,10 @@ void invoke_into(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs
 /// invoke() for an op with one output.
 Tensor invoke1(const OpDef &op, const std::vector<Tensor> &inputs, const Attrs &attrs = {},
                std::optional<Device> device = {});
+/// The same for inputs written in braces (`invoke1(op, {a, b})`): they are held in a
+/// vector of this thread's that keeps its capacity, not in a new one.
+Tensor invoke1(const OpDef &op, std::initializer_list<Tensor> inputs, const Attrs &attrs = {},
+               std::optional<Device> device = {});
 
 namespace detail {
 /// `tensor` in `layout`: itself when it already is, else a converted copy (queued like

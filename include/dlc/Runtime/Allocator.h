@@ -59,6 +59,15 @@ private:
 /// or the device's limit refuses it, after emptying the cache once.
 std::shared_ptr<Storage> allocate(Device device, size_t bytes);
 
+/// A block for a Storage made in place (a Buffer holds its own): its address and rounded
+/// size, as allocate() would have put them in a Storage(data, bytes, device), whose
+/// destructor gives the block back. Throws as allocate() does.
+struct MemoryBlock {
+  void *data;
+  size_t bytes;
+};
+MemoryBlock allocate_block(Device device, size_t bytes);
+
 /// Counters of `device`'s allocator.
 MemoryStats memory_stats(Device device);
 

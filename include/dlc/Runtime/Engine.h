@@ -14,14 +14,18 @@
 
 #include "dlc/Core/Device.h"
 #include "dlc/Runtime/Allocator.h"
+#include "dlc/Runtime/TaskWork.h"
 
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <initializer_list>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dlc {
@@ -76,7 +80,11 @@ struct Registrar;
 /// Memory of one or more tensors (views share it), with the tasks that order access to it.
 class Buffer {
 public:
-  explicit Buffer(std::shared_ptr<Storage> storage) : storage_(std::move(storage)) {}
+  explicit Buffer(std::shared_ptr<Storage> storage)
+      : shared_(std::move(storage)), storage_(shared_.get()) {}
+  /// Fresh memory of `bytes` on `device`, its Storage held inside the buffer: one object
+  /// for both, where every eager op's output would otherwise take two.
+  Buffer(Device device, size_t bytes);
 
   void *data() const { return storage_->data(); }
   size_t bytes() const { return storage_->bytes(); }
@@ -91,13 +99,85 @@ public:
 
 private:
   friend struct detail::Registrar;
-  std::shared_ptr<Storage> storage_;
+  std::shared_ptr<Storage> shared_; ///< a storage others may hold too, or null
+  std::optional<Storage> own_;      ///< else the buffer's own
+  const Storage *storage_;          ///< whichever of the two
   mutable std::mutex mutex_;
   TaskHandle writer_;
   std::vector<TaskHandle> readers_;
   // Finished readers are dropped when the list reaches this size, which then doubles
   // with what is left: a weight read by hundreds of queued ops costs O(1) per read.
   size_t prune_readers_at_ = 8;
+};
+
+/// The buffers a task reads or writes. Up to kInline of them are held inside the list,
+/// where a std::vector would allocate for the one or two of every eager op.
+class BufferList {
+public:
+  static constexpr size_t kInline = 4;
+
+  BufferList() = default;
+  BufferList(std::initializer_list<std::shared_ptr<Buffer>> buffers) {
+    for (const std::shared_ptr<Buffer> &buffer : buffers)
+      push_back(buffer);
+  }
+  /// For callers that gather their buffers in a vector.
+  BufferList(std::vector<std::shared_ptr<Buffer>> buffers) {
+    if (buffers.size() > kInline) {
+      more_ = std::move(buffers);
+      size_ = more_.size();
+      return;
+    }
+    for (std::shared_ptr<Buffer> &buffer : buffers)
+      push_back(std::move(buffer));
+  }
+  BufferList(BufferList &&other) noexcept { take(other); }
+  BufferList &operator=(BufferList &&other) noexcept {
+    if (this != &other) {
+      clear();
+      take(other);
+    }
+    return *this;
+  }
+  BufferList(const BufferList &) = delete;
+  BufferList &operator=(const BufferList &) = delete;
+
+  void push_back(std::shared_ptr<Buffer> buffer) {
+    if (more_.empty() && size_ < kInline) {
+      inline_[size_++] = std::move(buffer);
+      return;
+    }
+    if (more_.empty()) // the inline ones move out first: elements live in one place
+      for (size_t i = 0; i < size_; ++i)
+        more_.push_back(std::move(inline_[i]));
+    more_.push_back(std::move(buffer));
+    size_ = more_.size();
+  }
+  void clear() {
+    for (size_t i = 0; i < size_ && more_.empty(); ++i)
+      inline_[i].reset();
+    more_.clear();
+    size_ = 0;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const std::shared_ptr<Buffer> *begin() const { return more_.empty() ? inline_ : more_.data(); }
+  const std::shared_ptr<Buffer> *end() const { return begin() + size_; }
+
+private:
+  void take(BufferList &other) {
+    size_ = std::exchange(other.size_, 0);
+    if (!other.more_.empty()) {
+      more_.swap(other.more_);
+      return;
+    }
+    for (size_t i = 0; i < size_; ++i)
+      inline_[i] = std::move(other.inline_[i]);
+  }
+
+  std::shared_ptr<Buffer> inline_[kInline];
+  size_t size_ = 0;
+  std::vector<std::shared_ptr<Buffer>> more_; ///< all of them, once there are more than kInline
 };
 
 /// How the caller expects a task to run.
@@ -120,8 +200,7 @@ bool inline_tiny_tasks_enabled();
 /// after their last writer and readers; the task keeps the buffers alive until `work`
 /// has run. If a writer of `reads` failed, `work` is skipped and the task fails with
 /// that error. Returns at once (a tiny task may have run by then, see TaskCost).
-TaskHandle enqueue(Device device, std::vector<std::shared_ptr<Buffer>> reads,
-                   std::vector<std::shared_ptr<Buffer>> writes, std::function<void()> work,
+TaskHandle enqueue(Device device, BufferList &&reads, BufferList &&writes, TaskWork &&work,
                    TaskCost cost = TaskCost::queued);
 
 /// Runs `work` on the communication queue, a worker of its own that no device's kernels
@@ -129,9 +208,7 @@ TaskHandle enqueue(Device device, std::vector<std::shared_ptr<Buffer>> reads,
 /// `writes` as enqueue() orders them. Sums that span the processes of a job run there:
 /// one waiting for a peer process holds back no device's work (a bucket's sum overlaps
 /// the rest of the backward), and every process issues them in its program's order.
-TaskHandle enqueue_communication(std::vector<std::shared_ptr<Buffer>> reads,
-                                 std::vector<std::shared_ptr<Buffer>> writes,
-                                 std::function<void()> work);
+TaskHandle enqueue_communication(BufferList &&reads, BufferList &&writes, TaskWork &&work);
 /// One rank of a collective: its device (one rank per device), buffers and work.
 struct CollectiveRank {
   Device device;
