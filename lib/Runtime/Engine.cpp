@@ -512,7 +512,6 @@ void pruneFinished(std::vector<TaskHandle> &tasks) {
 Buffer::Buffer(Device device, size_t bytes) {
   MemoryBlock block = allocate_block(device, bytes);
   own_.emplace(block.data, block.bytes, device); // gives the block back when destroyed
-  storage_ = &*own_;
 }
 
 void Buffer::wait_to_read() const {

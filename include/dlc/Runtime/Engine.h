@@ -80,16 +80,15 @@ struct Registrar;
 /// Memory of one or more tensors (views share it), with the tasks that order access to it.
 class Buffer {
 public:
-  explicit Buffer(std::shared_ptr<Storage> storage)
-      : shared_(std::move(storage)), storage_(shared_.get()) {}
+  explicit Buffer(std::shared_ptr<Storage> storage) : shared_(std::move(storage)) {}
   /// Fresh memory of `bytes` on `device`, its Storage held inside the buffer: one object
   /// for both, where every eager op's output would otherwise take two.
   Buffer(Device device, size_t bytes);
 
-  void *data() const { return storage_->data(); }
-  size_t bytes() const { return storage_->bytes(); }
-  Device device() const { return storage_->device(); }
-  bool is_region() const { return storage_->is_region(); }
+  void *data() const { return storage().data(); }
+  size_t bytes() const { return storage().bytes(); }
+  Device device() const { return storage().device(); }
+  bool is_region() const { return storage().is_region(); }
 
   /// Waits for the last write and rethrows its error, if any: what reading needs.
   void wait_to_read() const;
@@ -99,9 +98,10 @@ public:
 
 private:
   friend struct detail::Registrar;
+  const Storage &storage() const { return own_ ? *own_ : *shared_; }
+
   std::shared_ptr<Storage> shared_; ///< a storage others may hold too, or null
   std::optional<Storage> own_;      ///< else the buffer's own
-  const Storage *storage_;          ///< whichever of the two
   mutable std::mutex mutex_;
   TaskHandle writer_;
   std::vector<TaskHandle> readers_;
@@ -125,7 +125,6 @@ public:
   BufferList(std::vector<std::shared_ptr<Buffer>> buffers) {
     if (buffers.size() > kInline) {
       more_ = std::move(buffers);
-      size_ = more_.size();
       return;
     }
     for (std::shared_ptr<Buffer> &buffer : buffers)
@@ -147,36 +146,34 @@ public:
       inline_[size_++] = std::move(buffer);
       return;
     }
-    if (more_.empty()) // the inline ones move out first: elements live in one place
+    if (more_.empty()) { // the inline ones move out first: elements live in one place
       for (size_t i = 0; i < size_; ++i)
         more_.push_back(std::move(inline_[i]));
+      size_ = 0;
+    }
     more_.push_back(std::move(buffer));
-    size_ = more_.size();
   }
   void clear() {
-    for (size_t i = 0; i < size_ && more_.empty(); ++i)
+    for (size_t i = 0; i < size_; ++i)
       inline_[i].reset();
     more_.clear();
     size_ = 0;
   }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
+  size_t size() const { return more_.empty() ? size_ : more_.size(); }
+  bool empty() const { return size() == 0; }
   const std::shared_ptr<Buffer> *begin() const { return more_.empty() ? inline_ : more_.data(); }
-  const std::shared_ptr<Buffer> *end() const { return begin() + size_; }
+  const std::shared_ptr<Buffer> *end() const { return begin() + size(); }
 
 private:
   void take(BufferList &other) {
+    more_.swap(other.more_); // empty after clear(): other's empty more_ is ours
     size_ = std::exchange(other.size_, 0);
-    if (!other.more_.empty()) {
-      more_.swap(other.more_);
-      return;
-    }
     for (size_t i = 0; i < size_; ++i)
       inline_[i] = std::move(other.inline_[i]);
   }
 
   std::shared_ptr<Buffer> inline_[kInline];
-  size_t size_ = 0;
+  size_t size_ = 0; ///< how many of inline_ are in use (none once more_ holds them all)
   std::vector<std::shared_ptr<Buffer>> more_; ///< all of them, once there are more than kInline
 };
 
