@@ -303,10 +303,15 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
     for (const BoundBuffer &r : outs)
       bases.results.push_back(static_cast<char *>(r.buffer->data()) + r.offset);
     bases.arena = static_cast<char *>(arena->data());
-    if (graphed)
+    if (graphed) {
+      for (const BoundBuffer &a : args)
+        bases.owners.push_back(a.buffer);
+      for (const BoundBuffer &r : outs)
+        bases.owners.push_back(r.buffer);
       p.runGraphed(*graphed, device, bases, pinnedSeeds);
-    else
+    } else {
       p.launchSteps(device, bases, seeds, nullptr, reference_kernels);
+    }
   });
 }
 

@@ -135,14 +135,20 @@ void Program::runGraphed(Graphed &g, Device device, const Bases &caller,
 
   if (g.previous.empty()) { // the warm-up run
     g.previous = at;
+    g.owners.assign(caller.owners.begin(), caller.owners.end());
     launchSteps(device, caller, {}, deviceSeeds, false);
     note([](ProgramGraphStats &s) { ++s.launched; });
     return;
   }
-  // Bindings not where the recording (or the warm-up) had them are staged from now on.
+  // Bindings not where the recording (or the warm-up) had them, or in another buffer than
+  // the warm-up's, are staged from now on. Parameters and optimizer state keep their
+  // buffers; the batch and fresh results do not, and are all staged by the second run,
+  // whatever addresses the allocator gave them: what is recorded does not depend on
+  // timing, and a warm run allocates nothing.
   std::vector<size_t> moved;
   for (size_t b = 0; b < at.size(); ++b)
-    if (!g.staging[b] && (g.graph ? g.recorded[b] : g.previous[b]) != at[b])
+    if (!g.staging[b] && ((g.graph ? g.recorded[b] : g.previous[b]) != at[b] ||
+                          g.owners[b].lock() != caller.owners[b]))
       moved.push_back(b);
   if (!g.graph || !moved.empty()) {
     // Each staged binding costs a copy around every replay, as much host time as a

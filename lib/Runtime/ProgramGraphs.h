@@ -24,6 +24,11 @@ struct Program::Graphed {
   std::vector<std::shared_ptr<Storage>> staging; ///< null: the caller's memory is used
   std::vector<char *> recorded; ///< each binding's address in the recording
   std::vector<char *> previous; ///< the caller's addresses in the warm-up run
+  /// The warm-up run's buffer of each binding. One that a later run binds to another
+  /// buffer is staged even where the address is the same: a fresh tensor lands where an
+  /// earlier one was only as the allocator's timing allows, and a binding that moves
+  /// later costs a staging block in a warm run.
+  std::vector<std::weak_ptr<Buffer>> owners;
   std::shared_ptr<void> graph;  ///< the recording; null before the first capture
   ProgramGraphStats stats;
 };

@@ -230,6 +230,39 @@ TEST(EmulatedGpuGraphs, GraphedStepsTrainLikeLaunchedSteps) {
     EXPECT_EQ(paramsGraphed[name], values) << name;
 }
 
+// What the second run records does not depend on where the allocator put fresh tensors.
+// Its batch copy and loss land where the first run's were (those were freed, and the
+// allocator hands back the last block freed), yet they are other buffers: they are
+// staged at once. Steps that then keep each loss, so that every new loss lands
+// elsewhere, replay that recording; none records again.
+TEST(EmulatedGpuGraphs, FreshBindingsAreStagedByTheSecondRun) {
+  if (num_gpus() < 1)
+    GTEST_SKIP() << "this process has no emulated GPU (DLC_EMULATED_GPUS)";
+  set_program_graphs(true);
+  Rig rig(Loop::compiled, {gpu(0)});
+  auto [images, labels] = batchOf(8);
+  for (int i = 0; i < 2; ++i) { // each loss dropped and waited for: its block is free
+    rig.step(images, labels);
+    npx::waitall();
+  }
+  ProgramGraphStats settled = rig.compiled->compiled().graph_stats();
+  std::vector<Tensor> kept;
+  for (int i = 0; i < 4; ++i)
+    kept.push_back(rig.step(images, labels));
+  npx::waitall();
+  ProgramGraphStats after = rig.compiled->compiled().graph_stats();
+  std::printf("[ graphs   ] after 2 steps: %lld recorded, %lld staged; after 4 more: %lld "
+              "recorded, %lld staged, %lld replayed\n",
+              (long long)settled.captures, (long long)settled.staged,
+              (long long)after.captures, (long long)after.staged, (long long)after.replays);
+  EXPECT_TRUE(after.not_graphed.empty()) << after.not_graphed;
+  EXPECT_EQ(settled.captures, 1);
+  EXPECT_GE(settled.staged, 1) << "the second run staged no fresh binding";
+  EXPECT_EQ(after.captures, 1) << "a binding moved after the recording and was staged late";
+  EXPECT_EQ(after.staged, settled.staged);
+  EXPECT_EQ(after.replays, settled.replays + 4);
+}
+
 // A new batch size is a new program with its own recording; going back replays the
 // first one without recording it again.
 TEST(EmulatedGpuGraphs, EachSignatureIsRecordedOnce) {

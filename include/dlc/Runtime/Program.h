@@ -243,6 +243,8 @@ private:
   struct Bases {
     std::vector<char *> arguments, results;
     char *arena = nullptr;
+    /// Graphed runs only: the buffer behind each binding (arguments, then results).
+    std::vector<std::shared_ptr<Buffer>> owners;
   };
   char *address(const Bases &bases, int value) const;
   /// Issues every step, then the updates, on `device` (the calling task's). Random steps
