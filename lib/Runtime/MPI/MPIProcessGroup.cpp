@@ -12,12 +12,15 @@
 #include <mpi.h>
 
 #include "dlc/Core/Error.h"
+#include "dlc/Runtime/CollectiveWatchdog.h"
 #include "dlc/Runtime/ProcessGroup.h"
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 namespace dlc {
 
@@ -62,6 +65,14 @@ public:
     MPI_Get_library_version(version, &length);
     std::string text(version, size_t(length));
     description_ = text.substr(0, text.find_first_of(",\n"));
+    // Read before any collective: a bad value is an error of this call, not of a sum.
+    const auto timeout = std::chrono::milliseconds(
+        static_cast<long long>(collective_timeout_seconds() * 1000));
+    watchdog_.emplace(rank_, size_, timeout, [](const std::string &message) {
+      std::fprintf(stderr, "%s\n", message.c_str());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    });
   }
 
   int rank() const override { return rank_; }
@@ -70,10 +81,14 @@ public:
   int local_size() const override { return localSize_; }
   std::string description() const override { return description_; }
 
-  void barrier(Channel channel) override { check(MPI_Barrier(comm(channel)), "MPI_Barrier"); }
+  void barrier(Channel channel) override {
+    CollectiveWatchdog::Watch watch(*watchdog_, "MPI_Barrier", int(channel));
+    check(MPI_Barrier(comm(channel)), "MPI_Barrier");
+  }
 
   void broadcast(void *data, size_t bytes, int root, Channel channel) override {
     auto *at = static_cast<char *>(data);
+    CollectiveWatchdog::Watch watch(*watchdog_, "MPI_Bcast", int(channel));
     for (size_t done = 0; done < bytes;) { // MPI counts in int
       int n = int(std::min<size_t>(bytes - done, INT_MAX));
       check(MPI_Bcast(at + done, n, MPI_BYTE, root, comm(channel)), "MPI_Bcast");
@@ -85,6 +100,7 @@ public:
     if (bytes > size_t(INT_MAX))
       throw Error("dist: all_gather of " + std::to_string(bytes) +
                   " bytes per process; at most 2 GiB at a time");
+    CollectiveWatchdog::Watch watch(*watchdog_, "MPI_Allgather", int(channel));
     check(MPI_Allgather(in, int(bytes), MPI_BYTE, out, int(bytes), MPI_BYTE, comm(channel)),
           "MPI_Allgather");
   }
@@ -111,6 +127,7 @@ private:
   int rank_ = 0, size_ = 1, localRank_ = 0, localSize_ = 1;
   MPI_Comm data_ = MPI_COMM_NULL, control_ = MPI_COMM_NULL;
   std::string description_;
+  std::optional<CollectiveWatchdog> watchdog_; ///< a peer that hangs ends the job
 };
 
 } // namespace

@@ -1,9 +1,9 @@
-"""Kills one process of a dlc-train job in the middle of its training and checks what
-follows: the job ends, non-zero, within 60 s, naming the lost process; the checkpoint
-written before the loss is whole; and the same job resumed from it finishes the
-training. Standard library only.
+"""Kills one process of a dlc-train job in the middle of its training (or, with --stop,
+stops it: a hung process) and checks what follows: the job ends, non-zero, within 60 s,
+naming the lost process; the checkpoint written before the loss is whole; and the same
+job resumed from it finishes the training. Standard library only.
 
-usage: lose_a_process.py OUT_FOLDER EPOCHS -- MPIRUN... DLC-TRAIN ARGS...
+usage: lose_a_process.py [--stop] OUT_FOLDER EPOCHS -- MPIRUN... DLC-TRAIN ARGS...
 The command is run as given plus `--epochs EPOCHS --out OUT_FOLDER`, then again with
 `--resume OUT_FOLDER/leafnet.safetensors`.
 """
@@ -66,13 +66,15 @@ def process_of_rank(launcher, rank):
 
 
 def main():
-    out, epochs = sys.argv[1], sys.argv[2]
+    stop = sys.argv[1] == "--stop"
+    out, epochs = sys.argv[1 + stop], sys.argv[2 + stop]
     command = sys.argv[sys.argv.index("--") + 1:] + ["--epochs", epochs, "--out", out]
     checkpoint = os.path.join(out, "leafnet.safetensors")
     shutil.rmtree(out, ignore_errors=True)
     log = open(out + ".first.txt", "w+")
     job = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                            start_new_session=True)
+    victim = None
     try:
         # Wait for the first checkpoint: the job is then in its second epoch's work.
         deadline = time.time() + 600
@@ -85,9 +87,9 @@ def main():
         victim = process_of_rank(job.pid, 1)
         if victim is None:
             fail("found no process of rank 1 under the launcher")
-        os.kill(victim, signal.SIGKILL)
+        os.kill(victim, signal.SIGSTOP if stop else signal.SIGKILL)
         killed = time.time()
-        print(f"killed process {victim} (rank 1)")
+        print(f"{'stopped' if stop else 'killed'} process {victim} (rank 1)")
         try:
             job.wait(timeout=BOUND_SECONDS)
         except subprocess.TimeoutExpired:
@@ -96,6 +98,12 @@ def main():
     finally:
         if job.poll() is None:
             os.killpg(job.pid, signal.SIGKILL)
+        if stop:  # whatever the launcher did, no stopped process is left behind
+            for pid in [victim] if victim else []:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
     log.seek(0)
     output = log.read()
     if job.returncode == 0:
