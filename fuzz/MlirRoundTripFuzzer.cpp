@@ -1,6 +1,6 @@
 //===- MlirRoundTripFuzzer.cpp - any text through dlc-opt's parse, verify, print ===//
 //
-// The input is MLIR text, vetted as dlc-opt vets it (tools/dlc-opt/UntrustedInput.h).
+// The input is MLIR text, vetted as dlc-opt vets it (dlc/Compiler/UntrustedInput.h).
 // What parses and verifies is printed, parsed again and printed again, and written as
 // bytecode, read back and printed: each must give the first printout, or the printer,
 // the parser or the bytecode writer and reader disagree, which is a finding (a trap).
@@ -8,8 +8,7 @@
 // process (MLIR 19's reader crashes on damaged files), which no in-process target can.
 //
 //===----------------------------------------------------------------------===//
-#include "../tools/dlc-opt/UntrustedInput.h"
-
+#include "dlc/Compiler/UntrustedInput.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
@@ -63,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::unique_ptr<llvm::MemoryBuffer> input = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(reinterpret_cast<const char *>(data), size), "input.mlir");
   if (mlir::isBytecode(input->getMemBufferRef()) ||
-      dlc::opt::textNestingProblem(input->getBuffer()))
+      dlc::untrusted::textNestingProblem(input->getBuffer()))
     return 0;
   mlir::MLIRContext context(registry(), mlir::MLIRContext::Threading::DISABLED);
   mlir::ScopedDiagnosticHandler quiet(&context, [](mlir::Diagnostic &) { return mlir::success(); });

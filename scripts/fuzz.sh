@@ -6,7 +6,7 @@
 #
 #   --seconds N   fuzz each target for N seconds (default 30: CI's short run)
 #   --runs N      or for N executions each (the long runs: --runs 1000000)
-#   TARGET        safetensors, idx, image, mlir, model (default: all)
+#   TARGET        safetensors, idx, image, mlir, compile, model (default: all)
 #
 # The build (default build-fuzz) uses clang-19 with its OpenMP runtime, libomp (which
 # also serves oneDNN's libgomp calls), -O1, no CUDA; this script installs them when
@@ -27,11 +27,11 @@ while [ $# -gt 0 ]; do
     --runs) runs="$2"; shift 2 ;;
     --build-dir) build_dir="$2"; shift 2 ;;
     -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    safetensors|idx|image|mlir|model) targets+=("$1"); shift ;;
+    safetensors|idx|image|mlir|compile|model) targets+=("$1"); shift ;;
     *) echo "fuzz: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors idx image mlir model)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors idx image mlir compile model)
 started=$SECONDS
 say() { printf '[fuzz %4ds] %s\n' "$((SECONDS - started))" "$*"; }
 
@@ -73,10 +73,13 @@ for target in "${targets[@]}"; do
   mkdir -p "$corpus" "$findings"
   budget=(-max_total_time="$seconds")
   [ -z "$runs" ] || budget=(-runs="$runs")
-  say "$target: $([ -n "$runs" ] && echo "$runs runs" || echo "$seconds s") from fuzz/corpus/$target"
+  seeds=("$root/fuzz/corpus/$target")
+  # dlc-compile's modules are MLIR too: the compile target also starts from the lit IR.
+  [ "$target" != compile ] || seeds+=("$root/fuzz/corpus/mlir")
+  say "$target: $([ -n "$runs" ] && echo "$runs runs" || echo "$seconds s") from ${seeds[*]#"$root/"}"
   if "$build_dir/fuzz/dlc-fuzz-$target" "${budget[@]}" -timeout=20 -rss_limit_mb=3072 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" \
-      "$corpus" "$root/fuzz/corpus/$target" >"$build_dir/fuzz-$target.log" 2>&1; then
+      "$corpus" "${seeds[@]}" >"$build_dir/fuzz-$target.log" 2>&1; then
     say "$target: clean: $(grep -E '^stat::number_of_executed_units' "$build_dir/fuzz-$target.log" |
       awk '{print $2}') executions in $(grep -oE 'Done [0-9]+ runs in [0-9]+ second' \
       "$build_dir/fuzz-$target.log" | awk '{print $5}') s, corpus $(ls "$corpus" | wc -l) new inputs"

@@ -3,12 +3,14 @@
 
 #include "CompilerInternal.h"
 
+#include "dlc/Compiler/UntrustedInput.h"
 #include "dlc/Conversion/DLCToRuntime/DLCToRuntime.h"
 #include "dlc/Conversion/Pipelines.h"
 
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -109,8 +111,18 @@ public:
 
   /// Parses an exported module, keeps only `function`, puts it whole on device 0 of
   /// `target` and verifies it; "" or the error.
-  std::string parseExported(const std::string &text, const std::string &source,
+  std::string parseExported(const std::string &input, const std::string &source,
                             const std::string &function, DeviceKind target) {
+    // Untrusted input (dlc/Compiler/UntrustedInput.h): bytecode is read in a child
+    // process, and text is parsed here only when its nesting cannot overflow the stack.
+    std::string text = input;
+    if (isBytecode(llvm::MemoryBufferRef(input, source))) {
+      std::string why;
+      if (!::dlc::untrusted::bytecodeToText(input, source, context_, text, why))
+        return source + ": " + why;
+    }
+    if (std::optional<std::string> problem = ::dlc::untrusted::textNestingProblem(text))
+      return source + ": " + *problem;
     llvm::SourceMgr sources;
     sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, source), llvm::SMLoc());
     ParserConfig config(&context_);
@@ -120,6 +132,8 @@ public:
     func::FuncOp kept = module_->lookupSymbol<func::FuncOp>(function);
     if (!kept)
       return source + " has no function @" + function;
+    if (kept.isExternal())
+      return source + ": @" + function + " is a declaration: it has no body to compile";
     for (func::FuncOp other : llvm::make_early_inc_range(module_->getOps<func::FuncOp>()))
       if (other != kept)
         other.erase();

@@ -353,6 +353,8 @@ std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &e
     }
   }
   error = p->set_plan(m);
+  if (error.empty())
+    error = check_memory_plan(*p);
   return error.empty() ? p : nullptr;
 }
 

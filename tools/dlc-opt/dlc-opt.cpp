@@ -7,8 +7,7 @@
 // mixing them with dlc parse so that upstream passes can run on them.
 //
 //===----------------------------------------------------------------------===//
-#include "UntrustedInput.h"
-
+#include "dlc/Compiler/UntrustedInput.h"
 #include "dlc/Config.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Conversion/Passes.h"
@@ -64,7 +63,7 @@ int main(int argc, char **argv) {
        << "\n  CUDA backend: " << DLC_CUDA_SUMMARY << "\n";
   });
   // mlir-opt's own driver, with the input checked before MLIR parses it
-  // (UntrustedInput.h): bad input is an error, never a crash.
+  // (dlc/Compiler/UntrustedInput.h): bad input is an error, never a crash.
   auto [inputFilename, outputFilename] =
       mlir::registerAndParseCLIOptions(argc, argv, "dlc optimizer driver\n", registry);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
@@ -82,7 +81,7 @@ int main(int argc, char **argv) {
   }
   bool bytecode = mlir::isBytecode(input->getMemBufferRef());
   if (!bytecode)
-    if (std::optional<std::string> problem = dlc::opt::textNestingProblem(input->getBuffer())) {
+    if (std::optional<std::string> problem = dlc::untrusted::textNestingProblem(input->getBuffer())) {
       llvm::errs() << inputFilename << ": error: " << *problem << "\n";
       return 1;
     }
@@ -98,5 +97,5 @@ int main(int argc, char **argv) {
     output->keep();
     return 0;
   };
-  return bytecode ? dlc::opt::runContained(run, inputFilename, outputFilename) : run();
+  return bytecode ? dlc::untrusted::runContained(run, inputFilename, outputFilename) : run();
 }

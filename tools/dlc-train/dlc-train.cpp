@@ -273,7 +273,7 @@ data::DatasetPtr drawSubset(const data::DatasetPtr &dataset, size_t count, uint6
 /// a kill leaves the old file whole and a full disk is an error; a temporary left by an
 /// interrupted run has that one name, which the next run removes.
 void writeFileAtomically(const std::string &path, const std::string &text) {
-  write_file_atomically(path, [&](std::ostream &file) { file << text; }, "", path + ".tmp");
+  write_file_atomically(path, [&](std::ostream &file) { file << text; }, "", ".tmp");
 }
 
 /// Removes the temporary files a killed run left in `folder` (a checkpoint or log being

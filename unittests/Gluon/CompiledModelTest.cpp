@@ -342,6 +342,46 @@ TEST_F(CompiledModelFile, HostileContentWithValidChecksumsIsRefused) {
                 "does not fit", "a value past its arena");
   expectRefused(withProgram([&](Program &p) { p.steps[conv].op = "dlc.no_such_op"; }),
                 "no kernel for dlc.no_such_op", "an unknown op");
+  // Plans that fit every buffer but share bytes between values live at once (they ran
+  // to wrong outputs), a view outside what it views, and an intermediate written into
+  // an argument's buffer.
+  auto arenaOwner = [](const Program &p, int id) {
+    const ProgramValue &v = p.values[size_t(id)];
+    return v.storage == StorageKind::arena && v.alias_of < 0;
+  };
+  size_t clash = 0; // a non-element-wise step reading an arena value and writing another
+  while (clash < program->steps.size() &&
+         !(program->steps[clash].kind == ProgramStep::Kind::kernel &&
+           program->steps[clash].op.rfind("dlc.conv2d", 0) == 0 &&
+           arenaOwner(*program, program->steps[clash].inputs[0]) &&
+           arenaOwner(*program, program->steps[clash].outputs[0])))
+    ++clash;
+  ASSERT_LT(clash, program->steps.size()) << program->str();
+  expectRefused(withProgram([&](Program &p) {
+                  const ProgramStep &step = p.steps[clash];
+                  p.values[size_t(step.outputs[0])].offset =
+                      p.values[size_t(step.inputs[0])].offset;
+                }),
+                "in the same bytes while both are live", "a convolution over its own input");
+  expectRefused(withProgram([&](Program &p) {
+                  for (ProgramValue &v : p.values)
+                    if (v.alias_of >= 0) {
+                      v.offset += p.values[size_t(v.alias_of)].bytes();
+                      break;
+                    }
+                }),
+                "lies outside its bytes", "a view past what it views");
+  expectRefused(withProgram([&](Program &p) {
+                  size_t room = p.values[size_t(p.arguments[0])].bytes();
+                  for (size_t id = 0; id < p.values.size(); ++id)
+                    if (arenaOwner(p, int(id)) && p.values[id].bytes() <= room) {
+                      p.values[id].storage = StorageKind::argument;
+                      p.values[id].index = 0;
+                      p.values[id].offset = 0;
+                      break;
+                    }
+                }),
+                "whose buffer holds argument 0's value only", "an argument's buffer overwritten");
   // Weights and inputs that do not match the program's arguments.
   {
     ModelFile file = good;

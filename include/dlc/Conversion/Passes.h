@@ -2,6 +2,8 @@
 #ifndef DLC_CONVERSION_PASSES_H
 #define DLC_CONVERSION_PASSES_H
 
+#include "dlc/Dialect/DLC/IR/DLCDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

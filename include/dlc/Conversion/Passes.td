@@ -38,8 +38,9 @@ def ConvertDLCToLinalg : Pass<"convert-dlc-to-linalg", "mlir::func::FuncOp"> {
     //   } -> tensor<4x3xf32>
     ```
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
-                           "mlir::math::MathDialect", "mlir::tensor::TensorDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::dlc::DLCDialect",
+                           "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
+                           "mlir::tensor::TensorDialect"];
 }
 
 def DLCOutlineKernels : Pass<"dlc-outline-kernels", "mlir::ModuleOp"> {
@@ -71,7 +72,8 @@ def DLCOutlineKernels : Pass<"dlc-outline-kernels", "mlir::ModuleOp"> {
     }
     ```
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::dlc::DLCDialect",
+                           "mlir::func::FuncDialect",
                            "mlir::gpu::GPUDialect", "mlir::linalg::LinalgDialect",
                            "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect", "mlir::LLVM::LLVMDialect"];
@@ -102,8 +104,9 @@ def DLCHostBuildGpuKernels : Pass<"dlc-host-build-gpu-kernels", "mlir::ModuleOp"
     }
     ```
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::func::FuncDialect",
-                           "mlir::scf::SCFDialect", "mlir::LLVM::LLVMDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::dlc::DLCDialect",
+                           "mlir::func::FuncDialect", "mlir::scf::SCFDialect",
+                           "mlir::LLVM::LLVMDialect"];
 }
 
 def DLCApproximateMath : Pass<"dlc-approximate-math"> {
@@ -146,7 +149,7 @@ def DLCSerializeGpuKernels : Pass<"dlc-serialize-gpu-kernels", "mlir::ModuleOp">
     Option<"toolkit", "toolkit", "std::string", /*default=*/"\"\"",
            "the CUDA toolkit whose libdevice the PTX links (empty: MLIR's own search)">,
   ];
-  let dependentDialects = ["mlir::gpu::GPUDialect"];
+  let dependentDialects = ["mlir::dlc::DLCDialect", "mlir::gpu::GPUDialect"];
 }
 
 def DLCPackKernelEntries : Pass<"dlc-pack-kernel-entries", "mlir::ModuleOp"> {

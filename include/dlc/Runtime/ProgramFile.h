@@ -6,7 +6,8 @@
 // code, the arguments, results, updates and arenas. A step's kernels are not stored:
 // decoding looks each op up in this process's kernel table, as lowering does. Decoding trusts nothing: every count is
 // checked against the bytes left, every index against what it indexes, every enum
-// against its values, and the result passes Program::set_plan's checks.
+// against its values, and the result passes Program::set_plan's checks and
+// check_memory_plan's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_PROGRAMFILE_H
@@ -31,6 +32,13 @@ std::string encode_program(const Program &program, uint32_t version = kModelFile
 std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &error,
                                         uint32_t version = kModelFileVersion,
                                         const std::shared_ptr<const LoadedHostCode> &host = {});
+
+/// "" when `program`'s memory plan is one dlc-plan-memory could have made: views inside
+/// what they view, argument and result buffers holding their own values, and no two
+/// values of an arena in the same bytes while both are live (an element-wise step's
+/// result over the input it reads last aside). Otherwise what is wrong, naming both
+/// values, their places and their lifetimes. Every decoded program passes it.
+std::string check_memory_plan(const Program &program);
 
 /// How a model binds one program argument: an input the caller gives, or a weight the
 /// file carries (its plain, row-major bytes).

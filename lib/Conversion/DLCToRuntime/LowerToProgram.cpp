@@ -15,6 +15,7 @@
 #include "dlc/Core/ArenaPlanner.h"
 #include "dlc/Core/OpFacts.h"
 #include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/ProgramFile.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
@@ -45,6 +46,13 @@ public:
       : function_(function), fallback_(mlir::dlc::functionDevice(function)), error_(error) {}
 
   std::shared_ptr<Program> run() {
+    if (function_.isExternal() || !llvm::hasSingleElement(function_.getBody())) {
+      error_ = "@" + function_.getName().str() +
+               (function_.isExternal() ? " is a declaration: it has no body to run"
+                                       : " has several blocks; the runtime runs functions of "
+                                         "one block");
+      return nullptr;
+    }
     register_builtin_kernels();
     program_ = std::make_shared<Program>();
     program_->name = function_.getName().str();
@@ -83,6 +91,10 @@ public:
     memory.reused = reused_;
     memory.in_place = inPlace_;
     error_ = program_->set_plan(memory);
+    // The plan must also pass what loading a model file checks: every program is one a
+    // file may hold, and the loader's rule stays dlc-plan-memory's.
+    if (error_.empty())
+      error_ = check_memory_plan(*program_);
     return error_.empty() ? program_ : nullptr;
   }
 

@@ -100,6 +100,23 @@ bool mlir::dlc::runtimeTensor(Type type, ::dlc::shape_rules::Shape &shape, ::dlc
   return why.empty();
 }
 
+FailureOr<bool> mlir::dlc::hasRunnableBody(func::FuncOp function, StringRef pass) {
+  if (function.isExternal())
+    return false;
+  Region &body = function.getBody();
+  if (llvm::hasSingleElement(body) && !body.front().empty() &&
+      isa<func::ReturnOp>(body.front().back()))
+    return true;
+  InFlightDiagnostic error = function.emitError()
+                             << pass << ": @" << function.getName() << " has ";
+  if (llvm::hasSingleElement(body))
+    error << "a block that does not end with func.return";
+  else
+    error << body.getBlocks().size() << " blocks";
+  error << "; the runtime runs functions of one block that ends with func.return";
+  return failure();
+}
+
 DeviceAttr mlir::dlc::functionDevice(func::FuncOp function) {
   if (function.getNumArguments() > 0)
     if (auto device =

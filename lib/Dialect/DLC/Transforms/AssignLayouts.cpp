@@ -337,7 +337,10 @@ struct AssignLayoutsPass : impl::DLCAssignLayoutsBase<AssignLayoutsPass> {
     }
     llvm::StringMap<std::vector<CoreLayout>> done;
     for (auto function : getOperation().getOps<func::FuncOp>()) {
-      if (function.isExternal())
+      FailureOr<bool> runnable = hasRunnableBody(function, getArgument());
+      if (failed(runnable))
+        return signalPassFailure();
+      if (!*runnable)
         continue;
       FunctionLayouts layouts(function, done, CoreLayout(int(*named)));
       if (!layouts.run())

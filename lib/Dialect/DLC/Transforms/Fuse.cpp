@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
+#include "dlc/Dialect/DLC/IR/DLCExecution.h"
+
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -101,6 +103,11 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
 
   void runOnOperation() override {
     func::FuncOp function = getOperation();
+    FailureOr<bool> runnable = hasRunnableBody(function, getArgument());
+    if (failed(runnable))
+      return signalPassFailure();
+    if (!*runnable)
+      return;
     if (foldBatchNorm)
       foldBatchNorms(function);
     if (epilogues)

@@ -32,9 +32,8 @@ public:
   explicit StepOrder(func::FuncOp function)
       : function_(function), fallback_(functionDevice(function)) {}
 
+  /// Orders the ops of the function's one block.
   void run() {
-    if (function_.isExternal() || !llvm::hasSingleElement(function_.getBody()))
-      return; // the runtime runs single-block functions only; dlc-plan-memory says so
     Block &body = function_.getBody().front();
     SmallVector<Operation *> steps;
     bool allReduce = false;
@@ -166,7 +165,13 @@ private:
 };
 
 struct OrderStepsPass : impl::DLCOrderStepsBase<OrderStepsPass> {
-  void runOnOperation() override { StepOrder(getOperation()).run(); }
+  void runOnOperation() override {
+    FailureOr<bool> runnable = hasRunnableBody(getOperation(), getArgument());
+    if (failed(runnable))
+      return signalPassFailure();
+    if (*runnable)
+      StepOrder(getOperation()).run();
+  }
 };
 
 } // namespace

@@ -24,6 +24,11 @@ struct PlaceDevicesPass : impl::DLCPlaceDevicesBase<PlaceDevicesPass> {
 
   void runOnOperation() override {
     func::FuncOp function = getOperation();
+    FailureOr<bool> runnable = hasRunnableBody(function, getArgument());
+    if (failed(runnable))
+      return signalPassFailure();
+    if (!*runnable)
+      return;
     MLIRContext *context = &getContext();
     DeviceAttr fallbackDevice = parseDeviceOption(context, defaultDevice);
     if (!fallbackDevice) {

@@ -58,16 +58,9 @@ public:
   explicit Planner(func::FuncOp function)
       : function_(function), fallback_(functionDevice(function)) {}
 
+  /// Plans the function's one block (hasRunnableBody).
   LogicalResult run() {
-    if (function_.isExternal())
-      return success();
-    auto ret = llvm::hasSingleElement(function_.getBody())
-                   ? dyn_cast<func::ReturnOp>(function_.getBody().front().getTerminator())
-                   : func::ReturnOp();
-    if (!ret)
-      return function_.emitError()
-             << "cannot plan memory: the runtime runs functions of one block that ends with "
-                "func.return";
+    auto ret = cast<func::ReturnOp>(function_.getBody().front().getTerminator());
     Block &body = function_.getBody().front();
     for (BlockArgument argument : body.getArguments()) {
       auto device = function_.getArgAttrOfType<DeviceAttr>(argument.getArgNumber(),
@@ -83,8 +76,7 @@ public:
         return failure();
     placeResults(ret);
     computeLastUses();
-    allocate();
-    if (failed(placeViews()))
+    if (failed(allocate()) || failed(placeViews()))
       return failure();
     record();
     return success();
@@ -224,7 +216,8 @@ private:
     return int(arenaDevices_.size()) - 1;
   }
 
-  void allocate() {
+  /// Places every arena value; failure (with an error) when an arena would pass 2^63 bytes.
+  LogicalResult allocate() {
     const int end = int(steps_.size());
     std::vector<std::vector<int>> dyingAfter(size_t(end) + 1);
     for (const PlannedStep &step : steps_) // arenas in the order the devices first run
@@ -266,7 +259,15 @@ private:
       for (int dead : dyingAfter[size_t(s)])
         planners_[size_t(values_[size_t(dead)].index)].release(values_[size_t(dead)].offset,
                                                                values_[size_t(dead)].bytes);
+      for (int out : step.outputs)
+        if (const PlannedValue &v = values_[size_t(out)];
+            v.kind == StorageKind::arena && planners_[size_t(v.index)].overflowed())
+          return step.op->emitError()
+                 << "cannot plan memory: with this value (" << v.bytes
+                 << " bytes), the values live at once on " << v.device.str()
+                 << " would need more than 2^63 bytes";
     }
+    return success();
   }
 
   LogicalResult placeViews() {
@@ -329,7 +330,8 @@ private:
 
 struct PlanMemoryPass : impl::DLCPlanMemoryBase<PlanMemoryPass> {
   void runOnOperation() override {
-    if (failed(Planner(getOperation()).run()))
+    FailureOr<bool> runnable = hasRunnableBody(getOperation(), getArgument());
+    if (failed(runnable) || (*runnable && failed(Planner(getOperation()).run())))
       signalPassFailure();
   }
 };

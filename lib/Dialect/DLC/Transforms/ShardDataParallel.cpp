@@ -10,6 +10,7 @@
 
 #include "DeviceOptions.h"
 
+#include "dlc/Dialect/DLC/IR/DLCExecution.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -100,9 +101,11 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
           functions.push_back(function);
           break;
         }
-    for (func::FuncOp function : functions)
-      if (failed(shard(function, targets)))
+    for (func::FuncOp function : functions) {
+      FailureOr<bool> runnable = hasRunnableBody(function, getArgument());
+      if (failed(runnable) || (*runnable && failed(shard(function, targets))))
         return signalPassFailure();
+    }
   }
 
   LogicalResult shard(func::FuncOp function, ArrayRef<DeviceAttr> targets) {

@@ -1,4 +1,4 @@
-// RUN: dlc-opt %s --dlc-order-steps -split-input-file | FileCheck %s
+// RUN: dlc-opt %s --dlc-order-steps -split-input-file -verify-diagnostics | FileCheck %s
 
 // An all-reduce in the middle of the step would make each device wait there for the
 // other. Everything that needs no sum runs first, one device's stretch after the other;
@@ -65,4 +65,21 @@ func.func @one_device(%a: tensor<4xf32> {dlc.device = #dlc.device<cpu:0>}) -> (t
   %t = dlc.tanh %a {dlc.device = #dlc.device<cpu:0>} : tensor<4xf32>
   %u = dlc.relu %t {dlc.device = #dlc.device<cpu:0>} : tensor<4xf32>
   return %r, %u : tensor<2x2xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A declaration has nothing to order.
+// CHECK-LABEL: func.func private @declared
+func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// A body of two blocks is refused (with no dlc op in it, the pass crashed: SIGSEGV,
+// creating a device attribute of a dialect nothing had loaded).
+// expected-error @+1 {{dlc-order-steps: @two_blocks has 2 blocks; the runtime runs functions of one block that ends with func.return}}
+func.func @two_blocks(%x: tensor<4xf32>) -> tensor<4xf32> {
+  cf.br ^next
+^next:
+  return %x : tensor<4xf32>
 }

@@ -105,3 +105,17 @@ func.func @pinned(%x: tensor<4xf32> {dlc.device = #dlc.device<cpu_pinned:0>}) ->
   return %e : tensor<4xf32>
 }
 }
+
+// -----
+
+// A declaration has no ops to place (it crashed the pass: SIGSEGV); the body beside it is
+// placed.
+// CHECK-LABEL: func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
+// CHECK-LABEL: func.func @beside_a_declaration
+// CHECK: dlc.relu %{{.*}} {dlc.device = #dlc.device<cpu:0>}
+func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
+func.func @beside_a_declaration(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = dlc.relu %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+

@@ -140,7 +140,7 @@ func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
 // -----
 
 // The runtime runs a function's one block from start to end.
-// expected-error @+1 {{cannot plan memory: the runtime runs functions of one block that ends with func.return}}
+// expected-error @+1 {{dlc-plan-memory: @two_blocks has 2 blocks; the runtime runs functions of one block that ends with func.return}}
 func.func @two_blocks(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 ^unreachable:
@@ -162,3 +162,15 @@ func.func @two_blocks(%x: tensor<4xf32>) -> tensor<4xf32> {
 // LEAFNET-SAME: dlc.arenas = [#dlc.arena<cpu:0, {{[0-9]+}} bytes>]
 // LEAFNET: dlc.relu_backward {{.*}}dlc.storage = [#dlc.storage<arena 0 at {{[0-9]+}}, in_place>]
 // LEAFNET: dlc.conv2d_backward_filter {{.*}}dlc.storage = [#dlc.storage<result {{[0-9]+}} at 0>, #dlc.storage<result {{[0-9]+}} at 0>]
+
+// -----
+
+// Each value fits in 2^63 bytes, but two of them live at once do not: the arena's size
+// wrapped to -2^63 bytes before the sum was checked.
+func.func @too_much_at_once(%x: tensor<1152921504606846976xf32>) -> tensor<1152921504606846976xf32> {
+  %0 = dlc.relu %x : tensor<1152921504606846976xf32>
+  // expected-error @+1 {{cannot plan memory: with this value (4611686018427387904 bytes), the values live at once on cpu(0) would need more than 2^63 bytes}}
+  %1 = dlc.exp %x : tensor<1152921504606846976xf32>
+  %2 = dlc.add %0, %1 : (tensor<1152921504606846976xf32>, tensor<1152921504606846976xf32>) -> tensor<1152921504606846976xf32>
+  return %2 : tensor<1152921504606846976xf32>
+}

@@ -71,6 +71,12 @@ bool isHostKind(DeviceKind kind);
 /// of fewer than 2^63 bytes. False, with `why`, for any other type.
 bool runtimeTensor(Type type, ::dlc::shape_rules::Shape &shape, ::dlc::DType &dtype, std::string &why);
 
+/// Whether a pass that places, orders or plans a function's ops has a body to work on:
+/// false for a declaration (nothing to do: the pass skips it), true for one block that
+/// ends with func.return (what the runtime runs); any other body is an error from `pass`
+/// naming the function and what the runtime runs (failure).
+FailureOr<bool> hasRunnableBody(func::FuncOp function, StringRef pass);
+
 /// The device a function runs on when its ops name none: its first argument's
 /// `dlc.device`, else cpu:0.
 DeviceAttr functionDevice(func::FuncOp function);

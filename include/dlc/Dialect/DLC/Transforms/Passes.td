@@ -141,6 +141,7 @@ def DLCAssignLayouts : Pass<"dlc-assign-layouts", "mlir::ModuleOp"> {
     Option<"layout", "layout", "std::string", /*default=*/"\"nChw16c\"",
            "the blocked layout activations take: nChw16c or nChw8c">,
   ];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
 
 def DLCOrderSteps : Pass<"dlc-order-steps", "mlir::func::FuncOp"> {
@@ -165,6 +166,7 @@ def DLCOrderSteps : Pass<"dlc-order-steps", "mlir::func::FuncOp"> {
     // becomes: %g0, %h0 (cpu:0), %g1 (cpu:1), then the all-reduce
     ```
   }];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
 
 def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
