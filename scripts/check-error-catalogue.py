@@ -4,8 +4,9 @@
     scripts/check-error-catalogue.py [SOURCE_ROOT]
 
 Each table row of the catalogue ends with the tests that check it: GoogleTest tests
-written `Suite.Name`, and lit files under test/ with, in parentheses, the FileCheck
-prefixes (or `expected-error`) that check the row. A row whose test was renamed or
+written `Suite.Name`, lit files under test/ with, in parentheses, the FileCheck
+prefixes (or `expected-error`) that check the row, and pytest tests written
+`python/tests/<file>.py::<test function>`. A row whose test was renamed or
 deleted would promise a check that no longer runs; this script fails on such a row, on
 a row that names no test, and on a lit file that has none of the prefixes given.
 """
@@ -42,8 +43,14 @@ def main():
         checked_by = cells[-1]
         named = re.findall(r"`([A-Z]\w*\.[A-Z*]\w*\*?)`", checked_by)
         lit = re.findall(r"`(test/[^`]+\.(?:mlir|test))`(?:\s*\(([^)]*)\))?", checked_by)
-        if not named and not lit:
+        pytests = re.findall(r"`(python/tests/[\w/]+\.py)::(\w+)`", checked_by)
+        if not named and not lit and not pytests:
             problems.append(f"{number}: the row names no test")
+        for path, function in pytests:
+            full = os.path.join(root, path)
+            with open(full, errors="replace") if os.path.exists(full) else open(os.devnull) as f:
+                if not re.search(r"^def " + re.escape(function) + r"\(", f.read(), re.MULTILINE):
+                    problems.append(f"{number}: no test {function} in {path}")
         for name in named:
             suite, _, test = name.partition(".")
             if test.endswith("*"):

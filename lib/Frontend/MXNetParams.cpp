@@ -2,6 +2,7 @@
 #include "dlc/Frontend/MXNetParams.h"
 
 #include "dlc/Core/Error.h"
+#include "dlc/Core/InputFile.h"
 
 #include <cerrno>
 #include <cstring>
@@ -41,7 +42,10 @@ bool dtypeOf(int32_t flag, DType &dtype, std::string &name) {
 /// Little-endian fields of a file whose size is known, each read checked against it.
 class Cursor {
 public:
-  explicit Cursor(const std::string &path) : path_(path), in_(path, std::ios::binary) {
+  explicit Cursor(const std::string &path) : path_(path) {
+    if (std::string problem = regular_file_problem(path); !problem.empty())
+      fail(path, problem);
+    in_.open(path, std::ios::binary);
     if (!in_)
       fail(path, std::string("cannot open: ") + std::strerror(errno));
     in_.seekg(0, std::ios::end);

@@ -5,23 +5,36 @@
 
 #include "dlc/Compiler/Compiler.h"
 #include "dlc/Core/Error.h"
+#include "dlc/Core/InputFile.h"
 #include "dlc/Frontend/SafeTensors.h"
+#include "dlc/Runtime/Numerics.h"
 #include "dlc/Runtime/ProgramFile.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 namespace dlc {
 
 CompiledExportedModel compile_exported_model(const std::string &modulePath,
                                              const std::string &weightsPath, DeviceKind target,
                                              const std::string &function) {
+  // A module is read whole; a folder is named as one, and a stream that does not end
+  // (/dev/zero) is cut off at kMaxModuleBytes instead of filling memory.
+  constexpr size_t kMaxModuleBytes = size_t(256) << 20;
+  if (regular_file_problem(modulePath) == "it is a directory")
+    throw Error(modulePath + " is a directory, not a module");
   std::ifstream in(modulePath, std::ios::binary);
   if (!in)
-    throw Error("cannot read " + modulePath);
-  std::stringstream text;
-  text << in.rdbuf();
+    throw Error("cannot read " + modulePath + ": " + std::strerror(errno));
+  std::string module;
+  char piece[1 << 16];
+  while (module.size() <= kMaxModuleBytes && in.read(piece, sizeof piece).gcount() > 0)
+    module.append(piece, size_t(in.gcount()));
+  if (module.size() > kMaxModuleBytes)
+    throw Error(modulePath + " holds more than " + std::to_string(kMaxModuleBytes >> 20) +
+                " MiB: that is no module an export wrote");
   // The weights first: a wrong file is reported before a compile's work.
   safetensors::Reader weights(weightsPath);
   std::map<std::string, const safetensors::TensorInfo *> byName;
@@ -31,11 +44,12 @@ CompiledExportedModel compile_exported_model(const std::string &modulePath,
   // The CPU's blocked layout, as hybridize() compiles (DLC_BLOCKED_LAYOUTS=nChw16c or
   // =nChw8c compiles for another CPU's kernels, =0 for plain tensors).
   compiler::CompiledExport compiled;
-  std::string error = compiler::compile_exported(text.str(), modulePath, function, target,
+  std::string error = compiler::compile_exported(module, modulePath, function, target,
                                                  compiled, detail::compiled_blocked_layout());
   if (!error.empty())
     throw Error(error);
   const Program &program = *compiled.program;
+  CompiledExportedModel out;
   std::vector<ModelArgument> arguments;
   for (size_t i = 0; i < compiled.argument_names.size(); ++i) {
     const std::string &name = compiled.argument_names[i];
@@ -63,10 +77,13 @@ CompiledExportedModel compile_exported_model(const std::string &modulePath,
                   shape_rules::str(v.shape));
     Tensor host = weights.read(info);
     host.wait_to_read();
+    if (int64_t at = first_non_finite(host.data(), host.dtype(), host.size()); at >= 0)
+      out.warnings.push_back(weightsPath + ": weight '" + name + "' holds NaN or infinite "
+                             "values (the first at element " + std::to_string(at) + " of " +
+                             std::to_string(host.size()) + "): every output it reaches will too");
     arguments.push_back(
         {name, false, std::string(static_cast<const char *>(host.data()), host.nbytes())});
   }
-  CompiledExportedModel out;
   out.file = model_file_for(program, std::move(arguments));
   if (out.file.inputs.empty())
     throw Error(modulePath + ": @" + function + " has no argument 'data', the input of a "

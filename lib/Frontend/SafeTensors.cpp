@@ -7,6 +7,7 @@
 #include "dlc/Frontend/SafeTensors.h"
 
 #include "dlc/Core/AtomicFile.h"
+#include "dlc/Core/InputFile.h"
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/OpRegistry.h"
 
@@ -140,6 +141,8 @@ int nestingDepth(const std::string &text, int limit) {
 } // namespace
 
 Reader::Reader(const std::string &path) : path_(path) {
+  if (std::string problem = regular_file_problem(path); !problem.empty())
+    fail(path, problem);
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file)
     fail(path, std::string("cannot open: ") + std::strerror(errno));

@@ -201,20 +201,22 @@ public:
   Epoch(DatasetPtr dataset, std::vector<std::vector<size_t>> plan, int workers, int prefetch,
         uint64_t seedBase, Device device)
       : dataset_(std::move(dataset)), plan_(std::move(plan)), seedBase_(seedBase), device_(device),
-        window_(size_t(std::max(1, workers) * std::max(1, prefetch))) {
-    for (int i = 0; i < workers; ++i)
-      threads_.emplace_back([this] { work(); });
+        window_(size_t(std::max(1, workers)) * size_t(std::max(1, prefetch))) {
+    try {
+      for (int i = 0; i < workers; ++i)
+        threads_.emplace_back([this] { work(); });
+    } catch (const std::system_error &e) {
+      // The threads that did start are stopped and joined: a joinable thread destroyed
+      // with the vector would end the process (std::terminate).
+      size_t started = threads_.size();
+      stop();
+      throw Error("DataLoader: the system started " + std::to_string(started) + " of " +
+                  std::to_string(workers) + " worker threads and refused the next (" +
+                  e.what() + "); lower num_workers");
+    }
   }
 
-  ~Epoch() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    changed_.notify_all();
-    for (std::thread &thread : threads_)
-      thread.join();
-  }
+  ~Epoch() { stop(); }
 
   size_t size() const { return plan_.size(); }
 
@@ -233,6 +235,18 @@ public:
   }
 
 private:
+  /// Tells the workers to stop and waits for them.
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    for (std::thread &thread : threads_)
+      thread.join();
+    threads_.clear();
+  }
+
   Batch make(size_t index) const {
     std::vector<Sample> samples;
     for (size_t i : plan_[index]) {
@@ -300,6 +314,10 @@ DataLoader::DataLoader(DatasetPtr dataset, size_t batch_size, bool shuffle, Last
     throw ValueError("DataLoader: batch_size must be positive");
   if (num_workers < 0 || prefetch < 1)
     throw ValueError("DataLoader: num_workers must be >= 0 and prefetch >= 1");
+  if (num_workers > kMaxWorkers)
+    throw ValueError("DataLoader: num_workers = " + std::to_string(num_workers) +
+                     " worker threads is more than dlc starts (at most " +
+                     std::to_string(kMaxWorkers) + ")");
 }
 
 DataLoader::~DataLoader() = default;

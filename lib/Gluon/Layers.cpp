@@ -33,6 +33,15 @@ std::array<int64_t, 2> orPool(std::array<int64_t, 2> strides, std::array<int64_t
   return {strides[0] > 0 ? strides[0] : pool[0], strides[1] > 0 ? strides[1] : pool[1]};
 }
 
+/// Refuses a window setting below `least` when the layer is made, not at its first call
+/// (Conv2D(4, 0) was accepted and failed only when run).
+void requireAtLeast(const char *layer, const char *what, std::array<int64_t, 2> value,
+                    int64_t least) {
+  if (value[0] < least || value[1] < least)
+    throw ValueError(std::string(layer) + ": " + what + " (" + std::to_string(value[0]) + ", " +
+                     std::to_string(value[1]) + ") must be at least " + std::to_string(least));
+}
+
 init::InitializerPtr zeros() { return std::make_shared<init::Zero>(); }
 init::InitializerPtr ones() { return std::make_shared<init::One>(); }
 } // namespace
@@ -52,6 +61,14 @@ Conv2D::Conv2D(int64_t channels, std::array<int64_t, 2> kernel_size, std::string
   if (channels <= 0 || options_.groups <= 0 || channels % options_.groups != 0)
     throw ValueError("Conv2D: channels (" + std::to_string(channels) +
                      ") must be positive and divisible by groups (" +
+                     std::to_string(options_.groups) + ")");
+  requireAtLeast("Conv2D", "kernel_size", kernel_, 1);
+  requireAtLeast("Conv2D", "strides", options_.strides, 1);
+  requireAtLeast("Conv2D", "padding", options_.padding, 0);
+  requireAtLeast("Conv2D", "dilation", options_.dilation, 1);
+  if (options_.in_channels < 0 || options_.in_channels % options_.groups != 0)
+    throw ValueError("Conv2D: in_channels (" + std::to_string(options_.in_channels) +
+                     ") must be 0 (inferred) or a positive multiple of groups (" +
                      std::to_string(options_.groups) + ")");
   int64_t inPerGroup = options_.in_channels > 0 ? options_.in_channels / options_.groups : 0;
   weight = register_parameter(
@@ -90,7 +107,12 @@ std::string Conv2D::kind() const {
 //===----------------------------------------------------------------------===//
 
 namespace {
-npx::PoolOptions poolOptions(int64_t pool_size, int64_t strides, const PoolOptions &o) {
+npx::PoolOptions poolOptions(const char *layer, int64_t pool_size, int64_t strides,
+                             const PoolOptions &o) {
+  requireAtLeast(layer, "pool_size", {pool_size, pool_size}, 1);
+  requireAtLeast(layer, "strides", {strides, strides}, 0);
+  requireAtLeast(layer, "strides", o.strides, 0);
+  requireAtLeast(layer, "padding", o.padding, 0);
   npx::PoolOptions pool;
   pool.kernel = {pool_size, pool_size};
   pool.stride = orPool(strides > 0 ? std::array<int64_t, 2>{strides, strides} : o.strides,
@@ -103,7 +125,7 @@ npx::PoolOptions poolOptions(int64_t pool_size, int64_t strides, const PoolOptio
 } // namespace
 
 MaxPool2D::MaxPool2D(int64_t pool_size, int64_t strides, PoolOptions options)
-    : pool_(poolOptions(pool_size, strides, options)) {}
+    : pool_(poolOptions("MaxPool2D", pool_size, strides, options)) {}
 
 Tensor MaxPool2D::forward(const Tensor &x) {
   requireRank("MaxPool2D", x, 4, "NCHW");
@@ -111,7 +133,7 @@ Tensor MaxPool2D::forward(const Tensor &x) {
 }
 
 AvgPool2D::AvgPool2D(int64_t pool_size, int64_t strides, PoolOptions options)
-    : pool_(poolOptions(pool_size, strides, options)) {}
+    : pool_(poolOptions("AvgPool2D", pool_size, strides, options)) {}
 
 Tensor AvgPool2D::forward(const Tensor &x) {
   requireRank("AvgPool2D", x, 4, "NCHW");

@@ -7,8 +7,12 @@
 
 #include <zlib.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <sys/stat.h>
 #include <iterator>
 #include <sstream>
 
@@ -256,13 +260,67 @@ void write_model_file(const std::string &path, const ModelFile &model) {
       "writing a model file");
 }
 
+namespace {
+
+/// Appends up to `want` more bytes of `in` to `data` (fewer at the end of the stream).
+void readMore(std::istream &in, std::string &data, uint64_t want) {
+  constexpr size_t kPiece = size_t(1) << 24;
+  while (want > 0 && in) {
+    size_t piece = size_t(std::min<uint64_t>(want, kPiece));
+    size_t had = data.size();
+    data.resize(had + piece);
+    in.read(data.data() + had, std::streamsize(piece));
+    data.resize(had + size_t(in.gcount()));
+    want -= uint64_t(in.gcount());
+  }
+}
+
+/// Where the last section of a model file ends, from its header and section table
+/// (`data` holds at least both); 0 when they do not say (decoding then reports why).
+uint64_t sectionsEnd(const std::string &data) {
+  uint32_t count = 0;
+  std::memcpy(&count, data.data() + sizeof(kMagic) + 4, 4);
+  uint64_t end = 0;
+  for (uint32_t i = 0; i < count && kHeaderBytes + (i + 1) * kEntryBytes <= data.size(); ++i) {
+    uint64_t offset = 0, size = 0;
+    const char *entry = data.data() + kHeaderBytes + i * kEntryBytes;
+    std::memcpy(&offset, entry + 8, 8);
+    std::memcpy(&size, entry + 16, 8);
+    if (size > UINT64_MAX - offset)
+      return 0;
+    end = std::max(end, offset + size);
+  }
+  return end;
+}
+
+} // namespace
+
 ModelFile read_model_file(const std::string &path) {
+  struct stat status {};
+  if (stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode))
+    throw Error("the model " + path + " is a directory, not a model file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw Error("the model " + path + " cannot be opened");
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    throw Error("the model " + path + " cannot be opened: " + std::strerror(errno));
+  // Only as many bytes as the header says the sections take: a stream that never ends
+  // (/dev/zero, a pipe) is read no further than that, not until memory runs out.
+  std::string data;
+  try {
+    readMore(in, data, kHeaderBytes);
+    if (data.size() == kHeaderBytes && data.compare(0, sizeof(kMagic), kMagic, sizeof(kMagic)) == 0) {
+      uint32_t count = 0;
+      std::memcpy(&count, data.data() + sizeof(kMagic) + 4, 4);
+      readMore(in, data, uint64_t(std::min(count, kMaxSections)) * kEntryBytes);
+      uint64_t end = sectionsEnd(data);
+      if (end > data.size())
+        readMore(in, data, end - data.size());
+    }
+  } catch (const std::bad_alloc &) {
+    throw OutOfMemoryError("the model " + path + " claims sections of more bytes than fit in "
+                           "memory (" + std::to_string(data.size()) + " read)");
+  }
   if (in.bad())
-    throw Error("the model " + path + " cannot be read");
+    throw Error("the model " + path + " cannot be read: " + std::strerror(errno));
   ModelFile model;
   std::string error;
   if (!decode_model_file(data, model, error))

@@ -40,7 +40,10 @@ std::optional<Device> optional_device(const py::handle &obj);
 /// A device, a list or tuple of them, or None (the current device).
 std::vector<Device> to_devices(const py::handle &obj);
 
-/// An int or a sequence of ints.
+/// An integer (a Python int, a numpy integer: anything with __index__) as int64, for
+/// `what`: TypeError for anything else (a float), ValueError past 64 bits.
+int64_t to_int64(const py::handle &obj, const std::string &what);
+/// An int or a sequence of ints (to_int64 each).
 Shape to_shape(const py::handle &obj);
 py::tuple shape_tuple(const Shape &shape);
 /// One value for both axes of a 2-D op, or two (a kernel size, strides, padding).
@@ -60,6 +63,11 @@ Tensor to_tensor(const py::handle &obj, std::optional<DType> dtype = {},
 /// `value` (a number) as a 0-d tensor like `like` (its dtype and device): the scalar
 /// operand of an arithmetic operator.
 Tensor scalar_like(double value, const Tensor &like);
+/// `x`, or for an integer or bool tensor `x` as float32.
+Tensor as_floating(const Tensor &x);
+/// numpy's and MXNet's `/` (divide, true_divide): integer and bool operands divide as
+/// float32, so [3, 4] / 2 is [1.5, 2.0], not a truncated [1, 2].
+Tensor true_divide(const Tensor &x, const Tensor &y);
 /// An operand of a binary op: a tensor as it is, a number as a scalar_like `other`.
 Tensor operand(const py::handle &obj, const Tensor &other);
 

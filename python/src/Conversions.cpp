@@ -99,13 +99,31 @@ std::vector<Device> to_devices(const py::handle &obj) {
   return {to_device(obj)};
 }
 
+int64_t to_int64(const py::handle &obj, const std::string &what) {
+  // What numpy takes as an index or a dimension: ints and numpy's integers, never a
+  // float (numpy refuses 2.5 where it truncated here: np.zeros((2.5, 3)) gave 2x3).
+  PyObject *index = PyNumber_Index(obj.ptr());
+  if (!index) {
+    PyErr_Clear();
+    throw py::type_error(what + ": expected an integer, got " + py::repr(obj).cast<std::string>() +
+                         " (" + type_name(obj) + ")");
+  }
+  py::object integer = py::reinterpret_steal<py::object>(index);
+  int overflow = 0;
+  long long value = PyLong_AsLongLongAndOverflow(integer.ptr(), &overflow);
+  if (overflow != 0)
+    throw ValueError(what + ": " + py::repr(integer).cast<std::string>() +
+                     " does not fit in a 64-bit integer");
+  return int64_t(value);
+}
+
 Shape to_shape(const py::handle &obj) {
-  if (py::isinstance<py::int_>(obj))
-    return {obj.cast<int64_t>()};
+  if (PyIndex_Check(obj.ptr()))
+    return {to_int64(obj, "shape")};
   if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
     Shape shape;
     for (py::handle item : obj)
-      shape.push_back(py::int_(py::reinterpret_borrow<py::object>(item)).cast<int64_t>());
+      shape.push_back(to_int64(item, "shape " + py::repr(obj).cast<std::string>()));
     return shape;
   }
   throw py::type_error("shape: expected an int or a sequence of ints, got " +
@@ -198,6 +216,14 @@ Tensor to_tensor(const py::handle &obj, std::optional<DType> dtype, std::optiona
     host = host.astype(target);
   Device where = device.value_or(current_device());
   return where == cpu(0) ? host : host.to(where);
+}
+
+Tensor as_floating(const Tensor &x) {
+  return is_floating(x.dtype()) ? x : x.astype(DType::f32);
+}
+
+Tensor true_divide(const Tensor &x, const Tensor &y) {
+  return np::divide(as_floating(x), as_floating(y));
 }
 
 Tensor scalar_like(double value, const Tensor &like) {

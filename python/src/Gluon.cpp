@@ -18,15 +18,57 @@ template <typename Base> std::string python_kind(const Base *self, const char *f
   return py::str(forward.attr("__self__").attr("__class__").attr("__name__"));
 }
 
+/// What a forward returned, for a message: "a tuple of 2 (ndarray, ndarray)", "a list".
+std::string describe_result(const py::handle &result) {
+  auto type = [](const py::handle &obj) {
+    return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>();
+  };
+  if (!py::isinstance<py::tuple>(result) && !py::isinstance<py::list>(result))
+    return "a " + type(result);
+  std::string items;
+  for (py::handle item : result)
+    items += (items.empty() ? "" : ", ") + type(item);
+  return "a " + type(result) + " of " + std::to_string(py::len(result)) + " (" + items + ")";
+}
+
+/// Calls the Python override of `forward` on `self`, if there is one, into `out`. When C++
+/// calls a block (hybridized, or inside a Sequential), its forward returns one ndarray.
+template <typename Base>
+bool python_forward(const Base *self, const char *fallback, const Tensor &x, Tensor &out) {
+  py::gil_scoped_acquire gil;
+  py::function forward = py::get_override(self, "forward");
+  if (!forward)
+    return false;
+  py::object result = forward(x);
+  if (!py::isinstance<Tensor>(result))
+    throw UnsupportedError(
+        python_kind<Base>(self, fallback) + ".forward returned " + describe_result(result) +
+        ", but a hybridized block, or one inside a Sequential, returns one ndarray (several "
+        "outputs are not compiled yet); call hybridize(False) and call the block itself to "
+        "run it eagerly with several");
+  out = result.cast<Tensor>();
+  return true;
+}
+
 class PyBlock : public Block {
 public:
-  Tensor forward(const Tensor &x) override { PYBIND11_OVERRIDE_PURE(Tensor, Block, forward, x); }
+  Tensor forward(const Tensor &x) override {
+    Tensor y;
+    if (!python_forward<Block>(this, "Block", x, y))
+      throw UnsupportedError(kind() + ": a Block must define forward()");
+    return y;
+  }
   std::string kind() const override { return python_kind<Block>(this, "Block"); }
 };
 
 class PyHybridBlock : public HybridBlock {
 public:
-  Tensor forward(const Tensor &x) override { PYBIND11_OVERRIDE_PURE(Tensor, HybridBlock, forward, x); }
+  Tensor forward(const Tensor &x) override {
+    Tensor y;
+    if (!python_forward<HybridBlock>(this, "HybridBlock", x, y))
+      throw UnsupportedError(kind() + ": a HybridBlock must define forward()");
+    return y;
+  }
   std::string kind() const override { return python_kind<HybridBlock>(this, "HybridBlock"); }
 };
 
@@ -34,13 +76,19 @@ public:
 /// call reaches it through C++).
 class PySequential : public Sequential {
 public:
-  Tensor forward(const Tensor &x) override { PYBIND11_OVERRIDE(Tensor, Sequential, forward, x); }
+  Tensor forward(const Tensor &x) override {
+    Tensor y;
+    return python_forward<Sequential>(this, "Sequential", x, y) ? y : Sequential::forward(x);
+  }
 };
 
 class PyHybridSequential : public HybridSequential {
 public:
   Tensor forward(const Tensor &x) override {
-    PYBIND11_OVERRIDE(Tensor, HybridSequential, forward, x);
+    Tensor y;
+    return python_forward<HybridSequential>(this, "HybridSequential", x, y)
+               ? y
+               : HybridSequential::forward(x);
   }
   std::string kind() const override {
     return python_kind<HybridSequential>(this, "HybridSequential");

@@ -295,7 +295,10 @@ std::string repr(const Tensor &x) {
   try {
     values = py::repr(to_numpy(x)).cast<std::string>();
   } catch (const Error &) {
-    // A value being traced by hybridize has no value to print yet.
+    // A value being traced by hybridize has no value to print yet. Any other error (the
+    // computation behind the array failed) is the user's to see, as reading it would be.
+    if (!is_tracing())
+      throw;
     return "<ndarray shape=" + shape_rules::str(x.shape()) + " dtype=" + dtype_name(x.dtype()) +
            " device=" + x.device().str() + " (symbolic)>";
   }
@@ -323,8 +326,10 @@ std::optional<Tensor> with_number(const Tensor &x, double y, BinaryOp op, bool n
     return number_first ? y - x : x - y;
   if (op == np::multiply)
     return number_first ? y * x : x * y;
-  if (op == np::divide)
-    return number_first ? y / x : x / y;
+  if (op == true_divide) {
+    Tensor quotient = as_floating(x);
+    return number_first ? y / quotient : quotient / y;
+  }
   return std::nullopt;
 }
 
@@ -332,7 +337,7 @@ Tensor binary(const Tensor &x, const py::handle &y, BinaryOp op) {
   if (is_number(y))
     if (std::optional<Tensor> r = with_number(x, y.cast<double>(), op, false))
       return *r;
-  Tensor other = operand(y, x);
+  Tensor other = operand(y, op == true_divide ? as_floating(x) : x);
   py::gil_scoped_release release;
   return op(x, other);
 }
@@ -341,7 +346,7 @@ Tensor reflected(const Tensor &x, const py::handle &y, BinaryOp op) {
   if (is_number(y))
     if (std::optional<Tensor> r = with_number(x, y.cast<double>(), op, true))
       return *r;
-  Tensor other = operand(y, x);
+  Tensor other = operand(y, op == true_divide ? as_floating(x) : x);
   py::gil_scoped_release release;
   return op(other, x);
 }
@@ -393,7 +398,7 @@ PyObject *new_ndarray(Tensor &&t) {
 }
 
 enum SlotKind { kAdd, kSubtract, kMultiply, kDivide, kSlotKinds };
-constexpr BinaryOp slot_op[kSlotKinds] = {np::add, np::subtract, np::multiply, np::divide};
+constexpr BinaryOp slot_op[kSlotKinds] = {np::add, np::subtract, np::multiply, true_divide};
 constexpr const char *slot_method[kSlotKinds][2] = {
     {"__add__", "__radd__"}, {"__sub__", "__rsub__"}, {"__mul__", "__rmul__"},
     {"__truediv__", "__rtruediv__"}};
@@ -612,15 +617,15 @@ void bind_ndarray(py::module_ &m) {
       .def("__rsub__", [](const Tensor &x, const py::object &y) { return reflected(x, y, np::subtract); })
       .def("__mul__", [](const Tensor &x, const py::object &y) { return binary(x, y, np::multiply); })
       .def("__rmul__", [](const Tensor &x, const py::object &y) { return reflected(x, y, np::multiply); })
-      .def("__truediv__", [](const Tensor &x, const py::object &y) { return binary(x, y, np::divide); })
-      .def("__rtruediv__", [](const Tensor &x, const py::object &y) { return reflected(x, y, np::divide); })
+      .def("__truediv__", [](const Tensor &x, const py::object &y) { return binary(x, y, true_divide); })
+      .def("__rtruediv__", [](const Tensor &x, const py::object &y) { return reflected(x, y, true_divide); })
       .def("__pow__", [](const Tensor &x, const py::object &y) { return binary(x, y, np::power); })
       .def("__rpow__", [](const Tensor &x, const py::object &y) { return reflected(x, y, np::power); })
       .def("__matmul__", [](const Tensor &x, const Tensor &y) { return np::matmul(x, y); }, GilFree())
       .def("__iadd__", [](Tensor &x, const py::object &y) -> Tensor & { return in_place(x, y, np::add); })
       .def("__isub__", [](Tensor &x, const py::object &y) -> Tensor & { return in_place(x, y, np::subtract); })
       .def("__imul__", [](Tensor &x, const py::object &y) -> Tensor & { return in_place(x, y, np::multiply); })
-      .def("__itruediv__", [](Tensor &x, const py::object &y) -> Tensor & { return in_place(x, y, np::divide); })
+      .def("__itruediv__", [](Tensor &x, const py::object &y) -> Tensor & { return in_place(x, y, true_divide); })
       .def("__neg__", [](const Tensor &x) { return np::negative(x); }, GilFree())
       .def("__pos__", [](const Tensor &x) { return x; })
       .def("__abs__", [](const Tensor &x) { return np::maximum(x, np::negative(x)); }, GilFree())

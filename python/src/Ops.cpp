@@ -15,12 +15,14 @@ std::optional<DType> optional_dtype(const py::object &dtype) {
 template <Tensor (*Op)(const Tensor &, const Tensor &)> void def_binary(py::module_ &m, const char *name) {
   m.def(name, [](const py::object &a, const py::object &b) {
     if (py::isinstance<Tensor>(a)) {
-      Tensor x = a.cast<Tensor>();
+      Tensor x = Op == true_divide ? as_floating(a.cast<Tensor>()) : a.cast<Tensor>();
       Tensor y = operand(b, x);
       py::gil_scoped_release release;
       return Op(x, y);
     }
     Tensor y = py::isinstance<Tensor>(b) ? b.cast<Tensor>() : to_tensor(b);
+    if (Op == true_divide)
+      y = as_floating(y);
     Tensor x = operand(a, y);
     py::gil_scoped_release release;
     return Op(x, y);
@@ -68,8 +70,8 @@ void bind_np(py::module_ &np_module) {
   def_binary<np::add>(m, "add");
   def_binary<np::subtract>(m, "subtract");
   def_binary<np::multiply>(m, "multiply");
-  def_binary<np::divide>(m, "divide");
-  def_binary<np::divide>(m, "true_divide");
+  def_binary<true_divide>(m, "divide");
+  def_binary<true_divide>(m, "true_divide");
   def_binary<np::power>(m, "power");
   def_binary<np::maximum>(m, "maximum");
   def_binary<np::minimum>(m, "minimum");

@@ -94,3 +94,119 @@ def test_bad_calls_never_kill_the_interpreter():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0 and "survived" in result.stdout, result.stderr[-2000:]
+
+
+# --- numpy's semantics where dlc differed silently (issue: hardening, second round) -------
+
+def test_true_division_of_integers_gives_floats():
+    # numpy and MXNet: [3, 4] / 2 is [1.5, 2.0] as float; dlc truncated to [1, 2].
+    a = np.array([3, 4], dtype="int32")
+    for result in [a / 2, a / np.array([2, 2], dtype="int32"), np.divide(a, 2),
+                   np.true_divide(a, 2), a / 2.0, np.divide(a, np.array([2, 2], dtype="int32"))]:
+        assert result.dtype == "float32"
+        assert result.asnumpy().tolist() == [1.5, 2.0]
+    assert (6 / np.array([4], dtype="int64")).asnumpy().tolist() == [1.5]
+    assert (np.array([True, False]) / 2).asnumpy().tolist() == [0.5, 0.0]
+    # Floats divide as before.
+    assert (np.array([3.0, 4.0]) / 2).asnumpy().tolist() == [1.5, 2.0]
+
+
+def test_repr_of_a_failed_computation_raises_its_error():
+    # It printed "(symbolic)", as for a value being traced, and hid the error.
+    bad = gluon.loss.SoftmaxCrossEntropyLoss()(np.ones((2, 3)), np.array([0, 7], dtype="int64"))
+    with pytest.raises(ValueError, match="label 7 of row 1 is outside"):
+        repr(bad)
+
+
+def test_shapes_take_integers_only():
+    # np.zeros((2.5, 3)) made a 2x3 array; numpy raises TypeError.
+    with pytest.raises(TypeError, match=r"shape \(2\.5, 3\): expected an integer, got 2\.5 \(float\)"):
+        np.zeros((2.5, 3))
+    with pytest.raises(TypeError, match="expected an int"):
+        np.ones(2.0)
+    # numpy's integers are integers.
+    import numpy
+    assert np.zeros((numpy.int64(2), numpy.int32(3))).shape == (2, 3)
+    # Past 64 bits: a message, not pybind11's "Unable to cast Python instance".
+    with pytest.raises(ValueError, match="18446744073709551616 does not fit in a 64-bit integer"):
+        np.zeros((2 ** 64,))
+
+
+def test_a_hybridized_forward_returning_a_tuple_is_named():
+    class TwoOutputs(gluon.HybridBlock):
+        def forward(self, x):
+            return x * 2, x + 1
+
+    block = TwoOutputs()
+    assert len(block(np.ones(2))) == 2  # eagerly, forward returns what it returns
+    block.hybridize()
+    with pytest.raises(NotImplementedError) as info:
+        block(np.ones(2))
+    message = str(info.value)
+    assert "TwoOutputs.forward returned a tuple of 2 (ndarray, ndarray)" in message, message
+    assert "Unable to cast" not in message
+    seq = nn.HybridSequential()
+    seq.add(TwoOutputs())
+    with pytest.raises(NotImplementedError, match="returned a tuple of 2"):
+        seq(np.ones(2))
+
+
+def test_split_and_load_names_a_batch_axis_out_of_range():
+    with pytest.raises(ValueError, match=r"batch_axis 3 is out of range for data of shape \(4, 2\) \(2 axes\)"):
+        gluon.utils.split_and_load(np.ones((4, 2)), [npx.cpu(0), npx.cpu(1)], batch_axis=3)
+    with pytest.raises(ValueError, match="batch_axis -3 is out of range"):
+        gluon.utils.split_data(np.ones((4, 2)), 2, batch_axis=-3)
+
+
+def test_load_parameters_names_a_directory(tmp_path):
+    net = nn.Dense(2, in_units=3)
+    net.initialize()
+    with pytest.raises(dlc.DLCError, match="it is a directory"):
+        net.load_parameters(str(tmp_path))
+    with pytest.raises(dlc.DLCError, match="it is a directory"):
+        npx.load(str(tmp_path))
+
+
+def test_layers_refuse_empty_windows_when_made():
+    # Conv2D(4, 0) was accepted and failed only when run.
+    with pytest.raises(ValueError, match=r"Conv2D: kernel_size \(0, 0\) must be at least 1"):
+        nn.Conv2D(4, 0)
+    with pytest.raises(ValueError, match=r"Conv2D: strides \(1, 0\) must be at least 1"):
+        nn.Conv2D(4, 3, strides=(1, 0))
+    with pytest.raises(ValueError, match=r"Conv2D: padding \(-1, -1\) must be at least 0"):
+        nn.Conv2D(4, 3, padding=-1)
+    with pytest.raises(ValueError, match=r"MaxPool2D: pool_size \(0, 0\) must be at least 1"):
+        nn.MaxPool2D(pool_size=0)
+    with pytest.raises(ValueError, match=r"AvgPool2D: strides \(-2, -2\) must be at least 0"):
+        nn.AvgPool2D(pool_size=2, strides=-2)
+
+
+def test_a_data_loader_whose_workers_cannot_start_raises():
+    # It aborted the interpreter ("terminate called without an active exception") when
+    # the system refused a worker thread. Here an address-space limit refuses their stacks.
+    script = (
+        "import resource, sys\n"
+        "import dlc\n"
+        "from dlc import gluon, np\n"
+        "data = gluon.data.ArrayDataset(np.ones((8, 2)), list(range(8)))\n"
+        "loader = gluon.data.DataLoader(data, 2, num_workers=1000)\n"
+        "used = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (used + (512 << 20), resource.RLIM_INFINITY))\n"
+        "try:\n"
+        "    for batch in loader:\n"
+        "        pass\n"
+        "    print('no error')\n"
+        "except dlc.DLCError as e:\n"
+        "    print('raised:', e)\n"
+        "for batch in gluon.data.DataLoader(data, 2, num_workers=2):\n"
+        "    pass\n"
+        "print('still works')\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "raised: DataLoader: the system started" in result.stdout, result.stdout + result.stderr
+    assert "worker threads and refused the next" in result.stdout
+    assert "still works" in result.stdout
+    with pytest.raises(ValueError, match="num_workers = 100000 worker threads is more than dlc starts"):
+        gluon.data.DataLoader(gluon.data.ArrayDataset(np.ones((2, 1)), [0, 1]), 1,
+                              num_workers=100000)

@@ -65,6 +65,8 @@ int main(int argc, char **argv) {
     CompiledExportedModel compiled = compile_exported_model(
         modulePath, weightsPath, targetOption == "cpu" ? DeviceKind::cpu : DeviceKind::gpu,
         functionName);
+    for (const std::string &warning : compiled.warnings)
+      std::fprintf(stderr, "dlc-compile: warning: %s\n", warning.c_str());
     if (emit == Emit::mlir) {
       std::fputs(compiled.optimized_ir.c_str(), stdout);
       return 0;

@@ -134,12 +134,11 @@ int main(int argc, char **argv) {
     const int benchmarkRuns = o.benchmarkRuns;
     std::optional<Device> device;
     if (!deviceOption.empty()) {
-      size_t colon = deviceOption.find(':');
-      std::string kind = deviceOption.substr(0, colon);
-      int id = colon == std::string::npos ? 0 : std::atoi(deviceOption.c_str() + colon + 1);
-      if ((kind != "cpu" && kind != "gpu") || id < 0)
-        throw ValueError("--device " + deviceOption + ": expected cpu:N or gpu:N");
-      device = kind == "cpu" ? cpu(id) : gpu(id);
+      try {
+        device = parse_device(deviceOption);
+      } catch (const ValueError &e) {
+        throw ValueError("--device: " + std::string(e.what()));
+      }
       if (!can_compute_on(*device))
         throw ValueError("--device " + deviceOption + ": " + device->str() +
                          " is not present in this process");

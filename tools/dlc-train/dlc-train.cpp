@@ -127,19 +127,11 @@ std::vector<Device> parseDevices(const std::string &text) {
   std::stringstream stream(text);
   std::string item;
   while (std::getline(stream, item, ',')) {
-    size_t colon = item.find(':');
-    std::string kind = item.substr(0, colon);
-    std::string number = colon == std::string::npos ? "0" : item.substr(colon + 1);
-    if (number.empty() || number.size() > 6 ||
-        !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      throw ValueError("--devices: '" + item + "' is not cpu:N or gpu:N with N >= 0");
-    int id = std::stoi(number);
-    if (kind == "cpu")
-      devices.push_back(cpu(id));
-    else if (kind == "gpu")
-      devices.push_back(gpu(id));
-    else
-      throw ValueError("--devices: '" + item + "' is not cpu:N or gpu:N");
+    try {
+      devices.push_back(parse_device(item));
+    } catch (const ValueError &e) {
+      throw ValueError("--devices: " + std::string(e.what()));
+    }
   }
   return devices;
 }

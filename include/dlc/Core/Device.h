@@ -42,6 +42,11 @@ Device gpu(int id = 0);
 Device cpu_pinned(int id = 0);
 Device cpu_shared(int id = 0);
 
+/// A device as the tools spell it: "cpu:N" or "gpu:N" ("cpu", "gpu" for N = 0), N
+/// decimal digits that fit an int. Throws ValueError naming `text` otherwise (a number
+/// past an int was taken modulo 2^32: cpu:99999999999 became cpu(1215752191)).
+Device parse_device(const std::string &text);
+
 /// GPUs this process can use: 0 when dlc was built without CUDA, the driver is missing or
 /// there is no GPU; other CUDA errors throw dlc::Error.
 int num_gpus();

@@ -15,6 +15,7 @@
 #include "dlc/Runtime/ModelFile.h"
 
 #include <string>
+#include <vector>
 
 namespace dlc {
 
@@ -22,6 +23,9 @@ struct CompiledExportedModel {
   ModelFile file;
   std::string optimized_ir; ///< the module after the pipeline
   size_t steps = 0;         ///< of the lowered program
+  /// What the caller should hear but that does not stop the compile: weights holding
+  /// NaN or infinities (dlc-train refuses to save or resume from such parameters).
+  std::vector<std::string> warnings;
 };
 
 /// Compiles `function` of the module at `module_path` for device 0 of `target`, with the

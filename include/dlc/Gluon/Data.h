@@ -84,9 +84,12 @@ struct Batch {
 /// seed and e), assembled by `num_workers` threads ahead of the training loop (0: by the
 /// loop itself), into `cpu_pinned(0)` memory with `pin_memory` (faster copies to GPUs).
 /// An exception thrown while preparing a batch reaches the loop when it asks for that
-/// batch, with its message.
+/// batch, with its message. More than kMaxWorkers workers is refused; workers the
+/// system will not start are an Error when the epoch starts, the others stopped.
 class DataLoader {
 public:
+  static constexpr int kMaxWorkers = 1024;
+
   DataLoader(DatasetPtr dataset, size_t batch_size, bool shuffle = false,
              LastBatch last_batch = LastBatch::keep, int num_workers = 0, int prefetch = 2,
              uint64_t seed = 0, bool pin_memory = false);

@@ -22,6 +22,11 @@ def split_and_load(data, ctx_list=None, batch_axis=0, even_split=True, device_li
 
 def _check_split(data, num_slice, batch_axis, even_split):
     """MXNet's checks and messages (before dlc's own)."""
+    if not -len(data.shape) <= batch_axis < len(data.shape):
+        raise _dlc.ValueError(
+            f"batch_axis {batch_axis} is out of range for data of shape "
+            f"{data.shape} ({len(data.shape)} axes); the samples lie along one of axes "
+            f"{-len(data.shape)} to {len(data.shape) - 1}")
     size = data.shape[batch_axis]
     if even_split and size % num_slice != 0:
         raise _dlc.ValueError(
