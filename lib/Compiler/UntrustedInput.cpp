@@ -6,6 +6,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -177,8 +178,8 @@ int runContained(llvm::function_ref<int()> work, llvm::StringRef inputName,
   }
   if (WIFEXITED(status))
     return WEXITSTATUS(status);
-  if (outputFilename != "-")
-    std::remove(outputFilename.str().c_str());
+  if (outputFilename != "-") // LLVM's remove leaves anything but files alone (/dev/null)
+    (void)llvm::sys::fs::remove(outputFilename);
   llvm::errs() << inputName << ": error: MLIR's bytecode reader crashes on this file ("
                << strsignal(WTERMSIG(status))
                << "): it is damaged or not bytecode MLIR 19 can read\n";

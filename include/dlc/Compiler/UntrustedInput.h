@@ -41,7 +41,8 @@ std::optional<std::string> textNestingProblem(llvm::StringRef input);
 
 /// Runs `work` (which returns an exit status) in a child process and returns its status.
 /// When the child dies on a signal, prints "<inputName>: error: ..." naming the signal,
-/// removes `outputFilename` (unless it is "-": it may be half written) and returns 1.
+/// removes `outputFilename` when it is a file (it may be half written; not "-", nor a
+/// device such as /dev/null) and returns 1.
 int runContained(llvm::function_ref<int()> work, llvm::StringRef inputName,
                  llvm::StringRef outputFilename);
 
