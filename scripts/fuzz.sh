@@ -77,12 +77,26 @@ for target in "${targets[@]}"; do
   # dlc-compile's modules are MLIR too: the compile target also starts from the lit IR.
   [ "$target" != compile ] || seeds+=("$root/fuzz/corpus/mlir")
   say "$target: $([ -n "$runs" ] && echo "$runs runs" || echo "$seconds s") from ${seeds[*]#"$root/"}"
+  before="$(ls "$findings")"
   if "$build_dir/fuzz/dlc-fuzz-$target" "${budget[@]}" -timeout=20 -rss_limit_mb=3072 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" \
       "$corpus" "${seeds[@]}" >"$build_dir/fuzz-$target.log" 2>&1; then
+    # The run ended well, so any input it left was left by a child process: the one that
+    # reads bytecode (compile target) died on it, as dlc contains it; libFuzzer's own
+    # handlers in that child wrote it. They go to contained/, counted, not findings/.
+    contained="$build_dir/contained/$target"
+    mkdir -p "$contained"
+    left=0
+    for name in $(ls "$findings"); do
+      if ! grep -qxF "$name" <<<"$before"; then
+        mv "$findings/$name" "$contained/"
+        left=$((left + 1))
+      fi
+    done
     say "$target: clean: $(grep -E '^stat::number_of_executed_units' "$build_dir/fuzz-$target.log" |
-      awk '{print $2}') executions in $(grep -oE 'Done [0-9]+ runs in [0-9]+ second' \
-      "$build_dir/fuzz-$target.log" | awk '{print $5}') s, corpus $(ls "$corpus" | wc -l) new inputs"
+      tail -1 | awk '{print $2}') executions in $(grep -oE 'Done [0-9]+ runs in [0-9]+ second' \
+      "$build_dir/fuzz-$target.log" | tail -1 | awk '{print $5}') s, corpus $(ls "$corpus" | wc -l) new inputs$(
+      [ "$left" -eq 0 ] || echo "; $left inputs killed the child process that reads bytecode (contained, in $contained)")"
   else
     status=1
     say "$target: FAILED (log $build_dir/fuzz-$target.log; inputs in $findings):"
