@@ -11,7 +11,7 @@
 #ifndef DLC_LIB_RUNTIME_DROPOUTMASK_H
 #define DLC_LIB_RUNTIME_DROPOUTMASK_H
 
-#include "HostDevice.h"
+#include "dlc/Core/HostDevice.h"
 
 #include <cstdint>
 

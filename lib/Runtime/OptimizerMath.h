@@ -10,7 +10,7 @@
 #ifndef DLC_LIB_RUNTIME_OPTIMIZERMATH_H
 #define DLC_LIB_RUNTIME_OPTIMIZERMATH_H
 
-#include "HostDevice.h"
+#include "dlc/Core/HostDevice.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Kernel.h"
 

@@ -1,9 +1,9 @@
 """Neural-network ops and device helpers (MXNet's ``mxnet.npx``)."""
 from . import _dlc
 from ._dlc import cpu, cpu_pinned, current_device, gpu, num_gpus
-from ._dlc.npx import (activation, all_reduce, batch_flatten, batch_norm, convolution, dropout,
-                       fully_connected, gelu, log_softmax, pooling, relu, sigmoid, softmax,
-                       waitall)
+# Every function the extension binds in npx, the element-wise ops included (they bind
+# themselves from dlc's op registry).
+from ._dlc.npx import *  # noqa: F401,F403
 from . import random
 
 _np_semantics = True

@@ -1,6 +1,9 @@
 //===- Ops.cpp - np, npx and autograd: MXNet's functions over dlc's ops --------===//
 #include "Bindings.h"
 
+#include "dlc/Core/OpFacts.h"
+#include "dlc/Frontend/OpRegistry.h"
+
 namespace dlc::python {
 
 namespace {
@@ -27,6 +30,39 @@ template <Tensor (*Op)(const Tensor &, const Tensor &)> void def_binary(py::modu
     py::gil_scoped_release release;
     return Op(x, y);
   }, py::arg("x1"), py::arg("x2"));
+}
+
+/// Every element-wise op the frontend registers with a module (OpDef::module), bound
+/// there under its name: a new op needs no line here. A unary one takes an array (or
+/// anything np.array reads), a binary one arrays and numbers in any position, as numpy's
+/// functions do.
+void bind_registered_elementwise_ops(py::module_ &np_module, py::module_ &npx_module) {
+  for (const OpDef *op : all_ops()) {
+    if (op->module.empty())
+      continue;
+    py::module_ &m = op->module == "np" ? np_module : npx_module;
+    const op_facts::OpInfo *facts = op_facts::find(op->dialect_op);
+    if (facts && facts->min_operands == 2) {
+      m.def(op->name.c_str(), [op](const py::object &a, const py::object &b) {
+        Tensor x = py::isinstance<Tensor>(a) ? a.cast<Tensor>() : Tensor();
+        Tensor y = py::isinstance<Tensor>(b) ? b.cast<Tensor>() : Tensor();
+        if (!x.defined() && !y.defined())
+          y = to_tensor(b);
+        if (!x.defined())
+          x = operand(a, y);
+        if (!y.defined())
+          y = operand(b, x);
+        py::gil_scoped_release release;
+        return invoke1(*op, {x, y});
+      }, py::arg("x1"), py::arg("x2"));
+    } else {
+      m.def(op->name.c_str(), [op](const py::object &x) {
+        Tensor t = to_tensor(x);
+        py::gil_scoped_release release;
+        return invoke1(*op, {t});
+      }, py::arg("x"));
+    }
+  }
 }
 
 template <Tensor (*Op)(const Tensor &)> void def_unary(py::module_ &m, const char *name) {
@@ -67,14 +103,8 @@ void bind_np(py::module_ &np_module) {
   }, py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1.0,
      py::arg("dtype") = py::none(), py::arg("device") = py::none());
 
-  def_binary<np::add>(m, "add");
-  def_binary<np::subtract>(m, "subtract");
-  def_binary<np::multiply>(m, "multiply");
   def_binary<true_divide>(m, "divide");
   def_binary<true_divide>(m, "true_divide");
-  def_binary<np::power>(m, "power");
-  def_binary<np::maximum>(m, "maximum");
-  def_binary<np::minimum>(m, "minimum");
   def_binary<np::equal>(m, "equal");
   def_binary<np::not_equal>(m, "not_equal");
   def_binary<np::less>(m, "less");
@@ -82,11 +112,6 @@ void bind_np(py::module_ &np_module) {
   def_binary<np::greater>(m, "greater");
   def_binary<np::greater_equal>(m, "greater_equal");
   def_binary<np::dot>(m, "dot");
-  def_unary<np::negative>(m, "negative");
-  def_unary<np::exp>(m, "exp");
-  def_unary<np::log>(m, "log");
-  def_unary<np::sqrt>(m, "sqrt");
-  def_unary<np::tanh>(m, "tanh");
   m.def("matmul", [](const Tensor &a, const Tensor &b) { return np::matmul(a, b); }, GilFree());
   m.def("broadcast_to", [](const Tensor &x, const py::object &shape) { return np::broadcast_to(x, to_shape(shape)); });
   m.def("where", [](const Tensor &condition, const py::object &x, const py::object &y) {
@@ -158,8 +183,6 @@ void bind_np(py::module_ &np_module) {
 }
 
 void bind_npx(py::module_ &m) {
-  def_unary<npx::relu>(m, "relu");
-  def_unary<npx::sigmoid>(m, "sigmoid");
   def_unary<npx::batch_flatten>(m, "batch_flatten");
   m.def("softmax", [](const Tensor &x, int64_t axis) { return npx::softmax(x, axis); },
         py::arg("data"), py::arg("axis") = -1, GilFree());
@@ -168,7 +191,6 @@ void bind_npx(py::module_ &m) {
   m.def("activation", [](const Tensor &x, const std::string &act_type) {
     return gluon::nn::activate(act_type, x);
   }, py::arg("data"), py::arg("act_type") = "relu", GilFree());
-  m.def("gelu", [](const Tensor &x) { return npx::gelu(x); }, GilFree());
   m.def("waitall", &npx::waitall, GilFree(), "Waits for every queued op on every device.");
   m.def("convolution", [](const Tensor &data, const Tensor &weight, const std::optional<Tensor> &bias,
                           const py::object &stride, const py::object &pad, const py::object &dilate,
@@ -277,6 +299,7 @@ void bind_ops(py::module_ &m) {
   bind_np(np_module);
   py::module_ npx_module = m.def_submodule("npx", "neural-network ops (MXNet's npx).");
   bind_npx(npx_module);
+  bind_registered_elementwise_ops(np_module, npx_module);
 }
 
 void bind_autograd(py::module_ &m) {

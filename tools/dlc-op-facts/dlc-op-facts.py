@@ -12,7 +12,13 @@ a C++ header they include (through dlc/Core/OpFacts.h):
     AttrFact (name and default value), for kernels and shape rules that read it;
   - dlc::op_enums::<Enum>: the dialect's integer enums (ReduceKind, DeviceKind, ...);
   - dlc::op_facts::kTable: per op, its name, traits, layout rule (DLC_LayoutRule) and
-    attributes with their kinds.
+    attributes with their kinds;
+  - DLC_ELEMENTWISE_OPS(X): every op with DLC_ElementwiseKernel, as
+    X(mnemonic, Functor, kind, operands), where Functor is its scalar body in
+    dlc/Core/ElementwiseMath.h (the mnemonic in CamelCase), kind is unary, binary
+    (numpy broadcasting, DLC_Broadcasting) or gradient (two operands of one shape), and
+    operands is float (DLC_FloatTensor) or numeric: the CPU and CUDA kernels and the
+    code generator's scalar bodies are instantiated from this list.
 
 Usage: dlc-op-facts.py --tblgen LLVM_TBLGEN -I DIR... --td DLCOps.td --out FILE
 """
@@ -142,8 +148,10 @@ def generate(all_records):
             if isinstance(default, str) and default.strip() == "":
                 default = None
             attributes.append((name, kind, default))
+        operand_types = [argument["def"] for argument, _ in record["arguments"]["args"]
+                         if "Attr" not in all_records[argument["def"]].get("!superclasses", [])]
         ops.append((mnemonic, definition, record.get("summary", ""), traits, attributes,
-                    layout_rule, arity(all_records, record)))
+                    layout_rule, arity(all_records, record), operand_types))
     if not ops:
         fail("no dlc ops in the records")
 
@@ -153,7 +161,7 @@ def generate(all_records):
         "",
         "namespace dlc::ops {",
     ]
-    for mnemonic, definition, summary, _, _, _, _ in ops:
+    for mnemonic, definition, summary, _, _, _, _, _ in ops:
         lines.append("/// %s (%s)" % (summary.strip() or "dlc." + mnemonic, definition))
         lines.append("inline constexpr char %s[] = \"dlc.%s\";" % (mnemonic, mnemonic))
     lines.append("} // namespace dlc::ops")
@@ -169,7 +177,7 @@ def generate(all_records):
             enum["className"], ", ".join("%s = %d" % (c["symbol"], c["value"]) for c in cases)))
     lines.append("} // namespace dlc::op_enums")
     lines.append("")
-    for mnemonic, _, _, _, attributes, _, _ in ops:
+    for mnemonic, _, _, _, attributes, _, _, _ in ops:
         facts = [(n, k, d) for n, k, d in attributes if d is not None and k in
                  ("boolean", "integer", "real")]
         if not facts:
@@ -182,7 +190,7 @@ def generate(all_records):
         lines.append("} // namespace dlc::op_attrs::%s" % mnemonic)
     lines.append("")
     lines.append("namespace dlc::op_facts {")
-    for mnemonic, _, _, _, attributes, _, _ in ops:
+    for mnemonic, _, _, _, attributes, _, _, _ in ops:
         if not attributes:
             continue
         lines.append("inline constexpr AttrInfo k%sAttrs[] = {" % "".join(
@@ -193,7 +201,7 @@ def generate(all_records):
                           else "nullptr"))
         lines.append("};")
     lines.append("inline constexpr OpInfo kTable[] = {")
-    for mnemonic, _, _, traits, attributes, layout_rule, counts in ops:
+    for mnemonic, _, _, traits, attributes, layout_rule, counts, _ in ops:
         flags = [TRAIT_FLAGS[t] for t in traits if t in TRAIT_FLAGS]
         flag_text = " | ".join("unsigned(OpTrait::%s)" % f for f in flags) or "0u"
         attrs_text = ("k%sAttrs" % "".join(p.capitalize() for p in mnemonic.split("_"))
@@ -202,6 +210,26 @@ def generate(all_records):
             (mnemonic, flag_text, attrs_text, len(attributes), layout_rule) + counts))
     lines.append("};")
     lines.append("} // namespace dlc::op_facts")
+    lines.append("")
+    lines.append("// X(mnemonic, Functor, kind, operands) per element-wise kernel op.")
+    lines.append("#define DLC_ELEMENTWISE_OPS(X) \\")
+    for mnemonic, definition, _, traits, _, _, _, operand_types in ops:
+        if "DLC_ElementwiseKernel" not in traits:
+            continue
+        if len(operand_types) == 1:
+            kind = "unary"
+        elif len(operand_types) == 2:
+            kind = "binary" if "DLC_Broadcasting" in traits else "gradient"
+        else:
+            fail("%s: an element-wise kernel op takes one or two operands, not %d" %
+                 (definition, len(operand_types)))
+        if operand_types[0] not in ("DLC_FloatTensor", "DLC_NumericTensor"):
+            fail("%s: an element-wise kernel op's operands are DLC_FloatTensor or "
+                 "DLC_NumericTensor, not %s" % (definition, operand_types[0]))
+        operands = "float" if operand_types[0] == "DLC_FloatTensor" else "numeric"
+        functor = "".join(part.capitalize() for part in mnemonic.split("_"))
+        lines.append("  X(%s, %s, %s, %s) \\" % (mnemonic, functor, kind, operands))
+    lines.append("")
     return "\n".join(lines) + "\n"
 
 

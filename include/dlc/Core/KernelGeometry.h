@@ -15,6 +15,7 @@
 #include "dlc/Core/ShapeRules.h"
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace dlc::kernels {
@@ -42,6 +43,12 @@ template <typename Half, typename BHalf, typename F> void dispatch_dtype_as(DTyp
     return f(bool{});
   }
 }
+
+/// What arithmetic on T computes in: float for the 16-bit floats (`Half`, `BHalf` as in
+/// dispatch_dtype_as), T itself otherwise.
+template <typename T, typename Half, typename BHalf>
+using compute_as =
+    std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BHalf>, float, T>;
 
 /// Row-major strides of `shape`, aligned to the last `rank` dimensions of an output,
 /// with 0 where `shape` broadcasts (a missing or size-1 dimension).

@@ -93,6 +93,10 @@ struct OpDef {
   /// be much work.
   bool may_run_on_caller = false;
   KernelLookupCache kernels{}; ///< filled by the dispatcher
+  /// Where users find it, for bindings that derive themselves from the registry (the
+  /// Python module binds every element-wise op that has one): "np" (numpy's functions)
+  /// or "npx" (MXNet's extensions); empty: bound by hand, or internal.
+  std::string module = {};
 };
 
 /// `op`, marked may_run_on_caller.

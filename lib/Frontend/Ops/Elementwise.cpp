@@ -221,29 +221,33 @@ void detail::register_elementwise_ops() {
     const char *name, *dialectOp;
     InferFn infer;
     VjpFn vjp;
+    const char *module; ///< OpDef::module: where Python binds it (null: not by itself)
   };
   const ElementwiseOp elementwise[] = {
-      {"add", ops::add, inferBroadcast, vjpAdd},
-      {"subtract", ops::sub, inferBroadcast, vjpSubtract},
-      {"multiply", ops::mul, inferBroadcast, vjpMultiply},
-      {"divide", ops::div, inferBroadcast, vjpDivide},
-      {"power", ops::pow, inferBroadcast, vjpPower},
-      {"maximum", ops::max, inferBroadcast, vjpMaximum},
-      {"minimum", ops::min, inferBroadcast, vjpMinimum},
-      {"negative", ops::neg, inferUnary, vjpNegative},
-      {"relu", ops::relu, inferUnary, vjpRelu},
-      {"relu_backward", ops::relu_backward, inferSameShapes, vjp_not_implemented},
-      {"exp", ops::exp, inferFloatUnary, vjpExp},
-      {"log", ops::log, inferFloatUnary, vjpLog},
-      {"sqrt", ops::sqrt, inferFloatUnary, vjpSqrt},
-      {"rsqrt", ops::rsqrt, inferFloatUnary, vjpRsqrt},
-      {"sigmoid", ops::sigmoid, inferFloatUnary, vjpSigmoid},
-      {"tanh", ops::tanh, inferFloatUnary, vjpTanh},
-      {"gelu", ops::gelu, inferFloatUnary, vjpGelu},
-      {"gelu_backward", ops::gelu_backward, inferFloatSameShapes, vjp_not_implemented},
+      {"add", ops::add, inferBroadcast, vjpAdd, "np"},
+      {"subtract", ops::sub, inferBroadcast, vjpSubtract, "np"},
+      {"multiply", ops::mul, inferBroadcast, vjpMultiply, "np"},
+      {"divide", ops::div, inferBroadcast, vjpDivide, nullptr}, // Python's / of integers
+      {"power", ops::pow, inferBroadcast, vjpPower, "np"},
+      {"maximum", ops::max, inferBroadcast, vjpMaximum, "np"},
+      {"minimum", ops::min, inferBroadcast, vjpMinimum, "np"},
+      {"negative", ops::neg, inferUnary, vjpNegative, "np"},
+      {"relu", ops::relu, inferUnary, vjpRelu, "npx"},
+      {"relu_backward", ops::relu_backward, inferSameShapes, vjp_not_implemented, nullptr},
+      {"exp", ops::exp, inferFloatUnary, vjpExp, "np"},
+      {"log", ops::log, inferFloatUnary, vjpLog, "np"},
+      {"sqrt", ops::sqrt, inferFloatUnary, vjpSqrt, "np"},
+      {"rsqrt", ops::rsqrt, inferFloatUnary, vjpRsqrt, "npx"},
+      {"sigmoid", ops::sigmoid, inferFloatUnary, vjpSigmoid, "npx"},
+      {"tanh", ops::tanh, inferFloatUnary, vjpTanh, "np"},
+      {"gelu", ops::gelu, inferFloatUnary, vjpGelu, "npx"},
+      {"gelu_backward", ops::gelu_backward, inferFloatSameShapes, vjp_not_implemented, nullptr},
   };
-  for (const ElementwiseOp &op : elementwise)
-    register_op(caller_runnable({op.name, op.dialectOp, op.infer, op.vjp}));
+  for (const ElementwiseOp &op : elementwise) {
+    OpDef def = caller_runnable({op.name, op.dialectOp, op.infer, op.vjp});
+    def.module = op.module ? op.module : "";
+    register_op(std::move(def));
+  }
   register_op(caller_runnable({"compare", ops::compare, inferCompare})); // no gradient
   register_op(caller_runnable({"where", ops::select, inferWhere, vjpWhere}));
   register_op(caller_runnable({"astype", ops::cast, inferCast, vjpCast}));

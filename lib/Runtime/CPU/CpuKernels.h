@@ -54,16 +54,7 @@ inline void register_host_kernel(const char *op, KernelFn fn) {
 }
 
 /// What arithmetic on T computes in: float for the 16-bit floats, T otherwise.
-template <typename T> struct ComputeType {
-  using type = T;
-};
-template <> struct ComputeType<float16> {
-  using type = float;
-};
-template <> struct ComputeType<bfloat16> {
-  using type = float;
-};
-template <typename T> using compute_t = typename ComputeType<T>::type;
+template <typename T> using compute_t = kernels::compute_as<T, float16, bfloat16>;
 
 template <typename T> inline compute_t<T> load(T value) { return value; }
 inline float load(float16 value) { return to_float(value); }

@@ -6,151 +6,92 @@
 // elementwise region calls them chunk by chunk.
 //
 //===----------------------------------------------------------------------===//
-#include "../ActivationMath.h"
-#include "../IntegerMath.h"
 #include "CpuKernels.h"
+#include "dlc/Core/ElementwiseMath.h"
 #include "dlc/Core/OpFacts.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace dlc::cpu_kernels {
 
-
 namespace {
 
-enum class Binary { add, sub, mul, div, pow, max, min };
+/// Whether an op's operands are float tensors only (DLC_ELEMENTWISE_OPS' last column).
+constexpr bool floatOnly(std::string_view operands) { return operands == "float"; }
 
-template <Binary B, typename C> C apply(C a, C b) {
-  if constexpr (B == Binary::add)
-    return a + b;
-  else if constexpr (B == Binary::sub)
-    return a - b;
-  else if constexpr (B == Binary::mul)
-    return a * b;
-  else if constexpr (B == Binary::div) {
-    if constexpr (std::is_integral_v<C>)
-      return integer_math::divide(a, b); // divisors were checked for zero before the loop
-    else
-      return a / b;
-  } else if constexpr (B == Binary::pow)
-    return static_cast<C>(std::pow(a, b));
-  else if constexpr (B == Binary::max)
-    return std::max(a, b);
-  else
-    return std::min(a, b);
+/// Whether an op computes on T (not on bool; a float-only op only on floats); otherwise
+/// its kernel refuses the dtype, naming the op.
+template <const char *Op, bool FloatOnly, typename T> constexpr bool computes() {
+  return !std::is_same_v<T, bool> && (!FloatOnly || std::is_floating_point_v<compute_t<T>>);
+}
+template <const char *Op> [[noreturn]] void refuse(DType dtype, bool floatOnly) {
+  throw DTypeError(std::string(Op) + " needs a " + (floatOnly ? "floating-point" : "numeric") +
+                   " tensor, got " + dtype_name(dtype));
 }
 
-// z = a (op) b with numpy broadcasting; inputs and output share a dtype.
-template <Binary B> void binaryKernel(const KernelArgs &args) {
+// z = F(a, b) with numpy broadcasting; inputs and output share a dtype.
+template <typename F, const char *Op, bool FloatOnly> void binaryKernel(const KernelArgs &args) {
   const TensorRef &a = args.inputs[0], &b = args.inputs[1], &z = args.outputs[0];
   dispatch_dtype(z.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      throw DTypeError("element-wise arithmetic on bool tensors is not supported");
+    if constexpr (!computes<Op, FloatOnly, T>()) {
+      refuse<Op>(z.dtype, FloatOnly);
     } else {
       const T *pa = a.as<T>(), *pb = b.as<T>();
       T *pz = z.as<T>();
       int64_t n = z.numel();
       // Checked here, not in the loop: an exception must not leave an OpenMP region.
-      if constexpr (B == Binary::div && std::is_integral_v<compute_t<T>>) {
+      if constexpr (std::is_same_v<F, elementwise::Div> && std::is_integral_v<compute_t<T>>) {
         if (std::find(pb, pb + b.numel(), T(0)) != pb + b.numel())
           throw Error("divide: integer division by zero");
       }
       if (a.shape == z.shape && b.shape == z.shape) {
-        parallel_for(n, n, [&](int64_t i) { pz[i] = store<T>(apply<B>(load(pa[i]), load(pb[i]))); });
+        parallel_for(n, n, [&](int64_t i) { pz[i] = store<T>(F::apply(load(pa[i]), load(pb[i]))); });
       } else if (a.shape == z.shape && b.numel() == 1) {
         auto scalar = load(pb[0]);
-        parallel_for(n, n, [&](int64_t i) { pz[i] = store<T>(apply<B>(load(pa[i]), scalar)); });
+        parallel_for(n, n, [&](int64_t i) { pz[i] = store<T>(F::apply(load(pa[i]), scalar)); });
       } else {
         std::array<std::vector<int64_t>, 2> strides{broadcast_strides(a.shape, z.shape),
                                                     broadcast_strides(b.shape, z.shape)};
         for_each_broadcast<2>(z.shape, strides, [&](int64_t i, const auto &at) {
-          pz[i] = store<T>(apply<B>(load(pa[at[0]]), load(pb[at[1]])));
+          pz[i] = store<T>(F::apply(load(pa[at[0]]), load(pb[at[1]])));
         });
       }
     }
   });
 }
 
-enum class Unary { neg, exp, log, sqrt, rsqrt, relu, sigmoid, tanh, gelu };
-
-template <Unary U, typename C> C apply(C x) {
-  if constexpr (U == Unary::neg)
-    return -x;
-  else if constexpr (U == Unary::relu)
-    return x > C(0) ? x : C(0);
-  else if constexpr (U == Unary::exp)
-    return std::exp(x);
-  else if constexpr (U == Unary::log)
-    return std::log(x);
-  else if constexpr (U == Unary::sqrt)
-    return std::sqrt(x);
-  else if constexpr (U == Unary::rsqrt)
-    return C(1) / std::sqrt(x);
-  else if constexpr (U == Unary::sigmoid)
-    return C(1) / (C(1) + std::exp(-x));
-  else if constexpr (U == Unary::gelu)
-    return activation_math::gelu(x);
-  else
-    return std::tanh(x);
-}
-
-// y = f(x), same shape and dtype.
-template <Unary U> void unaryKernel(const KernelArgs &args) {
+// y = F(x), same shape and dtype.
+template <typename F, const char *Op, bool FloatOnly> void unaryKernel(const KernelArgs &args) {
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   dispatch_dtype(y.dtype, [&](auto tag) {
     using T = decltype(tag);
-    constexpr bool integral = std::is_integral_v<compute_t<T>>;
-    if constexpr (std::is_same_v<T, bool> ||
-                  (integral && U != Unary::neg && U != Unary::relu)) {
-      throw DTypeError(std::string("this op needs a floating-point tensor, got ") +
-                       dtype_name(y.dtype));
+    if constexpr (!computes<Op, FloatOnly, T>()) {
+      refuse<Op>(y.dtype, FloatOnly);
     } else {
       const T *px = x.as<T>();
       T *py = y.as<T>();
       int64_t n = y.numel();
-      parallel_for(n, n, [&](int64_t i) { py[i] = store<T>(apply<U>(load(px[i]))); });
+      parallel_for(n, n, [&](int64_t i) { py[i] = store<T>(F::apply(load(px[i]))); });
     }
   });
 }
 
-// dx = x > 0 ? dy : 0; dy, x and dx share shape and dtype.
-void reluBackwardKernel(const KernelArgs &args) {
+// dx = F(dy, x); dy, x and dx share shape and dtype. F reads both operands whatever it
+// chooses, so that a choice compiles to a blend, not a branch that mispredicts on every
+// other element.
+template <typename F, const char *Op, bool FloatOnly> void gradientKernel(const KernelArgs &args) {
   const TensorRef &dy = args.inputs[0], &x = args.inputs[1], &dx = args.outputs[0];
   dispatch_dtype(dx.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      throw DTypeError("relu_backward of bool tensors is not supported");
-    } else {
-      const T *pdy = dy.as<T>(), *px = x.as<T>();
-      T *pdx = dx.as<T>();
-      using C = compute_t<T>;
-      // Both loads are unconditional so that the choice compiles to a blend, not a
-      // branch that mispredicts on every other element.
-      int64_t n = dx.numel();
-      parallel_for(n, n, [&](int64_t i) {
-        C gradient = load(pdy[i]);
-        pdx[i] = store<T>(load(px[i]) > C(0) ? gradient : C(0));
-      });
-    }
-  });
-}
-
-// dx = dy * gelu'(x); dy, x and dx share shape and a floating-point dtype.
-void geluBackwardKernel(const KernelArgs &args) {
-  const TensorRef &dy = args.inputs[0], &x = args.inputs[1], &dx = args.outputs[0];
-  dispatch_dtype(dx.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_floating_point_v<compute_t<T>>) {
-      throw DTypeError(std::string("gelu_backward needs a floating-point tensor, got ") +
-                       dtype_name(dx.dtype));
+    if constexpr (!computes<Op, FloatOnly, T>()) {
+      refuse<Op>(dx.dtype, FloatOnly);
     } else {
       const T *pdy = dy.as<T>(), *px = x.as<T>();
       T *pdx = dx.as<T>();
       int64_t n = dx.numel();
-      parallel_for(n, n, [&](int64_t i) {
-        pdx[i] = store<T>(activation_math::gelu_backward(load(pdy[i]), load(px[i])));
-      });
+      parallel_for(n, n, [&](int64_t i) { pdx[i] = store<T>(F::apply(load(pdy[i]), load(px[i]))); });
     }
   });
 }
@@ -224,24 +165,11 @@ void castKernel(const KernelArgs &args) {
 } // namespace
 
 void register_elementwise_kernels() {
-  register_host_kernel(ops::add, binaryKernel<Binary::add>);
-  register_host_kernel(ops::sub, binaryKernel<Binary::sub>);
-  register_host_kernel(ops::mul, binaryKernel<Binary::mul>);
-  register_host_kernel(ops::div, binaryKernel<Binary::div>);
-  register_host_kernel(ops::pow, binaryKernel<Binary::pow>);
-  register_host_kernel(ops::max, binaryKernel<Binary::max>);
-  register_host_kernel(ops::min, binaryKernel<Binary::min>);
-  register_host_kernel(ops::neg, unaryKernel<Unary::neg>);
-  register_host_kernel(ops::exp, unaryKernel<Unary::exp>);
-  register_host_kernel(ops::log, unaryKernel<Unary::log>);
-  register_host_kernel(ops::sqrt, unaryKernel<Unary::sqrt>);
-  register_host_kernel(ops::rsqrt, unaryKernel<Unary::rsqrt>);
-  register_host_kernel(ops::relu, unaryKernel<Unary::relu>);
-  register_host_kernel(ops::relu_backward, reluBackwardKernel);
-  register_host_kernel(ops::sigmoid, unaryKernel<Unary::sigmoid>);
-  register_host_kernel(ops::tanh, unaryKernel<Unary::tanh>);
-  register_host_kernel(ops::gelu, unaryKernel<Unary::gelu>);
-  register_host_kernel(ops::gelu_backward, geluBackwardKernel);
+  // Every element-wise kernel op of the dialect, with its scalar body (ElementwiseMath.h).
+#define DLC_REGISTER(op, Functor, kind, operands)                                             \
+  register_host_kernel(ops::op, kind##Kernel<elementwise::Functor, ops::op, floatOnly(#operands)>);
+  DLC_ELEMENTWISE_OPS(DLC_REGISTER)
+#undef DLC_REGISTER
   register_host_kernel(ops::compare, compareKernel);
   register_host_kernel(ops::select, selectKernel);
   register_host_kernel(ops::cast, castKernel);

@@ -23,16 +23,7 @@ template <typename F> void dispatch_dtype(DType dtype, F &&f) {
 }
 
 /// What arithmetic on T computes in: float for the 16-bit floats, T otherwise.
-template <typename T> struct Compute {
-  using type = T;
-};
-template <> struct Compute<__half> {
-  using type = float;
-};
-template <> struct Compute<__nv_bfloat16> {
-  using type = float;
-};
-template <typename T> using compute_t = typename Compute<T>::type;
+template <typename T> using compute_t = kernels::compute_as<T, __half, __nv_bfloat16>;
 
 template <typename T> constexpr bool is_float_v =
     std::is_floating_point_v<compute_t<T>>;

@@ -5,43 +5,32 @@
 // floats computes in float, as on the CPU.
 //
 //===----------------------------------------------------------------------===//
-#include "../ActivationMath.h"
-#include "../IntegerMath.h"
 #include "CudaDTypes.cuh"
 #include "CudaKernels.h"
+#include "dlc/Core/ElementwiseMath.h"
 #include "dlc/Core/OpFacts.h"
+
+#include <string_view>
 
 namespace dlc::cuda {
 
 namespace {
 
-enum class Binary { add, sub, mul, div, pow, max, min };
+/// Whether an op's operands are float tensors only (DLC_ELEMENTWISE_OPS' last column).
+constexpr bool floatOnly(std::string_view operands) { return operands == "float"; }
 
-template <Binary B, typename C> __device__ __forceinline__ C apply(C a, C b) {
-  if constexpr (B == Binary::add)
-    return a + b;
-  else if constexpr (B == Binary::sub)
-    return a - b;
-  else if constexpr (B == Binary::mul)
-    return a * b;
-  else if constexpr (B == Binary::div) {
-    if constexpr (std::is_integral_v<C>)
-      return integer_math::divide(a, b); // zero divisors were flagged before
-    else
-      return a / b;
-  } else if constexpr (B == Binary::pow) {
-    if constexpr (std::is_same_v<C, float>)
-      return powf(a, b);
-    else
-      return static_cast<C>(pow(double(a), double(b)));
-  } else if constexpr (B == Binary::max)
-    return a > b ? a : b;
-  else
-    return a < b ? a : b;
+/// Whether an op computes on T (not on bool; a float-only op only on floats); otherwise
+/// its kernel refuses the dtype, naming the op.
+template <bool FloatOnly, typename T> constexpr bool computes() {
+  return !std::is_same_v<T, bool> && (!FloatOnly || is_float_v<T>);
+}
+[[noreturn]] void refuse(const char *op, DType dtype, bool floatOnly) {
+  throw DTypeError(std::string(op) + " needs a " + (floatOnly ? "floating-point" : "numeric") +
+                   " tensor, got " + dtype_name(dtype));
 }
 
 /// mode 0: a and b have z's shape; 1: b is a scalar; 2: general broadcasting.
-template <Binary B, typename T>
+template <typename F, typename T>
 __global__ void binaryKernel(const T *a, const T *b, T *z, int64_t n, Indexer ix, int mode,
                              int *divisionByZero) {
   using C = compute_t<T>;
@@ -59,21 +48,21 @@ __global__ void binaryKernel(const T *a, const T *b, T *z, int64_t n, Indexer ix
       x = load(a[at[0]]);
       y = load(b[at[1]]);
     }
-    if constexpr (B == Binary::div && !is_float_v<T>) {
+    if constexpr (std::is_same_v<F, elementwise::Div> && !is_float_v<T>) {
       if (y == C(0)) {
         *divisionByZero = 1;
         z[i] = T(0);
         continue;
       }
     }
-    z[i] = store<T>(apply<B>(x, y));
+    z[i] = store<T>(F::apply(x, y));
   }
 }
 
-// z = a (op) b with numpy broadcasting; inputs and output share a dtype.
-template <Binary B> void binary(const KernelArgs &args) {
+// z = F(a, b) with numpy broadcasting; inputs and output share a dtype.
+template <typename F, const char *Op, bool FloatOnly> void binary(const KernelArgs &args) {
   const TensorRef &a = args.inputs[0], &b = args.inputs[1], &z = args.outputs[0];
-  OpScope scope("element-wise arithmetic");
+  OpScope scope(Op);
   DeviceContext &ctx = current_context();
   int64_t n = z.numel();
   if (n == 0)
@@ -83,15 +72,15 @@ template <Binary B> void binary(const KernelArgs &args) {
                                                       : 2;
   Indexer ix;
   if (mode == 2)
-    ix = make_indexer("element-wise arithmetic", z.shape,
+    ix = make_indexer(Op, z.shape,
                       {broadcast_strides(a.shape, z.shape), broadcast_strides(b.shape, z.shape)});
   dispatch_dtype(z.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      throw DTypeError("element-wise arithmetic on bool tensors is not supported");
+    if constexpr (!computes<FloatOnly, T>()) {
+      refuse(Op, z.dtype, FloatOnly);
     } else {
       int *flag = nullptr;
-      if constexpr (B == Binary::div && !is_float_v<T>) {
+      if constexpr (std::is_same_v<F, elementwise::Div> && !is_float_v<T>) {
         auto divisionByZero = std::make_shared<ErrorFlag>();
         flag = divisionByZero->device_pointer();
         ctx.after_completion([divisionByZero] {
@@ -99,57 +88,20 @@ template <Binary B> void binary(const KernelArgs &args) {
             throw Error("divide: integer division by zero");
         });
       }
-      binaryKernel<B, T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
+      binaryKernel<F, T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
           a.as<const T>(), b.as<const T>(), z.as<T>(), n, ix, mode, flag);
       check_launch("binaryKernel");
     }
   });
 }
 
-enum class Unary { neg, exp, log, sqrt, rsqrt, relu, sigmoid, tanh, gelu };
-
-template <Unary U, typename C> __device__ __forceinline__ C apply(C x) {
-  if constexpr (U == Unary::neg)
-    return -x;
-  else if constexpr (U == Unary::relu)
-    return x > C(0) ? x : C(0);
-  else if constexpr (U == Unary::gelu)
-    return activation_math::gelu(float(x));
-  else if constexpr (std::is_same_v<C, float>) {
-    if constexpr (U == Unary::exp)
-      return expf(x);
-    else if constexpr (U == Unary::log)
-      return logf(x);
-    else if constexpr (U == Unary::sqrt)
-      return sqrtf(x);
-    else if constexpr (U == Unary::rsqrt)
-      return 1.0f / sqrtf(x);
-    else if constexpr (U == Unary::sigmoid)
-      return 1.0f / (1.0f + expf(-x));
-    else
-      return tanhf(x);
-  } else {
-    if constexpr (U == Unary::exp)
-      return exp(x);
-    else if constexpr (U == Unary::log)
-      return log(x);
-    else if constexpr (U == Unary::sqrt)
-      return sqrt(x);
-    else if constexpr (U == Unary::rsqrt)
-      return C(1) / sqrt(x);
-    else if constexpr (U == Unary::sigmoid)
-      return C(1) / (C(1) + exp(-x));
-    else
-      return tanh(x);
-  }
+template <typename F, typename T> __global__ void unaryKernel(const T *x, T *y, int64_t n) {
+  DLC_GRID_STRIDE_LOOP(i, n) { y[i] = store<T>(F::apply(load(x[i]))); }
 }
 
-template <Unary U, typename T> __global__ void unaryKernel(const T *x, T *y, int64_t n) {
-  DLC_GRID_STRIDE_LOOP(i, n) { y[i] = store<T>(apply<U>(load(x[i]))); }
-}
-
-// y = f(x), same shape and dtype.
-template <Unary U> void unary(const KernelArgs &args) {
+// y = F(x), same shape and dtype.
+template <typename F, const char *Op, bool FloatOnly> void unary(const KernelArgs &args) {
+  OpScope scope(Op);
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   int64_t n = y.numel();
   if (n == 0)
@@ -157,35 +109,24 @@ template <Unary U> void unary(const KernelArgs &args) {
   DeviceContext &ctx = current_context();
   dispatch_dtype(y.dtype, [&](auto tag) {
     using T = decltype(tag);
-    constexpr bool integral = !is_float_v<T>;
-    if constexpr (std::is_same_v<T, bool> || (integral && U != Unary::neg && U != Unary::relu)) {
-      throw DTypeError(std::string("this op needs a floating-point tensor, got ") +
-                       dtype_name(y.dtype));
+    if constexpr (!computes<FloatOnly, T>()) {
+      refuse(Op, y.dtype, FloatOnly);
     } else {
-      unaryKernel<U, T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(x.as<const T>(),
+      unaryKernel<F, T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(x.as<const T>(),
                                                                        y.as<T>(), n);
       check_launch("unaryKernel");
     }
   });
 }
 
-// The gradient ops dx = f(dy, x) of the activations; dy, x and dx share shape and dtype.
-enum class Gradient { relu, gelu };
-
-template <Gradient G, typename T>
+template <typename F, typename T>
 __global__ void gradientKernel(const T *dy, const T *x, T *dx, int64_t n) {
-  using C = compute_t<T>;
-  DLC_GRID_STRIDE_LOOP(i, n) {
-    if constexpr (G == Gradient::relu) // dx = x > 0 ? dy : 0
-      dx[i] = store<T>(load(x[i]) > C(0) ? load(dy[i]) : C(0));
-    else // dx = dy * gelu'(x)
-      dx[i] = store<T>(activation_math::gelu_backward(float(load(dy[i])), float(load(x[i]))));
-  }
+  DLC_GRID_STRIDE_LOOP(i, n) { dx[i] = store<T>(F::apply(load(dy[i]), load(x[i]))); }
 }
 
-template <Gradient G> void gradient(const KernelArgs &args) {
-  const char *op = G == Gradient::relu ? ops::relu_backward : ops::gelu_backward;
-  OpScope scope(op);
+// dx = F(dy, x); dy, x and dx share shape and dtype.
+template <typename F, const char *Op, bool FloatOnly> void gradient(const KernelArgs &args) {
+  OpScope scope(Op);
   const TensorRef &dy = args.inputs[0], &x = args.inputs[1], &dx = args.outputs[0];
   int64_t n = dx.numel();
   if (n == 0)
@@ -193,12 +134,10 @@ template <Gradient G> void gradient(const KernelArgs &args) {
   DeviceContext &ctx = current_context();
   dispatch_dtype(dx.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool> || (G == Gradient::gelu && !is_float_v<T>)) {
-      throw DTypeError(std::string(op) + " needs a " +
-                       (G == Gradient::gelu ? "floating-point" : "numeric") + " tensor, got " +
-                       dtype_name(dx.dtype));
+    if constexpr (!computes<FloatOnly, T>()) {
+      refuse(Op, dx.dtype, FloatOnly);
     } else {
-      gradientKernel<G, T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
+      gradientKernel<F, T><<<blocks_for(n), kThreads, 0, ctx.stream()>>>(
           dy.as<const T>(), x.as<const T>(), dx.as<T>(), n);
       check_launch("gradientKernel");
     }
@@ -359,24 +298,11 @@ void launch_channel_bias_activation(DType dtype, void *y, const void *bias, int6
 }
 
 void register_elementwise_kernels() {
-  register_gpu_kernel(ops::add, binary<Binary::add>);
-  register_gpu_kernel(ops::sub, binary<Binary::sub>);
-  register_gpu_kernel(ops::mul, binary<Binary::mul>);
-  register_gpu_kernel(ops::div, binary<Binary::div>);
-  register_gpu_kernel(ops::pow, binary<Binary::pow>);
-  register_gpu_kernel(ops::max, binary<Binary::max>);
-  register_gpu_kernel(ops::min, binary<Binary::min>);
-  register_gpu_kernel(ops::neg, unary<Unary::neg>);
-  register_gpu_kernel(ops::exp, unary<Unary::exp>);
-  register_gpu_kernel(ops::log, unary<Unary::log>);
-  register_gpu_kernel(ops::sqrt, unary<Unary::sqrt>);
-  register_gpu_kernel(ops::rsqrt, unary<Unary::rsqrt>);
-  register_gpu_kernel(ops::relu, unary<Unary::relu>);
-  register_gpu_kernel(ops::relu_backward, gradient<Gradient::relu>);
-  register_gpu_kernel(ops::sigmoid, unary<Unary::sigmoid>);
-  register_gpu_kernel(ops::tanh, unary<Unary::tanh>);
-  register_gpu_kernel(ops::gelu, unary<Unary::gelu>);
-  register_gpu_kernel(ops::gelu_backward, gradient<Gradient::gelu>);
+  // Every element-wise kernel op of the dialect, with its scalar body (ElementwiseMath.h).
+#define DLC_REGISTER(op, Functor, kind, operands)                                             \
+  register_gpu_kernel(ops::op, kind<elementwise::Functor, ops::op, floatOnly(#operands)>);
+  DLC_ELEMENTWISE_OPS(DLC_REGISTER)
+#undef DLC_REGISTER
   register_gpu_kernel(ops::compare, compare);
   register_gpu_kernel(ops::select, select);
   register_gpu_kernel(ops::cast, cast);

@@ -44,47 +44,51 @@ struct BatchNormGeometry {
   Layout layout = Layout::plain;
 };
 
+// The kernels that both ref:: (the plain-loop oracle) and onednn:: (the fast ones,
+// oneDNN primitives cached by shape, one cache per thread, so each device's worker
+// thread keeps its own) provide, with one contract, declared in each namespace below.
+// x, dx: (N,C,H,W); w, dw: (O,C/groups,KH,KW); b, db: (O) or nullptr; y, dy:
+// (N,O,OH,OW). With `relu`, y = max(conv + b, 0), dlc-fuse's epilogue.
+// Pooling: y, dy (N,C,OH,OW); count_include_pad divides by the full window (MXNet's
+// default) or by its in-bounds part.
+// Batch norm: x, y, dy, dx (N,C,S); gamma, beta, mean, var, dgamma, dbeta (C). Training
+// normalizes with the batch statistics and returns them (var biased, / N*S); inference
+// with the running ones; backward takes the mean and var training returned.
+// Dense: x (M,K), w (units,K), b (units) or nullptr, y (M,units); dx = dy·w,
+// dw = dyᵀ·x, db = Σ_rows dy or nullptr.
+#define DLC_NN_KERNELS_OF_BOTH                                                            \
+  void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w,            \
+                      const float *b, float *y, bool relu = false);                       \
+  void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w,     \
+                            float *dx);                                                   \
+  void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const float *x,   \
+                              float *dw, float *db);                                      \
+  void avg_pool2d_forward(const Pool2DGeometry &g, bool countIncludePad, const float *x,  \
+                          float *y);                                                      \
+  void avg_pool2d_backward(const Pool2DGeometry &g, bool countIncludePad,                 \
+                           const float *dy, float *dx);                                   \
+  void batch_norm_forward_training(const BatchNormGeometry &g, const float *x,            \
+                                   const float *gamma, const float *beta, double epsilon, \
+                                   float *y, float *mean, float *var);                    \
+  void batch_norm_forward_inference(const BatchNormGeometry &g, const float *x,           \
+                                    const float *gamma, const float *beta,                \
+                                    const float *runningMean, const float *runningVar,    \
+                                    double epsilon, float *y);                            \
+  void batch_norm_backward(const BatchNormGeometry &g, const float *dy, const float *x,   \
+                           const float *gamma, const float *mean, const float *var,       \
+                           double epsilon, float *dx, float *dgamma, float *dbeta);       \
+  void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w, \
+                     const float *b, float *y, bool relu = false);                        \
+  void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy,               \
+                      const float *x, const float *w, float *dx, float *dw, float *db);
+
 namespace ref {
-// x is (N,C,H,W), w is (O,C/groups,KH,KW), b is (O) or nullptr, y is (N,O,OH,OW);
-// with `relu`, y = max(conv + b, 0) (the fused epilogue of dlc-fuse)
-void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
-                    float *y, bool relu = false);
-// dy is (N,O,OH,OW), w as above; dx is (N,C,H,W)
-void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx);
-// dy is (N,O,OH,OW), x is (N,C,H,W); dw is (O,C/groups,KH,KW); db is (O) or nullptr
-void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
-                            float *db);
+DLC_NN_KERNELS_OF_BOTH
 
 // x is (N,C,H,W), y is (N,C,OH,OW); padding never wins a max
 void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y);
 // the gradient goes to the first maximum of each window (row-major order)
 void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx);
-// count_include_pad: divide by the full window (MXNet default) or by its in-bounds part
-void avg_pool2d_forward(const Pool2DGeometry &g, bool countIncludePad, const float *x, float *y);
-void avg_pool2d_backward(const Pool2DGeometry &g, bool countIncludePad, const float *dy,
-                         float *dx);
-
-// Training: normalizes with the batch statistics and returns them; var is biased (/ N*S).
-// x, y are (N,C,S); gamma, beta, mean, var are (C)
-void batch_norm_forward_training(const BatchNormGeometry &g, const float *x, const float *gamma,
-                                 const float *beta, double epsilon, float *y, float *mean,
-                                 float *var);
-// Inference: normalizes with the given running statistics.
-void batch_norm_forward_inference(const BatchNormGeometry &g, const float *x,
-                                  const float *gamma, const float *beta,
-                                  const float *runningMean, const float *runningVar,
-                                  double epsilon, float *y);
-// Gradients of the training-mode forward, given the batch mean/var it returned.
-void batch_norm_backward(const BatchNormGeometry &g, const float *dy, const float *x,
-                         const float *gamma, const float *mean, const float *var,
-                         double epsilon, float *dx, float *dgamma, float *dbeta);
-
-// x is (M,K), w is (units,K), b is (units) or nullptr, y is (M,units)
-void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
-                   const float *b, float *y, bool relu = false);
-// dx = dy·w (M,K); dw = dyᵀ·x (units,K); db = Σ_rows dy (units) or nullptr
-void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const float *x,
-                    const float *w, float *dx, float *dw, float *db);
 
 // logits is (N,C), labels (N) class indices, loss (N); throws ValueError on a
 // label outside [0, C)
@@ -97,30 +101,7 @@ void softmax_cross_entropy_backward(int64_t N, int64_t C, const float *dloss,
 } // namespace ref
 
 namespace onednn {
-// Same contracts as ref::, computed with oneDNN primitives cached by shape (one cache per
-// thread, so each device's worker thread keeps its own).
-void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
-                    float *y, bool relu = false);
-void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx);
-void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
-                            float *db);
-void avg_pool2d_forward(const Pool2DGeometry &g, bool countIncludePad, const float *x, float *y);
-void avg_pool2d_backward(const Pool2DGeometry &g, bool countIncludePad, const float *dy,
-                         float *dx);
-void batch_norm_forward_training(const BatchNormGeometry &g, const float *x, const float *gamma,
-                                 const float *beta, double epsilon, float *y, float *mean,
-                                 float *var);
-void batch_norm_forward_inference(const BatchNormGeometry &g, const float *x,
-                                  const float *gamma, const float *beta,
-                                  const float *runningMean, const float *runningVar,
-                                  double epsilon, float *y);
-void batch_norm_backward(const BatchNormGeometry &g, const float *dy, const float *x,
-                         const float *gamma, const float *mean, const float *var,
-                         double epsilon, float *dx, float *dgamma, float *dbeta);
-void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
-                   const float *b, float *y, bool relu = false);
-void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy, const float *x,
-                    const float *w, float *dx, float *dw, float *db);
+DLC_NN_KERNELS_OF_BOTH
 
 /// Converts an (N, C, H, W) f32 tensor from layout `from` to layout `to` (C a multiple
 /// of the blocked ones' channel block).
@@ -146,6 +127,8 @@ void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *d
 /// it, as on machines without. Returns the previous setting. Not thread-safe.
 bool use_portable_code(bool portable);
 } // namespace direct
+
+#undef DLC_NN_KERNELS_OF_BOTH
 
 } // namespace dlc::cpu_kernels
 

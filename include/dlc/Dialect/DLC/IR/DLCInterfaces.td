@@ -10,10 +10,11 @@ def DLC_ScalarBodyOpInterface : OpInterface<"ScalarBodyOpInterface"> {
   let description = [{
     An element-wise op says, in `arith` and `math` ops, what it computes from one element
     of each operand: the body of the `linalg.generic` that `convert-dlc-to-linalg` makes
-    of a fused region, from which kernels are generated. It is the op's definition for
-    code generation, written next to the op; the hand-written kernels compute the same
-    function (`lib/Runtime/ActivationMath.h` for the activations, the element-wise kernel
-    files for the rest), and the tests compare the two.
+    of a fused region, from which kernels are generated. The body is not written here:
+    each op's functor in `include/dlc/Core/ElementwiseMath.h`, which the CPU and CUDA
+    kernels also run, is instantiated with a value type that builds the ops
+    (`lib/Dialect/DLC/IR/DLCScalarBodies.cpp`), so the generated and the hand-written
+    kernels compute one function, and the tests compare the two.
   }];
   let methods = [
     InterfaceMethod<
