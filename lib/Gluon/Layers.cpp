@@ -18,8 +18,10 @@ Tensor activate(const std::string &activation, const Tensor &x) {
     return np::tanh(x);
   if (activation == "gelu")
     return npx::gelu(x);
+  if (activation == "softrelu")
+    return npx::softrelu(x);
   throw ValueError("unknown activation '" + activation +
-                   "'; expected relu, sigmoid, tanh, gelu or none");
+                   "'; expected relu, sigmoid, tanh, softrelu, gelu or none");
 }
 
 namespace {

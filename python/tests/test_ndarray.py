@@ -151,3 +151,20 @@ def test_dlpack_exchange_shares_memory():
     assert np.from_dlpack(strided).asnumpy().tolist() == strided.tolist()
     with pytest.raises(TypeError):
         np.from_dlpack([1, 2])
+
+
+def test_element_wise_ops_bind_themselves_from_the_registry():
+    # erf, softrelu and hard_swish have no line in the Python bindings: every
+    # element-wise op registered with a module is bound there under its name.
+    import math
+    x = np.array([-4.0, -1.0, 0.5, 2.0, 25.0])
+    values = x.asnumpy().tolist()
+    for name, definition in [
+            ("erf", math.erf),
+            ("softrelu", lambda t: t if t > 20 else math.log1p(math.exp(t))),
+            ("hard_swish", lambda t: t * min(max(t + 3, 0), 6) / 6)]:
+        got = getattr(npx, name)(x).asnumpy().tolist()
+        for t, y in zip(values, got):
+            assert abs(y - definition(t)) < 1e-5 * max(1, abs(y)), (name, t, y)
+    # The activation layer knows MXNet's softrelu.
+    assert abs(npx.activation(np.array([0.0]), act_type="softrelu").item() - math.log(2)) < 1e-6

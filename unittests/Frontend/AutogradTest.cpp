@@ -44,6 +44,11 @@ TEST(Autograd, UnaryFunctions) {
   checkAutograd({a}, [](const Inputs &v) { return npx::sigmoid(v[0]); }, "sigmoid");
   checkAutograd({a}, [](const Inputs &v) { return np::tanh(v[0]); }, "tanh");
   checkAutograd({a}, [](const Inputs &v) { return npx::gelu(v[0]); }, "gelu");
+  checkAutograd({a}, [](const Inputs &v) { return npx::erf(v[0]); }, "erf");
+  checkAutograd({a}, [](const Inputs &v) { return npx::softrelu(v[0]); }, "softrelu");
+  // Inputs on both sides of the kinks at -3 and 3, none on them.
+  Tensor spread = randomTensor({2, 5}, 8) * 5.0;
+  checkAutograd({spread}, [](const Inputs &v) { return npx::hard_swish(v[0]); }, "hard_swish");
   checkAutograd({a}, [](const Inputs &v) { return npx::softmax(v[0]); }, "softmax");
   checkAutograd({a}, [](const Inputs &v) { return npx::log_softmax(v[0], 0); }, "log_softmax");
   checkAutograd({a}, [](const Inputs &v) { return v[0].astype(DType::f32) * v[0]; },

@@ -123,6 +123,46 @@ TEST(Ops, GeluAndItsGradient) {
   EXPECT_THROW(npx::gelu_backward(dy, x.reshape({8, 8})), ShapeError);
 }
 
+// erf, softrelu and hard_swish against their definitions in double precision, on random
+// inputs over their tails and kinks (softrelu's switch to x at 20, hard_swish's at -3 and
+// 3); the 16-bit floats compute in float and round once; integers are refused by name.
+TEST(Ops, ErfSoftreluAndHardSwish) {
+  std::vector<float> v = randomValues(256, 31);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] *= i < 8 ? 40.f : 6.f; // a few far out: softrelu of 20 and more, e^x overflowing
+  Tensor x = np::array(v);
+  struct Case {
+    const char *name;
+    Tensor (*op)(const Tensor &);
+    double (*definition)(double);
+  };
+  const Case cases[] = {
+      {"erf", npx::erf, [](double t) { return std::erf(t); }},
+      {"softrelu", npx::softrelu, [](double t) { return t > 20 ? t : std::log1p(std::exp(t)); }},
+      {"hard_swish", npx::hard_swish,
+       [](double t) { return t * std::min(std::max(t + 3, 0.0), 6.0) / 6; }},
+  };
+  for (const Case &c : cases) {
+    std::vector<float> y = c.op(x).to_vector<float>();
+    for (size_t i = 0; i < v.size(); ++i) {
+      double want = c.definition(v[i]);
+      EXPECT_NEAR(y[i], want, 2e-6 * std::max(1.0, std::abs(want))) << c.name << "(" << v[i] << ")";
+    }
+    std::vector<float> half = c.op(x.astype(DType::bf16)).astype(DType::f32).to_vector<float>();
+    for (size_t i = 0; i < v.size(); ++i)
+      EXPECT_NEAR(half[i], y[i], 0.02 * std::max(1.f, std::abs(y[i]))) << "bfloat16 " << c.name;
+    try {
+      c.op(np::array(std::vector<int64_t>{1, 2}));
+      ADD_FAILURE() << c.name << " took int64";
+    } catch (const DTypeError &e) {
+      EXPECT_NE(std::string(e.what()).find(c.name), std::string::npos) << e.what();
+    }
+  }
+  // softrelu far below zero keeps e^x (log1p), not 0.
+  EXPECT_NEAR(npx::softrelu(np::array(std::vector<float>{-30.f})).to_vector<float>()[0],
+              std::exp(-30.0), 1e-18);
+}
+
 TEST(Ops, UnaryComparisonWhereCast) {
   std::vector<float> v = randomValues(10, 7);
   Tensor x = np::array(v);

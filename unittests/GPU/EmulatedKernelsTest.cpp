@@ -300,8 +300,10 @@ TEST(EmulatedGpuKernels, IntegerDivisionByZeroIsReportedAfterTheTask) {
 
 TEST(EmulatedGpuKernels, UnaryFunctions) {
   for (DType dtype : kFloats) {
-    for (const char *op : {"negative", "relu", "exp", "sigmoid", "tanh", "gelu"})
+    for (const char *op : {"negative", "relu", "exp", "sigmoid", "tanh", "gelu", "erf",
+                           "softrelu", "hard_swish"})
       expectAgree(op, {{{9, 311}, dtype, -4, 4}});
+    expectAgree("softrelu", {{{9, 311}, dtype, -40, 40}});
     for (const char *op : {"log", "sqrt", "rsqrt"})
       expectAgree(op, {{{9, 311}, dtype, 0.01, 20}});
   }

@@ -332,7 +332,8 @@ TEST_F(Gpu, UnaryAndSelect) {
   using Op = Tensor (*)(const Tensor &);
   for (auto [name, op] : std::vector<std::pair<const char *, Op>>{
            {"negative", np::negative}, {"exp", np::exp}, {"tanh", np::tanh},
-           {"relu", npx::relu}, {"sigmoid", npx::sigmoid}, {"gelu", npx::gelu}})
+           {"relu", npx::relu}, {"sigmoid", npx::sigmoid}, {"gelu", npx::gelu},
+           {"erf", npx::erf}, {"softrelu", npx::softrelu}, {"hard_swish", npx::hard_swish}})
     expectGpuMatchesCpu({x}, [op = op](auto &in) { return one(op(in[0])); }, name);
   for (auto [name, op] : std::vector<std::pair<const char *, Op>>{
            {"log", np::log}, {"sqrt", np::sqrt}, {"rsqrt", np::rsqrt}})

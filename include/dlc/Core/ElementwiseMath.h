@@ -16,7 +16,7 @@
 // Rules for a body: arithmetic with + - * / and unary -, comparisons with < > <= >=, a
 // choice with `where(condition, then, otherwise)` (both sides are computed: it is a
 // blend, not a branch), constants through `lit(x, value)`, and the functions below
-// (exp, log, sqrt, tanh, erf, pow). Bodies of float-only ops compute in float.
+// (exp, log, log1p, sqrt, tanh, erf, pow). Bodies of float-only ops compute in float.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_CORE_ELEMENTWISEMATH_H
@@ -34,6 +34,8 @@ namespace dlc::elementwise {
 
 DLC_HOST_DEVICE float exp(float x) { return ::expf(x); }
 DLC_HOST_DEVICE float log(float x) { return ::logf(x); }
+/// log(1 + x), exact for small x where log(1 + x) would round 1 + x first.
+DLC_HOST_DEVICE float log1p(float x) { return ::log1pf(x); }
 DLC_HOST_DEVICE float sqrt(float x) { return ::sqrtf(x); }
 DLC_HOST_DEVICE float tanh(float x) { return ::tanhf(x); }
 DLC_HOST_DEVICE float erf(float x) { return ::erff(x); }
@@ -113,6 +115,29 @@ template <typename C> DLC_HOST_DEVICE C normal_cdf(C x) {
 /// default compute it (not the tanh approximation).
 struct Gelu {
   template <typename C> DLC_HOST_DEVICE static C apply(C x) { return x * normal_cdf(x); }
+};
+
+/// The error function, erf(x) = 2 / sqrt(pi) * integral of e^(-t^2) from 0 to x.
+struct Erf {
+  template <typename C> DLC_HOST_DEVICE static C apply(C x) { return erf(x); }
+};
+
+/// MXNet's softrelu (softplus), log(1 + e^x): x itself above 20, where e^x would
+/// overflow and log(1 + e^x) rounds to x, as MXNet computes it.
+struct Softrelu {
+  template <typename C> DLC_HOST_DEVICE static C apply(C x) {
+    return where(x > lit(x, 20), x, log1p(exp(x)));
+  }
+};
+
+/// Hard swish, x * relu6(x + 3) / 6 (MobileNetV3's): 0 below -3, x above 3.
+struct HardSwish {
+  template <typename C> DLC_HOST_DEVICE static C apply(C x) {
+    C shifted = x + lit(x, 3);
+    C clamped = where(shifted < lit(x, 0), lit(x, 0),
+                      where(shifted > lit(x, 6), lit(x, 6), shifted));
+    return x * clamped / lit(x, 6);
+  }
 };
 
 /// dx = x > 0 ? dy : 0

@@ -118,6 +118,12 @@ Tensor sigmoid(const Tensor &x);
 Tensor gelu(const Tensor &x);
 /// Gradient of gelu: dy * (Phi(x) + x * phi(x)).
 Tensor gelu_backward(const Tensor &dy, const Tensor &x);
+/// The error function (float tensors).
+Tensor erf(const Tensor &x);
+/// MXNet's softrelu (softplus): log(1 + e^x), x itself above 20.
+Tensor softrelu(const Tensor &x);
+/// Hard swish: x * min(max(x + 3, 0), 6) / 6.
+Tensor hard_swish(const Tensor &x);
 Tensor softmax(const Tensor &x, int64_t axis = -1);
 Tensor log_softmax(const Tensor &x, int64_t axis = -1);
 /// (N, d1, d2, ...) to (N, d1*d2*...).

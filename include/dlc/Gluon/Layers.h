@@ -1,7 +1,7 @@
 //===- Layers.h - the layers of gluon.nn --------------------------------------===//
 //
 // Input sizes (in_channels, in_units) are inferred at the first forward, as Gluon's
-// deferred initialization does. Activations: "relu", "sigmoid", "tanh", "gelu" or ""
+// deferred initialization does. Activations: "relu", "sigmoid", "tanh", "softrelu", "gelu" or ""
 // (none).
 //
 //===----------------------------------------------------------------------===//

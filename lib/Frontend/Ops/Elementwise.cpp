@@ -97,6 +97,23 @@ std::vector<Tensor> vjpRelu(const VjpContext &c) {
 std::vector<Tensor> vjpGelu(const VjpContext &c) {
   return {npx::gelu_backward(c.output_grads[0], c.inputs[0])};
 }
+// d erf(x) = 2 / sqrt(pi) e^(-x^2)
+std::vector<Tensor> vjpErf(const VjpContext &c) {
+  const Tensor &x = c.inputs[0];
+  return {c.output_grads[0] * np::exp(-(x * x)) * 1.1283791670955126};
+}
+// d softrelu(x) = e^x / (1 + e^x) = sigmoid(x)
+std::vector<Tensor> vjpSoftrelu(const VjpContext &c) {
+  return {c.output_grads[0] * npx::sigmoid(c.inputs[0])};
+}
+// d hard_swish(x) = 0 below -3, 1 above 3, (2x + 3) / 6 between
+std::vector<Tensor> vjpHardSwish(const VjpContext &c) {
+  const Tensor &x = c.inputs[0], &g = c.output_grads[0];
+  auto scalar = [&](double value) { return np::full({}, value, x.dtype(), x.device()); };
+  Tensor slope = np::where(x < scalar(-3), scalar(0),
+                           np::where(x > scalar(3), scalar(1), (x * 2.0 + 3.0) / 6.0));
+  return {g * slope};
+}
 std::vector<Tensor> vjpSigmoid(const VjpContext &c) {
   const Tensor &y = c.outputs[0];
   return {c.output_grads[0] * y * (1.0 - y)};
@@ -241,6 +258,9 @@ void detail::register_elementwise_ops() {
       {"sigmoid", ops::sigmoid, inferFloatUnary, vjpSigmoid, "npx"},
       {"tanh", ops::tanh, inferFloatUnary, vjpTanh, "np"},
       {"gelu", ops::gelu, inferFloatUnary, vjpGelu, "npx"},
+      {"erf", ops::erf, inferFloatUnary, vjpErf, "npx"},
+      {"softrelu", ops::softrelu, inferFloatUnary, vjpSoftrelu, "npx"},
+      {"hard_swish", ops::hard_swish, inferFloatUnary, vjpHardSwish, "npx"},
       {"gelu_backward", ops::gelu_backward, inferFloatSameShapes, vjp_not_implemented, nullptr},
   };
   for (const ElementwiseOp &op : elementwise) {
@@ -282,6 +302,9 @@ DLC_UNARY(np, tanh, "tanh")
 DLC_UNARY(npx, relu, "relu")
 DLC_UNARY(npx, sigmoid, "sigmoid")
 DLC_UNARY(npx, gelu, "gelu")
+DLC_UNARY(npx, erf, "erf")
+DLC_UNARY(npx, softrelu, "softrelu")
+DLC_UNARY(npx, hard_swish, "hard_swish")
 #undef DLC_UNARY
 
 Tensor npx::relu_backward(const Tensor &dy, const Tensor &x) {

@@ -902,3 +902,12 @@ func.func @gelu_backward_of_integers(%dy: tensor<4xi32>, %x: tensor<4xi32>) {
   %0 = dlc.gelu_backward %dy, %x : tensor<4xi32>
   return
 }
+
+// -----
+
+// The float-only element-wise ops refuse integers (their kernels have no integer math).
+func.func @softrelu_of_integers(%x: tensor<4xi32>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %0 = dlc.softrelu %x : tensor<4xi32>
+  return
+}

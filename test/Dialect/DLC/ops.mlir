@@ -245,3 +245,14 @@ func.func @gelu(%x: tensor<4x8xf32>, %dy: tensor<4x8xf32>) -> (tensor<4x8xf32>, 
   %dx = dlc.gelu_backward %dy, %x : tensor<4x8xf32>
   return %y, %dx : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func.func @erf_softrelu_hard_swish
+func.func @erf_softrelu_hard_swish(%x: tensor<4x8xf32>, %h: tensor<4x8xbf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xbf16>) {
+  // CHECK: dlc.erf %{{.*}} : tensor<4x8xf32>
+  %e = dlc.erf %x : tensor<4x8xf32>
+  // CHECK: dlc.softrelu %{{.*}} : tensor<4x8xf32>
+  %s = dlc.softrelu %x : tensor<4x8xf32>
+  // CHECK: dlc.hard_swish %{{.*}} : tensor<4x8xbf16>
+  %w = dlc.hard_swish %h : tensor<4x8xbf16>
+  return %e, %s, %w : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xbf16>
+}

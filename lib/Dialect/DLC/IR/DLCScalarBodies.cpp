@@ -74,6 +74,7 @@ ScalarValue lit(const ScalarValue &like, double value) {
 }
 ScalarValue exp(ScalarValue x) { return x.make<math::ExpOp>(x.v); }
 ScalarValue log(ScalarValue x) { return x.make<math::LogOp>(x.v); }
+ScalarValue log1p(ScalarValue x) { return x.make<math::Log1pOp>(x.v); }
 ScalarValue sqrt(ScalarValue x) { return x.make<math::SqrtOp>(x.v); }
 ScalarValue tanh(ScalarValue x) { return x.make<math::TanhOp>(x.v); }
 ScalarValue erf(ScalarValue x) { return x.make<math::ErfOp>(x.v); }

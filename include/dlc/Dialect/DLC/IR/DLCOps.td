@@ -181,6 +181,16 @@ def DLC_GeluOp : DLC_UnaryOp<"gelu", DLC_FloatTensor> {
   let summary = "Gaussian error linear unit, x * Phi(x) = x / 2 * (1 + erf(x / sqrt(2)))";
 }
 
+def DLC_ErfOp : DLC_UnaryOp<"erf", DLC_FloatTensor> {
+  let summary = "Error function, erf(x) = 2 / sqrt(pi) * integral of e^(-t^2) from 0 to x";
+}
+def DLC_SoftreluOp : DLC_UnaryOp<"softrelu", DLC_FloatTensor> {
+  let summary = "Softplus, log(1 + e^x) (x itself above 20), MXNet's softrelu";
+}
+def DLC_HardSwishOp : DLC_UnaryOp<"hard_swish", DLC_FloatTensor> {
+  let summary = "Hard swish, x * min(max(x + 3, 0), 6) / 6";
+}
+
 def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise, DLC_ElementwiseKernel,
                                                    DLC_LayoutRule<"elementwise">,
                                                    DeclareOpInterfaceMethods<DLC_ScalarBodyOpInterface>,
