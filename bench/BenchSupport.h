@@ -3,7 +3,7 @@
 #define DLC_BENCH_BENCHSUPPORT_H
 
 #include <dlc/gluon.h>
-#include <dlc/Runtime/Profile.h>
+#include <dlc/Runtime/Engine/Profile.h>
 
 #include <algorithm>
 #include <chrono>

@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
       std::printf("# train_step, batch %lld: %lld program steps for both devices (%lld copies, "
                   "all-reduces included), fusion %s\n",
                   (long long)batch, (long long)kernels, (long long)transfers,
-                  std::getenv("DLC_DISABLE_FUSION") ? "disabled" : "on");
+                  step.compiled().options().fuse ? "on" : "disabled");
     }
   }
   return 0;

@@ -22,12 +22,11 @@ install(TARGETS ${_dlc_tools} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # ones they include. Gluon, the compiler and the dialect need MLIR and stay in the tree.
 install(FILES include/dlc/dlc.h include/dlc/dlc_c.h ${PROJECT_BINARY_DIR}/include/dlc/Config.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlc)
-# Of the frontend, not hybridize's headers (dlc_hybridize links the compiler).
+# Their folders are libdlc's libraries whole; include/dlc/Hybridize (dlc_hybridize links
+# the compiler) is not installed.
 foreach(dir Core Runtime Frontend)
   install(DIRECTORY include/dlc/${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlc
-          FILES_MATCHING PATTERN "*.h"
-          PATTERN "Hybridize.h" EXCLUDE PATTERN "DataParallelStep.h" EXCLUDE
-          PATTERN "ModelCompiler.h" EXCLUDE)
+          FILES_MATCHING PATTERN "*.h")
 endforeach()
 install(FILES ${PROJECT_BINARY_DIR}/include/dlc/Core/OpFacts.inc
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlc/Core)

@@ -13,7 +13,7 @@
 #include "FuzzSupport.h"
 
 #include "dlc/Core/Error.h"
-#include "dlc/Frontend/ModelCompiler.h"
+#include "dlc/Hybridize/ModelCompiler.h"
 
 #include <cstdlib>
 #include <regex>

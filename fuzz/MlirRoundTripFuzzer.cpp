@@ -1,6 +1,6 @@
 //===- MlirRoundTripFuzzer.cpp - any text through dlc-opt's parse, verify, print ===//
 //
-// The input is MLIR text, vetted as dlc-opt vets it (dlc/Compiler/UntrustedInput.h).
+// The input is MLIR text, vetted as dlc-opt vets it (dlc/Compiler/UntrustedInput/UntrustedInput.h).
 // What parses and verifies is printed, parsed again and printed again, and written as
 // bytecode, read back and printed: each must give the first printout, or the printer,
 // the parser or the bytecode writer and reader disagree, which is a finding (a trap).
@@ -8,7 +8,7 @@
 // process (MLIR 19's reader crashes on damaged files), which no in-process target can.
 //
 //===----------------------------------------------------------------------===//
-#include "dlc/Compiler/UntrustedInput.h"
+#include "dlc/Compiler/UntrustedInput/UntrustedInput.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"

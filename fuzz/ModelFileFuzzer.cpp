@@ -12,7 +12,7 @@
 
 #include "dlc/Frontend/CompiledModel.h"
 #include "dlc/Frontend/NumPy.h"
-#include "dlc/Runtime/ProgramFile.h"
+#include "dlc/Runtime/Files/ProgramFile.h"
 
 #include <cstdlib>
 

@@ -9,6 +9,7 @@
 #ifndef DLC_DLC_H
 #define DLC_DLC_H
 
+#include "dlc/Core/CompileOptions.h"
 #include "dlc/Core/DType.h"
 #include "dlc/Core/Device.h"
 #include "dlc/Core/Error.h"
@@ -20,11 +21,11 @@
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/SafeTensors.h"
 #include "dlc/Frontend/Tensor.h"
-#include "dlc/Runtime/Allocator.h"
-#include "dlc/Runtime/Collectives.h"
-#include "dlc/Runtime/Engine.h"
-#include "dlc/Runtime/Gpu.h"
-#include "dlc/Runtime/Kernel.h"
-#include "dlc/Runtime/Numerics.h"
+#include "dlc/Runtime/Engine/Allocator.h"
+#include "dlc/Runtime/Distributed/Collectives.h"
+#include "dlc/Runtime/Engine/Engine.h"
+#include "dlc/Runtime/Engine/Gpu.h"
+#include "dlc/Runtime/Engine/Kernel.h"
+#include "dlc/Runtime/Engine/Numerics.h"
 
 #endif // DLC_DLC_H

@@ -10,7 +10,7 @@
 #define DLC_GLUON_H
 
 #include "dlc/dlc.h"
-#include "dlc/Frontend/Hybridize.h"
+#include "dlc/Hybridize/CompiledFunction.h"
 #include "dlc/Gluon/Block.h"
 #include "dlc/Gluon/Data.h"
 #include "dlc/Gluon/Initializer.h"

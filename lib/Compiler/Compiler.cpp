@@ -3,7 +3,7 @@
 
 #include "CompilerInternal.h"
 
-#include "dlc/Compiler/UntrustedInput.h"
+#include "dlc/Compiler/UntrustedInput/UntrustedInput.h"
 #include "dlc/Conversion/DLCToRuntime/DLCToRuntime.h"
 #include "dlc/Conversion/Pipelines.h"
 
@@ -25,7 +25,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <mutex>
 
 namespace dlc::compiler {
@@ -33,31 +32,18 @@ namespace dlc::compiler {
 using namespace mlir;
 
 namespace {
-/// DLC_DISABLE_FUSION=1 compiles without dlc-fuse (to measure what fusion saves).
-bool fusionEnabled() {
-  const char *flag = std::getenv("DLC_DISABLE_FUSION");
-  return !flag || !*flag || std::string(flag) == "0";
+/// Whether generated GPU code can be made: kernels generated, and a toolkit with
+/// libdevice to link the PTX's math against.
+bool gpuKernelsGenerated(const CompileOptions &options) {
+  return options.generated_kernels && !options.cuda_toolkit.empty();
 }
 
-/// DLC_GENERATED_KERNELS=0 runs fused element-wise regions through their interpreted
-/// sub-kernels instead of generated code (the path before code generation).
-bool kernelsGenerated() {
-  const char *flag = std::getenv("DLC_GENERATED_KERNELS");
-  return !flag || !*flag || std::string(flag) != "0";
-}
-
-/// DLC_COMPILE_TIMING=1 prints where a compile's time goes to stderr: MLIR's timing
-/// report of the pipeline's passes, then the lowering to the runtime program.
-bool timingEnabled() {
-  const char *flag = std::getenv("DLC_COMPILE_TIMING");
-  return flag && *flag && std::string(flag) != "0";
-}
-
-/// `lowerToProgram`, timed when timingEnabled().
-std::shared_ptr<Program> lowerTimed(func::FuncOp function, std::string &error) {
+/// `lowerToProgram`, timed when the options ask.
+std::shared_ptr<Program> lowerTimed(func::FuncOp function, const CompileOptions &options,
+                                    std::string &error) {
   auto start = std::chrono::steady_clock::now();
-  std::shared_ptr<Program> program = conversion::lowerToProgram(function, error);
-  if (timingEnabled())
+  std::shared_ptr<Program> program = conversion::lowerToProgram(function, options, error);
+  if (options.timing)
     llvm::errs() << "dlc compile timing: lowering @" << function.getName()
                  << " to its runtime program (kernels loaded) took "
                  << llvm::format("%.1f", std::chrono::duration<double, std::milli>(
@@ -96,11 +82,10 @@ public:
 
   /// Emits `graphs` and verifies them; "" or the error, after `what`.
   std::string emit(const std::vector<const Graph *> &graphs, const std::string &what,
-                   std::string &tracedIr) {
+                   const CompileOptions &options, std::string &tracedIr) {
     std::string error;
     // GPU regions are generated only where PTX can be made: a toolkit with libdevice.
-    module_ = emitModule(context_, graphs, error,
-                         kernelsGenerated() && !mlir::dlc::defaultCudaToolkit().empty());
+    module_ = emitModule(context_, graphs, error, gpuKernelsGenerated(options));
     if (!module_)
       return error;
     tracedIr = print(*module_);
@@ -112,8 +97,9 @@ public:
   /// Parses an exported module, keeps only `function`, puts it whole on device 0 of
   /// `target` and verifies it; "" or the error.
   std::string parseExported(const std::string &input, const std::string &source,
-                            const std::string &function, DeviceKind target) {
-    // Untrusted input (dlc/Compiler/UntrustedInput.h): bytecode is read in a child
+                            const std::string &function, DeviceKind target,
+                            const CompileOptions &options) {
+    // Untrusted input (dlc/Compiler/UntrustedInput/UntrustedInput.h): bytecode is read in a child
     // process, and text is parsed here only when its nesting cannot overflow the stack.
     std::string text = input;
     if (isBytecode(llvm::MemoryBufferRef(input, source))) {
@@ -138,7 +124,7 @@ public:
       if (other != kept)
         other.erase();
     for (unsigned k = 0; k < kept.getNumResults(); ++k)
-      if (kept.getResultAttr(k, "dlc.updates"))
+      if (kept.getResultAttr(k, mlir::dlc::DLCDialect::getUpdatesAttrName()))
         return source + ": @" + function + " updates its arguments (result " +
                std::to_string(k) + "): it was traced while training; export the block after "
                "a call outside autograd.record()";
@@ -150,8 +136,7 @@ public:
     onTarget.recursivelyReplaceElementsIn(*module_, /*replaceAttrs=*/true,
                                           /*replaceLocs=*/false, /*replaceTypes=*/true);
     (*module_)->setAttr(mlir::dlc::DLCDialect::getTargetsAttrName(),
-                        describeTargets(context_, kernelsGenerated() &&
-                                                      !mlir::dlc::defaultCudaToolkit().empty()));
+                        describeTargets(context_, gpuKernelsGenerated(options)));
     if (failed(verify(*module_)))
       return source + ": @" + function + " does not verify:\n" + diagnostics_;
     return "";
@@ -161,21 +146,27 @@ public:
   PassManager passes() { return PassManager(&context_); }
 
   /// Runs `pipeline` (after the hybridize pipeline for `device`'s kind is added).
-  std::string run(PassManager &pipeline, Device device, Layout blockedLayout,
+  std::string run(PassManager &pipeline, Device device, const CompileOptions &options,
                   const std::string &what, std::string &ir) {
-    mlir::dlc::CompilerPipelineOptions options;
-    options.fuse = fusionEnabled();
-    options.blockedLayout = blockedLayout == Layout::plain ? "" : layout_name(blockedLayout);
-    options.generateKernels = kernelsGenerated();
+    mlir::dlc::CompilerPipelineOptions pipelineOptions;
+    pipelineOptions.fuse = options.fuse;
+    Layout blocked = options.blocked_layout.value_or(Layout::plain);
+    pipelineOptions.blockedLayout = blocked == Layout::plain ? "" : layout_name(blocked);
+    pipelineOptions.generateKernels = options.generated_kernels;
+    pipelineOptions.gpuChip = options.gpu_chip;
+    pipelineOptions.cudaToolkit = options.cuda_toolkit;
+    pipelineOptions.cacheDir = options.cache_dir;
     const GeneratedKernelLauncher *gpu = generated_kernel_launcher(DeviceKind::gpu);
-    options.hostBuildGpuKernels = gpu && gpu->needs_host_build;
-    if (timingEnabled())
+    pipelineOptions.hostBuildGpuKernels = gpu && gpu->needs_host_build;
+    if (options.timing) {
+      llvm::errs() << "dlc compile timing: " << what << " compiled with " << options.str() << "\n";
       pipeline.enableTiming(); // reported when the pass manager goes
+    }
     mlir::dlc::buildDLCCompilerPipeline(pipeline,
                                         device.kind == DeviceKind::gpu
                                             ? mlir::dlc::PipelineTarget::cuda
                                             : mlir::dlc::PipelineTarget::cpu,
-                                        options);
+                                        pipelineOptions);
     if (failed(pipeline.run(*module_)))
       return what + ": the pipeline failed:\n" + diagnostics_;
     ir = print(*module_);
@@ -196,23 +187,21 @@ private:
 } // namespace
 
 std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out,
-                    Layout blockedLayout) {
+                    const CompileOptions &options) {
   if (graphs.empty())
     return "hybridize: nothing to compile";
   Compilation compilation;
-  std::string error = compilation.emit(graphs, "hybridize", out.traced_ir);
+  std::string error = compilation.emit(graphs, "hybridize", options, out.traced_ir);
   if (!error.empty())
     return error;
   PassManager pipeline = compilation.passes();
-  error = compilation.run(pipeline, graphs.front()->device, blockedLayout, "hybridize",
-                          out.ir);
+  error = compilation.run(pipeline, graphs.front()->device, options, "hybridize", out.ir);
   if (!error.empty())
     return error;
   out.programs.clear();
   for (const Graph *graph : graphs) {
     func::FuncOp function = compilation.function(graph->name);
-    std::shared_ptr<Program> program =
-        function ? lowerTimed(function, error) : nullptr;
+    std::shared_ptr<Program> program = function ? lowerTimed(function, options, error) : nullptr;
     if (!program)
       return function ? error : "hybridize: function @" + graph->name + " vanished";
     out.programs.push_back(std::move(program));
@@ -221,23 +210,23 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
 }
 
 std::string compile_exported(const std::string &text, const std::string &source,
-                             const std::string &function, DeviceKind target,
-                             CompiledExport &out, Layout blockedLayout) {
+                             const std::string &function, DeviceKind target, CompiledExport &out,
+                             const CompileOptions &options) {
   Compilation compilation;
-  std::string error = compilation.parseExported(text, source, function, target);
+  std::string error = compilation.parseExported(text, source, function, target, options);
   if (!error.empty())
     return error;
   PassManager pipeline = compilation.passes();
-  error = compilation.run(pipeline, Device{target, 0}, blockedLayout, source, out.ir);
+  error = compilation.run(pipeline, Device{target, 0}, options, source, out.ir);
   if (!error.empty())
     return error;
   func::FuncOp lowered = compilation.function(function);
-  out.program = lowered ? lowerTimed(lowered, error) : nullptr;
+  out.program = lowered ? lowerTimed(lowered, options, error) : nullptr;
   if (!out.program)
     return lowered ? error : source + ": function @" + function + " vanished";
   out.argument_names.clear();
   for (unsigned i = 0; i < lowered.getNumArguments(); ++i) {
-    auto name = lowered.getArgAttrOfType<StringAttr>(i, "dlc.name");
+    auto name = lowered.getArgAttrOfType<StringAttr>(i, mlir::dlc::DLCDialect::getNameAttrName());
     out.argument_names.push_back(name ? name.str() : "arg" + std::to_string(i));
   }
   return "";
@@ -245,9 +234,9 @@ std::string compile_exported(const std::string &text, const std::string &source,
 
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
                                   CompiledDataParallel &out, bool syncBatchNorm,
-                                  Layout blockedLayout, int processes) {
+                                  const CompileOptions &options, int processes) {
   Compilation compilation;
-  std::string error = compilation.emit({&step}, "training step", out.traced_ir);
+  std::string error = compilation.emit({&step}, "training step", options, out.traced_ir);
   if (!error.empty())
     return error;
   PassManager pipeline = compilation.passes();
@@ -265,11 +254,11 @@ std::string compile_data_parallel(const Graph &step, const std::vector<Device> &
     if (failed(parsePassPipeline("dlc-shard-data-parallel{" + options + "}", pipeline)))
       return "training step: cannot build the sharding pass for devices " + list;
   }
-  error = compilation.run(pipeline, devices.front(), blockedLayout, "training step", out.ir);
+  error = compilation.run(pipeline, devices.front(), options, "training step", out.ir);
   if (!error.empty())
     return error;
   func::FuncOp function = compilation.function(step.name);
-  out.program = function ? lowerTimed(function, error) : nullptr;
+  out.program = function ? lowerTimed(function, options, error) : nullptr;
   if (!out.program)
     return function ? error : "training step: function @" + step.name + " vanished";
   return "";

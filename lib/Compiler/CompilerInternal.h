@@ -3,7 +3,7 @@
 #define DLC_LIB_COMPILER_COMPILERINTERNAL_H
 
 #include "dlc/Compiler/Graph.h"
-#include "dlc/Runtime/Program.h"
+#include "dlc/Runtime/Program/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

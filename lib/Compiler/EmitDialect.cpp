@@ -11,7 +11,7 @@
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/IR/DLCExecution.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
-#include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/Engine/Kernel.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -143,11 +143,12 @@ OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const G
         location, graph->name, builder.getFunctionType(argumentTypes, resultTypes));
     mlir::dlc::DeviceAttr device = deviceAttr(context, graph->device);
     for (size_t i = 0; i < graph->arguments.size(); ++i) {
-      function.setArgAttr(unsigned(i), "dlc.name",
+      function.setArgAttr(unsigned(i), mlir::dlc::DLCDialect::getNameAttrName(),
                           builder.getStringAttr(graph->arguments[i].name));
       function.setArgAttr(unsigned(i), mlir::dlc::DLCDialect::getDeviceAttrName(), device);
       if (graph->arguments[i].batch)
-        function.setArgAttr(unsigned(i), "dlc.batch", builder.getUnitAttr());
+        function.setArgAttr(unsigned(i), mlir::dlc::DLCDialect::getBatchAttrName(),
+                            builder.getUnitAttr());
       if (graph->arguments[i].saved_result >= 0)
         function.setArgAttr(
             unsigned(i), mlir::dlc::DLCDialect::getSavedFromAttrName(),
@@ -158,7 +159,8 @@ OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const G
       function->setAttr(mlir::dlc::DLCDialect::getBlockedResultsAttrName(),
                         builder.getUnitAttr());
     for (size_t k = 0; k < graph->updates.size(); ++k)
-      function.setResultAttr(unsigned(graph->results.size() + k), "dlc.updates",
+      function.setResultAttr(unsigned(graph->results.size() + k),
+                             mlir::dlc::DLCDialect::getUpdatesAttrName(),
                              builder.getI64IntegerAttr(graph->updates[k].argument));
 
     Block *body = function.addEntryBlock();
@@ -199,7 +201,7 @@ OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const G
           state.addAttribute(attrName, converted);
       }
       if (node.gradient)
-        state.addAttribute("dlc.gradient", inside.getUnitAttr());
+        state.addAttribute(mlir::dlc::DLCDialect::getGradientAttrName(), inside.getUnitAttr());
       if (node.op != ::dlc::ops::constant) // constants belong to every device that uses them
         state.addAttribute(mlir::dlc::DLCDialect::getDeviceAttrName(), device);
       Operation *op = inside.create(state);

@@ -5,8 +5,8 @@
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/Dist.h"
 #include "dlc/Frontend/NumPy.h"
-#include "dlc/Runtime/Collectives.h"
-#include "dlc/Runtime/ProcessGroup.h"
+#include "dlc/Runtime/Distributed/Collectives.h"
+#include "dlc/Runtime/Distributed/ProcessGroup.h"
 
 #include <algorithm>
 #include <map>

@@ -7,7 +7,7 @@
 #include "dlc/Core/Error.h"
 #include "dlc/Core/OpFacts.h"
 #include "dlc/Frontend/NumPy.h"
-#include "dlc/Runtime/ProgramFile.h"
+#include "dlc/Runtime/Files/ProgramFile.h"
 
 #include <cstring>
 #include <map>

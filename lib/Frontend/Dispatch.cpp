@@ -5,9 +5,9 @@
 #include "OpDefinitions.h"
 #include "Tracer.h"
 #include "dlc/Frontend/Autograd.h"
-#include "dlc/Runtime/Kernel.h"
-#include "dlc/Runtime/Numerics.h"
-#include "dlc/Runtime/Profile.h"
+#include "dlc/Runtime/Engine/Kernel.h"
+#include "dlc/Runtime/Engine/Numerics.h"
+#include "dlc/Runtime/Engine/Profile.h"
 
 #include <algorithm>
 #include <chrono>

@@ -3,9 +3,9 @@
 
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/OpRegistry.h"
-#include "dlc/Runtime/Engine.h"
-#include "dlc/Runtime/ProcessGroup.h"
-#include "dlc/Runtime/Profile.h"
+#include "dlc/Runtime/Engine/Engine.h"
+#include "dlc/Runtime/Distributed/ProcessGroup.h"
+#include "dlc/Runtime/Engine/Profile.h"
 
 #include <algorithm>
 #include <cstdlib>

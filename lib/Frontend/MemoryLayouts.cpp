@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "OpDefinitions.h"
 
-#include "dlc/Frontend/Hybridize.h"
+#include "dlc/Frontend/Trace.h"
 
 namespace dlc {
 

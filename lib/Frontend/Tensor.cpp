@@ -6,7 +6,7 @@
 #include "dlc/Frontend/OpRegistry.h"
 #include "AutogradInternal.h"
 #include "Tracer.h"
-#include "dlc/Frontend/Hybridize.h"
+#include "dlc/Frontend/Trace.h"
 
 #include <optional>
 

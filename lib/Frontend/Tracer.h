@@ -13,7 +13,7 @@
 #include "dlc/Compiler/Graph.h"
 #include "dlc/Frontend/OpRegistry.h"
 #include "AutogradInternal.h"
-#include "dlc/Frontend/Hybridize.h"
+#include "dlc/Frontend/Trace.h"
 
 #include <map>
 #include <string>

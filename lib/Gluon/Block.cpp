@@ -77,12 +77,22 @@ void HybridBlock::cast(DType dtype) {
   compiled_.reset();
 }
 
-void HybridBlock::hybridize(bool active) {
+void HybridBlock::hybridize(bool active, const CompileOptions &options) {
   hybridized_ = active;
+  options_ = options;
   compiled_.reset();
   for (const auto &entry : children())
     if (auto hybrid = std::dynamic_pointer_cast<HybridBlock>(entry.second))
-      hybrid->hybridize(active);
+      hybrid->hybridize(active, options);
+}
+
+void HybridBlock::set_compile_options(const CompileOptions &options) {
+  options_ = options;
+  if (compiled_)
+    compiled_->set_options(options);
+  for (const auto &entry : children())
+    if (auto hybrid = std::dynamic_pointer_cast<HybridBlock>(entry.second))
+      hybrid->set_compile_options(options);
 }
 
 Tensor HybridBlock::call(const Tensor &x) {
@@ -104,7 +114,8 @@ Tensor HybridBlock::call(const Tensor &x) {
                              p->grad_req() != GradReq::null});
           }
           return bound;
-        });
+        },
+        options_);
   }
   return (*compiled_)(x);
 }

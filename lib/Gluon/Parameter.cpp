@@ -1,7 +1,7 @@
 //===- Parameter.cpp - per-device parameter copies, deferred initialization ---===//
 #include "dlc/Gluon/Parameter.h"
 
-#include "dlc/Frontend/Hybridize.h"
+#include "dlc/Hybridize/CompiledFunction.h"
 
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/Dist.h"

@@ -8,7 +8,7 @@
 namespace dlc::gluon {
 
 TrainStep::TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Device> devices,
-                     bool sync_batch_norm)
+                     bool sync_batch_norm, CompileOptions options)
     : net_(net), trainer_(trainer), devices_(devices),
       step_(
           "TrainStep",
@@ -17,10 +17,9 @@ TrainStep::TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Devi
             return std::vector<Tensor>{loss(output, label), output};
           },
           [&trainer](const Tensor &weight, const Tensor &grad, std::vector<Tensor> &state,
-                     const Tensor &rate, double rescale) {
-            return trainer.update(weight, grad, state, rate, rescale);
-          },
-          trainer.state_size(), devices) {
+                     const Tensor &rate,
+                     double rescale) { return trainer.update(weight, grad, state, rate, rescale); },
+          trainer.state_size(), devices, std::move(options)) {
   step_.set_sync_batch_norm(sync_batch_norm);
 }
 

@@ -9,8 +9,8 @@
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/OpRegistry.h"
-#include "dlc/Runtime/Numerics.h"
-#include "dlc/Runtime/ProcessGroup.h"
+#include "dlc/Runtime/Engine/Numerics.h"
+#include "dlc/Runtime/Distributed/ProcessGroup.h"
 
 #include <algorithm>
 #include <cmath>

@@ -10,6 +10,7 @@
 #ifndef DLC_PYTHON_BINDINGS_H
 #define DLC_PYTHON_BINDINGS_H
 
+#include "dlc/Core/CompileOptions.h"
 #include "dlc/gluon.h"
 
 #include <pybind11/functional.h>
@@ -50,6 +51,15 @@ py::tuple shape_tuple(const Shape &shape);
 std::array<int64_t, 2> pair_of(const py::object &obj, const char *what);
 /// 'write', 'add' or 'null'.
 GradReq grad_req_of(const std::string &name);
+
+/// hybridize()'s and TrainStep's keyword arguments as CompileOptions: the environment's
+/// (compile_options_from_environment), with each CompileOptions field named in `kwargs`
+/// (fuse, generated_kernels, cuda_graphs, timing, blocked_layout, cuda_toolkit,
+/// gpu_chip, cache_dir) replaced; MXNet's hybridize flags that dlc has no use for
+/// (static_alloc, static_shape, ...) are accepted. Others raise TypeError naming `where`.
+CompileOptions compile_options_of(const py::kwargs &kwargs, const char *where);
+/// The options as a dict of those fields (blocked_layout None when unset).
+py::dict compile_options_dict(const CompileOptions &options);
 /// An int or a sequence of ints as axes; None gives {} (every axis).
 std::vector<int64_t> to_axes(const py::handle &obj);
 

@@ -3,6 +3,7 @@
 
 #include "dlc/Frontend/OpRegistry.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace dlc::python {
@@ -155,6 +156,70 @@ GradReq grad_req_of(const std::string &name) {
   if (name == "null")
     return GradReq::null;
   throw ValueError("grad_req: expected 'write', 'add' or 'null', got '" + name + "'");
+}
+
+CompileOptions compile_options_of(const py::kwargs &kwargs, const char *where) {
+  CompileOptions options = compile_options_from_environment();
+  // MXNet 1.x's hybridize flags: dlc always plans memory statically and compiles whole
+  // graphs, so they change nothing here.
+  static const char *const mxnetFlags[] = {
+      "static_alloc",       "static_shape",         "inline_limit", "forward_bulk_size",
+      "backward_bulk_size", "partition_if_dynamic", "backend",      "clear"};
+  for (const auto &[key, value] : kwargs) {
+    const std::string name = py::str(key);
+    auto flag = [&] { return value.cast<bool>(); };
+    auto text = [&] {
+      return value.is_none() ? std::string() : py::str(value).cast<std::string>();
+    };
+    if (name == "fuse") {
+      options.fuse = flag();
+    } else if (name == "generated_kernels") {
+      options.generated_kernels = flag();
+    } else if (name == "cuda_graphs") {
+      options.cuda_graphs = flag();
+    } else if (name == "timing") {
+      options.timing = flag();
+    } else if (name == "cuda_toolkit") {
+      options.cuda_toolkit = text();
+    } else if (name == "gpu_chip") {
+      options.gpu_chip = text();
+    } else if (name == "cache_dir") {
+      options.cache_dir = text();
+    } else if (name == "blocked_layout") {
+      const std::string layout = text();
+      if (layout.empty())
+        options.blocked_layout.reset();
+      else if (layout == layout_name(Layout::plain) || layout == layout_name(Layout::nChw8c) ||
+               layout == layout_name(Layout::nChw16c))
+        options.blocked_layout = layout == layout_name(Layout::plain)    ? Layout::plain
+                                 : layout == layout_name(Layout::nChw8c) ? Layout::nChw8c
+                                                                         : Layout::nChw16c;
+      else
+        throw ValueError(std::string(where) + ": blocked_layout='" + layout +
+                         "': expected 'nChw16c', 'nChw8c', 'plain' or None (the process's)");
+    } else if (std::find_if(std::begin(mxnetFlags), std::end(mxnetFlags),
+                            [&](const char *f) { return name == f; }) == std::end(mxnetFlags)) {
+      throw py::type_error(std::string(where) + "() got an unexpected keyword argument '" + name +
+                           "'; compile options are fuse, generated_kernels, cuda_graphs, "
+                           "timing, blocked_layout, cuda_toolkit, gpu_chip and cache_dir");
+    }
+  }
+  return options;
+}
+
+py::dict compile_options_dict(const CompileOptions &options) {
+  py::dict d;
+  d["blocked_layout"] = options.blocked_layout
+                            ? py::object(py::str(layout_name(*options.blocked_layout)))
+                            : py::object(py::none());
+  d["fuse"] = options.fuse;
+  d["generated_kernels"] = options.generated_kernels;
+  d["cuda_graphs"] = options.cuda_graphs;
+  d["timing"] = options.timing;
+  d["cuda_toolkit"] = options.cuda_toolkit;
+  d["gpu_chip"] = options.gpu_chip;
+  d["cache_dir"] = options.cache_dir;
+  return d;
 }
 
 std::vector<int64_t> to_axes(const py::handle &obj) {

@@ -286,23 +286,44 @@ void bind_blocks(py::module_ &m) {
            py::arg("ctx") = py::none())
       .def("__repr__", [](const Block &b) { return b.str(); });
 
-  py::class_<HybridBlock, Block, PyHybridBlock, std::shared_ptr<HybridBlock>>(m, "HybridBlock",
+  py::class_<HybridBlock, Block, PyHybridBlock, std::shared_ptr<HybridBlock>>(
+      m, "HybridBlock",
       "A block that hybridize() compiles: forward() is traced into the dlc dialect once per "
       "input signature (gluon.nn.HybridBlock).")
       .def(py::init<>())
-      .def("hybridize", [](HybridBlock &b, bool active, const py::kwargs &) { b.hybridize(active); },
-           py::arg("active") = true)
+      .def(
+          "hybridize",
+          [](HybridBlock &b, bool active, const py::kwargs &kwargs) {
+            b.hybridize(active, compile_options_of(kwargs, "hybridize"));
+          },
+          py::arg("active") = true,
+          "Compiles the block (and its hybrid children) from its next call on. Keyword "
+          "arguments set compile options: fuse, generated_kernels, cuda_graphs, timing, "
+          "blocked_layout, cuda_toolkit, gpu_chip, cache_dir (the rest as the DLC_* "
+          "environment variables ask); MXNet's static_alloc and static_shape are accepted.")
+      .def_property_readonly(
+          "compile_options",
+          [](const HybridBlock &b) { return compile_options_dict(b.compile_options()); },
+          "The options hybridize() compiles with, as a dict.")
       .def_property_readonly("hybridized", &HybridBlock::hybridized)
-      .def("export", [](const HybridBlock &b, const std::string &path, int64_t) {
-             b.export_model(path);
-             return py::make_tuple(path + ".mlir", path + ".safetensors");
-           }, py::arg("path"), py::arg("epoch") = 0,
-           "Writes path.mlir (the traced module) and path.safetensors (the parameters).")
-      .def("save_compiled", [](const HybridBlock &b, const std::string &path) {
-             py::gil_scoped_release release;
-             b.save_compiled(path);
-           }, py::arg("path"), "Writes the compiled predicting program and its weights as one model file.")
-      .def("compile_stats", [](const HybridBlock &b) {
+      .def(
+          "export",
+          [](const HybridBlock &b, const std::string &path, int64_t) {
+            b.export_model(path);
+            return py::make_tuple(path + ".mlir", path + ".safetensors");
+          },
+          py::arg("path"), py::arg("epoch") = 0,
+          "Writes path.mlir (the traced module) and path.safetensors (the parameters).")
+      .def(
+          "save_compiled",
+          [](const HybridBlock &b, const std::string &path) {
+            py::gil_scoped_release release;
+            b.save_compiled(path);
+          },
+          py::arg("path"),
+          "Writes the compiled predicting program and its weights as one model file.")
+      .def("compile_stats",
+           [](const HybridBlock &b) {
              CompileStats s = b.compile_stats();
              py::dict d;
              d["calls"] = s.calls;
@@ -313,8 +334,13 @@ void bind_blocks(py::module_ &m) {
              d["backward_steps"] = s.backward_steps;
              return d;
            })
-      .def("traced_ir", [](const HybridBlock &b) { return b.compiled() ? b.compiled()->traced_ir() : std::string(); })
-      .def("compiled_ir", [](const HybridBlock &b) { return b.compiled() ? b.compiled()->compiled_ir() : std::string(); });
+      .def("traced_ir",
+           [](const HybridBlock &b) {
+             return b.compiled() ? b.compiled()->traced_ir() : std::string();
+           })
+      .def("compiled_ir", [](const HybridBlock &b) {
+        return b.compiled() ? b.compiled()->compiled_ir() : std::string();
+      });
 
   py::class_<Sequential, Block, PySequential, std::shared_ptr<Sequential>>(m, "Sequential")
       .def(py::init<>())

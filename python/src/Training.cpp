@@ -149,37 +149,57 @@ void bind_training(py::module_ &m) {
     return utils::split_and_load(t, devices, batch_axis, even_split);
   });
 
-  py::class_<PyTrainStep>(gluon_module, "TrainStep",
+  py::class_<PyTrainStep>(
+      gluon_module, "TrainStep",
       "forward, loss, backward and the optimizer's update over devices as one compiled, "
       "data-parallel program (the split_and_load / record / backward / step loop in one call).")
       .def(py::init([](const py::object &net, const py::object &loss, const py::object &trainer,
-                       const py::object &devices, bool sync_batch_norm) {
+                       const py::object &devices, bool sync_batch_norm, const py::kwargs &kwargs) {
              auto s = std::make_unique<PyTrainStep>();
              s->net = net;
              s->trainer = trainer;
              Trainer &t = py::getattr(trainer, "_impl", trainer).cast<Trainer &>();
              s->step = std::make_unique<TrainStep>(net.cast<Block &>(), loss_function(loss), t,
-                                                   to_devices(devices), sync_batch_norm);
+                                                   to_devices(devices), sync_batch_norm,
+                                                   compile_options_of(kwargs, "TrainStep"));
              return s;
            }),
            py::arg("net"), py::arg("loss"), py::arg("trainer"), py::arg("devices"),
            py::arg("sync_batch_norm") = false)
-      .def("__call__", [](PyTrainStep &s, const py::object &data, const py::object &label) {
-             Tensor d = to_tensor(data), l = to_tensor(label, py::isinstance<Tensor>(label) ? std::nullopt
-                                                                                          : std::optional(DType::i64));
-             py::gil_scoped_release release;
-             return (*s.step)(d, l);
-           }, py::arg("data"), py::arg("label"))
-      .def_property_readonly("last_output", [](const PyTrainStep &s) { return s.step->last_output(); })
-      .def("save_states", [](const PyTrainStep &s, const std::string &path) {
-             py::gil_scoped_release release;
-             s.step->save_states(path);
-           }, py::arg("fname"),
-           "Writes the optimizer's state and count of updates (Trainer.save_states' file).")
-      .def("load_states", [](PyTrainStep &s, const std::string &path) {
-             py::gil_scoped_release release;
-             s.step->load_states(path);
-           }, py::arg("fname"), "Reads a file of save_states (this class's or Trainer's).");
+      .def(
+          "__call__",
+          [](PyTrainStep &s, const py::object &data, const py::object &label) {
+            Tensor d = to_tensor(data),
+                   l = to_tensor(label, py::isinstance<Tensor>(label) ? std::nullopt
+                                                                      : std::optional(DType::i64));
+            py::gil_scoped_release release;
+            return (*s.step)(d, l);
+          },
+          py::arg("data"), py::arg("label"))
+      .def_property_readonly("last_output",
+                             [](const PyTrainStep &s) { return s.step->last_output(); })
+      .def_property_readonly(
+          "compile_options",
+          [](const PyTrainStep &s) { return compile_options_dict(s.step->compiled().options()); },
+          "The options the step compiles with, as a dict.")
+      .def_property_readonly(
+          "compiles", [](const PyTrainStep &s) { return s.step->compiled().compiles(); },
+          "How many signatures (and option sets) the step compiled so far.")
+      .def(
+          "save_states",
+          [](const PyTrainStep &s, const std::string &path) {
+            py::gil_scoped_release release;
+            s.step->save_states(path);
+          },
+          py::arg("fname"),
+          "Writes the optimizer's state and count of updates (Trainer.save_states' file).")
+      .def(
+          "load_states",
+          [](PyTrainStep &s, const std::string &path) {
+            py::gil_scoped_release release;
+            s.step->load_states(path);
+          },
+          py::arg("fname"), "Reads a file of save_states (this class's or Trainer's).");
 
   py::class_<PyCompiledModel>(m, "CompiledModel",
       "A compiled model file (dlc-compile, HybridBlock.save_compiled) loaded to run, without the "

@@ -67,6 +67,29 @@ def test_hybridize_traces_python_forward_and_matches_eager():
     assert net.compile_stats()["cache_hits"] == 1
 
 
+def test_hybridize_keyword_arguments_are_compile_options():
+    net = Net()
+    net.initialize(dlc.init.Xavier())
+    x = inputs()
+    net(x)
+    net.hybridize(fuse=False, generated_kernels=False, blocked_layout="plain",
+                  static_alloc=True, static_shape=True)  # MXNet's flags are accepted
+    options = net.compile_options
+    assert options["fuse"] is False and options["generated_kernels"] is False
+    assert options["blocked_layout"] == "plain"
+    assert net.features.compile_options["fuse"] is False  # children compile alike
+    unfused = net(x).asnumpy()
+    assert 'dlc.fused "' not in net.compiled_ir()
+    net.hybridize()  # the environment's options: fusion on
+    assert net.compile_options["fuse"] is True
+    onp.testing.assert_allclose(net(x).asnumpy(), unfused, rtol=1e-5, atol=1e-6)
+    assert 'dlc.fused "' in net.compiled_ir()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'fusion'.*fuse"):
+        net.hybridize(fusion=False)
+    with pytest.raises(ValueError, match="blocked_layout='NCHW'"):
+        net.hybridize(blocked_layout="NCHW")
+
+
 def test_reading_values_while_tracing_is_an_error_naming_the_read():
     class Peeking(gluon.HybridBlock):
         def forward(self, x):

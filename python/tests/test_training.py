@@ -62,3 +62,27 @@ def test_the_gil_is_free_while_dlc_computes():
     worker.join()
     # The loop ran throughout: the GIL was not held while the thread waited for dlc.
     assert len(progress) > 1000
+
+
+def test_train_step_keyword_arguments_are_compile_options():
+    from dlc import gluon
+    from dlc.gluon import nn
+    results = {}
+    for fuse in (True, False):
+        np.random.seed(3)
+        net = nn.HybridSequential()
+        net.add(nn.Dense(8, activation="relu"), nn.Dense(3))
+        net.initialize()
+        trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+        step = gluon.TrainStep(net, gluon.loss.SoftmaxCrossEntropyLoss(), trainer,
+                               [npx.cpu(0)], fuse=fuse)
+        assert step.compile_options["fuse"] is fuse
+        x = np.random.uniform(-1, 1, size=(4, 5))
+        y = np.array([0, 1, 2, 1])
+        losses = [float(step(x, y).sum()) for _ in range(3)]
+        assert step.compiles == 1
+        results[fuse] = losses
+    assert results[True] == pytest.approx(results[False], rel=1e-5)
+    with pytest.raises(TypeError, match="TrainStep.*unexpected keyword argument 'fused'"):
+        gluon.TrainStep(net, gluon.loss.SoftmaxCrossEntropyLoss(), trainer, [npx.cpu(0)],
+                        fused=True)

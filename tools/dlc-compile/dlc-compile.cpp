@@ -11,8 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Core/Error.h"
-#include "dlc/Frontend/ModelCompiler.h"
-#include "dlc/Runtime/ModelFile.h"
+#include "dlc/Hybridize/ModelCompiler.h"
+#include "dlc/Runtime/Files/ModelFile.h"
+
+#include "../common/CompileOptionFlags.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -52,7 +54,7 @@ std::string describe(const std::vector<ModelTensor> &tensors) {
 } // namespace
 
 int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(compileOptions);
+  cl::HideUnrelatedOptions({&compileOptions, &tools::compileOptionFlags});
   cl::ParseCommandLineOptions(argc, argv,
                               "dlc-compile: compiles an exported block (export_model's .mlir "
                               "and .safetensors) into one model file (.dlc)\n");
@@ -64,7 +66,7 @@ int main(int argc, char **argv) {
                        "print the optimized module)");
     CompiledExportedModel compiled = compile_exported_model(
         modulePath, weightsPath, targetOption == "cpu" ? DeviceKind::cpu : DeviceKind::gpu,
-        functionName);
+        functionName, tools::compileOptionsFromFlags());
     for (const std::string &warning : compiled.warnings)
       std::fprintf(stderr, "dlc-compile: warning: %s\n", warning.c_str());
     if (emit == Emit::mlir) {

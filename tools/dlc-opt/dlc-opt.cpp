@@ -7,7 +7,7 @@
 // mixing them with dlc parse so that upstream passes can run on them.
 //
 //===----------------------------------------------------------------------===//
-#include "dlc/Compiler/UntrustedInput.h"
+#include "dlc/Compiler/UntrustedInput/UntrustedInput.h"
 #include "dlc/Config.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Conversion/Passes.h"
@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
        << "\n  CUDA backend: " << DLC_CUDA_SUMMARY << "\n";
   });
   // mlir-opt's own driver, with the input checked before MLIR parses it
-  // (dlc/Compiler/UntrustedInput.h): bad input is an error, never a crash.
+  // (dlc/Compiler/UntrustedInput/UntrustedInput.h): bad input is an error, never a crash.
   auto [inputFilename, outputFilename] =
       mlir::registerAndParseCLIOptions(argc, argv, "dlc optimizer driver\n", registry);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();

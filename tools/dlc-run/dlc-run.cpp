@@ -128,6 +128,8 @@ std::string describe(const ModelTensor &t) {
 int main(int argc, char **argv) {
   try {
     const Options o = parseOptions(argc, argv);
+    // A model file holds no options: DLC_CUDA_GRAPHS=0 launches its kernels one by one.
+    set_program_graphs(compile_options_from_environment().cuda_graphs);
     const std::string &deviceOption = o.device, &modelPath = o.modelPath,
                       &outputPath = o.outputPath;
     const bool printOutputs = o.print;

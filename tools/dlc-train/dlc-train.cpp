@@ -21,8 +21,10 @@
 #include <dlc/gluon.h>
 
 #include <dlc/Core/AtomicFile.h>
-#include <dlc/Runtime/ProcessGroup.h>
+#include <dlc/Runtime/Distributed/ProcessGroup.h>
 #include "../../examples/LeafNetwork.h"
+
+#include "../common/CompileOptionFlags.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -103,12 +105,6 @@ cl::opt<bool> checkNumerics(
              "makes one, naming it (slow: for finding where a run diverges; the same as "
              "DLC_CHECK_NUMERICS=1)"),
     cl::cat(trainOptions), cl::init(false));
-cl::opt<bool> cudaGraphsOption(
-    "cuda-graphs",
-    cl::desc("on a GPU, record each compiled program once as a CUDA graph and replay it "
-             "(one launch per step); --cuda-graphs=false launches its kernels one by one "
-             "(the same as DLC_CUDA_GRAPHS=0)"),
-    cl::cat(trainOptions), cl::init(true));
 cl::opt<bool> hybridizeOption(
     "hybridize",
     cl::desc("compile the network (forward and backward) per input signature; "
@@ -446,7 +442,7 @@ void writeSvg(const std::string &path, const std::vector<EpochLog> &log) {
 } // namespace
 
 int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(trainOptions);
+  cl::HideUnrelatedOptions({&trainOptions, &tools::compileOptionFlags});
   cl::ParseCommandLineOptions(argc, argv,
                               "dlc-train: trains a LeafNetwork-style CNN on Fashion-MNIST on "
                               "every device, with progress, a CSV log, a plot and checkpoints\n");
@@ -483,8 +479,7 @@ int main(int argc, char **argv) {
     }
     if (checkNumerics)
       set_check_numerics(true);
-    if (!cudaGraphsOption)
-      set_program_graphs(false);
+    const CompileOptions compileOptions = tools::compileOptionsFromFlags();
     np::random::seed(seedOption);
 
     data::DatasetPtr trainSet, testSet;
@@ -615,13 +610,13 @@ int main(int argc, char **argv) {
                   "checkpoint, or other devices): dropout draws afresh\n",
                   resumeFrom.c_str());
     if (hybridizeOption)
-      net->hybridize();
+      net->hybridize(true, compileOptions);
     Trainer trainer(net->collect_params(), optimizerOption,
                     {{"learning_rate", learningRate},
                      {"check_numerics", check_numerics_enabled() ? 1.0 : 0.0}});
     loss::SoftmaxCrossEntropyLoss lossFn;
     bool compiledStep = compiledStepOption && hybridizeOption;
-    TrainStep trainStep(*net, lossFn, trainer, devices, syncBatchNormOption);
+    TrainStep trainStep(*net, lossFn, trainer, devices, syncBatchNormOption, compileOptions);
     if (root)
       std::printf("dlc-train: %s\n", compiledStep ? "compiled data-parallel training step"
                                      : hybridizeOption ? "seed loop, hybridized network"

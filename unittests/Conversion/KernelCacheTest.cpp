@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Conversion/DLCToRuntime/DLCToRuntime.h"
-#include "dlc/Conversion/DLCToRuntime/KernelCache.h"
+#include "dlc/Conversion/KernelCache/KernelCache.h"
 #include "dlc/Conversion/Pipelines.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Frontend/NumPy.h"
@@ -41,7 +41,7 @@ func.func @chain(%x: tensor<5000xf32>, %s: tensor<f32>) -> tensor<5000xf32> {
 }
 )mlir";
 
-/// A cache directory of the test's own, named by DLC_CACHE_DIR while the test runs.
+/// A cache directory of the test's own, named by the compile options.
 class KernelCache : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -49,12 +49,9 @@ protected:
                  ("dlc-kernel-cache-" + std::to_string(::getpid()) + "-" +
                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(directory_);
-    ::setenv("DLC_CACHE_DIR", directory_.c_str(), 1);
+    options_.cache_dir = directory_.string();
   }
-  void TearDown() override {
-    ::unsetenv("DLC_CACHE_DIR");
-    std::filesystem::remove_all(directory_);
-  }
+  void TearDown() override { std::filesystem::remove_all(directory_); }
 
   /// The chain, through the pipeline and lowered; checks that it has a generated step.
   std::shared_ptr<Program> compile() {
@@ -69,8 +66,8 @@ protected:
     mlir::dlc::buildDLCCompilerPipeline(pm, mlir::dlc::PipelineTarget::cpu);
     EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
     std::string error;
-    std::shared_ptr<Program> program =
-        conversion::lowerToProgram(module->lookupSymbol<mlir::func::FuncOp>("chain"), error);
+    std::shared_ptr<Program> program = conversion::lowerToProgram(
+        module->lookupSymbol<mlir::func::FuncOp>("chain"), options_, error);
     EXPECT_TRUE(program) << error;
     if (program)
       EXPECT_NE(program->str().find("[generated]"), std::string::npos) << program->str();
@@ -103,6 +100,7 @@ protected:
   }
 
   std::filesystem::path directory_;
+  CompileOptions options_;
 };
 
 std::vector<char> readBytes(const std::filesystem::path &path) {
@@ -201,8 +199,7 @@ TEST_F(KernelCache, DamagedEntriesAreRebuiltNeverTrusted) {
 }
 
 TEST_F(KernelCache, OffMeansNoEntries) {
-  ::setenv("DLC_CACHE_DIR", "off", 1);
-  EXPECT_EQ(conversion::kernelCacheDirectory(), "");
+  options_.cache_dir = "";
   KernelCacheStats before = kernelCacheStats();
   for (int k = 0; k < 2; ++k) {
     std::shared_ptr<Program> program = compile();

@@ -71,17 +71,19 @@ TEST(LowerToProgram, DataParallelStepMatchesOneDevice) {
   ASSERT_TRUE(mlir::succeeded(pm.run(*sharded)));
 
   std::string error;
-  auto unplanned =
-      conversion::lowerToProgram(single->lookupSymbol<mlir::func::FuncOp>("step"), error);
+  auto unplanned = conversion::lowerToProgram(single->lookupSymbol<mlir::func::FuncOp>("step"),
+                                              CompileOptions{}, error);
   EXPECT_FALSE(unplanned);
   EXPECT_NE(error.find("run dlc-plan-memory first"), std::string::npos) << error;
   mlir::PassManager plan(&context);
   ASSERT_TRUE(mlir::succeeded(mlir::parsePassPipeline("func.func(dlc-plan-memory)", plan)));
   ASSERT_TRUE(mlir::succeeded(plan.run(*single)));
   error.clear();
-  auto one = conversion::lowerToProgram(single->lookupSymbol<mlir::func::FuncOp>("step"), error);
+  auto one = conversion::lowerToProgram(single->lookupSymbol<mlir::func::FuncOp>("step"),
+                                        CompileOptions{}, error);
   ASSERT_TRUE(one) << error;
-  auto two = conversion::lowerToProgram(sharded->lookupSymbol<mlir::func::FuncOp>("step"), error);
+  auto two = conversion::lowerToProgram(sharded->lookupSymbol<mlir::func::FuncOp>("step"),
+                                        CompileOptions{}, error);
   ASSERT_TRUE(two) << error;
   std::vector<Device> used = two->devices();
   std::sort(used.begin(), used.end());

@@ -1,6 +1,6 @@
 //===- CollectiveWatchdogTest.cpp - a collective that waits too long ends the job -===//
 #include "dlc/Core/Error.h"
-#include "dlc/Runtime/CollectiveWatchdog.h"
+#include "dlc/Runtime/Distributed/CollectiveWatchdog.h"
 
 #include <gtest/gtest.h>
 

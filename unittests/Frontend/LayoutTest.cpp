@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "GradientCheck.h"
 
-#include "dlc/Frontend/Hybridize.h"
+#include "dlc/Hybridize/CompiledFunction.h"
 #include "dlc/Frontend/OpRegistry.h"
 
 using namespace dlc;

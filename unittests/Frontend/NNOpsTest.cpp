@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "GradientCheck.h"
 
-#include "dlc/Frontend/Hybridize.h"
+#include "dlc/Hybridize/CompiledFunction.h"
 #include "dlc/Frontend/OpRegistry.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 //===- OpsTest.cpp - numpy-style ops against independent oracles -------------===//
 #include "dlc/Frontend/OpRegistry.h"
-#include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/Engine/Kernel.h"
 #include "dlc/dlc.h"
 
 #include <gtest/gtest.h>

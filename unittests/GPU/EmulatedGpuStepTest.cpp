@@ -15,7 +15,7 @@
 #include "../../examples/LeafNetwork.h"
 #include "Emulator/CudaEmulator.h"
 
-#include "dlc/Runtime/Program.h"
+#include "dlc/Runtime/Program/Program.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -54,7 +54,9 @@ dlc_emu::RuntimeCalls perStep(const dlc_emu::RuntimeCalls &before,
 /// The seed's LeafNetwork (dropout included) with its trainer, stepped by `loop` on
 /// `devices`.
 struct Rig {
-  Rig(Loop loop, std::vector<Device> devices) : devices(std::move(devices)) {
+  Rig(Loop loop, std::vector<Device> devices,
+      const CompileOptions &options = compile_options_from_environment())
+      : devices(std::move(devices)) {
     np::random::seed(3);
     net = std::make_shared<leafnet::LeafNetwork>();
     net->initialize(init::Xavier(), {cpu(0)});
@@ -64,11 +66,11 @@ struct Rig {
     }
     net->collect_params().reset_device(this->devices);
     if (loop == Loop::hybridized)
-      net->hybridize();
+      net->hybridize(true, options);
     trainer.emplace(net->collect_params(), "sgd",
                     std::map<std::string, double>{{"learning_rate", 0.05}, {"momentum", 0.9}});
     if (loop == Loop::compiled)
-      compiled.emplace(*net, lossFn, *trainer, this->devices);
+      compiled.emplace(*net, lossFn, *trainer, this->devices, false, options);
   }
   /// One step on a batch of `perDevice` 64x64 images per device (`labels`: 0 or 1 each,
   /// or what is given).
@@ -105,8 +107,9 @@ std::pair<Tensor, Tensor> batchOf(int64_t batch, uint32_t seed = 4) {
 
 /// Runs the seed's LeafNetwork (batch 8 per device, 64x64 images) for `loop` on
 /// `devices`: warm-up steps, then counts what `steps` more ask of the runtime.
-dlc_emu::RuntimeCalls measure(Loop loop, const std::vector<Device> &devices, long steps = 3) {
-  Rig rig(loop, devices);
+dlc_emu::RuntimeCalls measure(Loop loop, const std::vector<Device> &devices, long steps = 3,
+                              const CompileOptions &options = compile_options_from_environment()) {
+  Rig rig(loop, devices, options);
   auto [images, labels] = batchOf(8 * int64_t(devices.size()));
   auto step = [&, images = images, labels = labels] { rig.step(images, labels); };
   // Each step is waited for, as the seed's loop does when it reads the loss, so that
@@ -152,16 +155,16 @@ TEST_P(EmulatedGpuStep, AWarmStepNeitherAllocatesNorBlocksTheHost) {
 }
 
 // The compiler's generated kernels take the element-wise regions' ops off the launch
-// list: one launch per region instead of one per op (DLC_GENERATED_KERNELS=0 runs them
-// op by op on GPUs), in the hybridized and in the compiled step.
+// list: one launch per region instead of one per op (without them, the regions run op
+// by op on GPUs), in the hybridized and in the compiled step.
 TEST(EmulatedGpuStepLaunches, GeneratedKernelsReplaceTheElementwiseLaunches) {
   if (num_gpus() < 1)
     GTEST_SKIP() << "this process has no emulated GPU (DLC_EMULATED_GPUS)";
   set_program_graphs(false); // launches are counted: no graph replays them
   for (Loop loop : {Loop::hybridized, Loop::compiled}) {
-    ::setenv("DLC_GENERATED_KERNELS", "0", 1);
-    long opByOp = measure(loop, {gpu(0)}).kernelLaunches;
-    ::unsetenv("DLC_GENERATED_KERNELS");
+    CompileOptions withoutGenerated = compile_options_from_environment();
+    withoutGenerated.generated_kernels = false;
+    long opByOp = measure(loop, {gpu(0)}, 3, withoutGenerated).kernelLaunches;
     long generated = measure(loop, {gpu(0)}).kernelLaunches;
     std::printf("[ launches ] %s on 1 GPU, per warm step: %ld op by op, %ld with generated "
                 "kernels\n", nameOf(loop), opByOp, generated);

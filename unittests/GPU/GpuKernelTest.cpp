@@ -7,7 +7,7 @@
 // why, when this process sees no GPU.
 //
 //===----------------------------------------------------------------------===//
-#include "dlc/Runtime/Collectives.h"
+#include "dlc/Runtime/Distributed/Collectives.h"
 #include "dlc/gluon.h"
 
 #include <gtest/gtest.h>

@@ -10,7 +10,7 @@
 #include "../../examples/LeafNetwork.h"
 #include "../Gluon/ElementwiseBlocks.h"
 #include "../Gluon/GeneratedRegionsCheck.h"
-#include "dlc/Frontend/ModelCompiler.h"
+#include "dlc/Hybridize/ModelCompiler.h"
 
 #include <cmath>
 #include <cstdio>

@@ -3,8 +3,8 @@
 #include "../../examples/LeafNetwork.h"
 #include "ElementwiseBlocks.h"
 
-#include "dlc/Frontend/ModelCompiler.h"
-#include "dlc/Runtime/ProgramFile.h"
+#include "dlc/Hybridize/ModelCompiler.h"
+#include "dlc/Runtime/Files/ProgramFile.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -24,15 +24,13 @@ struct RegionRun {
 };
 
 /// Two compiled steps of `make()`'s network on `device`, on a batch of 8 random images
-/// of `image` (C, H, W) with labels below `classes`; `generated` false compiles with
-/// DLC_GENERATED_KERNELS=0.
+/// of `image` (C, H, W) with labels below `classes`; `generated` false compiles without
+/// generated kernels (CompileOptions::generated_kernels).
 inline RegionRun trainTwoCompiledSteps(const std::function<std::shared_ptr<gluon::Block>()> &make,
                                        const Shape &image, int64_t classes, Device device,
                                        bool generated) {
-  if (generated)
-    ::unsetenv("DLC_GENERATED_KERNELS");
-  else
-    ::setenv("DLC_GENERATED_KERNELS", "0", 1);
+  CompileOptions options = compile_options_from_environment();
+  options.generated_kernels = generated;
   np::random::seed(5);
   std::shared_ptr<gluon::Block> net = make();
   net->initialize(init::Xavier(), {device});
@@ -43,7 +41,7 @@ inline RegionRun trainTwoCompiledSteps(const std::function<std::shared_ptr<gluon
   gluon::Trainer trainer(net->collect_params(), "sgd",
                          {{"learning_rate", 0.05}, {"momentum", 0.9}});
   gluon::loss::SoftmaxCrossEntropyLoss lossFn;
-  gluon::TrainStep step(*net, lossFn, trainer, {device});
+  gluon::TrainStep step(*net, lossFn, trainer, {device}, /*sync_batch_norm=*/false, options);
   Tensor images = randomTensor({8, image[0], image[1], image[2]}, 9);
   Tensor labels = np::random::randint(0, classes, {8});
   np::random::seed(23); // dropout masks
@@ -53,7 +51,6 @@ inline RegionRun trainTwoCompiledSteps(const std::function<std::shared_ptr<gluon
   for (const gluon::ParameterPtr &p : net->collect_params().values())
     run.params.push_back(p->data(device).to(cpu(0)).to_vector<float>());
   run.program = step.compiled().program();
-  ::unsetenv("DLC_GENERATED_KERNELS");
   return run;
 }
 

@@ -252,6 +252,36 @@ TEST(Hybridize, ElementwiseChainRunsAsOneFusedKernel) {
       << "the trace itself is unfused";
 }
 
+// Compile options are part of every compiled signature's key: the same block under two
+// option sets is two cache entries, each compiled as its options say, and going back
+// to the first reuses it.
+TEST(Hybridize, EachOptionSetIsItsOwnCacheEntry) {
+  Chain chain;
+  CompileOptions fused = compile_options_from_environment();
+  fused.fuse = true;
+  CompileOptions unfused = fused;
+  unfused.fuse = false;
+  ASSERT_NE(fused.key(), unfused.key());
+  Tensor x = randomTensor({30, 70}, 3);
+  autograd::Pause predict;
+  chain.hybridize(true, fused);
+  std::vector<float> first = chain(x).to_vector<float>();
+  EXPECT_NE(chain.compiled()->compiled_ir().find("dlc.fused \""), std::string::npos);
+  chain.set_compile_options(unfused);
+  std::vector<float> second = chain(x).to_vector<float>();
+  EXPECT_EQ(chain.compile_stats().compiles, 2) << "the new options compile once";
+  EXPECT_EQ(chain.compiled()->cached_signatures(), 2);
+  EXPECT_EQ(chain.compiled()->compiled_ir().find("dlc.fused \""), std::string::npos)
+      << "compiled without dlc-fuse\n"
+      << chain.compiled()->compiled_ir();
+  expectClose(first, second, 1e-6, "fused against unfused");
+  chain.set_compile_options(fused);
+  chain(x);
+  EXPECT_EQ(chain.compile_stats().compiles, 2) << "the first options' entry is reused";
+  EXPECT_EQ(chain.compile_stats().cache_hits, 1);
+  EXPECT_TRUE(chain.compiled()->options().fuse);
+}
+
 TEST(Hybridize, ExportWritesTheModuleAndTheParameters) {
   np::random::seed(2);
   leafnet::LeafNetwork net;

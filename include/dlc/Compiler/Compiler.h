@@ -10,8 +10,8 @@
 #define DLC_COMPILER_COMPILER_H
 
 #include "dlc/Compiler/Graph.h"
-#include "dlc/Core/Layout.h"
-#include "dlc/Runtime/Program.h"
+#include "dlc/Core/CompileOptions.h"
+#include "dlc/Runtime/Program/Program.h"
 
 #include <memory>
 #include <string>
@@ -25,12 +25,16 @@ struct CompiledModule {
   std::vector<std::shared_ptr<Program>> programs; ///< one per graph, in order
 };
 
-/// Emits `graphs` as one module, verifies it, runs the pipeline (with dlc-assign-layouts
-/// giving CPU activations `blocked_layout`, unless it is plain) and lowers every function to a planned Program. Returns "" on
-/// success, else the diagnostics (MLIR's, with the op names of the trace as locations).
-/// Never throws: the compiler is built without exceptions, as LLVM is.
+/// Every entry compiles as `options` say (dlc/Core/CompileOptions.h) and reads nothing
+/// else: an unset blocked layout means plain here (the front end resolves the process's
+/// setting before it calls, and keys its caches by the result).
+
+/// Emits `graphs` as one module, verifies it, runs the pipeline and lowers every
+/// function to a planned Program. Returns "" on success, else the diagnostics (MLIR's,
+/// with the op names of the trace as locations). Never throws: the compiler is built
+/// without exceptions, as LLVM is.
 std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &out,
-                    Layout blocked_layout = Layout::plain);
+                    const CompileOptions &options);
 
 /// A training step compiled for data parallelism.
 struct CompiledDataParallel {
@@ -46,8 +50,8 @@ struct CompiledDataParallel {
 /// pipeline and lowers it to a Program; `sync_batch_norm` normalizes with whole-batch
 /// statistics. Returns "" on success, else the diagnostics.
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,
-                                  CompiledDataParallel &out, bool sync_batch_norm = false,
-                                  Layout blocked_layout = Layout::plain, int processes = 1);
+                                  CompiledDataParallel &out, bool sync_batch_norm,
+                                  const CompileOptions &options, int processes = 1);
 
 /// A function of a module written by export_model, compiled for predicting.
 struct CompiledExport {
@@ -61,8 +65,8 @@ struct CompiledExport {
 /// pipeline and lowers it. Refuses a function that updates its arguments (a forward traced
 /// while training). Returns "" on success, else the diagnostics.
 std::string compile_exported(const std::string &text, const std::string &source,
-                             const std::string &function, DeviceKind target,
-                             CompiledExport &out, Layout blocked_layout = Layout::plain);
+                             const std::string &function, DeviceKind target, CompiledExport &out,
+                             const CompileOptions &options);
 
 } // namespace dlc::compiler
 

@@ -132,11 +132,12 @@ def DLCSerializeGpuKernels : Pass<"dlc-serialize-gpu-kernels", "mlir::ModuleOp">
   let summary = "Turn @dlc_gpu_kernels into a gpu.binary of PTX, through the kernel cache";
   let description = [{
     Runs once `gpu.module @dlc_gpu_kernels` is in the NVVM dialect with its
-    `#nvvm.target`. Its PTX is looked up in the kernel cache (`DLC_CACHE_DIR`, keyed by
+    `#nvvm.target`. Its PTX is looked up in the kernel cache (`cache-dir`, keyed by
     the module's text, the toolkit and the versions of dlc and LLVM; the entry's magic,
     key, size and checksum are checked); on a hit the module becomes a `gpu.binary`
     holding that PTX, on a miss upstream's serialization (`gpu-module-to-binary` with
-    `format=isa`, libdevice from `toolkit`) makes it and the PTX is stored.
+    `format=isa`, libdevice from `toolkit`) makes it and the PTX is stored. Without
+    `cache-dir` the PTX is made every time.
 
     ```mlir
     // dlc-opt --dlc-serialize-gpu-kernels
@@ -148,6 +149,8 @@ def DLCSerializeGpuKernels : Pass<"dlc-serialize-gpu-kernels", "mlir::ModuleOp">
   let options = [
     Option<"toolkit", "toolkit", "std::string", /*default=*/"\"\"",
            "the CUDA toolkit whose libdevice the PTX links (empty: MLIR's own search)">,
+    Option<"cacheDir", "cache-dir", "std::string", /*default=*/"\"\"",
+           "the kernel cache directory (empty: no cache)">,
   ];
   let dependentDialects = ["mlir::dlc::DLCDialect", "mlir::gpu::GPUDialect"];
 }

@@ -11,12 +11,6 @@
 
 namespace mlir::dlc {
 
-/// The CUDA toolkit whose libdevice (nvvm/libdevice/libdevice.10.bc) generated PTX
-/// links: the first that has it of $DLC_CUDA_TOOLKIT, the toolkit dlc was configured
-/// with, $CUDA_HOME and /usr/local/cuda; "" when none has (GPU regions then run op by
-/// op).
-std::string defaultCudaToolkit();
-
 /// What the compiler pipeline does besides the dialect's passes.
 struct CompilerPipelineOptions {
   bool fuse = true;           ///< dlc-fuse (off: to measure what fusion saves)
@@ -27,9 +21,12 @@ struct CompilerPipelineOptions {
   bool generateKernels = true;
   /// The GPU architecture the PTX of @dlc_gpu_kernels is for (the cuda pipeline).
   std::string gpuChip = "sm_90";
-  /// The CUDA toolkit whose libdevice the PTX links (default: defaultCudaToolkit();
-  /// empty: MLIR's own search).
-  std::string cudaToolkit = defaultCudaToolkit();
+  /// The CUDA toolkit whose libdevice the PTX links (empty: MLIR's own search).
+  /// The compiler passes CompileOptions::cuda_toolkit; nothing here reads the
+  /// environment.
+  std::string cudaToolkit;
+  /// The kernel cache directory dlc-serialize-gpu-kernels reads and writes ("": none).
+  std::string cacheDir;
   /// dlc-host-build-gpu-kernels: the GPU kernels also built for the host, for GPUs that
   /// are emulated on the CPU.
   bool hostBuildGpuKernels = false;
@@ -56,7 +53,8 @@ void buildHostKernelsToLLVM(OpPassManager &pm);
 void registerCodeGenerationInterfaces(DialectRegistry &registry);
 
 /// Registers `--dlc-pipeline=cpu|cuda[,blocked-layouts=0][,blocked-layout=nChw8c]
-/// [,generate-kernels=0]`.
+/// [,generate-kernels=0][,cuda-toolkit=DIR][,cache-dir=DIR]` (the toolkit defaults to
+/// the one dlc was configured with; no cache unless named).
 void registerDLCPipelines();
 
 } // namespace mlir::dlc

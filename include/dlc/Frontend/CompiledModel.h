@@ -13,9 +13,9 @@
 #define DLC_FRONTEND_COMPILEDMODEL_H
 
 #include "dlc/Frontend/Tensor.h"
-#include "dlc/Runtime/HostCode.h"
-#include "dlc/Runtime/ModelFile.h"
-#include "dlc/Runtime/Program.h"
+#include "dlc/Runtime/Program/HostCode.h"
+#include "dlc/Runtime/Files/ModelFile.h"
+#include "dlc/Runtime/Program/Program.h"
 
 #include <memory>
 #include <optional>

@@ -1,7 +1,7 @@
 //===- OpRegistry.h - one entry per op, and the eager dispatcher -------------===//
 //
 // An op is defined once: its user-facing name, the `dlc` dialect op it maps to (also the
-// key of its kernels in the kernel table, see dlc/Runtime/Kernel.h) and its shape/dtype
+// key of its kernels in the kernel table, see dlc/Runtime/Engine/Kernel.h) and its shape/dtype
 // rule; autograd adds its VJP rule to the same entry. Adding an op touches its entry,
 // its kernels, and the dialect's ODS.
 //
@@ -12,7 +12,7 @@
 #include "dlc/Frontend/Tensor.h"
 #include "dlc/Core/Attrs.h"
 #include "dlc/Core/LayoutRules.h"
-#include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/Engine/Kernel.h"
 
 #include <array>
 #include <atomic>

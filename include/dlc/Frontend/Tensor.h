@@ -6,7 +6,7 @@
 #include "dlc/Core/Device.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Core/ShapeRules.h"
-#include "dlc/Runtime/Engine.h"
+#include "dlc/Runtime/Engine/Engine.h"
 #include "dlc/Core/Layout.h"
 
 #include <cstring>

@@ -2,7 +2,7 @@
 #ifndef DLC_GLUON_BLOCK_H
 #define DLC_GLUON_BLOCK_H
 
-#include "dlc/Frontend/Hybridize.h"
+#include "dlc/Hybridize/CompiledFunction.h"
 #include "dlc/Gluon/Parameter.h"
 
 #include <map>
@@ -103,9 +103,17 @@ private:
 /// forward() must not branch on tensor values: reading one while tracing throws.
 class HybridBlock : public Block {
 public:
-  /// Turns compilation on or off for this block and its hybrid children. Turning it on
-  /// again starts with an empty cache.
-  void hybridize(bool active = true);
+  /// Turns compilation on or off for this block and its hybrid children, compiling as
+  /// `options` say (dlc/Core/CompileOptions.h; by default as the environment asks).
+  /// Turning it on again starts with an empty cache.
+  void hybridize(bool active = true,
+                 const CompileOptions &options = compile_options_from_environment());
+  /// The options its compiles use.
+  const CompileOptions &compile_options() const { return options_; }
+  /// Compiles from now on as `options` say, for this block and its hybrid children,
+  /// keeping what was compiled: the options are part of each compiled signature's key,
+  /// so coming back to earlier options reuses their programs.
+  void set_compile_options(const CompileOptions &options);
   bool hybridized() const { return hybridized_; }
   std::string kind() const override { return "HybridBlock"; }
   /// Block::cast, and forgets the compiled programs (they were built for the old dtypes).
@@ -133,6 +141,7 @@ private:
   /// How logs, dumps and errors name this block's compiled function.
   std::string compiledName() const;
   bool hybridized_ = false;
+  CompileOptions options_;
   std::shared_ptr<CompiledFunction> compiled_;
 };
 

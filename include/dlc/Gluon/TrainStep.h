@@ -2,7 +2,7 @@
 #ifndef DLC_GLUON_TRAINSTEP_H
 #define DLC_GLUON_TRAINSTEP_H
 
-#include "dlc/Frontend/DataParallelStep.h"
+#include "dlc/Hybridize/DataParallelStep.h"
 #include "dlc/Gluon/Block.h"
 #include "dlc/Gluon/Trainer.h"
 
@@ -23,8 +23,10 @@ public:
   /// `sync_batch_norm`: BatchNorm normalizes with the whole batch's statistics over all
   /// devices (SyncBatchNorm), so the step computes what one device with the whole batch
   /// would; by default each device uses its own part's, as the seed's loop does.
+  /// `options`: how the step compiles (dlc/Core/CompileOptions.h).
   TrainStep(Block &net, LossFn loss, Trainer &trainer, std::vector<Device> devices,
-            bool sync_batch_norm = false);
+            bool sync_batch_norm = false,
+            CompileOptions options = compile_options_from_environment());
 
   /// One update from a whole batch (split over the devices); returns the per-sample
   /// losses on the first device.

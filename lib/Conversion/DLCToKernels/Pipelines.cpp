@@ -70,16 +70,8 @@ void buildDLCCompilerPipeline(OpPassManager &pm, PipelineTarget target,
   // same module was serialized before.
   DLCSerializeGpuKernelsOptions serialize;
   serialize.toolkit = options.cudaToolkit;
+  serialize.cacheDir = options.cacheDir;
   pm.addPass(createDLCSerializeGpuKernels(serialize));
-}
-
-std::string defaultCudaToolkit() {
-  for (const char *candidate : std::initializer_list<const char *>{std::getenv("DLC_CUDA_TOOLKIT"), DLC_CUDA_TOOLKIT_ROOT,
-                                std::getenv("CUDA_HOME"), "/usr/local/cuda"})
-    if (candidate && *candidate &&
-        llvm::sys::fs::exists(std::string(candidate) + "/nvvm/libdevice/libdevice.10.bc"))
-      return candidate;
-  return "";
 }
 
 void registerCodeGenerationInterfaces(DialectRegistry &registry) {
@@ -113,6 +105,14 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<std::string> gpuChip{*this, "gpu-chip",
                               llvm::cl::desc("the GPU architecture of the PTX (default sm_90)"),
                               llvm::cl::init("sm_90")};
+  Option<std::string> cudaToolkit{
+      *this, "cuda-toolkit",
+      llvm::cl::desc("the CUDA toolkit whose libdevice the PTX links (default: the one dlc "
+                     "was configured with)"),
+      llvm::cl::init(DLC_CUDA_TOOLKIT_ROOT)};
+  Option<std::string> cacheDir{
+      *this, "cache-dir", llvm::cl::desc("the kernel cache directory of the PTX (default: none)"),
+      llvm::cl::init("")};
 };
 } // namespace
 
@@ -131,6 +131,8 @@ void registerDLCPipelines() {
         compiler.generateKernels = options.generateKernels;
         compiler.gpuChip = options.gpuChip;
         compiler.hostBuildGpuKernels = options.hostBuildGpuKernels;
+        compiler.cudaToolkit = options.cudaToolkit;
+        compiler.cacheDir = options.cacheDir;
         buildDLCCompilerPipeline(
             pm, options.cuda ? PipelineTarget::cuda : PipelineTarget::cpu, compiler);
       });

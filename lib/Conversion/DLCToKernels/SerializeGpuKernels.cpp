@@ -8,7 +8,7 @@
 // (gpu::transformGpuModulesToBinaries) makes it, and the PTX is stored.
 //
 //===----------------------------------------------------------------------===//
-#include "dlc/Conversion/DLCToRuntime/KernelCache.h"
+#include "dlc/Conversion/KernelCache/KernelCache.h"
 #include "dlc/Conversion/Passes.h"
 
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
@@ -43,7 +43,7 @@ struct DLCSerializeGpuKernelsPass
     // The module's text holds its target, chip and optimisation level.
     std::string key =
         ::dlc::conversion::kernelCacheKey(kernels, "PTX; toolkit " + toolkit);
-    std::string directory = ::dlc::conversion::kernelCacheDirectory();
+    const std::string &directory = cacheDir;
     auto &counters = ::dlc::conversion::detail::counters();
     if (!directory.empty())
       if (std::optional<std::vector<char>> ptx =

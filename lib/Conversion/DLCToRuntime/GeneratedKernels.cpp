@@ -8,12 +8,12 @@
 // compiles the same module for the same CPU with the same compiler loads the entry
 // instead, and one that already loaded it shares it. Loaded code stays as long as a
 // kernel refers to it; each kernel also keeps the object, which a model file links into
-// its shared object (dlc/Runtime/HostCode.h).
+// its shared object (dlc/Runtime/Program/HostCode.h).
 //
 //===----------------------------------------------------------------------===//
 #include "LoweringSupport.h"
 
-#include "dlc/Conversion/DLCToRuntime/KernelCache.h"
+#include "dlc/Conversion/KernelCache/KernelCache.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -134,7 +134,8 @@ std::map<std::string, std::weak_ptr<LoadedKernels>> &loadedByKey() {
 }
 
 /// The loaded code of `kernels`: shared, from the cache, or compiled (and cached).
-llvm::Expected<std::shared_ptr<LoadedKernels>> load(ModuleOp kernels) {
+llvm::Expected<std::shared_ptr<LoadedKernels>> load(ModuleOp kernels,
+                                                    const std::string &directory) {
   llvm::Expected<HostTarget> target = hostTarget();
   if (!target)
     return target.takeError();
@@ -144,7 +145,6 @@ llvm::Expected<std::shared_ptr<LoadedKernels>> load(ModuleOp kernels) {
     ++counters().reused;
     return shared;
   }
-  std::string directory = kernelCacheDirectory();
   if (!directory.empty())
     if (std::optional<std::vector<char>> cached = readCachedObject(directory, key)) {
       llvm::Expected<std::shared_ptr<LoadedKernels>> loaded = link(*cached, *target);
@@ -166,7 +166,8 @@ llvm::Expected<std::shared_ptr<LoadedKernels>> load(ModuleOp kernels) {
     if (!why.empty())
       std::call_once(warned, [&] {
         llvm::errs() << "dlc: the kernel cache is not written (" << why
-                     << "); set DLC_CACHE_DIR to a writable directory, or to off\n";
+                     << "); name a writable cache directory (DLC_CACHE_DIR, or the cache_dir "
+                        "compile option), or turn the cache off\n";
       });
   }
   llvm::Expected<std::shared_ptr<LoadedKernels>> loaded = link(*object, *target);
@@ -178,7 +179,8 @@ llvm::Expected<std::shared_ptr<LoadedKernels>> load(ModuleOp kernels) {
 } // namespace
 
 std::vector<std::shared_ptr<const GeneratedKernel>>
-loadHostKernels(ModuleOp kernels, llvm::ArrayRef<std::string> functions, std::string &error) {
+loadHostKernels(ModuleOp kernels, llvm::ArrayRef<std::string> functions,
+                const std::string &cacheDirectory, std::string &error) {
   if (functions.empty())
     return {};
   for (Operation &op : kernels.getBody()->getOperations())
@@ -189,7 +191,7 @@ loadHostKernels(ModuleOp kernels, llvm::ArrayRef<std::string> functions, std::st
               "generation, --dlc-pipeline)";
       return {};
     }
-  llvm::Expected<std::shared_ptr<LoadedKernels>> loaded = load(kernels);
+  llvm::Expected<std::shared_ptr<LoadedKernels>> loaded = load(kernels, cacheDirectory);
   if (!loaded) {
     error = "loading the generated kernels: " + llvm::toString(loaded.takeError());
     return {};

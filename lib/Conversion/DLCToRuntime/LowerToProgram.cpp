@@ -14,8 +14,8 @@
 
 #include "dlc/Core/ArenaPlanner.h"
 #include "dlc/Core/OpFacts.h"
-#include "dlc/Runtime/Kernel.h"
-#include "dlc/Runtime/ProgramFile.h"
+#include "dlc/Runtime/Engine/Kernel.h"
+#include "dlc/Runtime/Files/ProgramFile.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
@@ -42,8 +42,9 @@ StorageKind runtimeStorage(mlir::dlc::StorageKind kind) {
 
 class ProgramLowering {
 public:
-  ProgramLowering(func::FuncOp function, std::string &error)
-      : function_(function), fallback_(mlir::dlc::functionDevice(function)), error_(error) {}
+  ProgramLowering(func::FuncOp function, const CompileOptions &options, std::string &error)
+      : function_(function), options_(options), fallback_(mlir::dlc::functionDevice(function)),
+        error_(error) {}
 
   std::shared_ptr<Program> run() {
     if (function_.isExternal() || !llvm::hasSingleElement(function_.getBody())) {
@@ -56,6 +57,7 @@ public:
     register_builtin_kernels();
     program_ = std::make_shared<Program>();
     program_->name = function_.getName().str();
+    program_->cuda_graphs = options_.cuda_graphs;
     ArrayAttr arenas;
     if (!arenasOf(function_, arenas, error_))
       return nullptr;
@@ -260,7 +262,7 @@ private:
                  "no host build of its GPU kernels (--dlc-pipeline=cuda host-build-gpu-kernels=1)";
         return false;
       }
-      hostBuilds = loadHostKernels(onHost, names, error_);
+      hostBuilds = loadHostKernels(onHost, names, options_.cache_dir, error_);
       if (hostBuilds.size() != names.size())
         return false;
     }
@@ -295,7 +297,7 @@ private:
       functions.push_back(kernel.getLeafReference().str());
     }
     std::vector<std::shared_ptr<const GeneratedKernel>> loaded =
-        loadHostKernels(kernels, functions, error_);
+        loadHostKernels(kernels, functions, options_.cache_dir, error_);
     if (loaded.size() != generated_.size())
       return false;
     for (size_t k = 0; k < loaded.size(); ++k)
@@ -307,7 +309,8 @@ private:
   void lowerReturn(func::ReturnOp ret) {
     for (unsigned k = 0; k < ret.getNumOperands(); ++k) {
       int id = ids_.lookup(ret.getOperand(k));
-      if (auto update = function_.getResultAttrOfType<IntegerAttr>(k, "dlc.updates")) {
+      if (auto update = function_.getResultAttrOfType<IntegerAttr>(
+              k, mlir::dlc::DLCDialect::getUpdatesAttrName())) {
         program_->updates.push_back({id, int(update.getInt())});
         continue;
       }
@@ -334,6 +337,7 @@ private:
   }
 
   func::FuncOp function_;
+  const CompileOptions &options_;
   mlir::dlc::DeviceAttr fallback_;
   std::string &error_;
   std::shared_ptr<Program> program_;
@@ -347,8 +351,9 @@ private:
 
 } // namespace
 
-std::shared_ptr<Program> lowerToProgram(func::FuncOp function, std::string &error) {
-  return ProgramLowering(function, error).run();
+std::shared_ptr<Program> lowerToProgram(func::FuncOp function, const CompileOptions &options,
+                                        std::string &error) {
+  return ProgramLowering(function, options, error).run();
 }
 
 } // namespace dlc::conversion

@@ -1,7 +1,7 @@
 //===- LoweringSupport.cpp - what both lowerings read from the IR --------------===//
 #include "LoweringSupport.h"
 
-#include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/Engine/Kernel.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"

@@ -7,7 +7,7 @@
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/IR/DLCExecution.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
-#include "dlc/Runtime/Program.h"
+#include "dlc/Runtime/Program/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -52,11 +52,12 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
 
 /// The native code of `functions` (each lowered with a packed entry, `<name>_packed`)
 /// of the kernel module `kernels`, which must be in the LLVM dialect: object code for
-/// this CPU, compiled by LLVM (O2) or read from the kernel cache, linked into the
-/// process once per module. Empty, with `error`, when a stage fails. Never throws.
+/// this CPU, compiled by LLVM (O2) or read from the kernel cache in `cacheDirectory`
+/// ("": none), linked into the process once per module. Empty, with `error`, when a
+/// stage fails. Never throws.
 std::vector<std::shared_ptr<const GeneratedKernel>>
 loadHostKernels(mlir::ModuleOp kernels, llvm::ArrayRef<std::string> functions,
-                std::string &error);
+                const std::string &cacheDirectory, std::string &error);
 
 } // namespace dlc::conversion::detail
 

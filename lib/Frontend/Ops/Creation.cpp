@@ -1,7 +1,7 @@
 //===- Creation.cpp - zeros, ones, full, arange, array, random ---------------===//
 #include "../OpDefinitions.h"
 
-#include "dlc/Frontend/Hybridize.h"
+#include "dlc/Frontend/Trace.h"
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Core/OpFacts.h"
 

@@ -1,7 +1,7 @@
 //===- NN.cpp - convolution, pooling, batch norm, dense, dropout, loss --------===//
 #include "../OpDefinitions.h"
 
-#include "dlc/Frontend/Hybridize.h"
+#include "dlc/Frontend/Trace.h"
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Core/OpFacts.h"

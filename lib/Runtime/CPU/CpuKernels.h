@@ -5,7 +5,7 @@
 #include "dlc/Core/Error.h"
 #include "dlc/Core/KernelGeometry.h"
 #include "dlc/Runtime/CPU/NNKernels.h"
-#include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/Engine/Kernel.h"
 
 #include <array>
 #include <cmath>

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuKernels.h"
-#include "../DropoutMask.h"
+#include "../KernelMath/DropoutMask.h"
 
 #include "dlc/Runtime/CPU/NNKernels.h"
 #include "dlc/Core/OpFacts.h"

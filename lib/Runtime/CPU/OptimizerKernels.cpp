@@ -6,7 +6,7 @@
 // reference (each element is independent and computed the same way at any thread count).
 //
 //===----------------------------------------------------------------------===//
-#include "../OptimizerMath.h"
+#include "../KernelMath/OptimizerMath.h"
 #include "CpuKernels.h"
 #include "dlc/Core/OpFacts.h"
 

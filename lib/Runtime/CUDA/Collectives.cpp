@@ -15,7 +15,7 @@
 
 #include "dlc/Core/Error.h"
 #include "dlc/Core/OpFacts.h"
-#include "dlc/Runtime/ProcessGroup.h"
+#include "dlc/Runtime/Distributed/ProcessGroup.h"
 
 #include <nccl.h>
 

@@ -5,7 +5,7 @@
 // only the interface; this file and the ones it calls are all that know CUDA.
 //
 //===----------------------------------------------------------------------===//
-#include "dlc/Runtime/DeviceBackend.h"
+#include "dlc/Runtime/Engine/DeviceBackend.h"
 
 #include "CudaEngine.h"
 #include "CudaKernels.h"

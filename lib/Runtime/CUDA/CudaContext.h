@@ -10,7 +10,7 @@
 #ifndef DLC_LIB_RUNTIME_CUDA_CUDACONTEXT_H
 #define DLC_LIB_RUNTIME_CUDA_CUDACONTEXT_H
 
-#include "dlc/Runtime/Allocator.h"
+#include "dlc/Runtime/Engine/Allocator.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

@@ -6,7 +6,7 @@
 #include "dlc/Core/DType.h"
 #include "dlc/Core/Error.h"
 #include "dlc/Core/KernelGeometry.h"
-#include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/Engine/Kernel.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -9,7 +9,7 @@
 
 #include "dlc/Core/DType.h"
 #include "dlc/Core/Device.h"
-#include "dlc/Runtime/DeviceBackend.h"
+#include "dlc/Runtime/Engine/DeviceBackend.h"
 
 #include <cstddef>
 #include <exception>

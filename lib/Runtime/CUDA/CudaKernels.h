@@ -12,7 +12,7 @@
 
 #include "dlc/Core/Error.h"
 #include "dlc/Core/KernelGeometry.h"
-#include "dlc/Runtime/Kernel.h"
+#include "dlc/Runtime/Engine/Kernel.h"
 
 #include <algorithm>
 #include <cstdint>

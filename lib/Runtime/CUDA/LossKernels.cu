@@ -3,7 +3,7 @@
 #include "CudaKernels.h"
 #include "CudnnSupport.h"
 #include "dlc/Core/OpFacts.h"
-#include "../DropoutMask.h"
+#include "../KernelMath/DropoutMask.h"
 
 namespace dlc::cuda {
 

@@ -5,7 +5,7 @@
 // OptimizerMath.h, the CPU kernels' own, so both devices give the same bits.
 //
 //===----------------------------------------------------------------------===//
-#include "../OptimizerMath.h"
+#include "../KernelMath/OptimizerMath.h"
 #include "CudaKernels.h"
 #include "dlc/Core/OpFacts.h"
 

@@ -14,7 +14,7 @@
 #include "CudaEngine.h"
 
 #include "dlc/Core/Error.h"
-#include "dlc/Runtime/Program.h"
+#include "dlc/Runtime/Program/Program.h"
 
 #include <utility>
 

@@ -1,13 +1,13 @@
 // The PTX is made once and then read from the kernel cache: both runs print it.
 // RUN: rm -rf %t.cache
-// RUN: env DLC_CACHE_DIR=%t.cache dlc-opt %s --dlc-serialize-gpu-kernels | FileCheck %s
+// RUN: dlc-opt %s --dlc-serialize-gpu-kernels=cache-dir=%t.cache | FileCheck %s
 // RUN: ls %t.cache/kernels | count 1
-// RUN: env DLC_CACHE_DIR=%t.cache dlc-opt %s --dlc-serialize-gpu-kernels | FileCheck %s
+// RUN: dlc-opt %s --dlc-serialize-gpu-kernels=cache-dir=%t.cache | FileCheck %s
 // A damaged entry is not trusted: the PTX is made again and the entry rewritten.
 // RUN: for f in %t.cache/kernels/*; do echo garbage > $f; done
-// RUN: env DLC_CACHE_DIR=%t.cache dlc-opt %s --dlc-serialize-gpu-kernels | FileCheck %s
+// RUN: dlc-opt %s --dlc-serialize-gpu-kernels=cache-dir=%t.cache | FileCheck %s
 // RUN: test $(cat %t.cache/kernels/* | wc -c) -gt 100
-// RUN: env DLC_CACHE_DIR=off dlc-opt %s --dlc-serialize-gpu-kernels | FileCheck %s
+// RUN: dlc-opt %s --dlc-serialize-gpu-kernels | FileCheck %s
 
 // CHECK: gpu.binary @dlc_gpu_kernels  [#gpu.object<#nvvm.target<chip = "sm_90">
 // CHECK-SAME: .visible .entry k(

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaKernels.h"
 
-#include "dlc/Runtime/Program.h"
+#include "dlc/Runtime/Program/Program.h"
 
 namespace dlc::cuda {
 

@@ -12,11 +12,13 @@
 #define DLC_CONVERSION_DLCTORUNTIME_DLCTORUNTIME_H
 
 #include "dlc/Core/Device.h"
-#include "dlc/Runtime/Program.h"
+#include "dlc/Runtime/Program/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include "dlc/Core/CompileOptions.h"
 #include <memory>
+
 #include <string>
 
 namespace dlc::conversion {
@@ -27,8 +29,11 @@ namespace dlc::conversion {
 /// generated code, loaded from the kernel module beside the function), in the IR's
 /// order, and a copy into the result buffer for each returned value the plan left
 /// elsewhere. A function on one device is the one-device case: the same steps, run as
-/// one task. On failure returns null and sets `error`; never throws.
-std::shared_ptr<Program> lowerToProgram(mlir::func::FuncOp function, std::string &error);
+/// one task. Of `options`, the kernel cache directory (generated code is read from and
+/// kept there) and whether GPU runs may replay as CUDA graphs apply here. On failure
+/// returns null and sets `error`; never throws.
+std::shared_ptr<Program> lowerToProgram(mlir::func::FuncOp function, const CompileOptions &options,
+                                        std::string &error);
 
 } // namespace dlc::conversion
 

@@ -258,7 +258,7 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
   // is not checked against the operands' devices.
   // dlc.gradient: marks the op giving a parameter's gradient in a training step, which
   // dlc-shard-data-parallel sums over the replicas.
-  if (attr.getName() == "dlc.gradient") {
+  if (attr.getName() == DLCDialect::getGradientAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'dlc.gradient' is a unit attribute, got " << attr.getValue();
     return success();
@@ -292,7 +292,7 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                              << attr.getValue();
     return success();
   }
-  if (attr.getName() == "dlc.place") {
+  if (attr.getName() == DLCDialect::getPlaceAttrName()) {
     if (!isa<DeviceAttr>(attr.getValue()))
       return op->emitError() << "'dlc.place' must be a #dlc.device, got " << attr.getValue();
     return success();
@@ -303,7 +303,7 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
 LogicalResult DLCDialect::verifyRegionArgAttribute(Operation *op, unsigned region,
                                                    unsigned arg, NamedAttribute attr) {
   // dlc.batch: the argument holds samples (split over devices by data parallelism).
-  if (attr.getName() == "dlc.batch") {
+  if (attr.getName() == DLCDialect::getBatchAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'dlc.batch' on argument #" << arg
                              << " is a unit attribute, got " << attr.getValue();
@@ -332,7 +332,7 @@ LogicalResult DLCDialect::verifyRegionArgAttribute(Operation *op, unsigned regio
     return success();
   }
   // dlc.name: what a traced argument is (the block's input, a parameter's path).
-  if (attr.getName() == "dlc.name") {
+  if (attr.getName() == DLCDialect::getNameAttrName()) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'dlc.name' on argument #" << arg << " must be a string, got "
                              << attr.getValue();
@@ -346,7 +346,7 @@ LogicalResult DLCDialect::verifyRegionResultAttribute(Operation *op, unsigned re
                                                       NamedAttribute attr) {
   // dlc.updates = N: the result is written back into argument N when the function ends
   // (state such as BatchNorm's running statistics).
-  if (attr.getName() == "dlc.updates") {
+  if (attr.getName() == DLCDialect::getUpdatesAttrName()) {
     auto index = dyn_cast<IntegerAttr>(attr.getValue());
     auto function = dyn_cast<FunctionOpInterface>(op);
     if (!index || index.getInt() < 0 ||

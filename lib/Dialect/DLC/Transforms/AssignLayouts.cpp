@@ -96,7 +96,7 @@ private:
     Operation *ret = body.getTerminator();
     for (OpOperand &returned : ret->getOpOperands())
       if (!blockedResults ||
-          function_.getResultAttr(returned.getOperandNumber(), "dlc.updates"))
+          function_.getResultAttr(returned.getOperandNumber(), DLCDialect::getUpdatesAttrName()))
         pin(returned.get());
     // A view reads its root's bytes as they are, with no step to convert them.
     function_.walk([&](Operation *op) {
@@ -114,7 +114,8 @@ private:
     StringRef savedFrom = DLCDialect::getSavedFromAttrName();
     llvm::DenseSet<int64_t> updated;
     for (unsigned k = 0; k < function_.getNumResults(); ++k)
-      if (auto target = function_.getResultAttrOfType<IntegerAttr>(k, "dlc.updates"))
+      if (auto target =
+              function_.getResultAttrOfType<IntegerAttr>(k, DLCDialect::getUpdatesAttrName()))
         updated.insert(target.getInt());
     for (BlockArgument argument : body.getArguments()) {
       unsigned i = argument.getArgNumber();

@@ -17,8 +17,6 @@ namespace mlir::dlc {
 
 namespace {
 
-constexpr llvm::StringLiteral kPlace = "dlc.place";
-
 struct PlaceDevicesPass : impl::DLCPlaceDevicesBase<PlaceDevicesPass> {
   using DLCPlaceDevicesBase::DLCPlaceDevicesBase;
 
@@ -66,8 +64,8 @@ struct PlaceDevicesPass : impl::DLCPlaceDevicesBase<PlaceDevicesPass> {
       if (isa<func::ReturnOp, CopyOp, AllReduceOp>(op) ||
           op->hasTrait<mlir::OpTrait::ConstantLike>())
         continue;
-      DeviceAttr target = op->getAttrOfType<DeviceAttr>(kPlace);
-      op->removeAttr(kPlace);
+      DeviceAttr target = op->getAttrOfType<DeviceAttr>(DLCDialect::getPlaceAttrName());
+      op->removeAttr(DLCDialect::getPlaceAttrName());
       if (!target)
         target = op->getAttrOfType<DeviceAttr>(deviceName);
       for (Value operand : op->getOperands())

@@ -177,7 +177,7 @@ private:
     int result = 0;
     for (unsigned k = 0; k < ret.getNumOperands(); ++k) {
       int id = ids_.lookup(ret.getOperand(k));
-      if (function_.getResultAttr(k, "dlc.updates")) {
+      if (function_.getResultAttr(k, DLCDialect::getUpdatesAttrName())) {
         readAtEnd_.push_back(values_[size_t(id)].root);
         continue;
       }

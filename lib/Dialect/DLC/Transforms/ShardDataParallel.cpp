@@ -97,7 +97,7 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
     SmallVector<func::FuncOp> functions;
     for (auto function : getOperation().getOps<func::FuncOp>())
       for (unsigned i = 0; i < function.getNumArguments(); ++i)
-        if (function.getArgAttr(i, "dlc.batch")) {
+        if (function.getArgAttr(i, DLCDialect::getBatchAttrName())) {
           functions.push_back(function);
           break;
         }
@@ -116,7 +116,7 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
 
     // Check the batch arguments before changing anything.
     for (BlockArgument arg : body.getArguments()) {
-      if (!function.getArgAttr(arg.getArgNumber(), "dlc.batch"))
+      if (!function.getArgAttr(arg.getArgNumber(), DLCDialect::getBatchAttrName()))
         continue;
       auto type = cast<RankedTensorType>(arg.getType());
       if (batchAxis < 0 || batchAxis >= type.getRank())
@@ -132,7 +132,7 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
 
     int64_t wholeBatch = -1;
     for (BlockArgument arg : body.getArguments())
-      if (function.getArgAttr(arg.getArgNumber(), "dlc.batch")) {
+      if (function.getArgAttr(arg.getArgNumber(), DLCDialect::getBatchAttrName())) {
         int64_t samples = cast<RankedTensorType>(arg.getType()).getDimSize(batchAxis);
         if (wholeBatch >= 0 && samples != wholeBatch)
           return function.emitError() << "the dlc.batch arguments disagree on the batch size: "
@@ -143,10 +143,10 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
     // Values computed from the samples (not yet summed over the replicas).
     llvm::DenseSet<Value> samples;
     for (BlockArgument arg : body.getArguments())
-      if (function.getArgAttr(arg.getArgNumber(), "dlc.batch"))
+      if (function.getArgAttr(arg.getArgNumber(), DLCDialect::getBatchAttrName()))
         samples.insert(arg);
     for (Operation &op : body.without_terminator())
-      if (!op.hasAttr("dlc.gradient") &&
+      if (!op.hasAttr(DLCDialect::getGradientAttrName()) &&
           llvm::any_of(op.getOperands(), [&](Value v) { return samples.contains(v); }))
         for (Value result : op.getResults())
           samples.insert(result);
@@ -158,7 +158,7 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
     for (BlockArgument arg : body.getArguments()) {
       unsigned i = arg.getArgNumber();
       NamedAttrList attrs(function.getArgAttrDict(i));
-      if (function.getArgAttr(i, "dlc.batch")) {
+      if (function.getArgAttr(i, DLCDialect::getBatchAttrName())) {
         newIndex[i].push_back(argumentTypes.size());
         argumentTypes.push_back(arg.getType());
         argumentAttrs.push_back(attrs.getDictionary(context));
@@ -180,7 +180,7 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
     std::vector<IRMapping> mapping(replicas);
     for (BlockArgument arg : body.getArguments()) {
       unsigned i = arg.getArgNumber();
-      if (!function.getArgAttr(i, "dlc.batch")) {
+      if (!function.getArgAttr(i, DLCDialect::getBatchAttrName())) {
         for (size_t d = 0; d < replicas; ++d)
           mapping[d].map(arg, entry->getArgument(newIndex[i][d]));
         continue;
@@ -416,7 +416,7 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
         Operation *clone = builder.clone(*op, mapping[d]);
         if (!isa<CopyOp>(clone))
           clone->setAttr(deviceName, targets[d]);
-        clone->removeAttr("dlc.gradient");
+        clone->removeAttr(DLCDialect::getGradientAttrName());
         refreshTypes(op, clone, batchAxis, wholeBatch, partBatch);
         clones.push_back(clone);
       }
@@ -427,7 +427,7 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
             back && syncedMeans.contains(back->getOperand(3)))
           syncBackward(back, clones);
       }
-      if (!op->hasAttr("dlc.gradient"))
+      if (!op->hasAttr(DLCDialect::getGradientAttrName()))
         continue;
       if (op->getNumResults() != 1)
         return op->emitError() << "dlc.gradient marks an op with one result";
@@ -456,13 +456,15 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
       unsigned k = operand.getOperandNumber();
       Value value = operand.get();
       NamedAttrList attrs(function.getResultAttrDict(k));
-      if (auto update = function.getResultAttrOfType<IntegerAttr>(k, "dlc.updates")) {
+      if (auto update =
+              function.getResultAttrOfType<IntegerAttr>(k, DLCDialect::getUpdatesAttrName())) {
         unsigned target = unsigned(update.getInt());
         if (target >= newIndex.size() || newIndex[target].size() != replicas)
           return function.emitError() << "result #" << k
                                       << " updates a batch argument, which has no replicas";
         for (size_t d = 0; d < replicas; ++d) {
-          attrs.set("dlc.updates", builder.getI64IntegerAttr(newIndex[target][d]));
+          attrs.set(DLCDialect::getUpdatesAttrName(),
+                    builder.getI64IntegerAttr(newIndex[target][d]));
           results.push_back(mapping[d].lookup(value));
           resultTypes.push_back(value.getType());
           resultAttrs.push_back(attrs.getDictionary(context));

@@ -82,6 +82,32 @@ def DLC_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getKernelAttrName() {
       return ::llvm::StringLiteral("dlc.kernel");
     }
+    /// On an op: a request to run it on a device (`#dlc.device`), which
+    /// dlc-place-devices carries out; unlike dlc.device it is not checked against the
+    /// operands' devices.
+    static constexpr ::llvm::StringLiteral getPlaceAttrName() {
+      return ::llvm::StringLiteral("dlc.place");
+    }
+    /// On a function argument: its name as the caller binds it ("data", a parameter's
+    /// name).
+    static constexpr ::llvm::StringLiteral getNameAttrName() {
+      return ::llvm::StringLiteral("dlc.name");
+    }
+    /// On a function argument: it holds samples, which data parallelism splits over
+    /// the devices.
+    static constexpr ::llvm::StringLiteral getBatchAttrName() {
+      return ::llvm::StringLiteral("dlc.batch");
+    }
+    /// On an op of a training step: it gives a parameter's gradient, which
+    /// dlc-shard-data-parallel sums over the replicas.
+    static constexpr ::llvm::StringLiteral getGradientAttrName() {
+      return ::llvm::StringLiteral("dlc.gradient");
+    }
+    /// On a function result, `N`: the result is written back into argument N when the
+    /// function ends (a running statistic, a parameter an optimizer updates).
+    static constexpr ::llvm::StringLiteral getUpdatesAttrName() {
+      return ::llvm::StringLiteral("dlc.updates");
+    }
     /// The nested module holding the kernels generated for host devices.
     static constexpr ::llvm::StringLiteral getHostKernelsModuleName() {
       return ::llvm::StringLiteral("dlc_host_kernels");

@@ -1,0 +1,506 @@
+//===- CompiledFunction.cpp - trace, compile and run by input signature -------===//
+//
+// A new signature is traced with symbolic tensors (nothing runs, no seed is drawn), and, when gradients are needed, the backward is traced too by
+// running the recorded calls' VJP rules backwards under a second tracer: the forward
+// values those rules read become extra results of the forward program ("saved"), as in
+// AOTAutograd's joint graph. Both graphs are compiled into one module.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Hybridize/CompiledFunction.h"
+
+#include "dlc/Compiler/Compiler.h"
+#include "dlc/Frontend/Autograd.h"
+#include "dlc/Frontend/NumPy.h"
+#include "dlc/Runtime/Engine/Kernel.h"
+#include "AutogradInternal.h"
+#include "OpDefinitions.h"
+#include "CompileCache.h"
+#include "CompiledLayouts.h"
+#include "Tracer.h"
+
+#include "dlc/Runtime/Files/ModelFile.h"
+#include "dlc/Runtime/Files/ProgramFile.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace dlc {
+
+namespace {
+
+enum class Source { input, parameter, captured, output_grad, forward_result, forward_argument };
+
+/// Where a program argument comes from at each call.
+struct Binding {
+  Source source = Source::captured;
+  std::string name; // parameter name
+  Tensor tensor;    // captured tensor
+  int index = -1;   // forward result or argument number
+};
+
+struct CompiledSignature {
+  std::shared_ptr<Program> forward, backward;
+  std::vector<Binding> forward_args, backward_args;
+  std::vector<int> grad_args; // forward arguments whose gradients the backward returns
+};
+
+bool debugLogging() {
+  static const bool enabled = [] {
+    const char *level = std::getenv("DLC_LOG");
+    return level && std::string(level) == "debug";
+  }();
+  return enabled;
+}
+
+std::string fileName(const std::string &name) {
+  std::string out;
+  for (char c : name)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+  return out.empty() ? "block" : out;
+}
+
+void dumpIR(const std::string &name, int64_t number, const compiler::CompiledModule &module) {
+  const char *dir = std::getenv("DLC_DUMP_IR");
+  if (!dir || !*dir)
+    return;
+  std::error_code ignored;
+  std::filesystem::create_directories(dir, ignored);
+  std::string base = std::string(dir) + "/" + fileName(name) + "." + std::to_string(number);
+  std::ofstream traced(base + ".traced.mlir");
+  if (!traced) {
+    std::fprintf(stderr, "dlc: DLC_DUMP_IR: cannot write %s.traced.mlir\n", base.c_str());
+    return;
+  }
+  traced << module.traced_ir;
+  std::ofstream(base + ".compiled.mlir") << module.ir;
+  std::ofstream programs(base + ".programs.txt");
+  for (const auto &program : module.programs)
+    programs << program->str();
+}
+
+/// The tensors' memory as `program` reads it: each in the layout of the program's value
+/// `ids[i]` (converted where it is not; the programs write only into tensors they own:
+/// results, and plain parameters and optimizer state).
+std::vector<BoundBuffer> boundBuffers(const Program &program, const std::vector<int> &ids,
+                                      const std::vector<Tensor> &tensors) {
+  std::vector<bool> written(tensors.size(), false);
+  if (&ids == &program.arguments)
+    for (const auto &[value, argument] : program.updates)
+      written[size_t(argument)] = true;
+  std::vector<BoundBuffer> bound;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    Tensor t = tensors[i];
+    if (written[i]) // the program writes into it: into the tensor's own (plain) memory
+      detail::make_plain_in_place(t);
+    else
+      t = detail::in_layout(t, program.values[size_t(ids[i])].layout);
+    bound.push_back({t.buffer(), t.impl()->offset});
+  }
+  return bound;
+}
+
+/// Runs `program` on `arguments`; returns its results (new tensors, in the layouts the
+/// program writes them in).
+std::vector<Tensor> runProgram(const Program &program, const std::vector<Tensor> &arguments,
+                               bool referenceKernels) {
+  std::vector<Tensor> results;
+  for (int id : program.results) {
+    const ProgramValue &v = program.values[size_t(id)];
+    results.push_back(Tensor::empty(v.shape, v.dtype, v.device));
+    results.back().impl()->layout = v.layout;
+  }
+  std::vector<int64_t> seeds;
+  for (Device device : program.seed_devices())
+    seeds.push_back(detail::next_kernel_seed(device));
+  program.run(boundBuffers(program, program.arguments, arguments),
+              boundBuffers(program, program.results, results), std::move(seeds),
+              referenceKernels);
+  return results;
+}
+
+} // namespace
+
+struct CompiledFunction::State {
+  std::string name;
+  Forward forward;
+  Parameters parameters;
+  std::mutex mutex; ///< guards the cache, the latest signature and the call count
+  detail::CompileCache<CompiledSignature> cache;
+  std::shared_ptr<const CompiledSignature> latest; ///< the latest compile's, for stats()
+  int64_t calls = 0;
+  CompileOptions options; ///< as the user gave them (guarded by `mutex`)
+
+  std::shared_ptr<CompiledSignature> compile(const Tensor &x, bool withGrad, bool inputGrad,
+                                             const std::set<std::string> &gradParameters,
+                                             const CompileOptions &options,
+                                             detail::CompiledTexts &texts);
+};
+
+CompiledFunction::CompiledFunction(std::string name, Forward forward, Parameters parameters,
+                                   CompileOptions options)
+    : state_(std::make_shared<State>()) {
+  state_->name = std::move(name);
+  state_->forward = std::move(forward);
+  state_->parameters = std::move(parameters);
+  state_->options = std::move(options);
+}
+
+void CompiledFunction::set_options(CompileOptions options) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->options = std::move(options);
+}
+
+CompileOptions CompiledFunction::options() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->options;
+}
+
+int64_t CompiledFunction::cached_signatures() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return int64_t(state_->cache.entries().size());
+}
+
+std::shared_ptr<CompiledSignature>
+CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
+                                 const std::set<std::string> &gradParameters,
+                                 const CompileOptions &options, detail::CompiledTexts &texts) {
+  Device device = x.device();
+  bool training = autograd::is_training();
+  auto signature = std::make_shared<CompiledSignature>();
+
+  // Forward: trace with a symbolic input (random ops draw no seeds while tracing).
+  compiler::Graph forwardGraph;
+  forwardGraph.name = "forward";
+  forwardGraph.device = device;
+  trace::Tracer forwardTracer(forwardGraph);
+  Tensor input = trace::Tracer::symbolic(x.shape(), x.dtype(), device);
+  forwardTracer.add_argument(input, "data");
+  Tensor output;
+  {
+    trace::Install install(forwardTracer);
+    autograd::Pause pause(training);
+    output = forward(input);
+  }
+  if (!output.defined())
+    throw Error(name + ": the hybridized forward returned an undefined tensor");
+  int outputValue = forwardTracer.value(output);
+  forwardGraph.results.push_back(outputValue);
+
+  // Bind the arguments: the input, parameters (by name), other captured tensors.
+  std::vector<BoundParameter> bound = parameters ? parameters(device) : std::vector<BoundParameter>{};
+  std::vector<bool> needsGrad(forwardGraph.values.size(), false);
+  for (size_t i = 0; i < forwardTracer.argument_tensors().size(); ++i) {
+    const Tensor &t = forwardTracer.argument_tensors()[i];
+    Binding binding;
+    if (i == 0) {
+      binding.source = Source::input;
+      needsGrad[size_t(forwardGraph.arguments[i].value)] = inputGrad;
+    } else {
+      binding.source = Source::captured;
+      binding.tensor = t;
+      for (const BoundParameter &p : bound)
+        if (p.data.defined() && p.data.buffer() == t.buffer() &&
+            p.data.impl()->offset == t.impl()->offset && p.data.shape() == t.shape()) {
+          binding.source = Source::parameter;
+          binding.name = p.name;
+          binding.tensor = Tensor();
+          forwardGraph.arguments[i].name = p.name;
+          needsGrad[size_t(forwardGraph.arguments[i].value)] = gradParameters.count(p.name) != 0;
+          break;
+        }
+    }
+    signature->forward_args.push_back(std::move(binding));
+  }
+
+  compiler::Graph backwardGraph;
+  backwardGraph.name = "backward";
+  backwardGraph.device = device;
+  if (withGrad) {
+    trace::Tracer backwardTracer(backwardGraph);
+    Tensor outputGrad = trace::Tracer::symbolic(output.shape(), output.dtype(), device);
+    backwardTracer.add_argument(outputGrad, "grad.output");
+    {
+      trace::Install install(backwardTracer);
+      autograd::Pause pause(training);
+      std::map<int, Tensor> grads = trace::backpropagate(
+          forwardTracer, forwardTracer.calls(), needsGrad, {{outputValue, outputGrad}});
+      for (size_t i = 0; i < forwardGraph.arguments.size(); ++i) {
+        int id = forwardGraph.arguments[i].value;
+        if (!needsGrad[size_t(id)])
+          continue;
+        auto it = grads.find(id);
+        const compiler::GraphValue &v = forwardGraph.values[size_t(id)];
+        Tensor grad = it != grads.end() ? it->second : np::zeros(v.shape, v.dtype, device);
+        signature->grad_args.push_back(int(i));
+        backwardGraph.results.push_back(backwardTracer.value(grad));
+      }
+    }
+    // What the backward reads of the forward: its arguments, or values it must save.
+    const auto &reads = backwardTracer.argument_tensors();
+    for (size_t i = 0; i < reads.size(); ++i) {
+      Binding binding;
+      if (i == 0) {
+        binding.source = Source::output_grad;
+      } else if (int argument = forwardTracer.argument_index(reads[i]); argument >= 0) {
+        binding.source = Source::forward_argument;
+        binding.index = argument;
+        backwardGraph.arguments[i].name = "forward." + forwardGraph.arguments[size_t(argument)].name;
+      } else if (int id = forwardTracer.find(reads[i]); id >= 0) {
+        auto at = std::find(forwardGraph.results.begin(), forwardGraph.results.end(), id);
+        if (at == forwardGraph.results.end())
+          at = forwardGraph.results.insert(forwardGraph.results.end(), id);
+        binding.source = Source::forward_result;
+        binding.index = int(at - forwardGraph.results.begin());
+        backwardGraph.arguments[i].name = "saved." + std::to_string(binding.index);
+        backwardGraph.arguments[i].saved_result = binding.index;
+      } else {
+        binding.source = Source::captured;
+        binding.tensor = reads[i];
+      }
+      signature->backward_args.push_back(std::move(binding));
+    }
+  }
+
+  // Blocked layouts: the forward's results (output and saved activations) may stay
+  // blocked, and the backward takes the saved ones as the forward leaves them
+  // (dlc-assign-layouts reads dlc.saved_from); the caller reads each result's layout.
+  forwardGraph.blocked_results = true;
+  backwardGraph.blocked_results = true;
+  std::vector<const compiler::Graph *> graphs{&forwardGraph};
+  if (withGrad)
+    graphs.push_back(&backwardGraph);
+  compiler::CompiledModule module;
+  std::string error = compiler::compile(graphs, module, options);
+  if (!error.empty())
+    throw Error(name + ": " + error);
+  signature->forward = module.programs[0];
+  if (withGrad)
+    signature->backward = module.programs[1];
+
+  texts.traced_ir = module.traced_ir;
+  texts.compiled_ir = module.ir;
+  texts.programs.clear();
+  for (const auto &program : module.programs)
+    texts.programs += program->str();
+  dumpIR(name, cache.compiles() + 1, module);
+  return signature;
+}
+
+Tensor CompiledFunction::operator()(const Tensor &x) {
+  State &s = *state_;
+  if (!x.defined())
+    throw Error(s.name + ": the input is an undefined tensor");
+  Device device = x.device();
+  bool recording = autograd::is_recording();
+  bool inputGrad = recording && x.requires_grad();
+  std::vector<BoundParameter> parameters =
+      s.parameters ? s.parameters(device) : std::vector<BoundParameter>{};
+  std::set<std::string> gradParameters;
+  if (recording)
+    for (const BoundParameter &p : parameters)
+      if (p.grad)
+        gradParameters.insert(p.name);
+  bool withGrad = inputGrad || !gradParameters.empty();
+
+  // The signature, as users read it in logs: "float32[4x3x128x128] on cpu(0), training,
+  // gradients of 18 parameters"; the key adds the parameters' names.
+  std::string signatureText = std::string(dtype_name(x.dtype())) + "[" +
+                              shape_rules::str(x.shape()) + "] on " + device.str() +
+                              (autograd::is_training() ? ", training" : ", predicting");
+  if (withGrad)
+    signatureText += std::string(", gradients of ") + (inputGrad ? "the input and " : "") +
+                     std::to_string(gradParameters.size()) + " parameters";
+  std::shared_ptr<CompiledSignature> signature;
+  bool referenceKernels = false;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    // The options are part of the key: a signature compiled under other options is
+    // another entry. Programs compiled with blocked layouts must not run under the
+    // reference kernels: the setting is read once, for the key and for the runs (the
+    // backward's included).
+    const CompileOptions options = detail::resolved(s.options);
+    referenceKernels = *options.blocked_layout == Layout::plain && reference_kernels_enabled();
+    std::string key = signatureText + "; " + options.key();
+    for (const std::string &p : gradParameters)
+      key += "," + p;
+    bool compiled = false;
+    signature = s.cache.get(
+        key,
+        [&](detail::CompiledTexts &texts) {
+          return s.compile(x, withGrad, inputGrad, gradParameters, options, texts);
+        },
+        compiled);
+    if (compiled) {
+      s.latest = signature;
+      if (debugLogging())
+        std::fprintf(stderr, "dlc: hybridize '%s': compiled for %s in %.3f s (compile #%lld)\n",
+                     s.name.c_str(), signatureText.c_str(), s.cache.last_compile_seconds(),
+                     (long long)s.cache.compiles());
+      if (s.parameters)
+        parameters = s.parameters(device); // deferred ones are initialized now
+    }
+    ++s.calls;
+  }
+
+  std::map<std::string, Tensor> byName;
+  for (const BoundParameter &p : parameters)
+    byName[p.name] = p.data;
+  std::vector<Tensor> forwardArgs;
+  for (const Binding &binding : signature->forward_args) {
+    if (binding.source == Source::input) {
+      forwardArgs.push_back(x);
+    } else if (binding.source == Source::parameter) {
+      auto it = byName.find(binding.name);
+      if (it == byName.end() || !it->second.defined())
+        throw Error(s.name + ": parameter '" + binding.name + "' has no copy on " +
+                    device.str() + " (initialize the block on the devices it runs on)");
+      forwardArgs.push_back(it->second);
+    } else {
+      forwardArgs.push_back(binding.tensor);
+    }
+  }
+  std::vector<Tensor> forwardResults =
+      runProgram(*signature->forward, forwardArgs, referenceKernels);
+  Tensor output = forwardResults[0];
+
+  if (signature->backward) {
+    std::vector<Tensor> recordInputs;
+    for (int argument : signature->grad_args)
+      recordInputs.push_back(forwardArgs[size_t(argument)]);
+    std::string name = s.name;
+    autograd::record(
+        "hybridized " + s.name, recordInputs, {output},
+        [signature, forwardArgs, forwardResults, name,
+         referenceKernels](const std::vector<Tensor> &grads) {
+          if (!grads[0].defined())
+            return std::vector<Tensor>(signature->grad_args.size());
+          const Program &backward = *signature->backward;
+          Tensor outputGrad = grads[0];
+          const ProgramValue &expected = backward.values[size_t(backward.arguments[0])];
+          if (outputGrad.shape() != expected.shape || outputGrad.dtype() != expected.dtype ||
+              outputGrad.device() != expected.device)
+            throw ShapeError(name + ": the output gradient is " +
+                             dtype_name(outputGrad.dtype()) + " " +
+                             shape_rules::str(outputGrad.shape()) + " on " +
+                             outputGrad.device().str() + ", expected " +
+                             dtype_name(expected.dtype) + " " + shape_rules::str(expected.shape) +
+                             " on " + expected.device.str());
+          std::vector<Tensor> arguments;
+          for (const Binding &binding : signature->backward_args) {
+            switch (binding.source) {
+            case Source::output_grad:
+              arguments.push_back(outputGrad);
+              break;
+            case Source::forward_result:
+              arguments.push_back(forwardResults[size_t(binding.index)]);
+              break;
+            case Source::forward_argument:
+              arguments.push_back(forwardArgs[size_t(binding.index)]);
+              break;
+            default:
+              arguments.push_back(binding.tensor);
+            }
+          }
+          return runProgram(backward, arguments, referenceKernels);
+        });
+  }
+  return output;
+}
+
+CompileStats CompiledFunction::stats() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  const State &s = *state_;
+  CompileStats stats;
+  stats.calls = s.calls;
+  stats.compiles = s.cache.compiles();
+  stats.cache_hits = s.cache.hits();
+  stats.last_compile_seconds = s.cache.last_compile_seconds();
+  if (s.latest) {
+    stats.forward_arena_bytes = s.latest->forward->memory().arena_bytes;
+    stats.forward_steps = int64_t(s.latest->forward->steps.size());
+    if (s.latest->backward) {
+      stats.backward_arena_bytes = s.latest->backward->memory().arena_bytes;
+      stats.backward_steps = int64_t(s.latest->backward->steps.size());
+    }
+  }
+  return stats;
+}
+std::string CompiledFunction::traced_ir() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->cache.texts().traced_ir;
+}
+std::string CompiledFunction::compiled_ir() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->cache.texts().compiled_ir;
+}
+std::string CompiledFunction::programs() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->cache.texts().programs;
+}
+void CompiledFunction::clear() {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->cache.clear();
+}
+
+void CompiledFunction::save_compiled(const std::string &path) const {
+  State &s = *state_;
+  std::shared_ptr<const CompiledSignature> signature;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    // Of the programs compiled for predicting, the one for the largest input (an
+    // evaluation's full batch rather than its last, partial one).
+    auto inputElements = [](const CompiledSignature &sig) {
+      const Program &p = *sig.forward;
+      for (size_t i = 0; i < sig.forward_args.size(); ++i)
+        if (sig.forward_args[i].source == Source::input)
+          return shape_rules::numElements(p.values[size_t(p.arguments[i])].shape);
+      return int64_t(0);
+    };
+    for (const auto &entry : s.cache.entries())
+      if (!entry.second->backward &&
+          (!signature || inputElements(*entry.second) > inputElements(*signature)))
+        signature = entry.second;
+  }
+  if (!signature)
+    throw Error("save_compiled('" + path + "'): " + s.name +
+                " has no program compiled for predicting yet; call it once outside "
+                "autograd.record()");
+  const Program &program = *signature->forward;
+  Device device = program.devices().empty() ? cpu(0) : program.devices().front();
+  std::map<std::string, Tensor> byName;
+  if (s.parameters)
+    for (const BoundParameter &p : s.parameters(device))
+      byName[p.name] = p.data;
+  std::vector<ModelArgument> arguments;
+  for (size_t i = 0; i < signature->forward_args.size(); ++i) {
+    const Binding &binding = signature->forward_args[i];
+    if (binding.source == Source::input) {
+      arguments.push_back({"data", true, {}});
+      continue;
+    }
+    Tensor value = binding.tensor;
+    std::string name = "captured" + std::to_string(i);
+    if (binding.source == Source::parameter) {
+      auto it = byName.find(binding.name);
+      if (it == byName.end() || !it->second.defined())
+        throw Error("save_compiled('" + path + "'): parameter '" + binding.name +
+                    "' has no copy on " + device.str());
+      value = it->second;
+      name = binding.name;
+    }
+    Tensor host = detail::plain(value).to(cpu(0));
+    host.wait_to_read();
+    arguments.push_back(
+        {name, false, std::string(static_cast<const char *>(host.data()), host.nbytes())});
+  }
+  ModelFile file = model_file_for(program, std::move(arguments));
+  write_model_file(path, file);
+}
+
+} // namespace dlc

@@ -1,0 +1,88 @@
+//===- CompileOptionFlags.h - the compile options as command-line flags --------===//
+//
+// dlc-compile and dlc-train take the same flags for CompileOptions
+// (dlc/Core/CompileOptions.h). A flag given on the command line wins; an option without
+// one is as the environment asks (compile_options_from_environment). Included by one
+// translation unit per tool: the flags are that tool's globals.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_TOOLS_COMMON_COMPILEOPTIONFLAGS_H
+#define DLC_TOOLS_COMMON_COMPILEOPTIONFLAGS_H
+
+#include "dlc/Core/CompileOptions.h"
+#include "dlc/Core/Error.h"
+
+#include "llvm/Support/CommandLine.h"
+
+namespace dlc::tools {
+
+inline llvm::cl::OptionCategory compileOptionFlags("Compile options (default: as the DLC_* "
+                                                   "environment variables ask)");
+
+inline llvm::cl::opt<bool> fuseFlag("fuse", llvm::cl::desc("fuse ops into regions (dlc-fuse)"),
+                                    llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<bool> generatedKernelsFlag(
+    "generated-kernels",
+    llvm::cl::desc("compile element-wise regions to generated code (false: their "
+                   "interpreted sub-kernels)"),
+    llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<bool> cudaGraphsFlag(
+    "cuda-graphs",
+    llvm::cl::desc("on a GPU, record each compiled program once as a CUDA graph and replay "
+                   "it (false: launch its kernels one by one)"),
+    llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<bool> compileTimingFlag(
+    "compile-timing",
+    llvm::cl::desc("print the options and where each compile's time goes to stderr"),
+    llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<std::string> blockedLayoutFlag(
+    "blocked-layout",
+    llvm::cl::desc("CPU activations' blocked layout: nChw16c, nChw8c or plain (default: "
+                   "the CPU's)"),
+    llvm::cl::value_desc("layout"), llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<std::string> cudaToolkitFlag(
+    "cuda-toolkit", llvm::cl::desc("the CUDA toolkit whose libdevice generated PTX links"),
+    llvm::cl::value_desc("dir"), llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<std::string> gpuChipFlag(
+    "gpu-chip", llvm::cl::desc("the GPU architecture of generated PTX (default sm_90)"),
+    llvm::cl::value_desc("sm_NN"), llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<std::string> cacheDirFlag(
+    "cache-dir",
+    llvm::cl::desc("where generated kernels are kept between runs ('off': nowhere)"),
+    llvm::cl::value_desc("dir"), llvm::cl::cat(compileOptionFlags));
+
+/// The environment's options with every flag given on the command line applied.
+inline CompileOptions compileOptionsFromFlags() {
+  CompileOptions options = compile_options_from_environment();
+  auto given = [](const llvm::cl::Option &flag) { return flag.getNumOccurrences() > 0; };
+  if (given(fuseFlag))
+    options.fuse = fuseFlag;
+  if (given(generatedKernelsFlag))
+    options.generated_kernels = generatedKernelsFlag;
+  if (given(cudaGraphsFlag))
+    options.cuda_graphs = cudaGraphsFlag;
+  if (given(compileTimingFlag))
+    options.timing = compileTimingFlag;
+  if (given(blockedLayoutFlag)) {
+    const std::string &name = blockedLayoutFlag;
+    if (name == layout_name(Layout::plain))
+      options.blocked_layout = Layout::plain;
+    else if (name == layout_name(Layout::nChw8c))
+      options.blocked_layout = Layout::nChw8c;
+    else if (name == layout_name(Layout::nChw16c))
+      options.blocked_layout = Layout::nChw16c;
+    else
+      throw ValueError("--blocked-layout=" + name + ": expected nChw16c, nChw8c or plain");
+  }
+  if (given(cudaToolkitFlag))
+    options.cuda_toolkit = cudaToolkitFlag;
+  if (given(gpuChipFlag))
+    options.gpu_chip = gpuChipFlag;
+  if (given(cacheDirFlag))
+    options.cache_dir = cacheDirFlag == "off" ? std::string() : cacheDirFlag.getValue();
+  return options;
+}
+
+} // namespace dlc::tools
+
+#endif // DLC_TOOLS_COMMON_COMPILEOPTIONFLAGS_H
