@@ -17,6 +17,11 @@ install(TARGETS dlc EXPORT dlcTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ${_dlc_tools} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The CUDA backend, which the runtime opens from the library directory when a GPU is
+# first asked for.
+if(TARGET dlc_cuda)
+  install(TARGETS dlc_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 
 # The headers libdlc implements: the core, the runtime, the frontend, and the generated
 # ones they include. Gluon, the compiler and the dialect need MLIR and stay in the tree.

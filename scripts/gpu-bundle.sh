@@ -33,17 +33,19 @@ fi
 echo "gpu-bundle: building ${programs[*]} (Release, sm_$arch, static MLIR/LLVM) in $build_dir"
 cmake -G Ninja -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DDLC_ENABLE_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES="$arch" -DDLC_STATIC_LLVM=ON "${launcher[@]}" >/dev/null
-cmake --build "$build_dir" --target "${programs[@]}"
+cmake --build "$build_dir" --target "${programs[@]}" dlc_cuda
 
 stage="$(mktemp -d -t dlc-gpu-bundle.XXXXXX)"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
 for p in "${programs[@]}"; do cp "$build_dir/bin/$p" "$stage/bin/"; done
+# The CUDA backend, which the programs open from ../lib when a GPU is first asked for.
+cp "$build_dir/lib/libdlc_cuda.so" "$stage/lib/"
 # The shared libraries to carry: every one the programs load except glibc's, the C++
 # runtime and the CUDA libraries the target machine brings (its driver must match them).
 carried='^lib(dnnl|OpenCL|gomp|cudart)\.so'
-for p in "${programs[@]}"; do
-  ldd "$build_dir/bin/$p" | awk '$3 ~ /^\// {print $1, $3}'
+for p in "${programs[@]/#/$build_dir/bin/}" "$build_dir/lib/libdlc_cuda.so"; do
+  ldd "$p" | awk '$3 ~ /^\// {print $1, $3}'
 done | sort -u | while read -r name path; do
   if [[ "$name" =~ $carried ]]; then cp -L "$path" "$stage/lib/$name"; fi
 done

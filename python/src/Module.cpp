@@ -1,4 +1,6 @@
 //===- Module.cpp - dlc._dlc: errors, devices and the module itself ------------===//
+#include "dlc/Config.h"
+#include "dlc/Runtime/Engine/DeviceBackend.h"
 #include "Bindings.h"
 
 #include <memory>
@@ -133,6 +135,10 @@ void bind_devices(py::module_ &m) {
   m.def("cpu_pinned", &dlc::cpu_pinned, py::arg("device_id") = 0,
         "Page-locked host memory (fast copies to GPUs).");
   m.def("num_gpus", &dlc::num_gpus, "GPUs this process can use.");
+  m.def("gpu_backend_problem", [] { return device_backend_problem(DeviceKind::gpu); },
+        "Why this build's GPU backend could not be loaded ('' when it was, or when the build "
+        "has none). Asking loads it.");
+  m.attr("built_with_cuda") = bool(DLC_HAVE_CUDA);
   m.def("current_device", &dlc::current_device,
         "The default device of this thread (the innermost `with device:`, else cpu(0)).");
 }

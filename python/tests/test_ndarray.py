@@ -27,6 +27,31 @@ def test_creation_dtypes_and_defaults():
         np.zeros((2,), dtype="complex64")
 
 
+def test_the_gpu_backend_is_opened_when_a_gpu_is_first_asked_for():
+    # The CUDA backend is a library of its own (libdlc_cuda.so): importing dlc and
+    # computing on the CPU does not open it; asking for GPUs does, in a CUDA build, and
+    # it loads (its calls into the runtime resolve against this module).
+    import subprocess
+    import sys
+    probe = ("import dlc\n"
+             "from dlc import np, npx\n"
+             "(np.ones(3) + 1).wait_to_read()\n"
+             "maps = lambda: open('/proc/self/maps').read()\n"
+             "print('before', 'libdlc_cuda' in maps())\n"
+             "npx.num_gpus()\n"
+             "print('after', 'libdlc_cuda' in maps())\n"
+             "print('problem', repr(dlc._dlc.gpu_backend_problem()))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "before False" in lines
+    if dlc._dlc.built_with_cuda:
+        assert "after True" in lines and "problem ''" in lines, out.stdout
+    else:
+        assert "after False" in lines
+
+
 def test_devices_and_scopes():
     assert np.ones(2).device == npx.cpu(0)
     with npx.cpu(1):

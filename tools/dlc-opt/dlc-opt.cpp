@@ -7,6 +7,7 @@
 // mixing them with dlc parse so that upstream passes can run on them.
 //
 //===----------------------------------------------------------------------===//
+#include "dlc/Core/CompileOptions.h"
 #include "dlc/Compiler/UntrustedInput/UntrustedInput.h"
 #include "dlc/Config.h"
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
@@ -47,7 +48,9 @@ int main(int argc, char **argv) {
   mlir::bufferization::registerBufferizationPasses();
   mlir::dlc::registerDLCPasses();
   mlir::dlc::registerDLCConversionPasses();
-  mlir::dlc::registerDLCPipelines();
+  // The tool is where the user speaks: the toolkit its pipeline links libdlc against is
+  // the environment's (DLC_CUDA_TOOLKIT, the configured one, CUDA_HOME, /usr/local/cuda).
+  mlir::dlc::registerDLCPipelines(::dlc::default_cuda_toolkit());
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::dlc::DLCDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,

@@ -53,9 +53,10 @@ void buildHostKernelsToLLVM(OpPassManager &pm);
 void registerCodeGenerationInterfaces(DialectRegistry &registry);
 
 /// Registers `--dlc-pipeline=cpu|cuda[,blocked-layouts=0][,blocked-layout=nChw8c]
-/// [,generate-kernels=0][,cuda-toolkit=DIR][,cache-dir=DIR]` (the toolkit defaults to
-/// the one dlc was configured with; no cache unless named).
-void registerDLCPipelines();
+/// [,generate-kernels=0][,cuda-toolkit=DIR][,cache-dir=DIR]`; `cuda-toolkit` defaults to
+/// `cudaToolkit`, which the tool registering it chose (dlc-opt: the environment's, as
+/// CompileOptions reads it); no cache unless one is named.
+void registerDLCPipelines(const std::string &cudaToolkit);
 
 } // namespace mlir::dlc
 

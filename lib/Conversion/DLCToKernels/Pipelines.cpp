@@ -83,6 +83,12 @@ void registerCodeGenerationInterfaces(DialectRegistry &registry) {
 }
 
 namespace {
+/// The toolkit `cuda-toolkit` defaults to: what the tool registering the pipeline passed.
+std::string &defaultCudaToolkit() {
+  static std::string toolkit = DLC_CUDA_TOOLKIT_ROOT;
+  return toolkit;
+}
+
 // `--dlc-pipeline=cpu` reads as the pipeline `dlc-pipeline` with the flag option `cpu`.
 struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<bool> cpu{*this, "cpu", llvm::cl::desc("the CPU pipeline")};
@@ -107,16 +113,17 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                               llvm::cl::init("sm_90")};
   Option<std::string> cudaToolkit{
       *this, "cuda-toolkit",
-      llvm::cl::desc("the CUDA toolkit whose libdevice the PTX links (default: the one dlc "
-                     "was configured with)"),
-      llvm::cl::init(DLC_CUDA_TOOLKIT_ROOT)};
+      llvm::cl::desc("the CUDA toolkit whose libdevice the PTX links (default: the tool's, "
+                     "from its environment)"),
+      llvm::cl::init(defaultCudaToolkit())};
   Option<std::string> cacheDir{
       *this, "cache-dir", llvm::cl::desc("the kernel cache directory of the PTX (default: none)"),
       llvm::cl::init("")};
 };
 } // namespace
 
-void registerDLCPipelines() {
+void registerDLCPipelines(const std::string &cudaToolkit) {
+  defaultCudaToolkit() = cudaToolkit;
   PassPipelineRegistration<PipelineOptions>(
       "dlc-pipeline",
       "hybridize()'s pipeline: --dlc-pipeline=cpu or --dlc-pipeline=cuda (canonicalize, "

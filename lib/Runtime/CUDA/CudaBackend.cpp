@@ -2,7 +2,9 @@
 //
 // Adapts the CUDA side's functions (CudaEngine.h: streams, fences, cudaMalloc, copies,
 // NCCL) to DeviceBackend, and registers it for gpu devices. The runtime's sources call
-// only the interface; this file and the ones it calls are all that know CUDA.
+// only the interface; this file and the ones it calls are all that know CUDA. They are
+// built into libdlc_cuda.so, which the runtime opens the first time a GPU is asked for
+// and enters through dlc_register_cuda_backend (DeviceBackends.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Runtime/Engine/DeviceBackend.h"
@@ -94,3 +96,9 @@ void register_cuda_backend() {
 }
 
 } // namespace dlc
+
+/// The entry the runtime's loader looks up (in the program when the backend is linked
+/// into it, as on emulated GPUs; else in libdlc_cuda.so).
+extern "C" __attribute__((visibility("default"))) void dlc_register_cuda_backend() {
+  dlc::register_cuda_backend();
+}

@@ -30,15 +30,10 @@ std::atomic<bool> referenceOnly{false};
 } // namespace
 
 // Registration is explicit (not static initializers), so that linking the runtime as a
-// static library cannot drop a kernel file.
-void register_builtin_kernels() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::gpu})
-      if (DeviceBackend *backend = device_backend(kind))
-        backend->register_kernels();
-  });
-}
+// static library cannot drop a kernel file. Each backend registers its kernels when it is
+// first asked for: the host's at once, a GPU backend's when it is loaded, which is when a
+// GPU is first asked for (DeviceBackends.cpp).
+void register_builtin_kernels() { device_backend(DeviceKind::cpu); }
 
 void register_kernel(const std::string &dialectOp, DeviceKind kind, KernelEntry entry) {
   if (!entry.reference)
@@ -51,7 +46,7 @@ void register_kernel(const std::string &dialectOp, DeviceKind kind, KernelEntry 
 }
 
 const KernelEntry *find_kernel(const std::string &dialectOp, Device device) {
-  register_builtin_kernels();
+  device_backend(device.is_host() ? DeviceKind::cpu : device.kind);
   // Pinned and shared host memory is computed on by the CPU kernels.
   DeviceKind kind = device.is_host() ? DeviceKind::cpu : device.kind;
   KernelTable &t = table();

@@ -12,6 +12,7 @@
 #include "ProgramGraphs.h"
 
 #include "DeviceBytes.h"
+#include "dlc/Runtime/Engine/DeviceBackend.h"
 #include "dlc/Runtime/Engine/Kernel.h"
 #include "dlc/Runtime/Engine/Numerics.h"
 #include "dlc/Runtime/Engine/Profile.h"
@@ -43,7 +44,7 @@ void register_task_graphs(DeviceKind kind, TaskGraphs graphs) {
 }
 
 const TaskGraphs *task_graphs(DeviceKind kind) {
-  register_builtin_kernels(); // the backends register theirs with their kernels
+  device_backend(kind); // a backend registers its graphs when it is loaded
   std::lock_guard<std::mutex> lock(backendsMutex);
   auto found = backends().find(kind);
   return found == backends().end() || !found->second.capture ? nullptr : &found->second;

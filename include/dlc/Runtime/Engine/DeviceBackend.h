@@ -111,9 +111,15 @@ public:
 
 /// Makes `backend` the one of `kind` (it lives for the process).
 void register_device_backend(DeviceKind kind, DeviceBackend &backend);
-/// The backend of `kind`, or null when this build has none (the backends listed at
-/// configuration are registered on first use).
+/// The backend of `kind`, or null when this build has none or it cannot be loaded. The
+/// host's is registered on first use; the accelerator backends the build lists
+/// (DLC_DEVICE_BACKENDS) are shared libraries (libdlc_cuda.so) loaded the first time a
+/// GPU is asked for, so that a program that only uses the host never opens them nor the
+/// libraries they link (cudart, cuDNN, cuBLAS, NCCL).
 DeviceBackend *device_backend(DeviceKind kind);
+/// Why the backend of `kind` could not be loaded ("" when it was, or when the build has
+/// none). Asking loads it.
+std::string device_backend_problem(DeviceKind kind);
 /// The backend of `device`'s kind; throws UnsupportedError naming `what` and the device
 /// when this build has none.
 DeviceBackend &backend_for(Device device, const std::string &what);

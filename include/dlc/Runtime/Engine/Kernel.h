@@ -62,7 +62,8 @@ void register_kernel(const std::string &dialectOp, DeviceKind kind, KernelEntry 
 /// The kernels of `dialectOp` for `device`, or null.
 const KernelEntry *find_kernel(const std::string &dialectOp, Device device);
 
-/// Registers the built-in kernels (once; later calls do nothing).
+/// Registers the host's built-in kernels (once; later calls do nothing). A GPU backend's
+/// are registered when it is loaded, the first time a GPU is asked for.
 void register_builtin_kernels();
 
 /// Whether this build has kernels for `device` and the device exists in this process.
