@@ -175,8 +175,14 @@ int main(int argc, char **argv) {
       stepOnly = true;
     else if (std::string(argv[i]).rfind("--only=", 0) == 0)
       only = std::string(argv[i]).substr(7), stepOnly = true;
-    else
-      batches.push_back(std::atoll(argv[i]));
+    else if (char *end = nullptr; (batches.push_back(std::strtoll(argv[i], &end, 10)), *end) ||
+                                  batches.back() <= 0) {
+      std::fprintf(stderr,
+                   "dlc-bench-leafnet: '%s' is no batch size\nusage: dlc-bench-leafnet "
+                   "[--step-only] [--only=BENCH] [BATCH ...] (default batches 4 32)\n",
+                   argv[i]);
+      return 2;
+    }
   }
   if (batches.empty())
     batches = {4, 32};
