@@ -134,7 +134,7 @@ struct CompiledFunction::State {
   detail::CompileCache<CompiledSignature> cache;
   std::shared_ptr<const CompiledSignature> latest; ///< the latest compile's, for stats()
   int64_t calls = 0;
-  CompileOptions options; ///< as the user gave them (guarded by `mutex`)
+  detail::KeyedOptions options{CompileOptions{}}; ///< guarded by `mutex`
 
   std::shared_ptr<CompiledSignature> compile(const Tensor &x, bool withGrad, bool inputGrad,
                                              const std::set<std::string> &gradParameters,
@@ -148,17 +148,17 @@ CompiledFunction::CompiledFunction(std::string name, Forward forward, Parameters
   state_->name = std::move(name);
   state_->forward = std::move(forward);
   state_->parameters = std::move(parameters);
-  state_->options = std::move(options);
+  state_->options.set(std::move(options));
 }
 
 void CompiledFunction::set_options(CompileOptions options) {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->options = std::move(options);
+  state_->options.set(std::move(options));
 }
 
 CompileOptions CompiledFunction::options() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->options;
+  return state_->options.given();
 }
 
 int64_t CompiledFunction::cached_signatures() const {
@@ -324,9 +324,11 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
     // another entry. Programs compiled with blocked layouts must not run under the
     // reference kernels: the setting is read once, for the key and for the runs (the
     // backward's included).
-    const CompileOptions options = detail::resolved(s.options);
+    const auto &resolvedNow = s.options.now(); // valid while the lock is held
+    const CompileOptions &options = resolvedNow.first;
+    const std::string &optionsKey = resolvedNow.second;
     referenceKernels = *options.blocked_layout == Layout::plain && reference_kernels_enabled();
-    std::string key = signatureText + "; " + options.key();
+    std::string key = signatureText + "; " + optionsKey;
     for (const std::string &p : gradParameters)
       key += "," + p;
     bool compiled = false;

@@ -58,7 +58,7 @@ struct DataParallelStep::State {
   /// Seconds the latest compile took in all, and tracing the step within it.
   double lastCompile = 0, lastTrace = 0;
 
-  CompileOptions options; ///< as the user gave them (guarded by `mutex`)
+  detail::KeyedOptions options{CompileOptions{}}; ///< guarded by `mutex`
 
   std::shared_ptr<Compiled> compile(const Tensor &data, const Tensor &label,
                                     const std::vector<Parameter> &parameters,
@@ -75,17 +75,17 @@ DataParallelStep::DataParallelStep(std::string name, Loss loss, Update update, s
   state_->update = std::move(update);
   state_->stateSize = stateSize;
   state_->devices = std::move(devices);
-  state_->options = std::move(options);
+  state_->options.set(std::move(options));
 }
 
 void DataParallelStep::set_options(CompileOptions options) {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->options = std::move(options);
+  state_->options.set(std::move(options));
 }
 
 CompileOptions DataParallelStep::options() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->options;
+  return state_->options.given();
 }
 
 std::shared_ptr<Compiled> DataParallelStep::State::compile(const Tensor &data, const Tensor &label,
@@ -234,9 +234,11 @@ std::vector<Tensor> DataParallelStep::operator()(const Tensor &data, const Tenso
     std::lock_guard<std::mutex> lock(s.mutex);
     // The options are part of the key (programs compiled with blocked layouts must not
     // run under the reference kernels, for one).
-    const CompileOptions options = detail::resolved(s.options);
+    const auto &resolvedNow = s.options.now(); // valid while the lock is held
+    const CompileOptions &options = resolvedNow.first;
+    const std::string &optionsKey = resolvedNow.second;
     std::string key = std::string(dtype_name(x.dtype())) + shape_rules::str(x.shape()) + "," +
-                      dtype_name(y.dtype()) + shape_rules::str(y.shape()) + "; " + options.key();
+                      dtype_name(y.dtype()) + shape_rules::str(y.shape()) + "; " + optionsKey;
     bool fresh = false;
     compiled = s.cache.get(
         key,
