@@ -2,11 +2,16 @@
 prints a markdown table of median samples/s with dlc's ratio to each peer.
 
     bench/.venv/bin/python bench/compare.py [--rounds 3] [--threads N] [--peers torch mxnet]
-        [--steps-only] [--no-compiled] [--interpreted] [--train-step]
+        [--steps-only] [--no-compiled] [--interpreted] [--train-step] [--alone]
 
 Rows: single layers (*_fwd_bwd), the whole network's eager step (leafnet_step; dlc's
 Gluon version is leafnet_step_gluon) and its compiled step (leafnet_step_hybrid: dlc
 hybridize, MXNet hybridize(static_alloc, static_shape), torch.compile).
+
+dlc runs its benchmarks one after the other in one process, as a training job runs its
+work; with --alone each dlc step benchmark also runs by itself in a fresh process
+(framework dlc-alone), so that a slowdown one benchmark leaves to the next shows as the
+difference of the two columns.
 
 Alternating the frameworks round by round spreads the machine's slow moments over all
 of them; the medians are over rounds.
@@ -48,6 +53,9 @@ def main():
                         help="the whole training step instead (forward, loss, backward, SGD "
                              "with momentum) on one device: dlc-bench-trainstep's seed loops "
                              "and compiled step on cpu(0), the peers' --train-step")
+    parser.add_argument("--alone", action="store_true",
+                        help="also each dlc step benchmark alone in a fresh process, as the "
+                             "framework dlc-alone")
     parser.add_argument("--dlc", default=os.path.join(ROOT, "build", "bin", "dlc-bench-leafnet"))
     parser.add_argument("--dlc-trainstep",
                         default=os.path.join(ROOT, "build", "bin", "dlc-bench-trainstep"))
@@ -64,6 +72,10 @@ def main():
         if args.interpreted:
             runs += [(command, dict(command_env, DLC_GENERATED_KERNELS="0"), "dlc-interpreted")
                      for command, command_env, _ in list(runs)]
+        if args.alone and not args.train_step:
+            runs += [([args.dlc, f"--only={bench}", batch], env, "dlc-alone")
+                     for bench in ("leafnet_step", "leafnet_step_gluon", "leafnet_step_hybrid")
+                     for batch in args.batches]
         for peer in args.peers:
             flags = (["--steps-only"] if args.steps_only else []) + \
                     (["--no-compiled"] if args.no_compiled else []) + \
@@ -76,7 +88,8 @@ def main():
                 samples[(row["bench"], row["batch"], framework)].append(row["samples_per_s"])
         print(f"round {round_index + 1}/{args.rounds} done", file=sys.stderr)
 
-    variants = ["dlc-interpreted"] if args.interpreted else []
+    variants = (["dlc-alone"] if args.alone and not args.train_step else []) + \
+               (["dlc-interpreted"] if args.interpreted else [])
     frameworks = ["dlc", *variants, *args.peers]
     benches = sorted({(bench, batch) for bench, batch, _ in samples},
                      key=lambda key: (not key[0].startswith("leafnet_step"), key[0], key[1]))
@@ -92,6 +105,19 @@ def main():
         ratios = [f"{medians['dlc'] / medians[p]:.2f}x" if p in medians and 'dlc' in medians
                   else "n/a" for p in others]
         print(f"| {bench} | {batch} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    # The compiled step against the same framework's eager one (dlc: its Gluon step).
+    print()
+    print("| framework | batch | compiled step / eager step |")
+    print("|---|---|---|")
+    for framework in frameworks:
+        for batch in sorted({batch for _, batch, _ in samples}):
+            def median(bench):
+                values = samples[(bench, batch, framework)]
+                return statistics.median(values) if values else None
+            compiled = median("leafnet_step_hybrid")
+            eager = median("leafnet_step_gluon") or median("leafnet_step")
+            if compiled and eager:
+                print(f"| {framework} | {batch} | {compiled / eager:.2f}x |")
     if COMMENTS:
         print()
         for line in dict.fromkeys(COMMENTS):

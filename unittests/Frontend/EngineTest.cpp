@@ -282,6 +282,32 @@ TEST(Allocator, HostCacheStaysWithinThePeakOfMemoryInUse) {
   EXPECT_GT(stats.bytes_cached, 0) << "what fits is still cached";
 }
 
+TEST(Allocator, HostCacheGivesBackTheLeastRecentlyFreedBlocks) {
+  // A compiled program's arena, freed after each call into a cache that eager work had
+  // filled, went back to the system every call (the block just freed was the one given
+  // back), and the next call faulted in every page of it again.
+  Device device = cpu(10);
+  constexpr size_t MiB = size_t(1) << 20;
+  {
+    std::vector<std::shared_ptr<Storage>> eager; // 1 + 2 + ... + 20 = 210 MiB
+    for (size_t mib = 1; mib <= 20; ++mib)
+      eager.push_back(allocate(device, mib * MiB));
+    for (auto &block : eager) // freed from the 1 MiB block on
+      block.reset();
+  }
+  ASSERT_EQ(memory_stats(device).bytes_cached, int64_t(210 * MiB));
+  allocate(device, 100 * MiB).reset(); // over the 256 MiB cap: older blocks make room
+  MemoryStats freed = memory_stats(device);
+  EXPECT_LE(freed.bytes_cached, int64_t(256 * MiB));
+  auto arena = allocate(device, 100 * MiB);
+  EXPECT_EQ(memory_stats(device).cache_hits, freed.cache_hits + 1)
+      << "the block freed last is the one the cache kept";
+  arena.reset();
+  auto oldest = allocate(device, 1 * MiB);
+  EXPECT_EQ(memory_stats(device).cache_hits, freed.cache_hits + 1)
+      << "the block freed first is the one given back";
+}
+
 TEST(Allocator, OutOfMemoryNamesDeviceAndRequest) {
   Device device = cpu(8);
   set_memory_limit(device, 1 << 20);

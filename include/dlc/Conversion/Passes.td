@@ -14,7 +14,8 @@ def ConvertDLCToLinalg : Pass<"convert-dlc-to-linalg", "mlir::func::FuncOp"> {
     written into a `tensor.empty`. The body is built from each op's
     `ScalarBodyOpInterface` (`arith` and `math` ops on one element, computed in f32 as the
     kernels do). From there on the upstream passes apply: bufferization, tiling,
-    vectorization, lowering to loops. Other regions (`conv2d_relu`, `dense_relu`) and
+    vectorization, lowering to loops. Other regions (`conv2d_relu`, `dense_relu`,
+    `max_pool2d_backward_relu`) and
     the ops outside regions are left as they are; a region holding an op without a scalar
     body is an error naming it.
 

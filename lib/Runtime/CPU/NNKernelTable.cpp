@@ -65,7 +65,8 @@ void requirePlainLayouts(const KernelArgs &k, const char *op) {
 }
 
 /// Whether a compiled program asks for a ReLU epilogue (dlc-fuse's conv2d_relu and
-/// dense_relu regions lower to the library op with activation = "relu").
+/// dense_relu regions lower to the library op with activation = "relu"), or, on a
+/// backward op, for the gradient of the ReLU before it (max_pool2d_backward_relu).
 bool reluEpilogue(const KernelArgs &k) {
   std::string activation = k.attrs->get_string("activation", "");
   if (!activation.empty() && activation != "relu")
@@ -127,14 +128,15 @@ template <bool Fast> struct NN {
     (useDirectPool(k, g, "max_pool2d") ? direct::max_pool2d_forward : ref::max_pool2d_forward)(
         g, f32(k.inputs[0]), f32out(k.outputs[0]));
   }
-  // dx from (dy, x)
+  // dx from (dy, x); with activation = "relu" (dlc-fuse's max_pool2d_backward_relu
+  // region) the gradient of the ReLU that made x is folded in
   static void maxPoolBackward(const KernelArgs &k) {
     check(k, "max_pool2d_backward");
     auto g = pool_geometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
     g.layout = k.inputs[1].layout;
     (useDirectPool(k, g, "max_pool2d_backward") ? direct::max_pool2d_backward
                                                  : ref::max_pool2d_backward)(
-        g, f32(k.inputs[1]), f32(k.inputs[0]), f32out(k.outputs[0]));
+        g, f32(k.inputs[1]), f32(k.inputs[0]), f32out(k.outputs[0]), reluEpilogue(k));
   }
   static void avgPool(const KernelArgs &k) {
     check(k, "avg_pool2d");

@@ -214,14 +214,15 @@ void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y) {
 }
 
 // x, dx are (N,C,H,W), dy is (N,C,OH,OW)
-void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx) {
+void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx,
+                         bool reluGrad) {
   std::vector<double> acc(g.N * g.C * g.H * g.W, 0.0);
   for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
     const float *plane = x + nc * g.H * g.W;
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
         const int64_t best = firstMaxInWindow(g, plane, oh, ow);
-        if (best >= 0)
+        if (best >= 0 && (!reluGrad || plane[best] > 0.0f))
           acc[nc * g.H * g.W + best] += dy[(nc * g.OH + oh) * g.OW + ow];
       }
   }

@@ -46,11 +46,17 @@ __global__ void maxPoolForward(pool::Plane g, int64_t planes, const T *x, T *y) 
   }
 }
 
+/// Each window's first maximum; with `reluGrad` -1 (no gradient) where that maximum is
+/// not > 0, the gradient of a ReLU before the pooling folded in.
 template <typename T>
-__global__ void maxPoolArgmax(pool::Plane g, int64_t planes, const T *x, int32_t *argmax) {
+__global__ void maxPoolArgmax(pool::Plane g, int64_t planes, const T *x, int32_t *argmax,
+                              bool reluGrad) {
   int64_t in = int64_t(g.H) * g.W, out = int64_t(g.OH) * g.OW;
   DLC_FOR_PLANE_ELEMENTS(nc, oh, ow, planes, g.OH * g.OW, g.OW) {
-    argmax[nc * out + oh * g.OW + ow] = pool::first_max(g, x + nc * in, oh, ow);
+    int32_t best = pool::first_max(g, x + nc * in, oh, ow);
+    if (reluGrad && best >= 0 && !(pool::value_of(x[nc * in + best]) > 0.f))
+      best = -1;
+    argmax[nc * out + oh * g.OW + ow] = best;
   }
 }
 
@@ -117,9 +123,15 @@ void maxPool(const KernelArgs &k) {
   check_launch("maxPoolForward");
 }
 
-// dx from (dy, x): each window's argmax into the workspace, then one gather.
+// dx from (dy, x): each window's argmax into the workspace, then one gather. With
+// activation = "relu" (dlc-fuse's max_pool2d_backward_relu) the gradient of the ReLU
+// that made x is folded in.
 void maxPoolBackward(const KernelArgs &k) {
   OpScope scope(ops::max_pool2d_backward);
+  std::string activation = k.attrs->get_string("activation", "");
+  if (!activation.empty() && activation != "relu")
+    throw UnsupportedError("max_pool2d_backward: activation '" + activation + "' is no "
+                           "gradient the GPU kernel folds in; expected relu");
   Pool2DGeometry g = poolGeometry(k.inputs[1].shape, k.inputs[0].shape, *k.attrs);
   if (k.outputs[0].numel() == 0)
     return;
@@ -132,7 +144,7 @@ void maxPoolBackward(const KernelArgs &k) {
     using T = decltype(tag);
     if (k.inputs[0].numel() > 0) {
       maxPoolArgmax<T><<<planeGrid(planes, g.OH * g.OW), kThreads, 0, ctx.stream()>>>(
-          plane, planes, k.inputs[1].as<const T>(), argmax);
+          plane, planes, k.inputs[1].as<const T>(), argmax, activation == "relu");
       check_launch("maxPoolArgmax");
     }
     maxPoolGather<T><<<planeGrid(planes, g.H * g.W), kThreads, 0, ctx.stream()>>>(

@@ -5,8 +5,9 @@
 // Each device's memory comes from its kind's backend (DeviceBackend.h): GPU memory from
 // cudaMalloc (never managed memory), cpu and cpu_shared 64-byte aligned host memory;
 // cpu_pinned is the GPU backend's page-locked memory (so uploads go by DMA) where a GPU
-// is usable, host memory otherwise. Blocks are only
-// returned to the system by empty_cache() or when a request does not fit otherwise.
+// is usable, host memory otherwise. Blocks go back to the system through empty_cache(),
+// when a request does not fit otherwise, and (host memory) when the cache outgrows its
+// cap, least recently freed first.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Runtime/Engine/Allocator.h"
@@ -14,7 +15,9 @@
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/Engine/DeviceBackend.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <list>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -123,9 +126,7 @@ public:
       ++stats_.allocations;
       auto cached = free_.find(bytes);
       if (cached != free_.end() && !cached->second.empty()) {
-        data = cached->second.back();
-        cached->second.pop_back();
-        stats_.bytes_cached -= int64_t(bytes);
+        data = uncache(cached->second);
         ++stats_.cache_hits;
       } else {
         data = fresh(lock, bytes, requested);
@@ -143,14 +144,17 @@ public:
     // at least): blocks come back to the same sizes in a training loop, but a stream of
     // different sizes (images of every size through a DataLoader) would otherwise pile up
     // without bound, since host allocations rarely fail and so never empty the cache.
+    // What goes back over the cap is the least recently freed: a compiled program's arena,
+    // freed after each call, stays cached however many blocks eager work left before it
+    // (giving back the block just freed unmapped the arena on every call, and the next
+    // call paid a page fault per 4 KiB of it: 30-45 % of a LeafNetwork step).
     // GPU blocks are all kept: cudaMalloc is slow, and running out empties the cache.
-    if (device_.is_host() &&
-        stats_.bytes_cached + int64_t(bytes) > std::max(kMinHostCache, stats_.peak_bytes_in_use)) {
-      source_.give_back(data);
-      return;
+    if (device_.is_host()) {
+      int64_t cap = std::max(kMinHostCache, stats_.peak_bytes_in_use);
+      while (!recent_.empty() && stats_.bytes_cached + int64_t(bytes) > cap)
+        source_.give_back(evictOldest());
     }
-    free_[bytes].push_back(data);
-    stats_.bytes_cached += int64_t(bytes);
+    cache(data, bytes);
   }
 
   MemoryStats stats() {
@@ -201,23 +205,68 @@ private:
   void emptyCache(std::unique_lock<std::mutex> &lock) {
     if (stats_.bytes_cached == 0)
       return;
-    FreeBlocks blocks;
-    blocks.swap(free_);
+    std::vector<void *> blocks;
+    for (const CachedBlock &block : recent_)
+      blocks.push_back(block.data);
+    spare_.splice(spare_.end(), recent_);
+    for (auto &[bytes, sameSize] : free_)
+      sameSize.clear();
     stats_.bytes_cached = 0;
     lock.unlock();
-    for (auto &[bytes, sameSize] : blocks)
-      for (void *data : sameSize)
-        source_.give_back(data);
+    for (void *data : blocks)
+      source_.give_back(data);
     lock.lock();
+  }
+
+  /// A cached block, in `recent_` from the least to the most recently freed.
+  struct CachedBlock {
+    void *data;
+    size_t bytes;
+  };
+  using Recency = std::list<CachedBlock>;
+
+  /// Puts a freed block in the cache as the most recently freed one. The list node comes
+  /// from `spare_` when there is one, so a loop's steady state allocates nothing here.
+  void cache(void *data, size_t bytes) {
+    if (spare_.empty())
+      spare_.emplace_back();
+    recent_.splice(recent_.end(), spare_, spare_.begin());
+    auto node = std::prev(recent_.end());
+    *node = {data, bytes};
+    free_[bytes].push_back(node);
+    stats_.bytes_cached += int64_t(bytes);
+  }
+
+  /// Takes the most recently freed block of one size class out of the cache.
+  void *uncache(std::vector<Recency::iterator> &sameSize) {
+    Recency::iterator node = sameSize.back();
+    sameSize.pop_back();
+    void *data = node->data;
+    stats_.bytes_cached -= int64_t(node->bytes);
+    spare_.splice(spare_.end(), recent_, node);
+    return data;
+  }
+
+  /// Takes the least recently freed block out of the cache, for the caller to give back.
+  void *evictOldest() {
+    Recency::iterator node = recent_.begin();
+    auto &sameSize = free_[node->bytes];
+    sameSize.erase(std::find(sameSize.begin(), sameSize.end(), node));
+    void *data = node->data;
+    stats_.bytes_cached -= int64_t(node->bytes);
+    spare_.splice(spare_.end(), recent_, node);
+    return data;
   }
 
   Device device_;
   MemorySource source_;
   std::mutex mutex_;
-  /// Cached blocks by size class. A size's list keeps its capacity as blocks come and go,
-  /// so the cache itself allocates nothing once a loop's sizes have been seen.
-  using FreeBlocks = std::map<size_t, std::vector<void *>>;
-  FreeBlocks free_;
+  /// Cached blocks by size class, each list in the order they were freed. A size's list
+  /// keeps its capacity as blocks come and go, so the cache itself allocates nothing once
+  /// a loop's sizes have been seen.
+  std::map<size_t, std::vector<Recency::iterator>> free_;
+  Recency recent_; ///< every cached block, least recently freed first
+  Recency spare_;  ///< list nodes to reuse
   MemoryStats stats_;
 };
 

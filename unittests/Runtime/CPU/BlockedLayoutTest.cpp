@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <memory>
 
 using namespace dlc::cpu_kernels;
 using namespace dlc::cpu_kernels::test;
@@ -125,9 +127,10 @@ TEST_P(BlockedMaxPool, ForwardAndBackwardMatchTheReferenceOnBothPaths) {
   auto x = randomTensor(inputSize(g), 6), dy = randomTensor(outputSize(g), 7);
   // Ties, as a ReLU leaves them, in one plane of every channel block.
   std::fill(x.begin(), x.begin() + g.H * g.W, 0.0f);
-  std::vector<float> wantY(outputSize(g)), wantDx(inputSize(g));
+  std::vector<float> wantY(outputSize(g)), wantDx(inputSize(g)), wantReluDx(inputSize(g));
   ref::max_pool2d_forward(g, x.data(), wantY.data());
   ref::max_pool2d_backward(g, x.data(), dy.data(), wantDx.data());
+  ref::max_pool2d_backward(g, x.data(), dy.data(), wantReluDx.data(), /*reluGrad=*/true);
 
   for (Layout layout : kBlockedLayouts) {
     g.layout = layout;
@@ -135,10 +138,28 @@ TEST_P(BlockedMaxPool, ForwardAndBackwardMatchTheReferenceOnBothPaths) {
     auto blockedDy = reordered(dy, g.N, g.C, g.OH, g.OW, Layout::plain, layout);
     for (bool portable : {false, true}) {
       const bool before = direct::use_portable_code(portable);
-      std::vector<float> y(outputSize(g), -7.0f), dx(inputSize(g), -7.0f);
+      std::vector<float> y(outputSize(g), -7.0f), dx(inputSize(g), -7.0f),
+          reluDx(inputSize(g), -7.0f);
       direct::max_pool2d_forward(g, blockedX.data(), y.data());
       direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), dx.data());
+      direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), reluDx.data(),
+                                  /*reluGrad=*/true);
+      // dx 64-byte aligned, as the allocator gives it: rows leave the AVX-512 kernel's
+      // ring by streaming stores there, by copies otherwise.
+      std::unique_ptr<float, decltype(&std::free)> alignedDx(
+          static_cast<float *>(std::aligned_alloc(64, (inputSize(g) * sizeof(float) + 63) / 64 * 64)),
+          &std::free);
+      std::fill(alignedDx.get(), alignedDx.get() + inputSize(g), -7.0f);
+      direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), alignedDx.get());
+      EXPECT_TRUE(allClose(std::vector<float>(alignedDx.get(), alignedDx.get() + inputSize(g)),
+                           dx, 0.0f))
+          << "backward into aligned memory, " << dlc::layout_name(layout) << ", portable "
+          << portable;
       direct::use_portable_code(before);
+      EXPECT_TRUE(allClose(reordered(reluDx, g.N, g.C, g.H, g.W, layout, Layout::plain),
+                           wantReluDx, kTolerance))
+          << "backward with the ReLU's gradient, " << dlc::layout_name(layout) << ", portable "
+          << portable;
       EXPECT_TRUE(
           allClose(reordered(y, g.N, g.C, g.OH, g.OW, layout, Layout::plain), wantY, kTolerance))
           << "forward, " << dlc::layout_name(layout) << ", portable " << portable;

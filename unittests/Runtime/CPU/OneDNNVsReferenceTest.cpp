@@ -146,17 +146,23 @@ private:
   bool before_;
 };
 
-// Both paths of the direct max-pool backward give the reference's dx.
+// Both paths of the direct max-pool backward give the reference's dx, and with the
+// ReLU's gradient folded in, the reference's dx masked where x > 0 (relu_backward's rule).
 void expectMaxBackwardMatches(const Pool2DGeometry &g, const std::vector<float> &x,
                               const std::vector<float> &dy) {
-  std::vector<float> want(inputSize(g));
+  std::vector<float> want(inputSize(g)), wantRelu(inputSize(g));
   ref::max_pool2d_backward(g, x.data(), dy.data(), want.data());
-  for (bool portable : {false, true}) {
-    PortableOnly mode(portable);
-    std::vector<float> got(inputSize(g), -7.0f);
-    direct::max_pool2d_backward(g, x.data(), dy.data(), got.data());
-    EXPECT_TRUE(allClose(got, want, kTolerance)) << "portable=" << portable;
-  }
+  ref::max_pool2d_backward(g, x.data(), dy.data(), wantRelu.data(), /*reluGrad=*/true);
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_EQ(wantRelu[i], x[i] > 0.0f ? want[i] : 0.0f) << "the reference's fold at " << i;
+  for (bool portable : {false, true})
+    for (bool relu : {false, true}) {
+      PortableOnly mode(portable);
+      std::vector<float> got(inputSize(g), -7.0f);
+      direct::max_pool2d_backward(g, x.data(), dy.data(), got.data(), relu);
+      EXPECT_TRUE(allClose(got, relu ? wantRelu : want, kTolerance))
+          << "portable=" << portable << " relu=" << relu;
+    }
 }
 
 TEST_P(PoolVsReference, MaxForward) {

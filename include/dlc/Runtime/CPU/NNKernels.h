@@ -87,8 +87,11 @@ DLC_NN_KERNELS_OF_BOTH
 
 // x is (N,C,H,W), y is (N,C,OH,OW); padding never wins a max
 void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y);
-// the gradient goes to the first maximum of each window (row-major order)
-void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx);
+// the gradient goes to the first maximum of each window (row-major order); with
+// `reluGrad` only where that maximum is > 0 (the gradient of a ReLU before the pooling,
+// folded in: relu_backward(max_pool2d_backward(dy, x), x))
+void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx,
+                         bool reluGrad = false);
 
 // logits is (N,C), labels (N) class indices, loss (N); throws ValueError on a
 // label outside [0, C)
@@ -122,7 +125,8 @@ namespace direct {
 // max_pool2d_supported says whether `g` qualifies.
 bool max_pool2d_supported(const Pool2DGeometry &g);
 void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y);
-void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx);
+void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx,
+                         bool reluGrad = false);
 /// For tests: with `portable`, the kernels skip their AVX-512 code even where the CPU has
 /// it, as on machines without. Returns the previous setting. Not thread-safe.
 bool use_portable_code(bool portable);

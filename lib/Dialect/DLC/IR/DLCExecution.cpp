@@ -207,8 +207,15 @@ FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
     ops.push_back(&op);
   Operation *terminator = body.getTerminator();
 
-  if (fusedKind == "conv2d_relu" || fusedKind == "dense_relu") {
-    bool shaped = ops.size() == 2 && isa<ReluOp>(ops[1]) &&
+  if (fusedKind == "conv2d_relu" || fusedKind == "dense_relu" ||
+      fusedKind == "max_pool2d_backward_relu") {
+    // The library op on the region's operands, then the ReLU (or, after a backward op,
+    // the ReLU's gradient at the pooling's input) of its result.
+    bool backward = fusedKind == "max_pool2d_backward_relu";
+    bool shaped = ops.size() == 2 &&
+                  (backward ? isa<MaxPool2DBackwardOp>(ops[0]) && isa<ReluBackwardOp>(ops[1]) &&
+                                  ops[1]->getOperand(1) == ops[0]->getOperand(1)
+                            : isa<ReluOp>(ops[1])) &&
                   ops[1]->getOperand(0) == ops[0]->getResult(0) &&
                   terminator->getOperands() == ops[1]->getResults() &&
                   ops[0]->getOperands() == ValueRange(body.getArguments());

@@ -165,16 +165,28 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
 
   void foldEpilogues(func::FuncOp function) {
     SmallVector<std::pair<Operation *, Operation *>> pairs;
+    auto joins = [](Operation *producer, Operation *epilogue) {
+      return producer->hasOneUse() && deviceOf(producer) == deviceOf(epilogue) &&
+             producer->getBlock() == epilogue->getBlock() &&
+             isF32Tensor(epilogue->getResult(0).getType());
+    };
     function.walk([&](ReluOp relu) {
       Operation *producer = relu.getInput().getDefiningOp();
-      if (!producer || !isa<Conv2DOp, DenseOp>(producer) || !producer->hasOneUse() ||
-          deviceOf(producer) != deviceOf(relu) || producer->getBlock() != relu->getBlock() ||
-          !isF32Tensor(relu.getType()))
-        return;
-      pairs.push_back({producer, relu});
+      if (producer && isa<Conv2DOp, DenseOp>(producer) && joins(producer, relu))
+        pairs.push_back({producer, relu});
+    });
+    // The gradient of relu -> max_pool2d: the pooling's backward passes a window's
+    // gradient to its maximum, which is where x > 0 exactly when the maximum is > 0, so
+    // the mask is a test on a value the backward already holds.
+    function.walk([&](ReluBackwardOp relu) {
+      auto pool = relu->getOperand(0).getDefiningOp<MaxPool2DBackwardOp>();
+      if (pool && relu->getOperand(1) == pool->getOperand(1) && joins(pool, relu))
+        pairs.push_back({pool, relu});
     });
     for (auto [producer, relu] : pairs)
-      outline({producer, relu}, isa<Conv2DOp>(producer) ? "conv2d_relu" : "dense_relu");
+      outline({producer, relu}, isa<Conv2DOp>(producer)   ? "conv2d_relu"
+                                : isa<DenseOp>(producer) ? "dense_relu"
+                                                         : "max_pool2d_backward_relu");
   }
 
   void groupElementwise(func::FuncOp function) {

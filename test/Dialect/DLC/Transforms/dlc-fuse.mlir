@@ -42,6 +42,42 @@ func.func @dense_used_twice(%x: tensor<4x16xf32>, %w: tensor<5x16xf32>) -> (tens
 
 // -----
 
+// The gradient of relu -> max_pool2d: the ReLU's mask at the pooling's input folds into
+// the pooling's backward. Not when the mask is another tensor's, nor when the pooling's
+// gradient is read again.
+// CHECK-LABEL: func.func @pool_backward_relu
+// CHECK: %[[F:.*]] = dlc.fused "max_pool2d_backward_relu"(%arg0, %arg1)
+// CHECK-NEXT: ^bb0(%[[DY:.*]]: tensor<2x16x4x4xf32>, %[[X:.*]]: tensor<2x16x8x8xf32>):
+// CHECK-NEXT: %[[G:.*]] = dlc.max_pool2d_backward %[[DY]], %[[X]]
+// CHECK-NEXT: %[[R:.*]] = dlc.relu_backward %[[G]], %[[X]] : tensor<2x16x8x8xf32>
+// CHECK-NEXT: dlc.yield %[[R]]
+// CHECK: return %[[F]]
+// CHECK-LABEL: func.func @pool_backward_other_mask
+// CHECK-NOT: max_pool2d_backward_relu
+// CHECK-LABEL: func.func @pool_backward_read_again
+// CHECK-NOT: max_pool2d_backward_relu
+// CHECK: return
+// NOEPI-LABEL: func.func @pool_backward_relu
+// NOEPI-NEXT: dlc.max_pool2d_backward
+// NOEPI-NEXT: dlc.relu_backward
+func.func @pool_backward_relu(%dy: tensor<2x16x4x4xf32>, %x: tensor<2x16x8x8xf32>) -> tensor<2x16x8x8xf32> {
+  %g = dlc.max_pool2d_backward %dy, %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<2x16x4x4xf32>, tensor<2x16x8x8xf32>) -> tensor<2x16x8x8xf32>
+  %r = dlc.relu_backward %g, %x : tensor<2x16x8x8xf32>
+  return %r : tensor<2x16x8x8xf32>
+}
+func.func @pool_backward_other_mask(%dy: tensor<2x16x4x4xf32>, %x: tensor<2x16x8x8xf32>, %m: tensor<2x16x8x8xf32>) -> tensor<2x16x8x8xf32> {
+  %g = dlc.max_pool2d_backward %dy, %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<2x16x4x4xf32>, tensor<2x16x8x8xf32>) -> tensor<2x16x8x8xf32>
+  %r = dlc.relu_backward %g, %m : tensor<2x16x8x8xf32>
+  return %r : tensor<2x16x8x8xf32>
+}
+func.func @pool_backward_read_again(%dy: tensor<2x16x4x4xf32>, %x: tensor<2x16x8x8xf32>) -> (tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>) {
+  %g = dlc.max_pool2d_backward %dy, %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<2x16x4x4xf32>, tensor<2x16x8x8xf32>) -> tensor<2x16x8x8xf32>
+  %r = dlc.relu_backward %g, %x : tensor<2x16x8x8xf32>
+  return %r, %g : tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>
+}
+
+// -----
+
 // Two element-wise chains meeting in an add (BatchNorm's running-mean update) become one
 // region; the scalar constants are its inputs. A value also returned is a region result.
 // CHECK-LABEL: func.func @running_mean

@@ -151,8 +151,8 @@ func.func @two_blocks(%x: tensor<4xf32>) -> tensor<4xf32> {
 // executes (DLC_DUMP_IR=dir writes the programs, with the same places). The forward
 // writes the activations the backward reads straight into their result buffers; the
 // blocked activation that the classifier flattens is converted to plain in an arena
-// block, and the flattening reshape is a view of that block. The backward's element-wise
-// gradients run in place.
+// block, and the flattening reshape is a view of that block. The backward's pooling
+// gradients (the ReLU's folded in) reuse arena memory that earlier values freed.
 // LEAFNET-LABEL: func.func @forward
 // LEAFNET-SAME: dlc.arenas = [#dlc.arena<cpu:0, {{[0-9]+}} bytes>]
 // LEAFNET: dlc.fused "conv2d_relu"({{.*}}dlc.storage = [#dlc.storage<result 21 at 0>]
@@ -160,7 +160,7 @@ func.func @two_blocks(%x: tensor<4xf32>) -> tensor<4xf32> {
 // LEAFNET: dlc.reshape {{.*}}dlc.storage = [#dlc.storage<arena 0 at [[FLAT]]>]
 // LEAFNET-LABEL: func.func @backward
 // LEAFNET-SAME: dlc.arenas = [#dlc.arena<cpu:0, {{[0-9]+}} bytes>]
-// LEAFNET: dlc.relu_backward {{.*}}dlc.storage = [#dlc.storage<arena 0 at {{[0-9]+}}, in_place>]
+// LEAFNET: dlc.fused "max_pool2d_backward_relu"{{.*}}dlc.storage = [#dlc.storage<arena 0 at {{[0-9]+}}, freed>]
 // LEAFNET: dlc.conv2d_backward_filter {{.*}}dlc.storage = [#dlc.storage<result {{[0-9]+}} at 0>, #dlc.storage<result {{[0-9]+}} at 0>]
 
 // -----

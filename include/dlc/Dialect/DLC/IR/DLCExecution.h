@@ -29,7 +29,8 @@ bool readKernelAttrs(Operation *op, ::dlc::Attrs &attrs, std::string &error);
 
 /// How a dlc.fused region runs.
 enum class FusedExecution {
-  library_epilogue, ///< conv2d_relu / dense_relu: the library kernel with a ReLU epilogue
+  library_epilogue, ///< conv2d_relu / dense_relu / max_pool2d_backward_relu: the library
+                    ///< kernel with a ReLU (or ReLU gradient) epilogue
   elementwise,      ///< float32 element-wise chain as one step (chunked on host devices)
   op_by_op,         ///< no fused kernel: the body's ops one by one
 };

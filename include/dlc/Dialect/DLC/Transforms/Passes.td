@@ -225,6 +225,11 @@ def DLCFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
       convolution in plain layouts, a second primitive in place, as a post-op would lose
       oneDNN's fast path there); on GPUs it follows in the same step, cuDNN's activation
       after a convolution and dlc's own bias and activation kernel after cuBLAS's product.
+      In a backward function, `dlc.relu_backward %g, %x` of `%g = dlc.max_pool2d_backward
+      %dy, %x` (the gradient of relu -> max_pool2d) becomes a region of kind
+      `max_pool2d_backward_relu`: the pooling's backward passes a window's gradient only
+      where its maximum is > 0, which is where the ReLU's mask would have let it through,
+      so the mask costs no pass over x.
     * **Element-wise chains**: producer-consumer chains of float32 element-wise ops on
       one device (unary ops, `relu_backward`, and binary ops whose operands have the
       result's shape or one element) become a region of kind `elementwise`. On CPUs the
@@ -252,7 +257,7 @@ def DLCFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
     Option<"maxOps", "max-ops", "int64_t", /*default=*/"32",
            "most ops in one element-wise region">,
     Option<"epilogues", "epilogues", "bool", /*default=*/"true",
-           "fold ReLU epilogues into conv2d and dense">,
+           "fold ReLU epilogues into conv2d and dense, and ReLU gradients into max_pool2d_backward">,
     Option<"elementwise", "elementwise", "bool", /*default=*/"true",
            "group element-wise chains">,
     Option<"foldBatchNorm", "fold-batch-norm", "bool", /*default=*/"true",
