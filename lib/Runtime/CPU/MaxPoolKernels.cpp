@@ -424,7 +424,10 @@ __attribute__((target("avx512f"))) void blockedValuesAvx512(const Pool2DGeometry
       __m512 acc = _mm512_loadu_ps(plane + (rows.begin * g.W + cols.begin) * kLanes);
       for (int64_t ih = rows.begin; ih < rows.end; ++ih)
         for (int64_t iw = cols.begin; iw < cols.end; ++iw)
-          acc = _mm512_max_ps(_mm512_loadu_ps(plane + (ih * g.W + iw) * kLanes), acc);
+          // The masked form of max_ps with every lane on: GCC 12 warns about the
+          // undefined pass-through operand of the plain intrinsic.
+          acc = _mm512_mask_max_ps(acc, __mmask16(0xffff),
+                                   _mm512_loadu_ps(plane + (ih * g.W + iw) * kLanes), acc);
       _mm512_storeu_ps(best, acc);
     }
   }
