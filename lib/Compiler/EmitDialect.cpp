@@ -149,6 +149,9 @@ OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const G
       if (graph->arguments[i].batch)
         function.setArgAttr(unsigned(i), mlir::dlc::DLCDialect::getBatchAttrName(),
                             builder.getUnitAttr());
+      if (graph->arguments[i].parameter)
+        function.setArgAttr(unsigned(i), mlir::dlc::DLCDialect::getParameterAttrName(),
+                            builder.getUnitAttr());
       if (graph->arguments[i].saved_result >= 0)
         function.setArgAttr(
             unsigned(i), mlir::dlc::DLCDialect::getSavedFromAttrName(),

@@ -204,6 +204,7 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
     } else {
       binding.source = Source::captured;
       binding.tensor = t;
+      forwardGraph.arguments[i].parameter = true;
       for (const BoundParameter &p : bound)
         if (p.data.defined() && p.data.buffer() == t.buffer() &&
             p.data.impl()->offset == t.impl()->offset && p.data.shape() == t.shape()) {
@@ -251,6 +252,7 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
         binding.source = Source::forward_argument;
         binding.index = argument;
         backwardGraph.arguments[i].name = "forward." + forwardGraph.arguments[size_t(argument)].name;
+        backwardGraph.arguments[i].parameter = forwardGraph.arguments[size_t(argument)].parameter;
       } else if (int id = forwardTracer.find(reads[i]); id >= 0) {
         auto at = std::find(forwardGraph.results.begin(), forwardGraph.results.end(), id);
         if (at == forwardGraph.results.end())
@@ -262,6 +264,7 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
       } else {
         binding.source = Source::captured;
         binding.tensor = reads[i];
+        backwardGraph.arguments[i].parameter = true;
       }
       signature->backward_args.push_back(std::move(binding));
     }

@@ -326,6 +326,59 @@ TEST(Hybridize, InferenceBatchNormFoldsIntoTheConvolution) {
   EXPECT_NE(ir.find("dlc.fused \"conv2d_relu\""), std::string::npos) << ir;
 }
 
+// The folded weights and constants are prepared once and kept between predictions
+// (dlc.prepared), and done again whenever a parameter they read changes: after the
+// trainer's update (written in place), after set_data (another tensor), each prediction
+// equals the eager block's on the same parameters.
+TEST(Hybridize, PreparedWeightsFollowEveryChangeOfTheParameters) {
+  auto build = [] {
+    auto net = std::make_shared<HybridSequential>();
+    net->add(std::make_shared<nn::Conv2D>(8, 3), std::make_shared<nn::BatchNorm>(),
+             std::make_shared<nn::Activation>("relu"));
+    return net;
+  };
+  auto net = build(), twin = build();
+  np::random::seed(4);
+  net->initialize(init::Xavier(), {cpu(0)});
+  twin->initialize(init::Xavier(), {cpu(0)});
+  (*twin)(randomTensor({1, 3, 10, 10}, 1)); // its shapes: deferred initialization
+  ParameterDict params = net->collect_params(), twinParams = twin->collect_params();
+  auto eager = [&](const Tensor &x) { // the twin, un-hybridized, on net's parameters
+    for (const std::string &name : params.keys())
+      twinParams[name]->set_data(params[name]->data() * 1.0);
+    return (*twin)(x).to_vector<float>();
+  };
+  Trainer trainer(params, "sgd", {{"learning_rate", 0.5}});
+  auto train = [&](uint32_t seed) {
+    Tensor batch = randomTensor({4, 3, 10, 10}, seed) * 3.0 + 1.0;
+    {
+      autograd::Record record;
+      np::sum((*net)(batch)).backward();
+    }
+    trainer.step(4);
+  };
+  train(30);
+  net->hybridize();
+  Tensor x = randomTensor({2, 3, 10, 10}, 7);
+  std::vector<float> first = (*net)(x).to_vector<float>();
+  expectClose(first, eager(x), 1e-5, "the first prediction");
+  EXPECT_NE(net->compiled()->programs().find("= prepared dlc."), std::string::npos)
+      << net->compiled()->programs();
+  EXPECT_EQ((*net)(x).to_vector<float>(), first) << "kept: the same program, the same values";
+
+  train(31); // hybridized training: the trainer writes the weights in place
+  std::vector<float> trained = (*net)(x).to_vector<float>();
+  expectClose(trained, eager(x), 1e-5, "after a training step");
+  double moved = 0;
+  for (size_t i = 0; i < first.size(); ++i)
+    moved += std::abs(double(trained[i]) - double(first[i]));
+  EXPECT_GT(moved, 1e-3) << "the step changed the prediction";
+
+  Parameter &weight = *params[params.keys().front()];
+  weight.set_data(weight.data() * 0.5); // another tensor
+  expectClose((*net)(x).to_vector<float>(), eager(x), 1e-5, "after set_data");
+}
+
 // A GELU layer compiles like any element-wise op (it joins dlc-fuse's chunked chains on
 // CPUs) and its gradient op into the backward: the hybridized step computes what eager
 // code does.

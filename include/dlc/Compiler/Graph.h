@@ -45,6 +45,10 @@ struct GraphArgument {
   /// The result of the module's first graph (a forward) this argument is bound to, or
   /// -1: a backward takes saved activations in the layout the forward returns them in.
   int saved_result = -1;
+  /// A parameter or another tensor the function captured (not its input, not a saved
+  /// activation): work that reads only such arguments and constants is prepared once
+  /// and kept while they stay unchanged (dlc-hoist-parameter-work).
+  bool parameter = false;
 };
 
 /// A value written back into an argument's storage when the function ends (BatchNorm's

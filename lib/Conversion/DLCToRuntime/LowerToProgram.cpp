@@ -34,6 +34,8 @@ StorageKind runtimeStorage(mlir::dlc::StorageKind kind) {
     return StorageKind::argument;
   case mlir::dlc::StorageKind::result:
     return StorageKind::result;
+  case mlir::dlc::StorageKind::prepared:
+    return StorageKind::prepared;
   case mlir::dlc::StorageKind::arena:
     break;
   }
@@ -67,6 +69,9 @@ public:
       program_->arenas.push_back({runtimeDevice(arena.getDevice()), size_t(arena.getBytes())});
       memory.arena_bytes += size_t(arena.getBytes());
     }
+    if (auto prepared = function_->getAttrOfType<mlir::dlc::ArenaAttr>(
+            mlir::dlc::DLCDialect::getPreparedArenaAttrName()))
+      program_->prepared_bytes = size_t(prepared.getBytes());
     Block &body = function_.getBody().front();
     for (BlockArgument argument : body.getArguments()) {
       auto device = function_.getArgAttrOfType<mlir::dlc::DeviceAttr>(
@@ -133,8 +138,10 @@ private:
     return true;
   }
 
-  /// Adds `op`'s steps: none for a view, its body's for an op-by-op region.
-  bool lowerOp(Operation *op) {
+  /// Adds `op`'s steps: none for a view, its body's for an op-by-op region (`prepared`:
+  /// inside a prepared one).
+  bool lowerOp(Operation *op, bool prepared = false) {
+    prepared = prepared || op->hasAttr(mlir::dlc::DLCDialect::getPreparedAttrName());
     std::vector<int> inputs;
     for (Value operand : op->getOperands()) {
       auto it = ids_.find(operand);
@@ -153,6 +160,7 @@ private:
     }
     ProgramStep step;
     step.inputs = std::move(inputs);
+    step.prepared = prepared;
     if (auto copy = dyn_cast<mlir::dlc::CopyOp>(op)) {
       step.kind = ProgramStep::Kind::copy;
       step.op = ::dlc::ops::copy;
@@ -184,7 +192,7 @@ private:
         for (auto [argument, id] : llvm::zip(region.getArguments(), step.inputs))
           ids_[argument] = id;
         for (Operation &inner : region.without_terminator())
-          if (!lowerOp(&inner))
+          if (!lowerOp(&inner, prepared))
             return false;
         for (auto [result, yielded] :
              llvm::zip(fused.getResults(), region.getTerminator()->getOperands()))

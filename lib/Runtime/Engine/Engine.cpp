@@ -509,7 +509,12 @@ void pruneFinished(std::vector<TaskHandle> &tasks) {
 // Buffers and the public entry points
 //===----------------------------------------------------------------------===//
 
-Buffer::Buffer(Device device, size_t bytes) {
+uint64_t Buffer::next_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+Buffer::Buffer(Device device, size_t bytes) : id_(next_id()) {
   MemoryBlock block = allocate_block(device, bytes);
   own_.emplace(block.data, block.bytes, device); // gives the block back when destroyed
 }
@@ -573,6 +578,7 @@ struct Registrar {
       buffer->readers_.clear();
       buffer->prune_readers_at_ = 8;
       buffer->writer_ = task.state;
+      ++buffer->version_;
     }
   }
 };

@@ -12,6 +12,7 @@
 #include "dlc/Runtime/Program/HostCode.h"
 #include "dlc/Runtime/Engine/Kernel.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <map>
@@ -23,7 +24,7 @@ namespace {
 using bytes::Reader;
 using bytes::Writer;
 
-void encodeFused(Writer &w, const FusedElementwise &f, uint32_t version) {
+void encodeFused(Writer &w, const FusedElementwise &f, uint32_t version, bool hostEntries) {
   w.put(int32_t(f.inputs));
   w.put(int64_t(f.elements));
   w.count(f.steps.size());
@@ -44,7 +45,8 @@ void encodeFused(Writer &w, const FusedElementwise &f, uint32_t version) {
   if (version < 2)
     return;
   // The region's entry in the file's host code (version 2), when it has one there.
-  const bool hostEntry = f.generated && f.generated->object && !f.generated->symbol.empty();
+  const bool hostEntry =
+      hostEntries && f.generated && f.generated->object && !f.generated->symbol.empty();
   w.put(uint8_t(hostEntry));
   if (hostEntry)
     w.text(f.generated->symbol);
@@ -131,11 +133,36 @@ std::shared_ptr<FusedElementwise> decodeFused(Reader &r, Device device, const st
 
 } // namespace
 
-std::string encode_program(const Program &p, uint32_t version) {
+std::string encode_program(const Program &p, uint32_t version, bool host_entries) {
+  // Before version 3 a file has no prepared block: its values then go after the end of
+  // the program's one arena, and its steps run on every run, as they did before.
+  const bool preparedBlock = version >= 3;
+  std::vector<Program::Arena> arenas = p.arenas;
+  size_t preparedBase = 0;
+  if (!preparedBlock && p.prepared_bytes > 0) {
+    auto prepared = std::find_if(p.values.begin(), p.values.end(), [](const ProgramValue &v) {
+      return v.storage == StorageKind::prepared;
+    });
+    Device device = prepared != p.values.end() ? prepared->device : cpu(0);
+    if (arenas.empty())
+      arenas.push_back({device, 0});
+    if (arenas.size() != 1 || arenas.front().device != device)
+      throw UnsupportedError("model file version " + std::to_string(version) + ": program '" +
+                             p.name + "' keeps prepared values, which a file of that version "
+                             "holds only for programs with one arena on their device");
+    preparedBase = (arenas.front().bytes + 63) / 64 * 64;
+    arenas.front().bytes = preparedBase + p.prepared_bytes;
+  }
   Writer w;
   w.text(p.name);
   w.count(p.values.size());
-  for (const ProgramValue &v : p.values) {
+  for (const ProgramValue &value : p.values) {
+    ProgramValue v = value;
+    if (!preparedBlock && v.storage == StorageKind::prepared) {
+      v.storage = StorageKind::arena;
+      v.index = 0;
+      v.offset += preparedBase;
+    }
     w.count(v.shape.size());
     for (int64_t d : v.shape)
       w.put(int64_t(d));
@@ -168,7 +195,9 @@ std::string encode_program(const Program &p, uint32_t version) {
     w.put(uint8_t(s.fresh_seed));
     w.put(uint8_t(s.fused != nullptr));
     if (s.fused)
-      encodeFused(w, *s.fused, version);
+      encodeFused(w, *s.fused, version, host_entries);
+    if (preparedBlock)
+      w.put(uint8_t(s.prepared));
   }
   w.ints(p.arguments);
   w.ints(p.results);
@@ -177,11 +206,13 @@ std::string encode_program(const Program &p, uint32_t version) {
     w.put(int32_t(value));
     w.put(int32_t(argument));
   }
-  w.count(p.arenas.size());
-  for (const Program::Arena &a : p.arenas) {
+  w.count(arenas.size());
+  for (const Program::Arena &a : arenas) {
     w.device(a.device);
     w.put(uint64_t(a.bytes));
   }
+  if (preparedBlock)
+    w.put(uint64_t(p.prepared_bytes));
   const MemoryPlan &m = p.memory();
   w.put(uint64_t(m.arena_bytes));
   w.put(uint64_t(m.intermediate_bytes));
@@ -228,7 +259,8 @@ std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &e
       r.fail(where + " views value %" + std::to_string(v.alias_of) + ", not an earlier one");
     uint8_t layout = r.get<uint8_t>("a value's layout");
     uint8_t storage = r.get<uint8_t>("a value's storage");
-    if (r.ok() && (layout > uint8_t(kLastLayout) || storage > uint8_t(StorageKind::arena)))
+    const uint8_t lastStorage = uint8_t(version >= 3 ? StorageKind::prepared : StorageKind::arena);
+    if (r.ok() && (layout > uint8_t(kLastLayout) || storage > lastStorage))
       r.fail(where + ": layout " + std::to_string(layout) + " or storage " +
              std::to_string(storage) + " is unknown");
     v.layout = Layout(layout);
@@ -267,6 +299,8 @@ std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &e
     bool fused = r.get<uint8_t>("a step's fused flag") != 0;
     if (fused)
       s.fused = decodeFused(r, s.device, where, context);
+    if (version >= 3)
+      s.prepared = r.get<uint8_t>("a step's prepared flag") != 0;
     if (r.ok() && s.kind == ProgramStep::Kind::copy &&
         (s.inputs.size() != 1 || s.outputs.size() != 1))
       r.fail(where + ": a copy takes one input and one output");
@@ -319,6 +353,11 @@ std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &e
     if (r.ok() && a.bytes > (size_t(1) << 48))
       r.fail("arena " + std::to_string(i) + " claims " + std::to_string(a.bytes) + " bytes");
     p->arenas.push_back(a);
+  }
+  if (version >= 3) {
+    p->prepared_bytes = size_t(r.get<uint64_t>("the prepared block's size"));
+    if (r.ok() && p->prepared_bytes > (size_t(1) << 48))
+      r.fail("the prepared block claims " + std::to_string(p->prepared_bytes) + " bytes");
   }
   MemoryPlan m;
   m.arena_bytes = size_t(r.get<uint64_t>("the memory plan"));
@@ -379,8 +418,7 @@ ModelFile model_file_for(const Program &program, std::vector<ModelArgument> argu
                    "dlc: the model file for %s carries no generated host code (%s); its "
                    "fused regions will run their interpreted kernels\n",
                    program.name.c_str(), why.c_str());
-      file.program = encode_program(program, 1);
-      file.version = 1;
+      file.program = encode_program(program, kModelFileVersion, /*host_entries=*/false);
     }
   }
   for (size_t i = 0; i < arguments.size(); ++i) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <cstring>
 #include <mutex>
+#include <tuple>
 #include <sstream>
 
 namespace dlc {
@@ -143,6 +144,8 @@ const char *storageName(StorageKind kind) {
     return "arg";
   case StorageKind::result:
     return "result";
+  case StorageKind::prepared:
+    return "prepared";
   case StorageKind::arena:
     break;
   }
@@ -169,6 +172,10 @@ std::string Program::set_plan(const MemoryPlan &memory) {
       known = known && size_t(v.index) < arenas.size() && arenas[size_t(v.index)].device == v.device;
       room = known ? arenas[size_t(v.index)].bytes : 0;
       break;
+    case StorageKind::prepared:
+      known = known && v.index == 0;
+      room = known ? prepared_bytes : 0;
+      break;
     }
     if (!known || v.offset > room || v.bytes() > room - v.offset)
       return "program '" + name + "': value %" + std::to_string(id) + " (" +
@@ -185,9 +192,52 @@ std::string Program::set_plan(const MemoryPlan &memory) {
              std::all_of(values.begin(), values.end(), [&](const ProgramValue &v) {
                return used.empty() || v.device == used.front();
              });
+  preparedArguments_.clear();
+  for (const ProgramStep &step : steps) {
+    if (!step.prepared)
+      continue;
+    if (!oneTask_)
+      return "program '" + name + "': step " + step.op + " is prepared (kept from run to "
+             "run), but the program runs on several devices; prepared steps need one";
+    for (int in : step.inputs) {
+      int root = in;
+      while (values[size_t(root)].alias_of >= 0)
+        root = values[size_t(root)].alias_of;
+      if (values[size_t(root)].storage == StorageKind::argument &&
+          std::find(preparedArguments_.begin(), preparedArguments_.end(),
+                    values[size_t(root)].index) == preparedArguments_.end())
+        preparedArguments_.push_back(values[size_t(root)].index);
+    }
+  }
   memory_ = memory;
   planned_ = true;
   return "";
+}
+
+std::pair<std::shared_ptr<Buffer>, bool>
+Program::preparedFor(const std::vector<BoundBuffer> &args, bool always) const {
+  std::vector<std::array<uint64_t, 3>> stamps;
+  for (int a : preparedArguments_) {
+    const BoundBuffer &bound = args[size_t(a)];
+    stamps.push_back({bound.buffer->id(), bound.buffer->version(), uint64_t(bound.offset)});
+  }
+  std::lock_guard<std::mutex> lock(preparedMutex_);
+  if (!preparedBlock_)
+    preparedBlock_ = std::make_shared<Buffer>(allocate(taskDevice_, std::max<size_t>(prepared_bytes, 1)));
+  bool prepare = always || preparedStamps_.empty() || stamps != preparedStamps_;
+  preparedStamps_ = std::move(stamps);
+  ++(prepare ? preparedStats_.prepared : preparedStats_.kept);
+  return {preparedBlock_, prepare};
+}
+
+void Program::forgetPrepared() const {
+  std::lock_guard<std::mutex> lock(preparedMutex_);
+  preparedStamps_.clear();
+}
+
+Program::PreparedStats Program::prepared_stats() const {
+  std::lock_guard<std::mutex> lock(preparedMutex_);
+  return preparedStats_;
 }
 
 int64_t Program::seeds_needed() const {
@@ -272,6 +322,14 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
                        : std::make_shared<Buffer>(allocate(
                              device, std::max<size_t>(arenas.empty() ? 0 : arenas.front().bytes, 1)));
   writes.push_back(arena);
+  // The prepared block: written by a run that prepares, read by one that keeps it (the
+  // engine orders the two).
+  std::shared_ptr<Buffer> preparedBlock;
+  bool prepare = true;
+  if (std::any_of(steps.begin(), steps.end(), [](const ProgramStep &s) { return s.prepared; })) {
+    std::tie(preparedBlock, prepare) = preparedFor(args, graphed != nullptr);
+    (prepare ? writes : reads).push_back(preparedBlock);
+  }
   // Remove duplicates: one buffer may back several arguments.
   auto unique = [](std::vector<std::shared_ptr<Buffer>> &list) {
     std::sort(list.begin(), list.end());
@@ -295,7 +353,7 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
   auto self = shared_from_this();
   enqueue(device, reads, writes,
           [self, device, args, outs, arena, seeds = std::move(seeds), reference_kernels,
-           graphed, pinnedSeeds] {
+           graphed, pinnedSeeds, preparedBlock, prepare] {
     const Program &p = *self;
     Bases bases;
     for (const BoundBuffer &a : args)
@@ -303,6 +361,8 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
     for (const BoundBuffer &r : outs)
       bases.results.push_back(static_cast<char *>(r.buffer->data()) + r.offset);
     bases.arena = static_cast<char *>(arena->data());
+    if (preparedBlock)
+      bases.prepared = static_cast<char *>(preparedBlock->data());
     if (graphed) {
       for (const BoundBuffer &a : args)
         bases.owners.push_back(a.buffer);
@@ -310,7 +370,13 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
         bases.owners.push_back(r.buffer);
       p.runGraphed(*graphed, device, bases, pinnedSeeds);
     } else {
-      p.launchSteps(device, bases, seeds, nullptr, reference_kernels);
+      try {
+        p.launchSteps(device, bases, seeds, nullptr, reference_kernels, prepare);
+      } catch (...) {
+        if (prepare)
+          p.forgetPrepared(); // what the block holds is incomplete
+        throw;
+      }
     }
   });
 }
@@ -322,6 +388,8 @@ char *Program::address(const Bases &bases, int id) const {
     return bases.arguments[size_t(v.index)] + v.offset;
   case StorageKind::result:
     return bases.results[size_t(v.index)] + v.offset;
+  case StorageKind::prepared:
+    return bases.prepared + v.offset;
   case StorageKind::arena:
     break;
   }
@@ -329,11 +397,14 @@ char *Program::address(const Bases &bases, int id) const {
 }
 
 void Program::launchSteps(Device device, const Bases &bases, const std::vector<int64_t> &seeds,
-                          const int64_t *deviceSeeds, bool reference_kernels) const {
+                          const int64_t *deviceSeeds, bool reference_kernels,
+                          bool prepare) const {
   size_t nextSeed = 0;
   KernelArgs call;
   call.device = device;
   for (const ProgramStep &step : steps) {
+    if (step.prepared && !prepare)
+      continue; // its values from an earlier run still hold
     if (step.kind == ProgramStep::Kind::copy) {
       const ProgramValue &out = values[size_t(step.outputs[0])];
       move_bytes(device, address(bases, step.outputs[0]), address(bases, step.inputs[0]),
@@ -426,7 +497,8 @@ std::string Program::str() const {
          << "] ";
     for (size_t k = 0; k < step.outputs.size(); ++k)
       os << (k ? ", " : "") << place(step.outputs[k]);
-    os << " = " << (step.kind == ProgramStep::Kind::copy ? std::string("copy") : step.op);
+    os << " = " << (step.prepared ? "prepared " : "")
+       << (step.kind == ProgramStep::Kind::copy ? std::string("copy") : step.op);
     if (step.fused) {
       os << "{";
       for (size_t k = 0; k < step.fused->steps.size(); ++k)
@@ -446,6 +518,8 @@ std::string Program::str() const {
   os << "  arena " << memory_.arena_bytes << " bytes (intermediates " << memory_.intermediate_bytes
      << " bytes without reuse, " << memory_.reused << " placed in freed memory, "
      << memory_.in_place << " of them in place)\n";
+  if (prepared_bytes > 0)
+    os << "  prepared " << prepared_bytes << " bytes (kept from run to run)\n";
   return os.str();
 }
 

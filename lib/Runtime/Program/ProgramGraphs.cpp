@@ -172,6 +172,7 @@ void Program::runGraphed(Graphed &g, Device device, const Bases &caller,
     recorded.arguments.assign(g.recorded.begin(), g.recorded.begin() + std::ptrdiff_t(arguments));
     recorded.results.assign(g.recorded.begin() + std::ptrdiff_t(arguments), g.recorded.end());
     recorded.arena = caller.arena;
+    recorded.prepared = caller.prepared; // the program's own block: it does not move
     g.graph = nullptr;
     try {
       g.graph = g.backend->capture(

@@ -27,6 +27,7 @@ const char *storageName(StorageKind kind) {
   switch (kind) {
   case StorageKind::argument: return "argument";
   case StorageKind::result: return "result";
+  case StorageKind::prepared: return "prepared";
   case StorageKind::arena: break;
   }
   return "arena";
@@ -55,7 +56,8 @@ public:
         return problem;
     for (size_t id = 0; id < p_.values.size(); ++id) {
       const ProgramValue &v = p_.values[id];
-      if (root_[id] != int(id) || v.storage == StorageKind::arena)
+      if (root_[id] != int(id) || v.storage == StorageKind::arena ||
+          v.storage == StorageKind::prepared)
         continue;
       const std::vector<int> &owners =
           v.storage == StorageKind::argument ? p_.arguments : p_.results;
@@ -64,6 +66,9 @@ public:
                " " + std::to_string(v.index) + ", whose buffer holds " +
                storageName(v.storage) + " " + std::to_string(v.index) + "'s value only";
     }
+
+    if (std::string problem = checkPrepared(); !problem.empty())
+      return problem;
 
     // Lifetimes of the values that own their bytes, in steps: [written, last read].
     born_.assign(p_.values.size(), -1);
@@ -138,6 +143,41 @@ private:
         v.bytes() > root.bytes() || v.offset - root.offset > root.bytes() - v.bytes())
       return describe(id) + " views " + describe(root_[size_t(id)]) +
              " but lies outside its bytes";
+    return "";
+  }
+
+  /// Prepared steps (skipped by a run whose parameters did not change) read only
+  /// arguments and prepared values and write prepared values only; nothing else writes
+  /// those, and no two of them share bytes (they all live from run to run).
+  std::string checkPrepared() const {
+    std::vector<int> owners;
+    for (size_t s = 0; s < p_.steps.size(); ++s) {
+      const ProgramStep &step = p_.steps[s];
+      for (int in : step.inputs) {
+        StorageKind kind = p_.values[size_t(root_[size_t(in)])].storage;
+        if (step.prepared && kind != StorageKind::argument && kind != StorageKind::prepared)
+          return "step " + std::to_string(s) + " (" + step.op + ") is prepared but reads " +
+                 describe(in) + ", which a run computes";
+      }
+      for (int out : step.outputs) {
+        bool prepared = p_.values[size_t(out)].storage == StorageKind::prepared;
+        if (prepared != step.prepared)
+          return "step " + std::to_string(s) + " (" + step.op + ") " +
+                 (step.prepared ? "is prepared but writes " : "is not prepared but writes ") +
+                 describe(out);
+        if (prepared && root_[size_t(out)] == out)
+          owners.push_back(out);
+      }
+    }
+    std::sort(owners.begin(), owners.end(), [&](int a, int b) {
+      return p_.values[size_t(a)].offset < p_.values[size_t(b)].offset;
+    });
+    for (size_t i = 1; i < owners.size(); ++i) {
+      const ProgramValue &a = p_.values[size_t(owners[i - 1])], &b = p_.values[size_t(owners[i])];
+      if (b.offset < a.offset + a.bytes())
+        return "the plan puts " + describe(owners[i - 1]) + " and " + describe(owners[i]) +
+               " in the same bytes of the prepared block";
+    }
     return "";
   }
 

@@ -848,7 +848,7 @@ func.func @storage_negative(%x: tensor<4xf32>) {
 // -----
 
 func.func @storage_kind(%x: tensor<4xf32>) {
-  // expected-error @+1 {{unknown storage 'heap'; expected argument, result or arena}}
+  // expected-error @+1 {{unknown storage 'heap'; expected argument, result, arena or prepared}}
   %0 = dlc.relu %x {dlc.storage = [#dlc.storage<heap 0 at 0>]} : tensor<4xf32>
   return
 }
@@ -909,5 +909,29 @@ func.func @gelu_backward_of_integers(%dy: tensor<4xi32>, %x: tensor<4xi32>) {
 func.func @softrelu_of_integers(%x: tensor<4xi32>) {
   // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values}}
   %0 = dlc.softrelu %x : tensor<4xi32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dlc.prepared' is a unit attribute of an op}}
+func.func @prepared_function() attributes {dlc.prepared} {
+  return
+}
+
+// -----
+
+func.func @prepared_arena_not_an_arena() attributes {dlc.arenas = []} {
+  return
+}
+// expected-error @+1 {{'dlc.prepared_arena' is a function's #dlc.arena, got 4 : i64}}
+func.func @prepared_arena_number() attributes {dlc.prepared_arena = 4 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dlc.parameter' on argument #0 is a unit attribute, got "yes"}}
+func.func @parameter_not_unit(%w: tensor<4xf32> {dlc.parameter = "yes"}) {
   return
 }

@@ -80,7 +80,8 @@ struct Registrar;
 /// Memory of one or more tensors (views share it), with the tasks that order access to it.
 class Buffer {
 public:
-  explicit Buffer(std::shared_ptr<Storage> storage) : shared_(std::move(storage)) {}
+  explicit Buffer(std::shared_ptr<Storage> storage)
+      : shared_(std::move(storage)), id_(next_id()) {}
   /// Fresh memory of `bytes` on `device`, its Storage held inside the buffer: one object
   /// for both, where every eager op's output would otherwise take two.
   Buffer(Device device, size_t bytes);
@@ -96,12 +97,26 @@ public:
   /// earlier writers are not rethrown (the write replaces what they left).
   void wait_to_write() const;
 
+  /// Names this buffer among all the process made (an address may be reused, this never).
+  uint64_t id() const { return id_; }
+  /// How many tasks have been queued to write it so far: work a compiled program derived
+  /// from it (weights prepared from parameters) still holds while (id, version) stays.
+  /// Writes through dlc's ops, copies and compiled programs count; writes through a raw
+  /// pointer another library holds do not.
+  uint64_t version() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return version_;
+  }
+
 private:
   friend struct detail::Registrar;
+  static uint64_t next_id();
   const Storage &storage() const { return own_ ? *own_ : *shared_; }
 
   std::shared_ptr<Storage> shared_; ///< a storage others may hold too, or null
   std::optional<Storage> own_;      ///< else the buffer's own
+  uint64_t id_;
+  uint64_t version_ = 0;
   mutable std::mutex mutex_;
   TaskHandle writer_;
   std::vector<TaskHandle> readers_;

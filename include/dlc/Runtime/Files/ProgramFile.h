@@ -22,8 +22,12 @@
 
 namespace dlc {
 
-/// `program` as bytes, in the model file's format `version` (1 has no host entries).
-std::string encode_program(const Program &program, uint32_t version = kModelFileVersion);
+/// `program` as bytes, in the model file's format `version` (1 has no host entries;
+/// before 3 there is no prepared block: its values go after the end of the program's
+/// arena and its steps run on every run). Without `host_entries` the fused regions name
+/// no entry in host code (a file written without a linker).
+std::string encode_program(const Program &program, uint32_t version = kModelFileVersion,
+                           bool host_entries = true);
 
 /// The program `bytes` (format `version`) encode, ready to run; null with `error` saying
 /// what is wrong (which field, which value) when the bytes are not a valid program for

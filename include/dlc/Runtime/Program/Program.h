@@ -17,6 +17,7 @@
 #include "dlc/Runtime/Engine/Engine.h"
 #include "dlc/Runtime/Engine/Kernel.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,7 +28,13 @@
 namespace dlc {
 
 /// Where a value's elements live during a run.
-enum class StorageKind { argument, result, arena };
+enum class StorageKind {
+  argument,
+  result,
+  arena,
+  /// The program's prepared block (Program::prepared_bytes), kept from run to run.
+  prepared,
+};
 
 struct ProgramValue {
   Shape shape;
@@ -40,7 +47,7 @@ struct ProgramValue {
   Layout layout = Layout::plain;
   /// Where it lives, as dlc-plan-memory placed it (views: inside the value they view).
   StorageKind storage = StorageKind::arena;
-  int index = -1;     ///< argument, result or arena number
+  int index = -1;     ///< argument, result or arena number (0 for the prepared block)
   size_t offset = 0;  ///< bytes into the argument, result or arena buffer
 
   size_t bytes() const { return size_t(shape_rules::numElements(shape)) * dtype_size(dtype); }
@@ -170,6 +177,10 @@ struct ProgramStep {
   int64_t reduce_kind = 0;     ///< all_reduce: 0 sum, 1 mean
   int64_t processes = 1;       ///< all_reduce: the processes of the job it spans
   bool fresh_seed = false; ///< a random op: its "seed" is drawn anew for every run
+  /// Reads only arguments and prepared values and writes prepared values (dlc.prepared):
+  /// a run does it only when an argument it reads is another buffer, another offset,
+  /// or has been written since the run that last did it.
+  bool prepared = false;
   std::shared_ptr<const FusedElementwise> fused;
 };
 
@@ -204,6 +215,10 @@ public:
   /// (value, argument): the value is copied into the argument's storage at the end.
   std::vector<std::pair<int, int>> updates;
   std::vector<Arena> arenas;
+  /// Bytes of the prepared block, on the program's one device: the values of its
+  /// prepared steps (dlc-hoist-parameter-work), which outlive a run. Programs with
+  /// prepared steps run as one task.
+  size_t prepared_bytes = 0;
   /// Whether its runs on a GPU may be recorded once and replayed as a CUDA graph
   /// (CompileOptions::cuda_graphs when it was compiled).
   bool cuda_graphs = true;
@@ -243,11 +258,18 @@ public:
   /// What its graphed runs did (all zero where it runs without graphs).
   ProgramGraphStats graph_stats() const;
 
+  /// How many runs did its prepared steps, and how many found them still valid.
+  struct PreparedStats {
+    int64_t prepared = 0, kept = 0;
+  };
+  PreparedStats prepared_stats() const;
+
 private:
   /// Where a run's arguments, results and arena start.
   struct Bases {
     std::vector<char *> arguments, results;
     char *arena = nullptr;
+    char *prepared = nullptr; ///< the prepared block
     /// Graphed runs only: the buffer behind each binding (arguments, then results).
     std::vector<std::shared_ptr<Buffer>> owners;
   };
@@ -255,7 +277,18 @@ private:
   /// Issues every step, then the updates, on `device` (the calling task's). Random steps
   /// take `seeds`, or read theirs from `device_seeds` (one int64 each) when it is given.
   void launchSteps(Device device, const Bases &bases, const std::vector<int64_t> &seeds,
-                   const int64_t *device_seeds, bool reference_kernels) const;
+                   const int64_t *device_seeds, bool reference_kernels,
+                   bool prepare = true) const;
+
+  /// The prepared block and whether this run must redo the prepared steps: yes on the
+  /// first run, after a failed preparation, with `always` (a graphed run replays every
+  /// step), or when an argument they read is bound to another buffer or offset or has
+  /// been written since. Called when the run is queued, so a write queued before it
+  /// counts.
+  std::pair<std::shared_ptr<Buffer>, bool> preparedFor(const std::vector<BoundBuffer> &arguments,
+                                                       bool always) const;
+  /// After a preparing run failed: the next run prepares again.
+  void forgetPrepared() const;
 
   /// The state of graphed runs (ProgramGraphs.cpp): one recording of the steps, its
   /// arena, and private copies of the arguments and results whose places move.
@@ -276,6 +309,13 @@ private:
                    bool reference_kernels) const;
 
   MemoryPlan memory_;
+  /// The arguments prepared steps read, and (buffer id, version, offset) of each at the
+  /// last preparation (empty: none yet, or it failed).
+  std::vector<int> preparedArguments_;
+  mutable std::mutex preparedMutex_;
+  mutable std::shared_ptr<Buffer> preparedBlock_;
+  mutable std::vector<std::array<uint64_t, 3>> preparedStamps_;
+  mutable PreparedStats preparedStats_;
   mutable std::mutex graphedMutex_;
   mutable std::shared_ptr<Graphed> graphed_;
   bool planned_ = false;

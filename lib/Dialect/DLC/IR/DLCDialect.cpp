@@ -92,7 +92,7 @@ Attribute StorageAttr::parse(AsmParser &parser, Type) {
   std::optional<StorageKind> kind = symbolizeStorageKind(kindName);
   if (!kind) {
     parser.emitError(kindLoc) << "unknown storage '" << kindName
-                              << "'; expected argument, result or arena";
+                              << "'; expected argument, result, arena or prepared";
     return {};
   }
   if (parser.parseInteger(index) || parser.parseKeyword("at") || parser.parseInteger(offset))
@@ -277,6 +277,18 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
     return verifyStorage(op, attr.getValue());
   if (attr.getName() == DLCDialect::getArenasAttrName())
     return verifyArenas(op, attr.getValue());
+  if (attr.getName() == DLCDialect::getPreparedArenaAttrName()) {
+    if (!isa<ArenaAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << DLCDialect::getPreparedArenaAttrName()
+                             << "' is a function's #dlc.arena, got " << attr.getValue();
+    return success();
+  }
+  if (attr.getName() == DLCDialect::getPreparedAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << DLCDialect::getPreparedAttrName()
+                             << "' is a unit attribute of an op";
+    return success();
+  }
   if (attr.getName() == DLCDialect::getOpByOpAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FusedOp>(op))
       return op->emitError() << "'" << DLCDialect::getOpByOpAttrName()
@@ -307,6 +319,13 @@ LogicalResult DLCDialect::verifyRegionArgAttribute(Operation *op, unsigned regio
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'dlc.batch' on argument #" << arg
                              << " is a unit attribute, got " << attr.getValue();
+    return success();
+  }
+  // dlc.parameter: a parameter or captured tensor (dlc-hoist-parameter-work reads it).
+  if (attr.getName() == DLCDialect::getParameterAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << DLCDialect::getParameterAttrName() << "' on argument #"
+                             << arg << " is a unit attribute, got " << attr.getValue();
     return success();
   }
   if (attr.getName() == DLCDialect::getLayoutAttrName()) {

@@ -249,3 +249,9 @@ FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
   }
   return FusedExecution::elementwise;
 }
+
+bool mlir::dlc::drawsFreshSeeds(Operation *op) {
+  bool seeded = false;
+  op->walk([&](Operation *inner) { seeded = seeded || inner->hasAttr("seed"); });
+  return seeded;
+}

@@ -21,6 +21,7 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse,
     layouts.layout = blockedLayout.str();
     pm.addPass(createDLCAssignLayouts(layouts));
   }
+  pm.addNestedPass<func::FuncOp>(createDLCHoistParameterWork());
   pm.addNestedPass<func::FuncOp>(createDLCOrderSteps());
   pm.addNestedPass<func::FuncOp>(createDLCPlanMemory());
 }

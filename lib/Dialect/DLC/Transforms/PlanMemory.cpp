@@ -11,7 +11,9 @@
 // block of its device's arena that fits, and its block is freed after its last reader.
 // An element-wise op may write over an input of its own type that dies with it. A block
 // read from another device (or by an all-reduce) stays taken until the end: the devices'
-// queues run independently, and only the reading device knows when it is done.
+// queues run independently, and only the reading device knows when it is done. The
+// results of dlc.prepared ops (dlc-hoist-parameter-work) go one after the other into the
+// function's prepared block, which the runtime keeps from one run to the next.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
@@ -72,7 +74,7 @@ public:
       values_[size_t(id)].index = argument.getArgNumber();
     }
     for (Operation &op : body.without_terminator())
-      if (failed(collect(&op)))
+      if (failed(collect(&op, false)))
         return failure();
     placeResults(ret);
     computeLastUses();
@@ -105,8 +107,10 @@ private:
     return id;
   }
 
-  /// Adds `op`'s steps (none for a view; its body's for an op-by-op region).
-  LogicalResult collect(Operation *op) {
+  /// Adds `op`'s steps (none for a view; its body's for an op-by-op region); `prepared`:
+  /// inside a prepared op-by-op region.
+  LogicalResult collect(Operation *op, bool prepared) {
+    prepared = prepared || op->hasAttr(DLCDialect::getPreparedAttrName());
     if (isViewOp(op)) {
       // A reshape views its input whole; split parts along the first axis follow each
       // other in it.
@@ -131,7 +135,7 @@ private:
         for (auto [argument, operand] : llvm::zip(region.getArguments(), op->getOperands()))
           ids_[argument] = ids_.lookup(operand);
         for (Operation &inner : region.without_terminator())
-          if (failed(collect(&inner)))
+          if (failed(collect(&inner, prepared)))
             return failure();
         for (auto [result, yielded] :
              llvm::zip(fused.getResults(), region.getTerminator()->getOperands()))
@@ -163,6 +167,8 @@ private:
         int id = addValue(result, -1, 0, step.device);
         if (id < 0)
           return failure();
+        if (prepared)
+          values_[size_t(id)].kind = StorageKind::prepared;
         step.outputs.push_back(id);
       }
     }
@@ -227,6 +233,16 @@ private:
       const PlannedStep &step = steps_[size_t(s)];
       for (int out : step.outputs) {
         PlannedValue &v = values_[size_t(out)];
+        if (v.kind == StorageKind::prepared) { // kept between runs: never freed
+          bool reused = false;
+          v.index = 0;
+          v.offset = prepared_.allocate(v.bytes, reused);
+          preparedDevice_ = v.device;
+          if (prepared_.overflowed())
+            return step.op->emitError() << "cannot plan memory: the prepared values on "
+                                        << v.device.str() << " would need more than 2^63 bytes";
+          continue;
+        }
         if (v.kind != StorageKind::arena)
           continue;
         v.index = arenaOf(v.device);
@@ -315,6 +331,11 @@ private:
     for (size_t a = 0; a < arenaDevices_.size(); ++a)
       arenas.push_back(ArenaAttr::get(context, arenaDevices_[a], int64_t(planners_[a].end())));
     function_->setAttr(DLCDialect::getArenasAttrName(), ArrayAttr::get(context, arenas));
+    if (preparedDevice_)
+      function_->setAttr(DLCDialect::getPreparedArenaAttrName(),
+                         ArenaAttr::get(context, preparedDevice_, int64_t(prepared_.end())));
+    else
+      function_->removeAttr(DLCDialect::getPreparedArenaAttrName());
   }
 
   func::FuncOp function_;
@@ -326,6 +347,8 @@ private:
   std::vector<int> lastUse_;
   std::vector<DeviceAttr> arenaDevices_;
   std::vector<::dlc::ArenaPlanner> planners_;
+  ::dlc::ArenaPlanner prepared_; ///< the prepared block: values one after the other
+  DeviceAttr preparedDevice_;    ///< its device, once it holds a value
 };
 
 struct PlanMemoryPass : impl::DLCPlanMemoryBase<PlanMemoryPass> {

@@ -121,7 +121,8 @@ def DLC_ComparePredicate : I32EnumAttr<"ComparePredicate", "comparison", [
 def DLC_StorageKind : I32EnumAttr<"StorageKind", "where a value's elements live", [
     I32EnumAttrCase<"argument", 0>,
     I32EnumAttrCase<"result", 1>,
-    I32EnumAttrCase<"arena", 2>
+    I32EnumAttrCase<"arena", 2>,
+    I32EnumAttrCase<"prepared", 3>
   ]> {
   let cppNamespace = "::mlir::dlc";
   let genSpecializedAttr = 0;
@@ -138,11 +139,13 @@ def DLC_StorageReuse : I32EnumAttr<"StorageReuse", "how an arena block was found
 
 def DLC_StorageAttr : AttrDef<DLC_Dialect, "Storage"> {
   let mnemonic = "storage";
-  let summary = "Where a value lives during a run: an argument, a result or an arena";
+  let summary = "Where a value lives during a run: an argument, a result, an arena or the prepared block";
   let description = [{
     `dlc-plan-memory` writes one per result of every op that the runtime executes, as
     the op's `dlc.storage` array: the caller's argument or result buffer `index`, or
-    arena `index` of the function's `dlc.arenas`, and the byte `offset` into it. An arena
+    arena `index` of the function's `dlc.arenas`, or (`prepared 0`) the function's
+    `dlc.prepared_arena`, which keeps the values of `dlc.prepared` ops from one run to the
+    next, and the byte `offset` into it. An arena
     block is `fresh` (the arena grew), `freed` (memory a dead value left) or `in_place`
     (the op's element-wise input, which dies there). A view (a reshape, a split part)
     lives in the storage of the value it views, at its own offset. The lowering copies

@@ -72,6 +72,17 @@ def DLC_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getArenasAttrName() {
       return ::llvm::StringLiteral("dlc.arenas");
     }
+    /// On an op: it reads only parameters (arguments that hold no samples and no
+    /// saved activations), constants and other such ops' results, so its results hold
+    /// until one of those arguments changes (dlc-hoist-parameter-work marks it).
+    static constexpr ::llvm::StringLiteral getPreparedAttrName() {
+      return ::llvm::StringLiteral("dlc.prepared");
+    }
+    /// On a function: the block (`#dlc.arena`) that keeps its prepared values from one
+    /// run to the next, as dlc-plan-memory sized it.
+    static constexpr ::llvm::StringLiteral getPreparedArenaAttrName() {
+      return ::llvm::StringLiteral("dlc.prepared_arena");
+    }
     /// On a dlc.fused region: it runs op by op (its device has no fused kernel for it),
     /// so its body's values are planned one by one.
     static constexpr ::llvm::StringLiteral getOpByOpAttrName() {
@@ -92,6 +103,11 @@ def DLC_Dialect : Dialect {
     /// name).
     static constexpr ::llvm::StringLiteral getNameAttrName() {
       return ::llvm::StringLiteral("dlc.name");
+    }
+    /// On a function argument: a parameter (or another tensor the function captured),
+    /// which changes rarely: work that reads only such arguments may be prepared once.
+    static constexpr ::llvm::StringLiteral getParameterAttrName() {
+      return ::llvm::StringLiteral("dlc.parameter");
     }
     /// On a function argument: it holds samples, which data parallelism splits over
     /// the devices.

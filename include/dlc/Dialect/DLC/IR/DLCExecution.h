@@ -88,6 +88,10 @@ DeviceAttr functionDevice(func::FuncOp function);
 /// its devices: callers ask those ops directly.)
 DeviceAttr stepDevice(Operation *op, DeviceAttr fallback);
 
+/// Whether the runtime draws `op` a fresh seed on every run (a random op, dropout: an op
+/// with a `seed` attribute), so that its results change from run to run.
+bool drawsFreshSeeds(Operation *op);
+
 /// Whether `op` may write its one output over a same-shaped input that dies with it
 /// (DLC_ElementwiseKernel: element i is read before it is written).
 bool isInPlaceElementwise(Operation *op);

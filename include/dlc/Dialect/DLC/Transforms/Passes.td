@@ -144,6 +144,36 @@ def DLCAssignLayouts : Pass<"dlc-assign-layouts", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
 
+def DLCHoistParameterWork : Pass<"dlc-hoist-parameter-work", "mlir::func::FuncOp"> {
+  let summary = "Mark the work that reads only parameters and constants: done once, kept between runs";
+  let description = [{
+    An op whose operands are all parameters (arguments marked `dlc.parameter` that the
+    function does not update), constants or results of such ops gets `dlc.prepared`:
+    batch-norm folding into convolution weights, weight reorders into blocked layouts,
+    casts and constants. dlc-plan-memory places their results in the function's
+    prepared block, which outlives a run, and the runtime runs these steps only when
+    one of the arguments they read is another tensor than last time or has been written
+    since (each buffer counts the writes queued to it), so a model predicting in a loop
+    folds its batch norms once, and again after the trainer changed the weights.
+
+    Not marked: ops with effects or fresh seeds (random ops, dropout), views (they take
+    no step), and ops whose result the function returns (it goes to the caller's buffer).
+    Functions that run on several devices or all-reduce are left alone: the runtime
+    keeps prepared values for programs that run as one task.
+
+    ```mlir
+    // dlc-opt --dlc-hoist-parameter-work
+    func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3xf32> {dlc.parameter},
+                 %s: tensor<8x1x1x1xf32> {dlc.parameter}) -> tensor<1x8x6x6xf32> {
+      %ws = dlc.mul %w, %s : (...) -> tensor<8x3x3x3xf32>   // gets dlc.prepared
+      %y = dlc.conv2d %x, %ws : (...) -> tensor<1x8x6x6xf32> // reads the input: runs every time
+      return %y : tensor<1x8x6x6xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
+}
+
 def DLCOrderSteps : Pass<"dlc-order-steps", "mlir::func::FuncOp"> {
   let summary = "Order a multi-device function's ops as its devices should run them";
   let description = [{
