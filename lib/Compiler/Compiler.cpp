@@ -150,6 +150,7 @@ public:
                   const std::string &what, std::string &ir) {
     mlir::dlc::CompilerPipelineOptions pipelineOptions;
     pipelineOptions.fuse = options.fuse;
+    pipelineOptions.prepareParameters = options.prepare_parameters;
     Layout blocked = options.blocked_layout.value_or(Layout::plain);
     pipelineOptions.blockedLayout = blocked == Layout::plain ? "" : layout_name(blocked);
     pipelineOptions.generateKernels = options.generated_kernels;

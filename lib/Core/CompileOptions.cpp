@@ -48,7 +48,7 @@ bool holdsLibdevice(const std::string &toolkit) {
 std::string CompileOptions::key() const {
   return std::string("blocked-layout=") +
          (blocked_layout ? layout_name(*blocked_layout) : "process") + " fuse=" + flag(fuse) +
-         " generated-kernels=" + flag(generated_kernels) + " cuda-graphs=" + flag(cuda_graphs) +
+         " prepare-parameters=" + flag(prepare_parameters) + " generated-kernels=" + flag(generated_kernels) + " cuda-graphs=" + flag(cuda_graphs) +
          " cuda-toolkit=" + (cuda_toolkit.empty() ? "none" : cuda_toolkit) +
          " gpu-chip=" + gpu_chip + " cache-dir=" + (cache_dir.empty() ? "off" : cache_dir);
 }
@@ -82,6 +82,7 @@ std::string default_cache_dir() {
 CompileOptions compile_options_from_environment() {
   CompileOptions options;
   options.fuse = !switchVariable("DLC_DISABLE_FUSION", false);
+  options.prepare_parameters = switchVariable("DLC_PREPARE_PARAMETERS", true);
   options.generated_kernels = switchVariable("DLC_GENERATED_KERNELS", true);
   options.cuda_graphs = switchVariable("DLC_CUDA_GRAPHS", true);
   options.timing = switchVariable("DLC_COMPILE_TIMING", false);

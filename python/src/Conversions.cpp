@@ -173,6 +173,8 @@ CompileOptions compile_options_of(const py::kwargs &kwargs, const char *where) {
     };
     if (name == "fuse") {
       options.fuse = flag();
+    } else if (name == "prepare_parameters") {
+      options.prepare_parameters = flag();
     } else if (name == "generated_kernels") {
       options.generated_kernels = flag();
     } else if (name == "cuda_graphs") {
@@ -200,7 +202,7 @@ CompileOptions compile_options_of(const py::kwargs &kwargs, const char *where) {
     } else if (std::find_if(std::begin(mxnetFlags), std::end(mxnetFlags),
                             [&](const char *f) { return name == f; }) == std::end(mxnetFlags)) {
       throw py::type_error(std::string(where) + "() got an unexpected keyword argument '" + name +
-                           "'; compile options are fuse, generated_kernels, cuda_graphs, "
+                           "'; compile options are fuse, prepare_parameters, generated_kernels, cuda_graphs, "
                            "timing, blocked_layout, cuda_toolkit, gpu_chip and cache_dir");
     }
   }
@@ -213,6 +215,7 @@ py::dict compile_options_dict(const CompileOptions &options) {
                             ? py::object(py::str(layout_name(*options.blocked_layout)))
                             : py::object(py::none());
   d["fuse"] = options.fuse;
+  d["prepare_parameters"] = options.prepare_parameters;
   d["generated_kernels"] = options.generated_kernels;
   d["cuda_graphs"] = options.cuda_graphs;
   d["timing"] = options.timing;

@@ -21,6 +21,11 @@ inline llvm::cl::OptionCategory compileOptionFlags("Compile options (default: as
 
 inline llvm::cl::opt<bool> fuseFlag("fuse", llvm::cl::desc("fuse ops into regions (dlc-fuse)"),
                                     llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<bool> prepareParametersFlag(
+    "prepare-parameters",
+    llvm::cl::desc("do work that reads only parameters once and keep it until they change "
+                   "(false: on every call)"),
+    llvm::cl::cat(compileOptionFlags));
 inline llvm::cl::opt<bool> generatedKernelsFlag(
     "generated-kernels",
     llvm::cl::desc("compile element-wise regions to generated code (false: their "
@@ -57,6 +62,8 @@ inline CompileOptions compileOptionsFromFlags() {
   auto given = [](const llvm::cl::Option &flag) { return flag.getNumOccurrences() > 0; };
   if (given(fuseFlag))
     options.fuse = fuseFlag;
+  if (given(prepareParametersFlag))
+    options.prepare_parameters = prepareParametersFlag;
   if (given(generatedKernelsFlag))
     options.generated_kernels = generatedKernelsFlag;
   if (given(cudaGraphsFlag))

@@ -94,6 +94,7 @@ TEST(CompileOptions, TheKeyHoldsWhatChangesTheProgramAndNotTiming) {
   EXPECT_NE(a.str(), b.str());
   for (auto change : std::initializer_list<void (*)(CompileOptions &)>{
            [](CompileOptions &o) { o.fuse = false; },
+           [](CompileOptions &o) { o.prepare_parameters = false; },
            [](CompileOptions &o) { o.generated_kernels = false; },
            [](CompileOptions &o) { o.cuda_graphs = false; },
            [](CompileOptions &o) { o.blocked_layout = Layout::plain; },

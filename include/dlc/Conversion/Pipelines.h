@@ -14,6 +14,8 @@ namespace mlir::dlc {
 /// What the compiler pipeline does besides the dialect's passes.
 struct CompilerPipelineOptions {
   bool fuse = true;           ///< dlc-fuse (off: to measure what fusion saves)
+  /// dlc-hoist-parameter-work (off: parameter-only work runs on every call)
+  bool prepareParameters = true;
   /// dlc-assign-layouts's blocked layout, nChw16c or nChw8c ("": the pass left out)
   std::string blockedLayout = "nChw16c";
   /// dlc-outline-kernels and the lowering of @dlc_host_kernels to the LLVM dialect
@@ -53,7 +55,7 @@ void buildHostKernelsToLLVM(OpPassManager &pm);
 void registerCodeGenerationInterfaces(DialectRegistry &registry);
 
 /// Registers `--dlc-pipeline=cpu|cuda[,blocked-layouts=0][,blocked-layout=nChw8c]
-/// [,generate-kernels=0][,cuda-toolkit=DIR][,cache-dir=DIR]`; `cuda-toolkit` defaults to
+/// [,prepare-parameters=0][,generate-kernels=0][,cuda-toolkit=DIR][,cache-dir=DIR]`; `cuda-toolkit` defaults to
 /// `cudaToolkit`, which the tool registering it chose (dlc-opt: the environment's, as
 /// CompileOptions reads it); no cache unless one is named.
 void registerDLCPipelines(const std::string &cudaToolkit);

@@ -29,6 +29,10 @@ struct CompileOptions {
   std::optional<Layout> blocked_layout;
   /// dlc-fuse (DLC_DISABLE_FUSION=1 turns it off, to measure what fusion saves).
   bool fuse = true;
+  /// dlc-hoist-parameter-work: work that reads only parameters and constants (batch-norm
+  /// folding, constants) done once and kept until a parameter changes
+  /// (DLC_PREPARE_PARAMETERS=0: done on every call, the path before it).
+  bool prepare_parameters = true;
   /// Element-wise regions compiled to generated code (DLC_GENERATED_KERNELS=0: run
   /// through their interpreted sub-kernels, the path before code generation).
   bool generated_kernels = true;
@@ -47,7 +51,7 @@ struct CompileOptions {
   /// Where generated host objects and PTX are kept between processes; "": not kept.
   std::string cache_dir;
 
-  /// "blocked-layout=nChw8c fuse=1 generated-kernels=1 cuda-graphs=1 cuda-toolkit=...
+  /// "blocked-layout=nChw8c fuse=1 prepare-parameters=1 generated-kernels=1 cuda-graphs=1 cuda-toolkit=...
   /// gpu-chip=sm_90 cache-dir=..." (an unset layout reads "process"): what
   /// DLC_COMPILE_TIMING prints.
   std::string str() const;
@@ -58,7 +62,7 @@ struct CompileOptions {
 };
 
 /// The options the documented environment variables ask for, read now:
-/// DLC_DISABLE_FUSION, DLC_GENERATED_KERNELS, DLC_CUDA_GRAPHS, DLC_COMPILE_TIMING,
+/// DLC_DISABLE_FUSION, DLC_PREPARE_PARAMETERS, DLC_GENERATED_KERNELS, DLC_CUDA_GRAPHS, DLC_COMPILE_TIMING,
 /// DLC_GPU_CHIP, DLC_CACHE_DIR ("off": no cache; unset: dlc under $XDG_CACHE_HOME or
 /// ~/.cache) and the CUDA toolkit (the first holding libdevice of $DLC_CUDA_TOOLKIT, the
 /// toolkit dlc was configured with, $CUDA_HOME and /usr/local/cuda). The blocked layout

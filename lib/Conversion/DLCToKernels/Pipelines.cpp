@@ -46,7 +46,7 @@ void buildHostKernelsToLLVM(OpPassManager &pm) {
 
 void buildDLCCompilerPipeline(OpPassManager &pm, PipelineTarget target,
                               const CompilerPipelineOptions &options) {
-  buildDLCPipeline(pm, target, options.fuse, options.blockedLayout);
+  buildDLCPipeline(pm, target, options.fuse, options.blockedLayout, options.prepareParameters);
   if (!options.generateKernels)
     return;
   pm.addPass(createDLCOutlineKernels());
@@ -100,6 +100,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "blocked-layout",
       llvm::cl::desc("the blocked layout: nChw16c (default, AVX-512) or nChw8c (AVX2)"),
       llvm::cl::init("nChw16c")};
+  Option<bool> prepareParameters{
+      *this, "prepare-parameters",
+      llvm::cl::desc("dlc-hoist-parameter-work: parameter-only work kept between runs "
+                     "(default on)"),
+      llvm::cl::init(true)};
   Option<bool> generateKernels{
       *this, "generate-kernels",
       llvm::cl::desc("generate the host element-wise regions' code (default on)"),
@@ -128,7 +133,7 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
       "dlc-pipeline",
       "hybridize()'s pipeline: --dlc-pipeline=cpu or --dlc-pipeline=cuda (canonicalize, "
       "dlc-place-devices, dlc-fuse, dlc-assign-layouts unless blocked-layouts=false, "
-      "dlc-order-steps, dlc-plan-memory, then unless generate-kernels=false "
+      "dlc-hoist-parameter-work unless prepare-parameters=false, dlc-order-steps, dlc-plan-memory, then unless generate-kernels=false "
       "dlc-outline-kernels, @dlc_host_kernels lowered to the LLVM dialect and, on cuda, "
       "@dlc_gpu_kernels to PTX for gpu-chip)",
       [](OpPassManager &pm, const PipelineOptions &options) {
@@ -136,6 +141,7 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
         // dlc-assign-layouts reports a name that is no blocked layout.
         compiler.blockedLayout = options.blockedLayouts ? options.blockedLayout.getValue() : "";
         compiler.generateKernels = options.generateKernels;
+        compiler.prepareParameters = options.prepareParameters;
         compiler.gpuChip = options.gpuChip;
         compiler.hostBuildGpuKernels = options.hostBuildGpuKernels;
         compiler.cudaToolkit = options.cudaToolkit;

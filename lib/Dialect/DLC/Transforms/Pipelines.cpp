@@ -6,7 +6,7 @@
 namespace mlir::dlc {
 
 void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse,
-                      StringRef blockedLayout) {
+                      StringRef blockedLayout, bool prepareParameters) {
   pm.addPass(createCanonicalizerPass());
   DLCPlaceDevicesOptions placement;
   if (target == PipelineTarget::cuda) {
@@ -21,7 +21,8 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse,
     layouts.layout = blockedLayout.str();
     pm.addPass(createDLCAssignLayouts(layouts));
   }
-  pm.addNestedPass<func::FuncOp>(createDLCHoistParameterWork());
+  if (prepareParameters)
+    pm.addNestedPass<func::FuncOp>(createDLCHoistParameterWork());
   pm.addNestedPass<func::FuncOp>(createDLCOrderSteps());
   pm.addNestedPass<func::FuncOp>(createDLCPlanMemory());
 }
