@@ -6,10 +6,9 @@ the same way (median of repeats after warm-up; "batch" is the element count).
 import argparse
 import json
 import os
-import statistics
-import time
-
 import torch
+
+from timing import median_seconds
 
 
 def chain(x):
@@ -17,17 +16,6 @@ def chain(x):
     t = torch.tanh(g * 0.75 + x)
     s = torch.sigmoid(t - g)
     return torch.exp(s * 0.5) * t + torch.log(s + 1.0)
-
-
-def median_seconds(work, warmup, repeats):
-    for _ in range(warmup):
-        work()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main():

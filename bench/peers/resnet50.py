@@ -11,25 +11,14 @@ SGD with momentum 0.9).
 import argparse
 import json
 import os
-import statistics
-import time
+
+from timing import median_seconds
 
 
 def report(bench, batch, seconds):
     print(json.dumps({"framework": "mxnet", "bench": bench, "batch": batch,
                       "seconds": round(seconds, 6),
                       "samples_per_s": round(batch / seconds, 2)}), flush=True)
-
-
-def median_time(work, warmup, repeats):
-    for _ in range(warmup):
-        work()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main():
@@ -70,7 +59,7 @@ def main():
                 loss.backward()
                 trainer.step(batch)
                 mx.nd.waitall()
-            report(bench, batch, median_time(train if training else predict, 1, args.repeats))
+            report(bench, batch, median_seconds(train if training else predict, 1, args.repeats))
 
 
 if __name__ == "__main__":

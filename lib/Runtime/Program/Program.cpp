@@ -193,9 +193,11 @@ std::string Program::set_plan(const MemoryPlan &memory) {
                return used.empty() || v.device == used.front();
              });
   preparedArguments_.clear();
+  hasPrepared_ = false;
   for (const ProgramStep &step : steps) {
     if (!step.prepared)
       continue;
+    hasPrepared_ = true;
     if (!oneTask_)
       return "program '" + name + "': step " + step.op + " is prepared (kept from run to "
              "run), but the program runs on several devices; prepared steps need one";
@@ -326,7 +328,7 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
   // engine orders the two).
   std::shared_ptr<Buffer> preparedBlock;
   bool prepare = true;
-  if (std::any_of(steps.begin(), steps.end(), [](const ProgramStep &s) { return s.prepared; })) {
+  if (hasPrepared_) {
     std::tie(preparedBlock, prepare) = preparedFor(args, graphed != nullptr);
     (prepare ? writes : reads).push_back(preparedBlock);
   }

@@ -312,6 +312,7 @@ private:
   /// The arguments prepared steps read, and (buffer id, version, offset) of each at the
   /// last preparation (empty: none yet, or it failed).
   std::vector<int> preparedArguments_;
+  bool hasPrepared_ = false; ///< some step is prepared (set_plan works it out once)
   mutable std::mutex preparedMutex_;
   mutable std::shared_ptr<Buffer> preparedBlock_;
   mutable std::vector<std::array<uint64_t, 3>> preparedStamps_;
