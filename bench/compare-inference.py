@@ -5,8 +5,10 @@ same outputs. Prints a markdown table of median latencies and dlc's ratios.
     bench/.venv/bin/python bench/compare-inference.py [--rounds 3] [--runs 200]
         [--networks fashion leaf] [--batches 1 32]
 
-Networks: `fashion`, the one dlc-train trains (28x28 Fashion-MNIST images), and `leaf`,
-the seed's LeafNetwork (3x128x128). dlc-bench-inference-models writes each network's
+Networks: `fashion`, the one dlc-train trains (28x28 Fashion-MNIST images), `leaf`,
+the seed's LeafNetwork (3x128x128), and `resnet50` (ResNet-50 v1 as
+dlc-bench-resnet50 builds it, 3x224x224; ONNX Runtime only, and dlc's outputs are
+checked against its). dlc-bench-inference-models writes each network's
 parameters (safetensors) and one .dlc file per batch; the peers build the same network
 from those parameters: PyTorch as torch.nn modules (eval mode, inference_mode), ONNX
 Runtime from a graph written with the onnx package. Every framework uses the machine's
@@ -145,6 +147,61 @@ def onnx_model(network, w, input_shape):
     return model
 
 
+def resnet50_onnx(w, input_shape):
+    """ResNet-50 v1 as dlc-bench-resnet50 builds it (MXNet's resnet50_v1: bottlenecks
+    with the stride on their first 1x1 convolution), from its parameters' names."""
+    nodes, initializers = [], []
+    count = [0]
+
+    def constant(name):
+        initializers.append(numpy_helper.from_array(w[name], name))
+        return name
+
+    def node(op, inputs, **attributes):
+        count[0] += 1
+        out = f"v{count[0]}"
+        nodes.append(helper.make_node(op, inputs, [out], **attributes))
+        return out
+
+    def conv_bn(value, conv, bn, stride, relu):
+        kernel = w[conv + ".weight"].shape[2]
+        value = node("Conv", [value, constant(conv + ".weight")], strides=[stride] * 2,
+                     pads=[kernel // 2] * 4)
+        value = node("BatchNormalization",
+                     [value, constant(bn + ".gamma"), constant(bn + ".beta"),
+                      constant(bn + ".running_mean"), constant(bn + ".running_var")],
+                     epsilon=1e-5)
+        return node("Relu", [value]) if relu else value
+
+    value = conv_bn("data", "0", "1", 2, True)
+    value = node("MaxPool", [value], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4)
+    index = 4
+    for stage, blocks in enumerate((3, 4, 6, 3)):
+        for b in range(blocks):
+            stride = 2 if b == 0 and stage > 0 else 1
+            body = f"{index}.body"
+            out = conv_bn(value, body + ".0", body + ".1", stride, True)
+            out = conv_bn(out, body + ".3", body + ".4", 1, True)
+            out = conv_bn(out, body + ".6", body + ".7", 1, False)
+            shortcut = value
+            if b == 0:
+                shortcut = conv_bn(value, f"{index}.downsample.0", f"{index}.downsample.1",
+                                   stride, False)
+            value = node("Relu", [node("Add", [out, shortcut])])
+            index += 1
+    value = node("AveragePool", [value], kernel_shape=[7, 7], strides=[7, 7])
+    value = node("Flatten", [value], axis=1)
+    dense = f"{index + 2}"
+    value = node("Gemm", [value, constant(dense + ".weight"), constant(dense + ".bias")], transB=1)
+    graph = helper.make_graph(
+        nodes, "resnet50", [helper.make_tensor_value_info("data", TensorProto.FLOAT, input_shape)],
+        [helper.make_tensor_value_info(value, TensorProto.FLOAT, [input_shape[0], 1000])],
+        initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    return model
+
+
 def time_calls(call, runs, warmup=20):
     for _ in range(warmup):
         call()
@@ -168,12 +225,17 @@ def main():
     work = tempfile.mkdtemp(prefix="dlc-inference-")
     subprocess.run([os.path.join(args.build, "dlc-bench-inference-models"), work,
                     *map(str, args.batches)], check=True, capture_output=True)
+    if "resnet50" in args.networks:
+        subprocess.run([os.path.join(args.build, "dlc-bench-resnet50"), f"--save-models={work}",
+                        "--batches=" + ",".join(map(str, args.batches))], check=True,
+                       capture_output=True)
     dlc_run = os.path.join(args.build, "dlc-run")
     torch.set_grad_enabled(False)
     cases = []
     for network in args.networks:
         w = read_safetensors(os.path.join(work, network + ".safetensors"))
-        net = torch_model(network, w)
+        # ResNet-50 has no torch twin here: dlc is checked against ONNX Runtime.
+        net = torch_model(network, w) if network != "resnet50" else None
         for batch in args.batches:
             prefix = os.path.join(work, f"{network}-b{batch}")
             x = read_safetensors(prefix + ".input.safetensors")["data"]
@@ -182,20 +244,25 @@ def main():
                             "--output", prefix + ".output.safetensors"], check=True,
                            capture_output=True)
             ours = read_safetensors(prefix + ".output.safetensors")["output"]
-            with torch.inference_mode():
-                theirs = net(torch.from_numpy(x.copy())).numpy()
-            session = onnxruntime.InferenceSession(
-                onnx_model(network, w, list(x.shape)).SerializeToString(),
-                providers=["CPUExecutionProvider"])
+            graph = (resnet50_onnx(w, list(x.shape)) if network == "resnet50"
+                     else onnx_model(network, w, list(x.shape)))
+            session = onnxruntime.InferenceSession(graph.SerializeToString(),
+                                                   providers=["CPUExecutionProvider"])
             ort_out = session.run(None, {"data": x})[0]
+            if net is not None:
+                with torch.inference_mode():
+                    theirs = net(torch.from_numpy(x.copy())).numpy()
+                checked = (("dlc", ours), ("onnxruntime", ort_out))
+            else:
+                theirs, checked = ort_out, (("dlc", ours),)
             scale = max(1.0, float(np.abs(theirs).max()))
-            for name, other in (("dlc", ours), ("onnxruntime", ort_out)):
+            for name, other in checked:
                 error = float(np.abs(other - theirs).max()) / scale
                 if error > 1e-4:
-                    sys.exit(f"{network} batch {batch}: {name} differs from torch by {error:.2e}")
+                    sys.exit(f"{network} batch {batch}: {name} differs from "
+                             f"{'torch' if net is not None else 'onnxruntime'} by {error:.2e}")
             cases.append((network, batch, prefix, x, net, session))
-            print(f"# {network} batch {batch}: outputs agree (dlc, torch, onnxruntime)",
-                  file=sys.stderr)
+            print(f"# {network} batch {batch}: outputs agree", file=sys.stderr)
 
     latencies = {}
     for round_index in range(args.rounds):
@@ -204,10 +271,11 @@ def main():
                                  check=True, capture_output=True, text=True).stdout
             p50 = float(re.search(r"latency p50 ([0-9.]+) ms", out).group(1))
             latencies.setdefault((network, batch, "dlc"), []).append(p50)
-            tx = torch.from_numpy(x.copy())
-            with torch.inference_mode():
-                latencies.setdefault((network, batch, "torch"), []).append(
-                    time_calls(lambda: net(tx), args.runs))
+            if net is not None:
+                tx = torch.from_numpy(x.copy())
+                with torch.inference_mode():
+                    latencies.setdefault((network, batch, "torch"), []).append(
+                        time_calls(lambda: net(tx), args.runs))
             latencies.setdefault((network, batch, "onnxruntime"), []).append(
                 time_calls(lambda: session.run(None, {"data": x}), args.runs))
         print(f"# round {round_index + 1} of {args.rounds} done", file=sys.stderr)
@@ -220,9 +288,11 @@ def main():
     print("|---|---|---|---|---|---|---|")
     for network, batch, *_ in cases:
         m = {f: statistics.median(latencies[(network, batch, f)])
-             for f in ("dlc", "torch", "onnxruntime")}
-        print(f"| {network} | {batch} | {m['dlc']:.3f} | {m['torch']:.3f} | "
-              f"{m['onnxruntime']:.3f} | {m['dlc'] / m['torch']:.2f} | "
+             for f in ("dlc", "torch", "onnxruntime") if (network, batch, f) in latencies}
+        torch_ms = f"{m['torch']:.3f}" if "torch" in m else "-"
+        torch_ratio = f"{m['dlc'] / m['torch']:.2f}" if "torch" in m else "-"
+        print(f"| {network} | {batch} | {m['dlc']:.3f} | {torch_ms} | "
+              f"{m['onnxruntime']:.3f} | {torch_ratio} | "
               f"{m['dlc'] / m['onnxruntime']:.2f} |")
 
 

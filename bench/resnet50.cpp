@@ -12,6 +12,8 @@
 //                                    momentum, batches 8 and 32
 //
 // Usage: dlc-bench-resnet50 [--only=BENCH] [--batches=B,B...] [--repeats=N]
+//        dlc-bench-resnet50 --save-models=DIR [--batches=B,B...]   (compiled models for
+//        bench/compare-inference.py --networks resnet50)
 // One JSON line per measurement (median of the repeats after a warm-up), as
 // bench/peers/resnet50.py prints for MXNet; bench/compare-resnet.py runs both.
 //
@@ -92,10 +94,43 @@ std::vector<int64_t> parseBatches(const std::string &list) {
   return out;
 }
 
+/// --save-models=DIR: the prediction bench/compare-inference.py times with dlc-run and
+/// ONNX Runtime. Xavier weights and random running statistics (so that every batch norm
+/// computes something the peer must match) in DIR/resnet50.safetensors, and per batch
+/// the compiled model DIR/resnet50-bB.dlc and an input DIR/resnet50-bB.input.safetensors.
+void saveModels(const std::string &dir, const std::vector<int64_t> &batches) {
+  np::random::seed(11);
+  auto net = resnet50();
+  net->initialize(init::Xavier(), {cpu(0)});
+  {
+    autograd::Pause shapes; // deferred initialization
+    (*net)(np::zeros({1, 3, 224, 224}));
+  }
+  ParameterDict parameters = net->collect_params();
+  for (const std::string &key : parameters.keys()) {
+    const ParameterPtr &p = parameters[key];
+    if (key.find("running_mean") != std::string::npos)
+      p->set_data(np::random::uniform(-0.5, 0.5, p->shape()));
+    else if (key.find("running_var") != std::string::npos)
+      p->set_data(np::random::uniform(0.5, 2.0, p->shape()));
+  }
+  net->save_parameters(dir + "/resnet50.safetensors");
+  net->hybridize();
+  for (int64_t batch : batches) {
+    autograd::Pause predict;
+    Tensor x = np::random::normal(0, 1, {batch, 3, 224, 224});
+    (*net)(x).wait_to_read(); // compiles the signature save_compiled writes
+    std::string prefix = dir + "/resnet50-b" + std::to_string(batch);
+    net->save_compiled(prefix + ".dlc");
+    safetensors::save(prefix + ".input.safetensors", {{"data", x}});
+    std::printf("%s.dlc\n", prefix.c_str());
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string only;
+  std::string only, saveDir;
   std::vector<int64_t> batches;
   int repeats = 3;
   for (int i = 1; i < argc; ++i) {
@@ -106,11 +141,22 @@ int main(int argc, char **argv) {
       batches = parseBatches(arg.substr(10));
     else if (arg.rfind("--repeats=", 0) == 0 && std::atoi(arg.c_str() + 10) > 0)
       repeats = std::atoi(arg.c_str() + 10);
+    else if (arg.rfind("--save-models=", 0) == 0 && arg.size() > 14)
+      saveDir = arg.substr(14);
     else {
       std::fprintf(stderr, "usage: dlc-bench-resnet50 [--only=BENCH] [--batches=B,B...] "
-                           "[--repeats=N]\n");
+                           "[--repeats=N] [--save-models=DIR]\n");
       return 2;
     }
+  }
+  if (!saveDir.empty()) {
+    try {
+      saveModels(saveDir, batches.empty() ? std::vector<int64_t>{1, 32} : batches);
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "dlc-bench-resnet50: %s\n", e.what());
+      return 1;
+    }
+    return 0;
   }
   loss::SoftmaxCrossEntropyLoss lossFn;
   for (const char *name : {"resnet50_infer_eager", "resnet50_infer_hybrid",

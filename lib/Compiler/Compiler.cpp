@@ -151,6 +151,8 @@ public:
     mlir::dlc::CompilerPipelineOptions pipelineOptions;
     pipelineOptions.fuse = options.fuse;
     pipelineOptions.prepareParameters = options.prepare_parameters;
+    pipelineOptions.convAlgorithms = options.conv_algorithms;
+    pipelineOptions.convTimer = hostConvTimer();
     Layout blocked = options.blocked_layout.value_or(Layout::plain);
     pipelineOptions.blockedLayout = blocked == Layout::plain ? "" : layout_name(blocked);
     pipelineOptions.generateKernels = options.generated_kernels;

@@ -3,6 +3,7 @@
 #define DLC_LIB_COMPILER_COMPILERINTERNAL_H
 
 #include "dlc/Compiler/Graph.h"
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
 #include "dlc/Runtime/Program/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,6 +28,10 @@ mlir::OwningOpRef<mlir::ModuleOp> emitModule(mlir::MLIRContext &context,
 
 /// The module attribute `dlc.targets` for this build (see emitModule).
 mlir::ArrayAttr describeTargets(mlir::MLIRContext &context, bool generatedKernels);
+
+/// dlc-choose-conv-algorithms's timer: the runtime's host kernels on random inputs,
+/// each shape once per process.
+mlir::dlc::ConvAlgorithmTimer hostConvTimer();
 
 } // namespace dlc::compiler
 

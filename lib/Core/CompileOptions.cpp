@@ -48,12 +48,19 @@ bool holdsLibdevice(const std::string &toolkit) {
 std::string CompileOptions::key() const {
   return std::string("blocked-layout=") +
          (blocked_layout ? layout_name(*blocked_layout) : "process") + " fuse=" + flag(fuse) +
-         " prepare-parameters=" + flag(prepare_parameters) + " generated-kernels=" + flag(generated_kernels) + " cuda-graphs=" + flag(cuda_graphs) +
+         " prepare-parameters=" + flag(prepare_parameters) +
+         " conv-algorithms=" + conv_algorithms + " generated-kernels=" + flag(generated_kernels) + " cuda-graphs=" + flag(cuda_graphs) +
          " cuda-toolkit=" + (cuda_toolkit.empty() ? "none" : cuda_toolkit) +
          " gpu-chip=" + gpu_chip + " cache-dir=" + (cache_dir.empty() ? "off" : cache_dir);
 }
 
 std::string CompileOptions::str() const { return key() + " timing=" + flag(timing); }
+
+const std::string &checked_conv_algorithms(const std::string &value, const std::string &where) {
+  if (value != "auto" && value != "timed" && value != "winograd" && value != "direct")
+    throw ValueError(where + "='" + value + "': expected auto, timed, winograd or direct");
+  return value;
+}
 
 std::string default_cuda_toolkit() {
   for (const std::string &candidate :
@@ -83,6 +90,9 @@ CompileOptions compile_options_from_environment() {
   CompileOptions options;
   options.fuse = !switchVariable("DLC_DISABLE_FUSION", false);
   options.prepare_parameters = switchVariable("DLC_PREPARE_PARAMETERS", true);
+  if (std::string algorithms = variable("DLC_CONV_ALGORITHMS"); !algorithms.empty())
+    options.conv_algorithms =
+        checked_conv_algorithms(algorithms, "environment variable DLC_CONV_ALGORITHMS");
   options.generated_kernels = switchVariable("DLC_GENERATED_KERNELS", true);
   options.cuda_graphs = switchVariable("DLC_CUDA_GRAPHS", true);
   options.timing = switchVariable("DLC_COMPILE_TIMING", false);

@@ -175,6 +175,9 @@ CompileOptions compile_options_of(const py::kwargs &kwargs, const char *where) {
       options.fuse = flag();
     } else if (name == "prepare_parameters") {
       options.prepare_parameters = flag();
+    } else if (name == "conv_algorithms") {
+      options.conv_algorithms =
+          checked_conv_algorithms(text(), std::string(where) + ": conv_algorithms");
     } else if (name == "generated_kernels") {
       options.generated_kernels = flag();
     } else if (name == "cuda_graphs") {
@@ -202,7 +205,8 @@ CompileOptions compile_options_of(const py::kwargs &kwargs, const char *where) {
     } else if (std::find_if(std::begin(mxnetFlags), std::end(mxnetFlags),
                             [&](const char *f) { return name == f; }) == std::end(mxnetFlags)) {
       throw py::type_error(std::string(where) + "() got an unexpected keyword argument '" + name +
-                           "'; compile options are fuse, prepare_parameters, generated_kernels, cuda_graphs, "
+                           "'; compile options are fuse, prepare_parameters, conv_algorithms, generated_kernels, "
+                           "cuda_graphs, "
                            "timing, blocked_layout, cuda_toolkit, gpu_chip and cache_dir");
     }
   }
@@ -216,6 +220,7 @@ py::dict compile_options_dict(const CompileOptions &options) {
                             : py::object(py::none());
   d["fuse"] = options.fuse;
   d["prepare_parameters"] = options.prepare_parameters;
+  d["conv_algorithms"] = options.conv_algorithms;
   d["generated_kernels"] = options.generated_kernels;
   d["cuda_graphs"] = options.cuda_graphs;
   d["timing"] = options.timing;

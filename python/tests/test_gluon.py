@@ -73,11 +73,12 @@ def test_hybridize_keyword_arguments_are_compile_options():
     x = inputs()
     net(x)
     net.hybridize(fuse=False, generated_kernels=False, blocked_layout="plain",
-                  prepare_parameters=False,
+                  prepare_parameters=False, conv_algorithms="direct",
                   static_alloc=True, static_shape=True)  # MXNet's flags are accepted
     options = net.compile_options
     assert options["fuse"] is False and options["generated_kernels"] is False
     assert options["prepare_parameters"] is False
+    assert options["conv_algorithms"] == "direct"
     assert options["blocked_layout"] == "plain"
     assert net.features.compile_options["fuse"] is False  # children compile alike
     unfused = net(x).asnumpy()
@@ -88,6 +89,8 @@ def test_hybridize_keyword_arguments_are_compile_options():
     assert 'dlc.fused "' in net.compiled_ir()
     with pytest.raises(TypeError, match="unexpected keyword argument 'fusion'.*fuse"):
         net.hybridize(fusion=False)
+    with pytest.raises(ValueError, match="conv_algorithms='fastest': expected auto, timed, winograd"):
+        net.hybridize(conv_algorithms="fastest")
     with pytest.raises(ValueError, match="blocked_layout='NCHW'"):
         net.hybridize(blocked_layout="NCHW")
 

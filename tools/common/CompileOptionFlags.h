@@ -26,6 +26,12 @@ inline llvm::cl::opt<bool> prepareParametersFlag(
     llvm::cl::desc("do work that reads only parameters once and keep it until they change "
                    "(false: on every call)"),
     llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<std::string> convAlgorithmsFlag(
+    "conv-algorithms",
+    llvm::cl::desc("how 3x3 CPU convolutions compute: auto (Winograd where the weights "
+                   "stay prepared, the default), timed (the faster of direct and Winograd "
+                   "on this machine), winograd or direct"),
+    llvm::cl::value_desc("choice"), llvm::cl::cat(compileOptionFlags));
 inline llvm::cl::opt<bool> generatedKernelsFlag(
     "generated-kernels",
     llvm::cl::desc("compile element-wise regions to generated code (false: their "
@@ -64,6 +70,8 @@ inline CompileOptions compileOptionsFromFlags() {
     options.fuse = fuseFlag;
   if (given(prepareParametersFlag))
     options.prepare_parameters = prepareParametersFlag;
+  if (given(convAlgorithmsFlag))
+    options.conv_algorithms = checked_conv_algorithms(convAlgorithmsFlag, "--conv-algorithms");
   if (given(generatedKernelsFlag))
     options.generated_kernels = generatedKernelsFlag;
   if (given(cudaGraphsFlag))

@@ -321,9 +321,21 @@ TEST_F(CompiledModelFile, HostileContentWithValidChecksumsIsRefused) {
          program->steps[conv].op.rfind("dlc.conv2d", 0) != 0)
     ++conv;
   ASSERT_LT(conv, program->steps.size()) << program->str();
-  expectRefused(withProgram([&](Program &p) { p.steps[conv].inputs.resize(1); }),
+  expectRefused(withProgram([&](Program &p) {
+                  p.steps[conv].inputs.resize(1);
+                  p.steps[conv].kept_inputs.clear();
+                }),
                 "dlc.conv2d takes 2 to 3 operands and 1 results, the step has 1 and 1",
                 "a convolution without its weight");
+  expectRefused(withProgram([&](Program &p) { p.steps[conv].kept_inputs = {3}; }),
+                "keeps input 3 of its", "kept weights past the step's inputs");
+  size_t second = conv + 1; // its input is the first block's output, computed every run
+  while (second < program->steps.size() &&
+         program->steps[second].op.rfind("dlc.conv2d", 0) != 0)
+    ++second;
+  ASSERT_LT(second, program->steps.size()) << program->str();
+  expectRefused(withProgram([&](Program &p) { p.steps[second].kept_inputs = {0}; }),
+                "keeps input 0 prepared, but it reads", "kept weights a run computes");
   expectRefused(withProgram([&](Program &p) { p.steps[conv].inputs[0] = 1 << 20; }),
                 "names value %1048576", "an operand out of range");
   expectRefused(withProgram([&](Program &p) { // as many bytes, another shape
@@ -484,6 +496,55 @@ TEST(CompiledModel, GeneratedHostCodeTravelsInTheFile) {
     EXPECT_NE(std::string(e.what()).find("has no entry"), std::string::npos) << e.what();
   }
   std::remove(wrongPath.c_str());
+  std::remove(path.c_str());
+}
+
+// A model file (version 4) keeps what its program prepares once: the folded batch norm
+// (prepared steps) and the weights its convolutions keep prepared for oneDNN, with the
+// algorithm chosen at compile time. Written for an older reader, version 3 drops the
+// kept weights (prepared on every call) and version 2 the prepared block too; every
+// version predicts the same values.
+TEST(CompiledModel, PreparedWorkAndKeptWeightsTravelInTheFile) {
+  np::random::seed(10);
+  auto net = std::make_shared<HybridSequential>();
+  nn::Conv2DOptions same;
+  same.padding = {1, 1};
+  net->add(std::make_shared<nn::Conv2D>(16, 3, "", same), std::make_shared<nn::BatchNorm>(),
+           std::make_shared<nn::Activation>("relu"),
+           std::make_shared<nn::Conv2D>(16, 3, "", same));
+  net->initialize(init::Xavier(), {cpu()});
+  Tensor x = randomTensor({2, 16, 9, 9}, 4);
+  {
+    autograd::Record train; // running statistics away from 0 and 1
+    (*net)(x * 2.0 + 1.0);
+  }
+  net->hybridize();
+  Tensor want = (*net)(x);
+  std::string path = temporaryPath("kept.dlc");
+  net->save_compiled(path);
+  ModelFile file = read_model_file(path);
+  EXPECT_EQ(file.version, 4u);
+  auto model = CompiledModel::load(path);
+  std::string listing = model->program().str();
+  EXPECT_NE(listing.find(" kept"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("= prepared "), std::string::npos) << listing;
+  for (int call = 0; call < 2; ++call) // the second call finds the weights kept
+    expectClose(model->run({x})[0].to_vector<float>(), want.to_vector<float>(), 1e-6,
+                "version 4, call " + std::to_string(call));
+  for (uint32_t version : {3u, 2u}) {
+    ModelFile older = file;
+    older.version = version;
+    older.program = encode_program(model->program(), version);
+    std::string olderPath = temporaryPath("kept-v" + std::to_string(version) + ".dlc");
+    write_model_file(olderPath, older);
+    auto loaded = CompiledModel::load(olderPath);
+    std::string what = "version " + std::to_string(version);
+    EXPECT_EQ(loaded->program().str().find(" kept"), std::string::npos) << what;
+    EXPECT_EQ(loaded->program().str().find("= prepared ") != std::string::npos, version == 3)
+        << what;
+    expectClose(loaded->run({x})[0].to_vector<float>(), want.to_vector<float>(), 1e-6, what);
+    std::remove(olderPath.c_str());
+  }
   std::remove(path.c_str());
 }
 

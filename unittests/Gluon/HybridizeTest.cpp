@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <numeric>
 
@@ -326,22 +327,19 @@ TEST(Hybridize, InferenceBatchNormFoldsIntoTheConvolution) {
   EXPECT_NE(ir.find("dlc.fused \"conv2d_relu\""), std::string::npos) << ir;
 }
 
-// The folded weights and constants are prepared once and kept between predictions
-// (dlc.prepared), and done again whenever a parameter they read changes: after the
-// trainer's update (written in place), after set_data (another tensor), each prediction
-// equals the eager block's on the same parameters.
-TEST(Hybridize, PreparedWeightsFollowEveryChangeOfTheParameters) {
-  auto build = [] {
-    auto net = std::make_shared<HybridSequential>();
-    net->add(std::make_shared<nn::Conv2D>(8, 3), std::make_shared<nn::BatchNorm>(),
-             std::make_shared<nn::Activation>("relu"));
-    return net;
-  };
+// What a compiled prediction prepares once and keeps (dlc.prepared values, weights its
+// convolution steps keep reordered or Winograd-transformed) is done again whenever a
+// parameter it reads changes: after the trainer's update (written in place), after
+// set_data (another tensor), each prediction equals the eager block's on the same
+// parameters.
+static void expectPreparedWorkFollowsTheParameters(
+    const std::function<std::shared_ptr<HybridSequential>()> &build, int64_t channels,
+    double tolerance, const std::string &listed) {
   auto net = build(), twin = build();
   np::random::seed(4);
   net->initialize(init::Xavier(), {cpu(0)});
   twin->initialize(init::Xavier(), {cpu(0)});
-  (*twin)(randomTensor({1, 3, 10, 10}, 1)); // its shapes: deferred initialization
+  (*twin)(randomTensor({1, channels, 10, 10}, 1)); // its shapes: deferred initialization
   ParameterDict params = net->collect_params(), twinParams = twin->collect_params();
   auto eager = [&](const Tensor &x) { // the twin, un-hybridized, on net's parameters
     for (const std::string &name : params.keys())
@@ -350,7 +348,7 @@ TEST(Hybridize, PreparedWeightsFollowEveryChangeOfTheParameters) {
   };
   Trainer trainer(params, "sgd", {{"learning_rate", 0.5}});
   auto train = [&](uint32_t seed) {
-    Tensor batch = randomTensor({4, 3, 10, 10}, seed) * 3.0 + 1.0;
+    Tensor batch = randomTensor({4, channels, 10, 10}, seed) * 3.0 + 1.0;
     {
       autograd::Record record;
       np::sum((*net)(batch)).backward();
@@ -359,16 +357,16 @@ TEST(Hybridize, PreparedWeightsFollowEveryChangeOfTheParameters) {
   };
   train(30);
   net->hybridize();
-  Tensor x = randomTensor({2, 3, 10, 10}, 7);
+  Tensor x = randomTensor({2, channels, 10, 10}, 7);
   std::vector<float> first = (*net)(x).to_vector<float>();
-  expectClose(first, eager(x), 1e-5, "the first prediction");
-  EXPECT_NE(net->compiled()->programs().find("= prepared dlc."), std::string::npos)
+  expectClose(first, eager(x), tolerance, "the first prediction");
+  EXPECT_NE(net->compiled()->programs().find(listed), std::string::npos)
       << net->compiled()->programs();
   EXPECT_EQ((*net)(x).to_vector<float>(), first) << "kept: the same program, the same values";
 
   train(31); // hybridized training: the trainer writes the weights in place
   std::vector<float> trained = (*net)(x).to_vector<float>();
-  expectClose(trained, eager(x), 1e-5, "after a training step");
+  expectClose(trained, eager(x), tolerance, "after a training step");
   double moved = 0;
   for (size_t i = 0; i < first.size(); ++i)
     moved += std::abs(double(trained[i]) - double(first[i]));
@@ -376,7 +374,86 @@ TEST(Hybridize, PreparedWeightsFollowEveryChangeOfTheParameters) {
 
   Parameter &weight = *params[params.keys().front()];
   weight.set_data(weight.data() * 0.5); // another tensor
-  expectClose((*net)(x).to_vector<float>(), eager(x), 1e-5, "after set_data");
+  expectClose((*net)(x).to_vector<float>(), eager(x), tolerance, "after set_data");
+}
+
+// Batch norm folded into the convolution's weights: the folding is prepared (and the
+// 3x3 convolution computes by Winograd where oneDNN has it: 1e-4).
+TEST(Hybridize, PreparedWeightsFollowEveryChangeOfTheParameters) {
+  expectPreparedWorkFollowsTheParameters(
+      [] {
+        auto net = std::make_shared<HybridSequential>();
+        net->add(std::make_shared<nn::Conv2D>(8, 3), std::make_shared<nn::BatchNorm>(),
+                 std::make_shared<nn::Activation>("relu"));
+        return net;
+      },
+      3, 1e-4, "= prepared dlc.");
+}
+
+// Convolutions reading their weights straight from the parameters, 3x3 ones of 16
+// channels (Winograd under the default conv_algorithms=auto where oneDNN has it): the
+// steps keep their weights prepared for oneDNN ("kept" in the listing).
+TEST(Hybridize, KeptConvolutionWeightsFollowEveryChangeOfTheParameters) {
+  expectPreparedWorkFollowsTheParameters(
+      [] {
+        auto net = std::make_shared<HybridSequential>();
+        nn::Conv2DOptions same;
+        same.padding = {1, 1};
+        net->add(std::make_shared<nn::Conv2D>(16, 3, "relu", same),
+                 std::make_shared<nn::Conv2D>(16, 3, "", same));
+        return net;
+      },
+      16, 1e-4, " kept");
+}
+
+/// One training call of `net` on `x`: its output, then every parameter's gradient.
+static std::vector<float> outputAndGradients(HybridSequential &net, const Tensor &x) {
+  Tensor out;
+  {
+    autograd::Record record;
+    out = net(x);
+  }
+  out.backward();
+  std::vector<float> values = out.to_vector<float>();
+  for (const ParameterPtr &p : net.collect_params().values())
+    for (float g : p->grad(cpu(0)).to_vector<float>())
+      values.push_back(g);
+  return values;
+}
+
+// Two 3x3 convolutions trained with the algorithm dlc-choose-conv-algorithms records:
+// Winograd wherever the shape allows (forward and both gradients say so in the IR),
+// and the timed choice (whatever this machine measured): the step's output and every
+// gradient match the eager step's within Winograd's rounding.
+TEST(Hybridize, ConvolutionAlgorithmsTrainLikeEager) {
+  auto step = [](const std::string &algorithms, std::string *ir) {
+    auto net = std::make_shared<HybridSequential>();
+    nn::Conv2DOptions same;
+    same.padding = {1, 1};
+    net->add(std::make_shared<nn::Conv2D>(32, 3, "relu", same),
+             std::make_shared<nn::Conv2D>(16, 3, "", same));
+    np::random::seed(6);
+    net->initialize(init::Xavier(), {cpu(0)});
+    if (!algorithms.empty()) {
+      CompileOptions options = compile_options_from_environment();
+      options.conv_algorithms = algorithms;
+      net->hybridize(true, options);
+    }
+    std::vector<float> values = outputAndGradients(*net, randomTensor({2, 16, 12, 12}, 19));
+    if (ir)
+      *ir = net->compiled()->compiled_ir();
+    return values;
+  };
+  std::vector<float> eager = step("", nullptr);
+  std::string ir;
+  expectClose(eager, step("winograd", &ir), 1e-4, "winograd: output and gradients");
+  for (const char *op : {"dlc.conv2d ", "dlc.conv2d_backward_data ", "dlc.conv2d_backward_filter "}) {
+    size_t at = ir.find(op);
+    ASSERT_NE(at, std::string::npos) << op << " in\n" << ir;
+    EXPECT_NE(ir.substr(at, ir.find('\n', at) - at).find("algorithm winograd"), std::string::npos)
+        << op << " in\n" << ir;
+  }
+  expectClose(eager, step("timed", nullptr), 1e-4, "timed: output and gradients");
 }
 
 // A GELU layer compiles like any element-wise op (it joins dlc-fuse's chunked chains on
@@ -390,17 +467,7 @@ TEST(Hybridize, GeluLayerTrainsLikeEager) {
     net->initialize(init::Xavier(), {cpu(0)});
     if (hybridize)
       net->hybridize();
-    Tensor x = randomTensor({8, 12}, 17) * 2.0;
-    Tensor out;
-    {
-      autograd::Record record;
-      out = (*net)(x);
-    }
-    out.backward();
-    std::vector<float> values = out.to_vector<float>();
-    for (const ParameterPtr &p : net->collect_params().values())
-      for (float g : p->grad(cpu(0)).to_vector<float>())
-        values.push_back(g);
+    std::vector<float> values = outputAndGradients(*net, randomTensor({8, 12}, 17) * 2.0);
     if (ir)
       *ir = net->compiled()->compiled_ir();
     return values;

@@ -11,13 +11,9 @@
 
 namespace mlir::dlc {
 
-/// What the compiler pipeline does besides the dialect's passes.
-struct CompilerPipelineOptions {
-  bool fuse = true;           ///< dlc-fuse (off: to measure what fusion saves)
-  /// dlc-hoist-parameter-work (off: parameter-only work runs on every call)
-  bool prepareParameters = true;
-  /// dlc-assign-layouts's blocked layout, nChw16c or nChw8c ("": the pass left out)
-  std::string blockedLayout = "nChw16c";
+/// The dialect pipeline's options (fuse, blockedLayout, prepareParameters,
+/// convAlgorithms and its timer), then code generation's.
+struct CompilerPipelineOptions : DLCPipelineOptions {
   /// dlc-outline-kernels and the lowering of @dlc_host_kernels to the LLVM dialect
   /// (off: element-wise regions run through their interpreted sub-kernels).
   bool generateKernels = true;

@@ -33,6 +33,12 @@ struct CompileOptions {
   /// folding, constants) done once and kept until a parameter changes
   /// (DLC_PREPARE_PARAMETERS=0: done on every call, the path before it).
   bool prepare_parameters = true;
+  /// dlc-choose-conv-algorithms: "auto" (Winograd for the 3x3 convolutions whose
+  /// weights stay prepared between runs: prediction), "timed" (each 3x3 convolution
+  /// shape timed with oneDNN's direct and Winograd kernels at compile time, the faster
+  /// recorded; processes may then choose differently), "winograd" (wherever the shape
+  /// allows) or "direct" (DLC_CONV_ALGORITHMS=direct: the path before the pass).
+  std::string conv_algorithms = "auto";
   /// Element-wise regions compiled to generated code (DLC_GENERATED_KERNELS=0: run
   /// through their interpreted sub-kernels, the path before code generation).
   bool generated_kernels = true;
@@ -51,7 +57,7 @@ struct CompileOptions {
   /// Where generated host objects and PTX are kept between processes; "": not kept.
   std::string cache_dir;
 
-  /// "blocked-layout=nChw8c fuse=1 prepare-parameters=1 generated-kernels=1 cuda-graphs=1 cuda-toolkit=...
+  /// "blocked-layout=nChw8c fuse=1 prepare-parameters=1 conv-algorithms=auto generated-kernels=1 cuda-graphs=1 cuda-toolkit=...
   /// gpu-chip=sm_90 cache-dir=..." (an unset layout reads "process"): what
   /// DLC_COMPILE_TIMING prints.
   std::string str() const;
@@ -62,12 +68,16 @@ struct CompileOptions {
 };
 
 /// The options the documented environment variables ask for, read now:
-/// DLC_DISABLE_FUSION, DLC_PREPARE_PARAMETERS, DLC_GENERATED_KERNELS, DLC_CUDA_GRAPHS, DLC_COMPILE_TIMING,
+/// DLC_DISABLE_FUSION, DLC_PREPARE_PARAMETERS, DLC_CONV_ALGORITHMS, DLC_GENERATED_KERNELS, DLC_CUDA_GRAPHS, DLC_COMPILE_TIMING,
 /// DLC_GPU_CHIP, DLC_CACHE_DIR ("off": no cache; unset: dlc under $XDG_CACHE_HOME or
 /// ~/.cache) and the CUDA toolkit (the first holding libdevice of $DLC_CUDA_TOOLKIT, the
 /// toolkit dlc was configured with, $CUDA_HOME and /usr/local/cuda). The blocked layout
 /// stays unset (the process's). A malformed value is an Error naming the variable.
 CompileOptions compile_options_from_environment();
+
+/// `value` when it is one of conv_algorithms' values; else an Error that says where it
+/// came from (`where`: "DLC_CONV_ALGORITHMS", "--conv-algorithms", ...).
+const std::string &checked_conv_algorithms(const std::string &value, const std::string &where);
 
 /// The CUDA toolkit compile_options_from_environment() picks ("" when none holds
 /// libdevice).

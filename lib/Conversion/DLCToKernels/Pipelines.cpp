@@ -46,7 +46,7 @@ void buildHostKernelsToLLVM(OpPassManager &pm) {
 
 void buildDLCCompilerPipeline(OpPassManager &pm, PipelineTarget target,
                               const CompilerPipelineOptions &options) {
-  buildDLCPipeline(pm, target, options.fuse, options.blockedLayout, options.prepareParameters);
+  buildDLCPipeline(pm, target, options);
   if (!options.generateKernels)
     return;
   pm.addPass(createDLCOutlineKernels());
@@ -105,6 +105,12 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("dlc-hoist-parameter-work: parameter-only work kept between runs "
                      "(default on)"),
       llvm::cl::init(true)};
+  Option<std::string> convAlgorithms{
+      *this, "conv-algorithms",
+      llvm::cl::desc("dlc-choose-conv-algorithms: auto (default: Winograd where the weights "
+                     "stay prepared), timed (without the runtime's kernels, as in dlc-opt, "
+                     "every convolution stays direct), winograd or direct"),
+      llvm::cl::init("auto")};
   Option<bool> generateKernels{
       *this, "generate-kernels",
       llvm::cl::desc("generate the host element-wise regions' code (default on)"),
@@ -133,7 +139,7 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
       "dlc-pipeline",
       "hybridize()'s pipeline: --dlc-pipeline=cpu or --dlc-pipeline=cuda (canonicalize, "
       "dlc-place-devices, dlc-fuse, dlc-assign-layouts unless blocked-layouts=false, "
-      "dlc-hoist-parameter-work unless prepare-parameters=false, dlc-order-steps, dlc-plan-memory, then unless generate-kernels=false "
+      "dlc-hoist-parameter-work unless prepare-parameters=false, dlc-choose-conv-algorithms (conv-algorithms=auto|timed|winograd|direct), dlc-order-steps, dlc-plan-memory, then unless generate-kernels=false "
       "dlc-outline-kernels, @dlc_host_kernels lowered to the LLVM dialect and, on cuda, "
       "@dlc_gpu_kernels to PTX for gpu-chip)",
       [](OpPassManager &pm, const PipelineOptions &options) {
@@ -142,6 +148,7 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
         compiler.blockedLayout = options.blockedLayouts ? options.blockedLayout.getValue() : "";
         compiler.generateKernels = options.generateKernels;
         compiler.prepareParameters = options.prepareParameters;
+        compiler.convAlgorithms = options.convAlgorithms;
         compiler.gpuChip = options.gpuChip;
         compiler.hostBuildGpuKernels = options.hostBuildGpuKernels;
         compiler.cudaToolkit = options.cudaToolkit;

@@ -161,6 +161,9 @@ private:
     ProgramStep step;
     step.inputs = std::move(inputs);
     step.prepared = prepared;
+    if (auto kept = op->getAttrOfType<mlir::DenseI64ArrayAttr>(
+            mlir::dlc::DLCDialect::getPreparedOperandsAttrName()))
+      step.kept_inputs.assign(kept.asArrayRef().begin(), kept.asArrayRef().end());
     if (auto copy = dyn_cast<mlir::dlc::CopyOp>(op)) {
       step.kind = ProgramStep::Kind::copy;
       step.op = ::dlc::ops::copy;

@@ -37,6 +37,12 @@ Conv2DGeometry convGeometry(const Shape &x, const Shape &w, const Shape &y, cons
   g.dilationH = dilation[0];
   g.dilationW = dilation[1];
   g.groups = a.get_int("groups", 1);
+  int64_t algorithm = a.get_int("algorithm", int64_t(op_enums::ConvAlgorithm::direct));
+  if (algorithm != int64_t(op_enums::ConvAlgorithm::direct) &&
+      algorithm != int64_t(op_enums::ConvAlgorithm::winograd))
+    throw Error("conv2d: algorithm " + std::to_string(algorithm) +
+                " is none of the dialect's (0: direct, 1: winograd)");
+  g.algorithm = op_enums::ConvAlgorithm(algorithm);
   return g;
 }
 
@@ -92,7 +98,8 @@ template <bool Fast> struct NN {
     const float *bias = k.inputs.size() > 2 ? f32(k.inputs[2]) : nullptr;
     (Fast ? onednn::conv2d_forward : ref::conv2d_forward)(g, f32(k.inputs[0]), f32(k.inputs[1]),
                                                           bias, f32out(k.outputs[0]),
-                                                          reluEpilogue(k));
+                                                          reluEpilogue(k),
+                                                          {k.memo, k.memo_generation});
   }
   // dx from (dy, w); dx's shape is the output's
   static void conv2dBackwardData(const KernelArgs &k) {

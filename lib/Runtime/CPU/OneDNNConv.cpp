@@ -3,7 +3,10 @@
 // Activations arrive and leave in the layouts the dispatcher chose (NCHW, or a
 // blocked nChw16c or nChw8c where the channels allow; weights are always OIHW). Two builds are timed at first use:
 // the primitive on those layouts directly, and the primitive on the layouts oneDNN
-// prefers (format_tag::any) with reorders around it.
+// prefers (format_tag::any) with reorders around it. A compiled program may ask for
+// Winograd (the op's `algorithm`, chosen by dlc-choose-conv-algorithms); where oneDNN
+// has no Winograd kernel for the shape or this CPU, the direct one runs, so a model
+// file compiled on one machine runs on every other.
 //
 //===----------------------------------------------------------------------===//
 #include "OneDNNPrimitiveCache.h"
@@ -11,6 +14,8 @@
 #include "dlc/Runtime/CPU/NNKernels.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <unordered_map>
 
 namespace dlc::cpu_kernels::onednn {
 
@@ -70,11 +75,41 @@ dnnl::primitive_attr reluEpilogue(bool relu) {
 }
 
 dnnl::convolution_forward::primitive_desc forwardPd(const ConvDescs &d, prop_kind kind,
-                                                    bool relu = false) {
-  dnnl::convolution_forward::desc desc(kind, algorithm::convolution_direct, d.srcAny, d.weightsAny,
-                                       d.bias, d.dstAny, d.strides, d.dilates, d.paddingL,
-                                       d.paddingR);
+                                                    algorithm alg, bool relu = false) {
+  dnnl::convolution_forward::desc desc(kind, alg, d.srcAny, d.weightsAny, d.bias, d.dstAny,
+                                       d.strides, d.dilates, d.paddingL, d.paddingR);
   return {desc, reluEpilogue(relu), threadEngine()};
+}
+
+algorithm onednnAlgorithm(const Conv2DGeometry &g) {
+  return g.algorithm == op_enums::ConvAlgorithm::winograd ? algorithm::convolution_winograd
+                                                          : algorithm::convolution_direct;
+}
+
+/// `g` as it will run: asked for Winograd where oneDNN has no Winograd kernel for this
+/// shape, pass and CPU (`tryWinograd` throws), it is the direct convolution, with the
+/// direct one's cache key and candidate builds, so it computes the very same bits.
+/// Checked once per shape and pass (`key`).
+template <typename TryWinograd>
+Conv2DGeometry runnable(Conv2DGeometry g, const std::string &key, TryWinograd tryWinograd) {
+  if (g.algorithm != op_enums::ConvAlgorithm::winograd)
+    return g;
+  static std::mutex mutex;
+  static std::unordered_map<std::string, bool> available;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto known = available.find(key);
+  if (known == available.end()) {
+    bool has = true;
+    try {
+      tryWinograd();
+    } catch (const dnnl::error &) {
+      has = false; // unimplemented for this shape or CPU
+    }
+    known = available.emplace(key, has).first;
+  }
+  if (!known->second)
+    g.algorithm = op_enums::ConvAlgorithm::direct;
+  return g;
 }
 
 /// The candidate builds to time: DLC_ONEDNN_LAYOUT=plain or =blocked forces one (for
@@ -88,7 +123,9 @@ std::vector<std::function<void(CachedKernel &)>> candidates(const Conv2DGeometry
     const char *value = std::getenv("DLC_ONEDNN_LAYOUT");
     return std::string(value ? value : "");
   }();
-  if (g.inputLayout != Layout::plain || g.outputLayout != Layout::plain)
+  // Winograd kernels work on oneDNN's own layouts only.
+  if (g.inputLayout != Layout::plain || g.outputLayout != Layout::plain ||
+      g.algorithm == op_enums::ConvAlgorithm::winograd)
     return {build(true)};
   if (forced == "plain")
     return {build(false)};
@@ -100,30 +137,58 @@ std::vector<std::function<void(CachedKernel &)>> candidates(const Conv2DGeometry
 std::string convKey(const char *op, const Conv2DGeometry &g, bool withBias) {
   return geometryKey(op, {g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW, g.strideH, g.strideW,
                           g.padH, g.padW, g.dilationH, g.dilationW, g.groups, withBias,
-                          int64_t(g.inputLayout), int64_t(g.outputLayout)});
+                          int64_t(g.inputLayout), int64_t(g.outputLayout),
+                          int64_t(g.algorithm)});
 }
 
 } // namespace
 
-void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
-                    float *y, bool relu) {
+namespace {
+
+dnnl::convolution_backward_data::primitive_desc backwardDataPd(const ConvDescs &d,
+                                                               algorithm alg) {
+  dnnl::convolution_backward_data::desc desc(alg, d.srcAny, d.weightsAny, d.dstAny, d.strides,
+                                             d.dilates, d.paddingL, d.paddingR);
+  return {desc, threadEngine(), forwardPd(d, prop_kind::forward_training, alg)};
+}
+
+dnnl::convolution_backward_weights::primitive_desc backwardFilterPd(const ConvDescs &d,
+                                                                    algorithm alg) {
+  dnnl::convolution_backward_weights::desc desc(alg, d.srcAny, d.weightsAny, d.bias, d.dstAny,
+                                                d.strides, d.dilates, d.paddingL, d.paddingR);
+  return {desc, threadEngine(), forwardPd(d, prop_kind::forward_training, alg)};
+}
+
+} // namespace
+
+void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w, const float *b,
+                    float *y, bool relu, const WeightsMemo &memo) {
   const bool withBias = b != nullptr;
+  // oneDNN's plain-layout convolutions lose their fast path with a post-op, so there
+  // the ReLU is a second primitive, in place; blocked ones take it as a post-op.
+  auto postOp = [&](const Conv2DGeometry &g, bool blocked) {
+    return relu && (blocked || g.outputLayout != Layout::plain);
+  };
+  const Conv2DGeometry g =
+      runnable(asked, convKey(relu ? "conv2d_forward_relu" : "conv2d_forward", asked, withBias),
+               [&] {
+                 forwardPd(convDescs(asked, withBias, true), prop_kind::forward_inference,
+                           algorithm::convolution_winograd, postOp(asked, true));
+               });
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, withBias, blocked);
-      // oneDNN's plain-layout convolutions lose their fast path with a post-op, so there
-      // the ReLU is a second primitive, in place; blocked ones take it as a post-op.
-      const bool postOp = relu && (blocked || g.outputLayout != Layout::plain);
-      auto pd = forwardPd(d, prop_kind::forward_inference, postOp);
+      const bool fused = postOp(g, blocked);
+      auto pd = forwardPd(d, prop_kind::forward_inference, onednnAlgorithm(g), fused);
       CachedKernel::Args args;
       args[DNNL_ARG_SRC] = k.userInputAs(d.src, pd.src_desc());
-      args[DNNL_ARG_WEIGHTS] = k.userInputAs(d.weights, pd.weights_desc());
+      args[DNNL_ARG_WEIGHTS] = k.memoInputAs(d.weights, pd.weights_desc());
       if (withBias)
         args[DNNL_ARG_BIAS] = k.bindUserBuffer(d.bias);
       dnnl::memory dst = k.userOutputAs(d.dst, pd.dst_desc());
       args[DNNL_ARG_DST] = dst;
       k.addStep(dnnl::convolution_forward(pd), std::move(args));
-      if (relu && !postOp) {
+      if (relu && !fused) {
         dnnl::eltwise_forward::desc reluDesc(prop_kind::forward_inference,
                                              algorithm::eltwise_relu, pd.dst_desc(), 0.f, 0.f);
         k.addStep(dnnl::eltwise_forward({reluDesc, threadEngine()}),
@@ -135,20 +200,20 @@ void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, con
   std::string plainKey = convKey("conv2d_forward", g, withBias);
   std::string key = relu ? convKey("conv2d_forward_relu", g, withBias) : plainKey;
   if (withBias)
-    cachedFastestKernel(key, candidates(g, build), {x, w, b, y}, plainKey).run({x, w, b, y});
+    cachedFastestKernel(key, candidates(g, build), {x, w, b, y}, plainKey).run({x, w, b, y}, memo);
   else
-    cachedFastestKernel(key, candidates(g, build), {x, w, y}, plainKey).run({x, w, y});
+    cachedFastestKernel(key, candidates(g, build), {x, w, y}, plainKey).run({x, w, y}, memo);
 }
 
-void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx) {
+void conv2d_backward_data(const Conv2DGeometry &asked, const float *dy, const float *w,
+                          float *dx) {
+  const Conv2DGeometry g = runnable(asked, convKey("conv2d_backward_data", asked, false), [&] {
+    backwardDataPd(convDescs(asked, false, true), algorithm::convolution_winograd);
+  });
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, false, blocked);
-      dnnl::convolution_backward_data::desc desc(algorithm::convolution_direct, d.srcAny,
-                                                 d.weightsAny, d.dstAny, d.strides, d.dilates,
-                                                 d.paddingL, d.paddingR);
-      dnnl::convolution_backward_data::primitive_desc pd(desc, threadEngine(),
-                                                         forwardPd(d, prop_kind::forward_training));
+      auto pd = backwardDataPd(d, onednnAlgorithm(g));
       CachedKernel::Args args;
       args[DNNL_ARG_DIFF_DST] = k.userInputAs(d.dst, pd.diff_dst_desc());
       args[DNNL_ARG_WEIGHTS] = k.userInputAs(d.weights, pd.weights_desc());
@@ -161,17 +226,17 @@ void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float 
       .run({dy, w, dx});
 }
 
-void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
-                            float *db) {
+void conv2d_backward_filter(const Conv2DGeometry &asked, const float *dy, const float *x,
+                            float *dw, float *db) {
   const bool withBias = db != nullptr;
+  const Conv2DGeometry g =
+      runnable(asked, convKey("conv2d_backward_filter", asked, withBias), [&] {
+        backwardFilterPd(convDescs(asked, withBias, true), algorithm::convolution_winograd);
+      });
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, withBias, blocked);
-      dnnl::convolution_backward_weights::desc desc(algorithm::convolution_direct, d.srcAny,
-                                                    d.weightsAny, d.bias, d.dstAny, d.strides,
-                                                    d.dilates, d.paddingL, d.paddingR);
-      dnnl::convolution_backward_weights::primitive_desc pd(
-          desc, threadEngine(), forwardPd(d, prop_kind::forward_training));
+      auto pd = backwardFilterPd(d, onednnAlgorithm(g));
       CachedKernel::Args args;
       args[DNNL_ARG_DIFF_DST] = k.userInputAs(d.dst, pd.diff_dst_desc());
       args[DNNL_ARG_SRC] = k.userInputAs(d.src, pd.src_desc());

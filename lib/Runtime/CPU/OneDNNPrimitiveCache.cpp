@@ -3,8 +3,10 @@
 
 #include "dlc/Core/Error.h"
 #include "dlc/Runtime/CPU/NNKernels.h"
+#include "dlc/Runtime/Engine/Kernel.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -70,6 +72,20 @@ dnnl::memory CachedKernel::userInputAs(const dnnl::memory::desc &user,
   return internal;
 }
 
+dnnl::memory CachedKernel::memoInputAs(const dnnl::memory::desc &user,
+                                       const dnnl::memory::desc &wanted) {
+  if (wanted == user || memoStep >= 0)
+    return userInputAs(user, wanted);
+  dnnl::memory userMemory = bindUserBuffer(user);
+  memoUser = userBuffers.size() - 1;
+  memoFallback = dnnl::memory(wanted, threadEngine());
+  memoPrepared = dnnl::memory(wanted, threadEngine(), DNNL_MEMORY_NONE);
+  memoStep = long(steps.size());
+  addStep(dnnl::reorder(userMemory, memoPrepared),
+          {{DNNL_ARG_FROM, userMemory}, {DNNL_ARG_TO, memoPrepared}});
+  return memoPrepared;
+}
+
 dnnl::memory CachedKernel::userOutputAs(const dnnl::memory::desc &user,
                                         const dnnl::memory::desc &wanted) {
   dnnl::memory userMemory = bindUserBuffer(user);
@@ -87,7 +103,7 @@ void CachedKernel::finishOutputs() {
   pendingOutputs.clear();
 }
 
-void CachedKernel::run(std::initializer_list<const void *> buffers) {
+void CachedKernel::run(std::initializer_list<const void *> buffers, const WeightsMemo &memo) {
   if (buffers.size() != userBuffers.size())
     throw dlc::Error("oneDNN kernel run with " + std::to_string(buffers.size()) +
                      " buffers but built with " + std::to_string(userBuffers.size()));
@@ -95,10 +111,39 @@ void CachedKernel::run(std::initializer_list<const void *> buffers) {
   for (const void *buffer : buffers)
     // oneDNN takes a mutable handle for every memory; it only reads the inputs.
     userBuffers[i++].set_data_handle(const_cast<void *>(buffer));
+  // The prepared weights: in the memo, where they may still hold, else in the kernel's
+  // own place, prepared again.
+  bool prepared = false;
+  if (memoStep >= 0) {
+    KernelMemo *kept = memo.memo;
+    const void *source = userBuffers[memoUser].get_data_handle();
+    size_t bytes = memoFallback.get_desc().get_size();
+    if (kept) {
+      if (kept->bytes != bytes || !kept->data) {
+        void *block = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+        if (!block)
+          throw dlc::OutOfMemoryError("oneDNN kernel: cannot keep " + std::to_string(bytes) +
+                                      " bytes of prepared weights");
+        kept->data = std::shared_ptr<void>(block, std::free);
+        kept->bytes = bytes;
+        kept->generation = 0;
+      }
+      prepared = memo.generation != 0 && kept->generation == memo.generation &&
+                 kept->source == source;
+      memoPrepared.set_data_handle(kept->data.get());
+    } else {
+      memoPrepared.set_data_handle(memoFallback.get_data_handle());
+    }
+  }
   dnnl::stream &stream = threadState().stream;
-  for (auto &[primitive, args] : steps)
-    primitive.execute(stream, args);
+  for (size_t step = 0; step < steps.size(); ++step)
+    if (!(prepared && long(step) == memoStep))
+      steps[step].first.execute(stream, steps[step].second);
   stream.wait();
+  if (memoStep >= 0 && memo.memo && !prepared) {
+    memo.memo->generation = memo.generation;
+    memo.memo->source = userBuffers[memoUser].get_data_handle();
+  }
 }
 
 CachedKernel &cachedKernel(const std::string &key,

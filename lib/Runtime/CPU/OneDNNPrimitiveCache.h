@@ -10,6 +10,7 @@
 #define DLC_LIB_RUNTIME_CPU_ONEDNNPRIMITIVECACHE_H
 
 #include "dlc/Core/Layout.h"
+#include "dlc/Runtime/CPU/NNKernels.h"
 
 #include <dnnl.hpp>
 
@@ -48,6 +49,10 @@ public:
   /// agree, else an owned copy that a reorder step, added now, fills. Call before
   /// adding the primitive.
   dnnl::memory userInputAs(const dnnl::memory::desc &user, const dnnl::memory::desc &wanted);
+  /// Like userInputAs, for the weights a run may find already prepared in its
+  /// WeightsMemo: the reorder into `wanted` then writes into the memo and is skipped
+  /// while the memo holds them (at most one such input per kernel).
+  dnnl::memory memoInputAs(const dnnl::memory::desc &user, const dnnl::memory::desc &wanted);
   /// A user buffer a primitive writes in layout `wanted`; when that is not the user's
   /// layout, finishOutputs() adds the reorder into the user's buffer.
   dnnl::memory userOutputAs(const dnnl::memory::desc &user, const dnnl::memory::desc &wanted);
@@ -56,7 +61,7 @@ public:
 
   /// Points the user memories at `buffers` (same order as they were bound) and runs
   /// every step on the calling thread's stream, waiting for completion.
-  void run(std::initializer_list<const void *> buffers);
+  void run(std::initializer_list<const void *> buffers, const WeightsMemo &memo = {});
 
   size_t primitiveCount() const { return steps.size(); }
 
@@ -65,6 +70,12 @@ private:
   std::vector<dnnl::memory> ownedBuffers;
   std::vector<std::pair<dnnl::primitive, Args>> steps;
   std::vector<std::pair<dnnl::memory, dnnl::memory>> pendingOutputs; // (internal, user)
+  // memoInputAs's: the reorder step that prepares the weights (-1: none), the user
+  // buffer it reads, where it writes (rebound at each run), and the kernel's own place
+  // for runs without a memo.
+  long memoStep = -1;
+  size_t memoUser = 0;
+  dnnl::memory memoPrepared, memoFallback;
 };
 
 /// The calling thread's kernel for `key`; `build` fills a new one the first time the key

@@ -198,6 +198,9 @@ std::string encode_program(const Program &p, uint32_t version, bool host_entries
       encodeFused(w, *s.fused, version, host_entries);
     if (preparedBlock)
       w.put(uint8_t(s.prepared));
+    // Before version 4 the kernel prepares its weights on every call.
+    if (version >= 4)
+      w.ints(s.kept_inputs);
   }
   w.ints(p.arguments);
   w.ints(p.results);
@@ -301,6 +304,8 @@ std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &e
       s.fused = decodeFused(r, s.device, where, context);
     if (version >= 3)
       s.prepared = r.get<uint8_t>("a step's prepared flag") != 0;
+    if (version >= 4)
+      s.kept_inputs = r.ints("a step's kept inputs");
     if (r.ok() && s.kind == ProgramStep::Kind::copy &&
         (s.inputs.size() != 1 || s.outputs.size() != 1))
       r.fail(where + ": a copy takes one input and one output");

@@ -194,14 +194,24 @@ std::string Program::set_plan(const MemoryPlan &memory) {
              });
   preparedArguments_.clear();
   hasPrepared_ = false;
+  memos_.assign(steps.size(), KernelMemo{});
   for (const ProgramStep &step : steps) {
-    if (!step.prepared)
+    if (!step.prepared && step.kept_inputs.empty())
       continue;
     hasPrepared_ = true;
     if (!oneTask_)
-      return "program '" + name + "': step " + step.op + " is prepared (kept from run to "
-             "run), but the program runs on several devices; prepared steps need one";
-    for (int in : step.inputs) {
+      return "program '" + name + "': step " + step.op + " is prepared or keeps its weights "
+             "(kept from run to run), but the program runs on several devices; that needs one";
+    // What a prepared step reads, or the weights a step keeps: the run checks whether
+    // those arguments changed.
+    std::vector<int> watched;
+    if (step.prepared)
+      watched = step.inputs;
+    else
+      for (int position : step.kept_inputs)
+        if (position >= 0 && size_t(position) < step.inputs.size())
+          watched.push_back(step.inputs[size_t(position)]);
+    for (int in : watched) {
       int root = in;
       while (values[size_t(root)].alias_of >= 0)
         root = values[size_t(root)].alias_of;
@@ -216,7 +226,7 @@ std::string Program::set_plan(const MemoryPlan &memory) {
   return "";
 }
 
-std::pair<std::shared_ptr<Buffer>, bool>
+std::tuple<std::shared_ptr<Buffer>, bool, uint64_t>
 Program::preparedFor(const std::vector<BoundBuffer> &args, bool always) const {
   std::vector<std::array<uint64_t, 3>> stamps;
   for (int a : preparedArguments_) {
@@ -229,7 +239,9 @@ Program::preparedFor(const std::vector<BoundBuffer> &args, bool always) const {
   bool prepare = always || preparedStamps_.empty() || stamps != preparedStamps_;
   preparedStamps_ = std::move(stamps);
   ++(prepare ? preparedStats_.prepared : preparedStats_.kept);
-  return {preparedBlock_, prepare};
+  if (prepare)
+    ++weightsGeneration_;
+  return {preparedBlock_, prepare, weightsGeneration_};
 }
 
 void Program::forgetPrepared() const {
@@ -328,8 +340,9 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
   // engine orders the two).
   std::shared_ptr<Buffer> preparedBlock;
   bool prepare = true;
+  uint64_t weightsGeneration = 0;
   if (hasPrepared_) {
-    std::tie(preparedBlock, prepare) = preparedFor(args, graphed != nullptr);
+    std::tie(preparedBlock, prepare, weightsGeneration) = preparedFor(args, graphed != nullptr);
     (prepare ? writes : reads).push_back(preparedBlock);
   }
   // Remove duplicates: one buffer may back several arguments.
@@ -355,7 +368,7 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
   auto self = shared_from_this();
   enqueue(device, reads, writes,
           [self, device, args, outs, arena, seeds = std::move(seeds), reference_kernels,
-           graphed, pinnedSeeds, preparedBlock, prepare] {
+           graphed, pinnedSeeds, preparedBlock, prepare, weightsGeneration] {
     const Program &p = *self;
     Bases bases;
     for (const BoundBuffer &a : args)
@@ -373,7 +386,8 @@ void Program::runAsOneTask(const std::vector<BoundBuffer> &args,
       p.runGraphed(*graphed, device, bases, pinnedSeeds);
     } else {
       try {
-        p.launchSteps(device, bases, seeds, nullptr, reference_kernels, prepare);
+        p.launchSteps(device, bases, seeds, nullptr, reference_kernels, prepare,
+                      weightsGeneration);
       } catch (...) {
         if (prepare)
           p.forgetPrepared(); // what the block holds is incomplete
@@ -400,11 +414,12 @@ char *Program::address(const Bases &bases, int id) const {
 
 void Program::launchSteps(Device device, const Bases &bases, const std::vector<int64_t> &seeds,
                           const int64_t *deviceSeeds, bool reference_kernels,
-                          bool prepare) const {
+                          bool prepare, uint64_t weightsGeneration) const {
   size_t nextSeed = 0;
   KernelArgs call;
   call.device = device;
-  for (const ProgramStep &step : steps) {
+  for (size_t index = 0; index < steps.size(); ++index) {
+    const ProgramStep &step = steps[index];
     if (step.prepared && !prepare)
       continue; // its values from an earlier run still hold
     if (step.kind == ProgramStep::Kind::copy) {
@@ -446,6 +461,8 @@ void Program::launchSteps(Device device, const Bases &bases, const std::vector<i
     }
     call.attrs = step.fresh_seed && !deviceSeeds ? &seeded : &step.attrs;
     call.op = step.op.c_str();
+    call.memo = step.kept_inputs.empty() ? nullptr : &memos_[index];
+    call.memo_generation = weightsGeneration;
     call.inputs.clear();
     call.outputs.clear();
     for (int id : step.inputs) {
@@ -510,7 +527,11 @@ std::string Program::str() const {
     }
     os << "(";
     for (size_t k = 0; k < step.inputs.size(); ++k)
-      os << (k ? ", " : "") << place(step.inputs[k]);
+      os << (k ? ", " : "") << place(step.inputs[k])
+         << (std::find(step.kept_inputs.begin(), step.kept_inputs.end(), int(k)) !=
+                     step.kept_inputs.end()
+                 ? " kept"
+                 : "");
     os << ")\n";
   }
   for (size_t k = 0; k < results.size(); ++k)

@@ -159,6 +159,22 @@ private:
           return "step " + std::to_string(s) + " (" + step.op + ") is prepared but reads " +
                  describe(in) + ", which a run computes";
       }
+      // Kept weights are fixed between runs: arguments (their writes are counted) or
+      // prepared values.
+      for (size_t k = 0; k < step.kept_inputs.size(); ++k) {
+        int position = step.kept_inputs[k];
+        if (position < 0 || size_t(position) >= step.inputs.size() ||
+            (k > 0 && position <= step.kept_inputs[k - 1]))
+          return "step " + std::to_string(s) + " (" + step.op + ") keeps input " +
+                 std::to_string(position) + " of its " + std::to_string(step.inputs.size()) +
+                 " prepared (expected increasing input positions)";
+        int in = step.inputs[size_t(position)];
+        StorageKind kind = p_.values[size_t(root_[size_t(in)])].storage;
+        if (kind != StorageKind::argument && kind != StorageKind::prepared)
+          return "step " + std::to_string(s) + " (" + step.op + ") keeps input " +
+                 std::to_string(position) + " prepared, but it reads " + describe(in) +
+                 ", which a run computes";
+      }
       for (int out : step.outputs) {
         bool prepared = p_.values[size_t(out)].storage == StorageKind::prepared;
         if (prepared != step.prepared)

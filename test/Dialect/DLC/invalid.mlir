@@ -935,3 +935,37 @@ func.func @prepared_arena_number() attributes {dlc.prepared_arena = 4 : i64} {
 func.func @parameter_not_unit(%w: tensor<4xf32> {dlc.parameter = "yes"}) {
   return
 }
+
+// -----
+
+// A convolution algorithm is one the kernels know.
+func.func @unknown_conv_algorithm(%x: tensor<1x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32> {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'algorithm' [direct, winograd]}}
+  %y = dlc.conv2d %x, %w algorithm fastest {padding = array<i64: 1, 1>} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// The generic form with an out-of-range value is caught by the attribute's constraint.
+func.func @conv_algorithm_out_of_range(%x: tensor<1x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32> {
+  // expected-error @+1 {{attribute 'algorithm' failed to satisfy constraint: convolution algorithm}}
+  %y = "dlc.conv2d"(%x, %w) {algorithm = 7 : i32} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// Kept operands are operands of the op, in increasing order.
+func.func @prepared_operand_out_of_range(%x: tensor<1x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<1x16x6x6xf32> {
+  // expected-error @+1 {{'dlc.prepared_operands' lists operand 2, but the op has 2 operands (expected increasing operand numbers)}}
+  %y = dlc.conv2d %x, %w {dlc.prepared_operands = array<i64: 2>} : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return %y : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'dlc.prepared_operands' is an op's array<i64> of operand numbers, got array<i64: 0>}}
+func.func @prepared_operands_on_a_function() attributes {dlc.prepared_operands = array<i64: 0>} {
+  return
+}

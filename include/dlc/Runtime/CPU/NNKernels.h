@@ -16,6 +16,10 @@
 
 #include <cstdint>
 
+namespace dlc {
+struct KernelMemo; // dlc/Runtime/Engine/Kernel.h
+} // namespace dlc
+
 namespace dlc::cpu_kernels {
 
 /// Sizes of one 2-D convolution. OH/OW follow the dialect's rule
@@ -31,6 +35,9 @@ struct Conv2DGeometry {
   // onednn:: only: the layouts of x/dx and of y/dy (dlc/Core/Layout.h); the channel
   // count of a blocked side is a multiple of its channel block.
   Layout inputLayout = Layout::plain, outputLayout = Layout::plain;
+  // onednn:: only: Winograd where oneDNN has it for this shape and CPU (else direct);
+  // the reference kernels always sum the window.
+  op_enums::ConvAlgorithm algorithm = op_enums::ConvAlgorithm::direct;
 };
 
 /// Sizes of one 2-D pooling (shared with the GPU kernels).
@@ -44,11 +51,24 @@ struct BatchNormGeometry {
   Layout layout = Layout::plain;
 };
 
+/// Where a kernel keeps its weights as it prepared them for the library (reordered into
+/// oneDNN's layout, Winograd-transformed) from one call to the next: a compiled
+/// program's step whose weights only change with the parameters passes its memo and the
+/// generation of its weights, which the program changes whenever they may have changed.
+/// With the generation the memo was filled in and the same weights buffer, the kernel
+/// skips the preparation. Empty (eager calls, training): prepared on every call. The
+/// reference kernels ignore it.
+struct WeightsMemo {
+  KernelMemo *memo = nullptr;
+  uint64_t generation = 0;
+};
+
 // The kernels that both ref:: (the plain-loop oracle) and onednn:: (the fast ones,
 // oneDNN primitives cached by shape, one cache per thread, so each device's worker
 // thread keeps its own) provide, with one contract, declared in each namespace below.
 // x, dx: (N,C,H,W); w, dw: (O,C/groups,KH,KW); b, db: (O) or nullptr; y, dy:
-// (N,O,OH,OW). With `relu`, y = max(conv + b, 0), dlc-fuse's epilogue.
+// (N,O,OH,OW). With `relu`, y = max(conv + b, 0), dlc-fuse's epilogue; `memo` may keep
+// the prepared weights (WeightsMemo).
 // Pooling: y, dy (N,C,OH,OW); count_include_pad divides by the full window (MXNet's
 // default) or by its in-bounds part.
 // Batch norm: x, y, dy, dx (N,C,S); gamma, beta, mean, var, dgamma, dbeta (C). Training
@@ -58,7 +78,8 @@ struct BatchNormGeometry {
 // dw = dyᵀ·x, db = Σ_rows dy or nullptr.
 #define DLC_NN_KERNELS_OF_BOTH                                                            \
   void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w,            \
-                      const float *b, float *y, bool relu = false);                       \
+                      const float *b, float *y, bool relu = false,                        \
+                      const WeightsMemo &memo = {});                                      \
   void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w,     \
                             float *dx);                                                   \
   void conv2d_backward_filter(const Conv2DGeometry &g, const float *dy, const float *x,   \

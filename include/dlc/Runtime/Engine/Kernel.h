@@ -15,6 +15,7 @@
 #include "dlc/Core/Layout.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,18 @@ struct TensorRef {
   template <typename T> T *as() const { return static_cast<T *>(data); }
 };
 
+/// What a kernel keeps between runs of one compiled program step: its weights as it
+/// prepared them for its library (a oneDNN convolution's, reordered or transformed),
+/// valid while the program's weights generation stays `generation` and the weights are
+/// read from `source`. Owned by the program; only the step's kernel touches it, on the
+/// program's one device queue.
+struct KernelMemo {
+  uint64_t generation = 0;      ///< when `data` was filled; 0: never
+  const void *source = nullptr; ///< the weights buffer it was prepared from
+  std::shared_ptr<void> data;   ///< 64-byte aligned
+  size_t bytes = 0;
+};
+
 /// What a kernel gets: its inputs and (already allocated) outputs, the op's attributes,
 /// and the device whose worker thread runs it.
 struct KernelArgs {
@@ -45,6 +58,11 @@ struct KernelArgs {
   /// the `seed` attribute (kernels whose entry says seed_on_device): a replayed CUDA graph
   /// repeats its launches, and gets new seeds through this memory.
   const int64_t *device_seed = nullptr;
+  /// A compiled step whose weights change only with the parameters (its op's
+  /// dlc.prepared_operands): where its kernel may keep them prepared, and the program's
+  /// weights generation. Null: prepare them on every call.
+  KernelMemo *memo = nullptr;
+  uint64_t memo_generation = 0;
 };
 
 using KernelFn = void (*)(const KernelArgs &);

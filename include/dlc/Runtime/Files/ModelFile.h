@@ -23,7 +23,7 @@
 namespace dlc {
 
 /// The format version this build writes; it reads this one and every earlier one.
-constexpr uint32_t kModelFileVersion = 3;
+constexpr uint32_t kModelFileVersion = 4;
 
 /// A tensor the model takes or gives: its name, which program argument (inputs) or
 /// result (outputs) it is, and its type.

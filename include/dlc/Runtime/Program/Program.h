@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace dlc {
@@ -181,6 +182,11 @@ struct ProgramStep {
   /// a run does it only when an argument it reads is another buffer, another offset,
   /// or has been written since the run that last did it.
   bool prepared = false;
+  /// Positions in `inputs` (dlc.prepared_operands: a convolution's weights) that stay
+  /// fixed between runs until a parameter changes: the kernel may keep them prepared
+  /// for its library in the step's KernelMemo, told by the program's weights
+  /// generation whether they changed. One-task programs only.
+  std::vector<int> kept_inputs;
   std::shared_ptr<const FusedElementwise> fused;
 };
 
@@ -276,17 +282,21 @@ private:
   char *address(const Bases &bases, int value) const;
   /// Issues every step, then the updates, on `device` (the calling task's). Random steps
   /// take `seeds`, or read theirs from `device_seeds` (one int64 each) when it is given.
+  /// `prepare`: run the prepared steps; `weightsGeneration`: the kept weights'
+  /// (KernelArgs::memo_generation; 0: prepare them again).
   void launchSteps(Device device, const Bases &bases, const std::vector<int64_t> &seeds,
                    const int64_t *device_seeds, bool reference_kernels,
-                   bool prepare = true) const;
+                   bool prepare = true, uint64_t weightsGeneration = 0) const;
 
   /// The prepared block and whether this run must redo the prepared steps: yes on the
   /// first run, after a failed preparation, with `always` (a graphed run replays every
   /// step), or when an argument they read is bound to another buffer or offset or has
   /// been written since. Called when the run is queued, so a write queued before it
   /// counts.
-  std::pair<std::shared_ptr<Buffer>, bool> preparedFor(const std::vector<BoundBuffer> &arguments,
-                                                       bool always) const;
+  /// A run that prepares also starts a new weights generation, returned third: kept
+  /// weights (ProgramStep::kept_inputs) are prepared again.
+  std::tuple<std::shared_ptr<Buffer>, bool, uint64_t>
+  preparedFor(const std::vector<BoundBuffer> &arguments, bool always) const;
   /// After a preparing run failed: the next run prepares again.
   void forgetPrepared() const;
 
@@ -312,7 +322,12 @@ private:
   /// The arguments prepared steps read, and (buffer id, version, offset) of each at the
   /// last preparation (empty: none yet, or it failed).
   std::vector<int> preparedArguments_;
-  bool hasPrepared_ = false; ///< some step is prepared (set_plan works it out once)
+  /// Some step is prepared or keeps weights (set_plan works it out once).
+  bool hasPrepared_ = false;
+  /// The generation of the kept weights, and each step's memo (used by steps with
+  /// kept_inputs only).
+  mutable uint64_t weightsGeneration_ = 0;
+  mutable std::vector<KernelMemo> memos_;
   mutable std::mutex preparedMutex_;
   mutable std::shared_ptr<Buffer> preparedBlock_;
   mutable std::vector<std::array<uint64_t, 3>> preparedStamps_;

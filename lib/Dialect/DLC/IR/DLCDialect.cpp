@@ -289,6 +289,23 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                              << "' is a unit attribute of an op";
     return success();
   }
+  if (attr.getName() == DLCDialect::getPreparedOperandsAttrName()) {
+    auto operands = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!operands || isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << DLCDialect::getPreparedOperandsAttrName()
+                             << "' is an op's array<i64> of operand numbers, got "
+                             << attr.getValue();
+    int64_t previous = -1;
+    for (int64_t operand : operands.asArrayRef()) {
+      if (operand <= previous || operand >= int64_t(op->getNumOperands()))
+        return op->emitError() << "'" << DLCDialect::getPreparedOperandsAttrName()
+                               << "' lists operand " << operand << ", but the op has "
+                               << op->getNumOperands()
+                               << " operands (expected increasing operand numbers)";
+      previous = operand;
+    }
+    return success();
+  }
   if (attr.getName() == DLCDialect::getOpByOpAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FusedOp>(op))
       return op->emitError() << "'" << DLCDialect::getOpByOpAttrName()

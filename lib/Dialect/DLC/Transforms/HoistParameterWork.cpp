@@ -44,6 +44,25 @@ bool runsAsOneTask(func::FuncOp function) {
   return one;
 }
 
+/// The operand of `op` whose prepared form its kernel can keep between runs: a
+/// convolution's weights (oneDNN reorders them into its blocked layout or transforms
+/// them for Winograd on every call otherwise), also inside a conv2d_relu region, which
+/// runs the convolution's kernel.
+std::optional<unsigned> keptWeightsOperand(Operation *op) {
+  if (auto conv = dyn_cast<Conv2DOp>(op))
+    return conv.getWeightMutable().getOperandNumber();
+  auto fused = dyn_cast<FusedOp>(op);
+  if (!fused || fused.getBody().front().empty())
+    return std::nullopt;
+  auto conv = dyn_cast<Conv2DOp>(&fused.getBody().front().front());
+  if (!conv)
+    return std::nullopt;
+  auto weight = dyn_cast<BlockArgument>(conv.getWeight());
+  if (!weight || weight.getOwner() != &fused.getBody().front())
+    return std::nullopt;
+  return weight.getArgNumber();
+}
+
 struct HoistParameterWorkPass : impl::DLCHoistParameterWorkBase<HoistParameterWorkPass> {
   void runOnOperation() override {
     func::FuncOp function = getOperation();
@@ -68,6 +87,11 @@ struct HoistParameterWorkPass : impl::DLCHoistParameterWorkBase<HoistParameterWo
 
     for (Operation &operation : body.without_terminator()) {
       Operation *op = &operation;
+      if (std::optional<unsigned> weights = keptWeightsOperand(op);
+          weights && fixed.contains(op->getOperand(*weights)) &&
+          !fixed.contains(op->getOperand(0)))
+        op->setAttr(DLCDialect::getPreparedOperandsAttrName(),
+                    DenseI64ArrayAttr::get(op->getContext(), {int64_t(*weights)}));
       bool reads = llvm::all_of(op->getOperands(), [&](Value v) { return fixed.contains(v); });
       if (!reads || op->getNumResults() == 0 || !isMemoryEffectFree(op) || drawsFreshSeeds(op))
         continue;

@@ -5,8 +5,8 @@
 
 namespace mlir::dlc {
 
-void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse,
-                      StringRef blockedLayout, bool prepareParameters) {
+void buildDLCPipeline(OpPassManager &pm, PipelineTarget target,
+                      const DLCPipelineOptions &options) {
   pm.addPass(createCanonicalizerPass());
   DLCPlaceDevicesOptions placement;
   if (target == PipelineTarget::cuda) {
@@ -14,15 +14,20 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse,
     placement.allowFallback = true;
   }
   pm.addNestedPass<func::FuncOp>(createDLCPlaceDevices(placement));
-  if (fuse)
+  if (options.fuse)
     pm.addNestedPass<func::FuncOp>(createDLCFuse());
-  if (!blockedLayout.empty()) {
+  if (!options.blockedLayout.empty()) {
     DLCAssignLayoutsOptions layouts;
-    layouts.layout = blockedLayout.str();
+    layouts.layout = options.blockedLayout;
     pm.addPass(createDLCAssignLayouts(layouts));
   }
-  if (prepareParameters)
+  if (options.prepareParameters)
     pm.addNestedPass<func::FuncOp>(createDLCHoistParameterWork());
+  // After the layouts and the kept weights: a convolution is chosen for, and timed in,
+  // the layouts it will run in, with its weights prepared once or on every call.
+  DLCChooseConvAlgorithmsOptions algorithms;
+  algorithms.choose = options.convAlgorithms;
+  pm.addPass(createDLCChooseConvAlgorithms(algorithms, options.convTimer));
   pm.addNestedPass<func::FuncOp>(createDLCOrderSteps());
   pm.addNestedPass<func::FuncOp>(createDLCPlanMemory());
 }

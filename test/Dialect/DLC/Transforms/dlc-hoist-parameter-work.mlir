@@ -3,8 +3,9 @@
 
 // Batch norm folded into a convolution's weights (what dlc-fuse makes in inference):
 // the folding reads parameters and constants only, so it is prepared once; the
-// convolution reads the input and runs every time. A view of a prepared value is no
-// step; the op reading it still is prepared.
+// convolution reads the input and runs every time, its weights kept prepared between
+// runs (dlc.prepared_operands). A view of a prepared value is no step; the op reading
+// it still is prepared.
 // CHECK-LABEL: func.func @folded_batch_norm
 // CHECK: %[[EPS:.*]] = dlc.constant {{.*}}dlc.prepared
 // CHECK: %[[VAR:.*]] = dlc.add %arg4, %[[EPS]] {dlc.prepared}
@@ -12,7 +13,7 @@
 // CHECK: %[[SCALE:.*]] = dlc.mul %arg2, %[[INV]] {dlc.prepared}
 // CHECK: %[[COL:.*]] = dlc.reshape %[[SCALE]] :
 // CHECK: %[[W:.*]] = dlc.mul %arg1, %[[COL]] {dlc.prepared}
-// CHECK: %[[Y:.*]] = dlc.conv2d %arg0, %[[W]] :
+// CHECK: %[[Y:.*]] = dlc.conv2d %arg0, %[[W]] {dlc.prepared_operands = array<i64: 1>} :
 // CHECK: return %[[Y]]
 // PLAN-LABEL: func.func @folded_batch_norm
 // PLAN-SAME: dlc.prepared_arena = #dlc.arena<cpu:0, {{[0-9]+}} bytes>
@@ -68,4 +69,34 @@ func.func @two_devices(%w: tensor<8xf32> {dlc.parameter, dlc.device = #dlc.devic
   %c = dlc.copy %e : tensor<8xf32> to #dlc.device<cpu:1>
   %y = dlc.add %c, %x {dlc.device = #dlc.device<cpu:1>} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %y : tensor<8xf32>
+}
+
+// -----
+
+// Kept weights: a convolution reading a parameter directly, and a conv2d_relu region
+// whose weight operand is a parameter, keep that operand prepared; a convolution whose
+// weights are no parameter (given every run) or are written back (training) keeps
+// nothing.
+// CHECK-LABEL: func.func @kept_weights
+// CHECK: dlc.conv2d %arg0, %arg1 {dlc.prepared_operands = array<i64: 1>}
+// CHECK: dlc.fused "conv2d_relu"(%arg0, %arg1, %arg2) {dlc.prepared_operands = array<i64: 1>}
+// CHECK: dlc.conv2d %arg0, %arg4 :
+// CHECK: dlc.conv2d %arg0, %arg3 :
+func.func @kept_weights(%x: tensor<1x16x8x8xf32>, %w: tensor<16x16x3x3xf32> {dlc.parameter},
+                        %b: tensor<16xf32> {dlc.parameter},
+                        %v: tensor<16x16x3x3xf32> {dlc.parameter},
+                        %given: tensor<16x16x3x3xf32>)
+    -> (tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>,
+        tensor<16x16x3x3xf32> {dlc.updates = 3 : i64}) {
+  %a = dlc.conv2d %x, %w : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %r = dlc.fused "conv2d_relu"(%x, %w, %b) : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>, tensor<16xf32>) -> tensor<1x16x6x6xf32> {
+  ^bb0(%p: tensor<1x16x8x8xf32>, %q: tensor<16x16x3x3xf32>, %s: tensor<16xf32>):
+    %c = dlc.conv2d %p, %q, %s : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>, tensor<16xf32>) -> tensor<1x16x6x6xf32>
+    %d = dlc.relu %c : tensor<1x16x6x6xf32>
+    dlc.yield %d : tensor<1x16x6x6xf32>
+  }
+  %e = dlc.conv2d %x, %given : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %f = dlc.conv2d %x, %v : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %g = dlc.neg %v : tensor<16x16x3x3xf32>
+  return %a, %r, %e, %f, %g : tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>, tensor<16x16x3x3xf32>
 }

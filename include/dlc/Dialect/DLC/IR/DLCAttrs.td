@@ -105,6 +105,18 @@ def DLC_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
   let cppNamespace = "::mlir::dlc";
 }
 
+// How a CPU convolution computes (dlc-choose-conv-algorithms decides, per shape, by
+// timing oneDNN's kernels on this machine): `direct` sums the window, `winograd`
+// transforms tiles so that a 3x3 window takes fewer multiplications (oneDNN's F(4x4,3x3)
+// or F(2x2,3x3); faster on large 3x3 layers, a few ulps less exact). Other devices and
+// the reference kernels compute directly whatever it says.
+def DLC_ConvAlgorithm : I32EnumAttr<"ConvAlgorithm", "convolution algorithm", [
+    I32EnumAttrCase<"direct", 0>,
+    I32EnumAttrCase<"winograd", 1>
+  ]> {
+  let cppNamespace = "::mlir::dlc";
+}
+
 def DLC_ComparePredicate : I32EnumAttr<"ComparePredicate", "comparison", [
     I32EnumAttrCase<"eq", 0>,
     I32EnumAttrCase<"ne", 1>,

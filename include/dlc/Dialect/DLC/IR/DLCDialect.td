@@ -78,6 +78,14 @@ def DLC_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPreparedAttrName() {
       return ::llvm::StringLiteral("dlc.prepared");
     }
+    /// On an op that runs every time but reads its weights from values that are
+    /// fixed between runs (parameters, prepared values: dlc-hoist-parameter-work marks
+    /// it): the operands whose library-ready form its kernel may keep from one run to
+    /// the next (a convolution's weights reordered into oneDNN's layout or
+    /// Winograd-transformed), prepared again only when a parameter changed.
+    static constexpr ::llvm::StringLiteral getPreparedOperandsAttrName() {
+      return ::llvm::StringLiteral("dlc.prepared_operands");
+    }
     /// On a function: the block (`#dlc.arena`) that keeps its prepared values from one
     /// run to the next, as dlc-plan-memory sized it.
     static constexpr ::llvm::StringLiteral getPreparedArenaAttrName() {

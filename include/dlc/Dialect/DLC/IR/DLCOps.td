@@ -348,7 +348,8 @@ def DLC_DenseOp : DLC_Op<"dense", [Pure, SameOperandsAndResultElementType,
                        Optional<DLC_FloatTensor>:$bias);
   let results = (outs DLC_FloatTensor:$output);
   let assemblyFormat =
-      "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+      "$input `,` $weight (`,` $bias^)? attr-dict `:` "
+      "functional-type(operands, results)";
 }
 
 // Window attributes shared by convolution and its gradients.
@@ -356,7 +357,8 @@ defvar DLC_ConvAttrs = (ins
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
     DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
-    DefaultValuedAttr<I64Attr, "1">:$groups);
+    DefaultValuedAttr<I64Attr, "1">:$groups,
+    DefaultValuedAttr<DLC_ConvAlgorithm, "::mlir::dlc::ConvAlgorithm::direct">:$algorithm);
 
 def DLC_Conv2DOp : DLC_Op<"conv2d", [Pure, SameOperandsAndResultElementType,
                                      InferTypeOpAdaptor, DLC_LayoutRule<"conv">]> {
@@ -365,17 +367,21 @@ def DLC_Conv2DOp : DLC_Op<"conv2d", [Pure, SameOperandsAndResultElementType,
     `input` is (N, C, H, W), `weight` is (O, C / groups, KH, KW), the optional `bias`
     is (O). `stride`, `padding` (symmetric, per spatial dimension) and `dilation` have
     two entries (H, W). The result is (N, O, OH, OW) with
-    `OH = (H + 2·pad - dilation·(KH - 1) - 1) / stride + 1`, rounded down.
+    `OH = (H + 2·pad - dilation·(KH - 1) - 1) / stride + 1`, rounded down. `algorithm`
+    (here and on the two gradients) says how a CPU kernel computes it: `direct` unless
+    dlc-choose-conv-algorithms measured `winograd` faster for this shape.
 
     ```mlir
     %y = dlc.conv2d %x, %w, %b {padding = array<i64: 1, 1>} : (tensor<4x3x128x128xf32>, tensor<32x3x3x3xf32>, tensor<32xf32>) -> tensor<4x32x128x128xf32>
+    %z = dlc.conv2d %y, %v algorithm winograd {padding = array<i64: 1, 1>} : (tensor<4x32x128x128xf32>, tensor<32x32x3x3xf32>) -> tensor<4x32x128x128xf32>
     ```
   }];
   let arguments = !con((ins DLC_FloatTensor:$input, DLC_FloatTensor:$weight,
                             Optional<DLC_FloatTensor>:$bias), DLC_ConvAttrs);
   let results = (outs DLC_FloatTensor:$output);
   let assemblyFormat =
-      "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+      "$input `,` $weight (`,` $bias^)? (`algorithm` $algorithm^)? attr-dict `:` "
+      "functional-type(operands, results)";
 }
 
 def DLC_Conv2DBackwardDataOp : DLC_Op<"conv2d_backward_data",
@@ -395,7 +401,8 @@ def DLC_Conv2DBackwardDataOp : DLC_Op<"conv2d_backward_data",
                        DLC_ConvAttrs);
   let results = (outs DLC_FloatTensor:$grad_input);
   let assemblyFormat =
-      "$grad_output `,` $weight attr-dict `:` functional-type(operands, results)";
+      "$grad_output `,` $weight (`algorithm` $algorithm^)? attr-dict `:` "
+      "functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
@@ -418,7 +425,8 @@ def DLC_Conv2DBackwardFilterOp : DLC_Op<"conv2d_backward_filter",
                        DLC_ConvAttrs);
   let results = (outs DLC_FloatTensor:$grad_weight, Optional<DLC_FloatTensor>:$grad_bias);
   let assemblyFormat =
-      "$grad_output `,` $input attr-dict `:` functional-type(operands, results)";
+      "$grad_output `,` $input (`algorithm` $algorithm^)? attr-dict `:` "
+      "functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
@@ -471,7 +479,8 @@ def DLC_MaxPool2DBackwardOp : DLC_Op<"max_pool2d_backward",
                        DLC_PoolAttrs);
   let results = (outs DLC_FloatTensor:$grad_input);
   let assemblyFormat =
-      "$grad_output `,` $input attr-dict `:` functional-type(operands, results)";
+      "$grad_output `,` $input attr-dict `:` "
+      "functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

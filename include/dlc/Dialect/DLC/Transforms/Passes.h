@@ -8,6 +8,9 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <functional>
+#include <optional>
+
 namespace mlir::dlc {
 
 #define GEN_PASS_DECL
@@ -16,17 +19,43 @@ namespace mlir::dlc {
 #define GEN_PASS_REGISTRATION
 #include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
 
+/// Seconds one call of the convolution `op` takes on the host when its `algorithm` is
+/// `algorithm` (its shapes, layouts and attributes as the program will run it), or
+/// nullopt when it cannot be timed. The compiler, which links the runtime's kernels,
+/// gives one to dlc-choose-conv-algorithms.
+using ConvAlgorithmTimer =
+    std::function<std::optional<double>(Operation *op, ConvAlgorithm algorithm)>;
+
+/// Whether the dlc.conv2d `op` reads its weights from an operand its step keeps
+/// prepared between runs (dlc.prepared_operands on it or on its fused region).
+bool keepsPreparedWeights(Operation *op);
+
+/// dlc-choose-conv-algorithms with a timer for `choose=timed`.
+std::unique_ptr<Pass> createDLCChooseConvAlgorithms(const DLCChooseConvAlgorithmsOptions &options,
+                                                    ConvAlgorithmTimer timer);
+
 /// The dialect's part of hybridize()'s pipeline, by target: canonicalize, place devices,
-/// fuse, assign layouts, mark parameter-only work, order the steps, plan memory. On `cuda`, placement defaults to
-/// gpu(0) and falls back to the CPU for ops without a GPU kernel. (Code generation
-/// follows in the Conversion layer's buildDLCCompilerPipeline.)
+/// fuse, assign layouts, mark parameter-only work, choose convolution algorithms, order
+/// the steps, plan memory. On `cuda`, placement defaults to gpu(0) and falls back to the
+/// CPU for ops without a GPU kernel. (Code generation follows in the Conversion layer's
+/// buildDLCCompilerPipeline.)
 enum class PipelineTarget { cpu, cuda };
-/// `fuse = false` leaves dlc-fuse out (to measure what fusion saves); `blockedLayout`
-/// names the layout dlc-assign-layouts gives activations ("nChw16c", "nChw8c"), and ""
-/// leaves the pass out (CPUs without oneDNN's blocked kernels, the reference kernels);
-/// `prepareParameters = false` leaves dlc-hoist-parameter-work out.
-void buildDLCPipeline(OpPassManager &pm, PipelineTarget target, bool fuse = true,
-                      StringRef blockedLayout = "nChw16c", bool prepareParameters = true);
+
+struct DLCPipelineOptions {
+  bool fuse = true; ///< dlc-fuse (off: to measure what fusion saves)
+  /// dlc-assign-layouts's blocked layout for activations ("nChw16c", "nChw8c"); "": the
+  /// pass left out (CPUs without oneDNN's blocked kernels, the reference kernels).
+  std::string blockedLayout = "nChw16c";
+  /// dlc-hoist-parameter-work (off: parameter-only work runs on every call)
+  bool prepareParameters = true;
+  /// dlc-choose-conv-algorithms's `choose` (auto, timed, winograd, direct) and its timer
+  /// (none: `timed` leaves every convolution direct).
+  std::string convAlgorithms = "auto";
+  ConvAlgorithmTimer convTimer;
+};
+
+void buildDLCPipeline(OpPassManager &pm, PipelineTarget target,
+                      const DLCPipelineOptions &options = {});
 
 } // namespace mlir::dlc
 

@@ -144,17 +144,67 @@ def DLCAssignLayouts : Pass<"dlc-assign-layouts", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
 
+def DLCChooseConvAlgorithms : Pass<"dlc-choose-conv-algorithms", "mlir::ModuleOp"> {
+  let summary = "Choose, per convolution, how its CPU kernel computes: direct or Winograd";
+  let description = [{
+    Every `dlc.conv2d`, `dlc.conv2d_backward_data` and `dlc.conv2d_backward_filter` that
+    runs on a host device with a 3x3 window, stride 1, no dilation and one group (the
+    shapes Winograd's transform exists for) gets `algorithm winograd` or stays `direct`
+    (the default, not printed). The choice is recorded in the IR, so model files keep it
+    and `dlc-run` does not choose again; the runtime computes directly where oneDNN has
+    no Winograd kernel for the machine it runs on.
+
+    `choose=auto` (what hybridize() and dlc-compile run by default) takes Winograd for
+    the forward convolutions whose weights their step keeps prepared between runs
+    (`dlc.prepared_operands`, from dlc-hoist-parameter-work) in functions that only
+    predict (no other function reads their results as saved activations,
+    `dlc.saved_from`: a forward recorded for training, whose weights the trainer
+    changes every step, stays direct), where oneDNN's transform of the weights is paid
+    once: on a 2-core AVX-512 machine that was
+    1.2-3x faster on every 3x3 layer of a ResNet at batch 1 to 32. Where the weights
+    change every run (training), transforming them costs up to 130 ms per call for 512
+    channels and the training kernels lose on small images, so they stay direct. A
+    rule, not a measurement: every process compiles the same program.
+    `choose=timed` times both algorithms of each shape with the very kernels the program
+    will call, in the layouts dlc-assign-layouts gave it (with a fused ReLU epilogue and
+    kept weights where the step has them), once per shape and process, and takes
+    Winograd only when it is at least 10 % faster (it rounds a few ulps more); two
+    processes may then choose differently. A tool without the runtime's kernels
+    (dlc-opt) has no timer, and `timed` leaves every convolution direct there.
+    `choose=winograd` takes Winograd wherever the shape allows (for tests),
+    `choose=direct` changes nothing.
+
+    ```mlir
+    // dlc-opt --dlc-choose-conv-algorithms=choose=winograd
+    %y = dlc.conv2d %x, %w {padding = array<i64: 1, 1>} : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32>
+    // becomes
+    %y = dlc.conv2d %x, %w algorithm winograd {padding = array<i64: 1, 1>} : (...) -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let options = [
+    Option<"choose", "choose", "std::string", /*default=*/"\"auto\"",
+           "auto (Winograd where the weights stay prepared), timed (by measuring this "
+           "machine), winograd (wherever the shape allows) or direct">
+  ];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
+}
+
 def DLCHoistParameterWork : Pass<"dlc-hoist-parameter-work", "mlir::func::FuncOp"> {
   let summary = "Mark the work that reads only parameters and constants: done once, kept between runs";
   let description = [{
     An op whose operands are all parameters (arguments marked `dlc.parameter` that the
     function does not update), constants or results of such ops gets `dlc.prepared`:
-    batch-norm folding into convolution weights, weight reorders into blocked layouts,
-    casts and constants. dlc-plan-memory places their results in the function's
-    prepared block, which outlives a run, and the runtime runs these steps only when
-    one of the arguments they read is another tensor than last time or has been written
-    since (each buffer counts the writes queued to it), so a model predicting in a loop
-    folds its batch norms once, and again after the trainer changed the weights.
+    batch-norm folding into convolution weights, casts and constants. An op that runs
+    every time but whose weights are fixed (a convolution, also inside a conv2d_relu
+    region, reading a parameter or a prepared value) gets `dlc.prepared_operands`
+    instead: its kernel keeps the weights as it prepared them for oneDNN (reordered into
+    the blocked layout, or Winograd-transformed) until a parameter changes.
+    dlc-plan-memory places the prepared ops' results in the function's prepared block,
+    which outlives a run, and the runtime runs these steps (and prepares kept weights)
+    only when one of the arguments they read is another tensor than last time or has
+    been written since (each buffer counts the writes queued to it), so a model
+    predicting in a loop folds its batch norms once, and again after the trainer changed
+    the weights.
 
     Not marked: ops with effects or fresh seeds (random ops, dropout), views (they take
     no step), and ops whose result the function returns (it goes to the caller's buffer).
@@ -166,7 +216,8 @@ def DLCHoistParameterWork : Pass<"dlc-hoist-parameter-work", "mlir::func::FuncOp
     func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3xf32> {dlc.parameter},
                  %s: tensor<8x1x1x1xf32> {dlc.parameter}) -> tensor<1x8x6x6xf32> {
       %ws = dlc.mul %w, %s : (...) -> tensor<8x3x3x3xf32>   // gets dlc.prepared
-      %y = dlc.conv2d %x, %ws : (...) -> tensor<1x8x6x6xf32> // reads the input: runs every time
+      %y = dlc.conv2d %x, %ws : (...) -> tensor<1x8x6x6xf32> // reads the input: runs every time,
+                                                             // gets dlc.prepared_operands = array<i64: 1>
       return %y : tensor<1x8x6x6xf32>
     }
     ```

@@ -1,0 +1,112 @@
+// RUN: dlc-opt %s --dlc-choose-conv-algorithms=choose=winograd -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: dlc-opt %s --dlc-choose-conv-algorithms=choose=direct -split-input-file | FileCheck %s --check-prefix=DIRECT
+// RUN: dlc-opt %s --dlc-choose-conv-algorithms=choose=timed -split-input-file | FileCheck %s --check-prefix=DIRECT
+// RUN: dlc-opt %s --dlc-choose-conv-algorithms -split-input-file | FileCheck %s --check-prefix=AUTO
+// RUN: dlc-opt %s --dlc-pipeline="cpu conv-algorithms=winograd generate-kernels=false" -split-input-file | FileCheck %s --check-prefix=PIPELINE
+
+// The shapes a Winograd transform exists for (3x3 window, stride 1, no dilation, one
+// group) get it, forward and both gradients, a fused region's convolution included;
+// 1x1 and 2x2 windows, strides, dilations and groups stay direct. Without a timer
+// (dlc-opt links no kernels), `timed` changes nothing, as `direct` does; `auto`, the
+// default, changes only convolutions whose weights their step keeps (below).
+// CHECK-LABEL: func.func @eligible
+// CHECK: dlc.conv2d %arg0, %arg1 algorithm winograd {padding = array<i64: 1, 1>}
+// CHECK: dlc.conv2d_backward_data %{{.*}}, %arg1 algorithm winograd {padding
+// CHECK: dlc.conv2d_backward_filter %{{.*}}, %arg0 algorithm winograd {padding
+// CHECK: dlc.fused "conv2d_relu"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: dlc.conv2d {{.*}} algorithm winograd
+// DIRECT-LABEL: func.func @eligible
+// DIRECT-NOT: algorithm
+// DIRECT: return
+// AUTO-LABEL: func.func @eligible
+// AUTO-NOT: algorithm
+// AUTO: return
+// PIPELINE-LABEL: func.func @eligible
+// PIPELINE: dlc.fused "conv2d_relu"
+// PIPELINE: dlc.conv2d {{.*}} algorithm winograd
+func.func @eligible(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> (tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>, tensor<2x16x8x8xf32>) {
+  %y = dlc.conv2d %x, %w {padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32>
+  %dx = dlc.conv2d_backward_data %y, %w {padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32>
+  %dw = dlc.conv2d_backward_filter %y, %x {padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>) -> tensor<16x16x3x3xf32>
+  %r = dlc.fused "conv2d_relu"(%x, %w) : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32> {
+  ^bb0(%a: tensor<2x16x8x8xf32>, %b: tensor<16x16x3x3xf32>):
+    %c = dlc.conv2d %a, %b {padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32>
+    %d = dlc.relu %c : tensor<2x16x8x8xf32>
+    dlc.yield %d : tensor<2x16x8x8xf32>
+  }
+  return %y, %dx, %dw, %r : tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>, tensor<2x16x8x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @not_eligible
+// CHECK-NOT: algorithm
+// CHECK: return
+func.func @not_eligible(%x: tensor<2x16x8x8xf32>, %w1: tensor<16x16x1x1xf32>, %w2: tensor<16x16x2x2xf32>,
+                        %w3: tensor<16x16x3x3xf32>, %wg: tensor<16x8x3x3xf32>)
+    -> (tensor<2x16x8x8xf32>, tensor<2x16x7x7xf32>, tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32>, tensor<2x16x8x8xf32>) {
+  %a = dlc.conv2d %x, %w1 : (tensor<2x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<2x16x8x8xf32>
+  %b = dlc.conv2d %x, %w2 : (tensor<2x16x8x8xf32>, tensor<16x16x2x2xf32>) -> tensor<2x16x7x7xf32>
+  %c = dlc.conv2d %x, %w3 {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x4x4xf32>
+  %d = dlc.conv2d %x, %w3 {dilation = array<i64: 2, 2>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x4x4xf32>
+  %e = dlc.conv2d %x, %wg {groups = 2, padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x8x3x3xf32>) -> tensor<2x16x8x8xf32>
+  return %a, %b, %c, %d, %e : tensor<2x16x8x8xf32>, tensor<2x16x7x7xf32>, tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32>, tensor<2x16x8x8xf32>
+}
+
+// -----
+
+// A convolution placed on a GPU keeps cuDNN's own choice: no algorithm.
+// CHECK-LABEL: func.func @on_gpu
+// CHECK: dlc.conv2d %arg0, %arg1 {dlc.device = #dlc.device<gpu:0>
+func.func @on_gpu(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32> {
+  %y = dlc.conv2d %x, %w {dlc.device = #dlc.device<gpu:0>, padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32>
+  return %y : tensor<2x16x8x8xf32>
+}
+
+// -----
+
+// `auto`: Winograd for the forward convolutions whose weights stay prepared between
+// runs (dlc.prepared_operands, on the op or on its conv2d_relu region), where the
+// transform of the weights is paid once; the one whose weights change every run and the
+// gradients (training) stay direct.
+// AUTO-LABEL: func.func @kept_weights
+// AUTO: dlc.conv2d %arg0, %arg1 algorithm winograd {dlc.prepared_operands = array<i64: 1>
+// AUTO: dlc.fused "conv2d_relu"(%arg0, %arg1) {dlc.prepared_operands = array<i64: 1>}
+// AUTO-NEXT: ^bb0
+// AUTO-NEXT: dlc.conv2d {{.*}} algorithm winograd
+// AUTO: dlc.conv2d %arg0, %arg2 {padding
+// AUTO: dlc.conv2d_backward_data %arg0, %arg1 {padding
+// With choose=winograd (the CHECK run) every one of them takes it.
+// CHECK-LABEL: func.func @kept_weights
+// CHECK-COUNT-4: algorithm winograd
+func.func @kept_weights(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, %v: tensor<16x16x3x3xf32>)
+    -> (tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>) {
+  %y = dlc.conv2d %x, %w {dlc.prepared_operands = array<i64: 1>, padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32>
+  %r = dlc.fused "conv2d_relu"(%x, %w) {dlc.prepared_operands = array<i64: 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32> {
+  ^bb0(%a: tensor<2x16x8x8xf32>, %b: tensor<16x16x3x3xf32>):
+    %c = dlc.conv2d %a, %b {padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32>
+    %d = dlc.relu %c : tensor<2x16x8x8xf32>
+    dlc.yield %d : tensor<2x16x8x8xf32>
+  }
+  %z = dlc.conv2d %x, %v {padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32>
+  %dx = dlc.conv2d_backward_data %x, %w {padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32>
+  return %y, %r, %z, %dx : tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>
+}
+
+// -----
+
+// A forward recorded for training (a backward reads its results: dlc.saved_from) keeps
+// its convolutions direct under `auto`: the trainer changes the weights every step, so
+// Winograd's transform of them would be paid on every call.
+// AUTO-LABEL: func.func @forward
+// AUTO-NOT: algorithm
+// AUTO: func.func @backward
+func.func @forward(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32> {
+  %y = dlc.conv2d %x, %w {dlc.prepared_operands = array<i64: 1>, padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32>
+  return %y : tensor<2x16x8x8xf32>
+}
+func.func @backward(%y: tensor<2x16x8x8xf32> {dlc.saved_from = [@forward, 0]}) -> tensor<2x16x8x8xf32> {
+  %d = dlc.neg %y : tensor<2x16x8x8xf32>
+  return %d : tensor<2x16x8x8xf32>
+}
