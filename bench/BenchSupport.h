@@ -73,6 +73,19 @@ inline void report(const char *bench, int64_t batch, double seconds) {
   std::fflush(stdout);
 }
 
+/// Batch norm's running statistics drawn at random (means in [-0.5, 0.5), variances in
+/// [0.5, 2)), so that a predicting network's every batch norm computes something a peer
+/// given the same parameters must match.
+inline void randomizeRunningStatistics(gluon::ParameterDict parameters) {
+  for (const std::string &key : parameters.keys()) {
+    const gluon::ParameterPtr &p = parameters[key];
+    if (key.find("running_mean") != std::string::npos)
+      p->set_data(np::random::uniform(-0.5, 0.5, p->shape()));
+    else if (key.find("running_var") != std::string::npos)
+      p->set_data(np::random::uniform(0.5, 2.0, p->shape()));
+  }
+}
+
 } // namespace dlc::bench
 
 #endif // DLC_BENCH_BENCHSUPPORT_H

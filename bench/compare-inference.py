@@ -24,7 +24,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
@@ -34,6 +33,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "peers"))
+from timing import median_seconds  # noqa: E402
 
 
 def read_safetensors(path):
@@ -203,14 +204,8 @@ def resnet50_onnx(w, input_shape):
 
 
 def time_calls(call, runs, warmup=20):
-    for _ in range(warmup):
-        call()
-    ms = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        call()
-        ms.append((time.perf_counter() - start) * 1000)
-    return statistics.median(ms)
+    """Median milliseconds of `runs` calls after `warmup` (bench/peers/timing.py)."""
+    return median_seconds(call, warmup, runs) * 1000
 
 
 def main():

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../examples/LeafNetwork.h"
+#include "BenchSupport.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -31,14 +32,7 @@ void writeModels(const std::string &out, const std::string &name, HybridBlock &n
     one.insert(one.begin(), 1);
     net(np::zeros(one)); // deferred shapes
   }
-  ParameterDict parameters = net.collect_params();
-  for (const std::string &key : parameters.keys()) {
-    const ParameterPtr &p = parameters[key];
-    if (key.find("running_mean") != std::string::npos)
-      p->set_data(np::random::uniform(-0.5, 0.5, p->shape()));
-    else if (key.find("running_var") != std::string::npos)
-      p->set_data(np::random::uniform(0.5, 2.0, p->shape()));
-  }
+  bench::randomizeRunningStatistics(net.collect_params());
   net.save_parameters(out + "/" + name + ".safetensors");
   net.hybridize();
   for (int64_t batch : batches) {

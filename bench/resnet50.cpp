@@ -106,14 +106,7 @@ void saveModels(const std::string &dir, const std::vector<int64_t> &batches) {
     autograd::Pause shapes; // deferred initialization
     (*net)(np::zeros({1, 3, 224, 224}));
   }
-  ParameterDict parameters = net->collect_params();
-  for (const std::string &key : parameters.keys()) {
-    const ParameterPtr &p = parameters[key];
-    if (key.find("running_mean") != std::string::npos)
-      p->set_data(np::random::uniform(-0.5, 0.5, p->shape()));
-    else if (key.find("running_var") != std::string::npos)
-      p->set_data(np::random::uniform(0.5, 2.0, p->shape()));
-  }
+  bench::randomizeRunningStatistics(net->collect_params());
   net->save_parameters(dir + "/resnet50.safetensors");
   net->hybridize();
   for (int64_t batch : batches) {
