@@ -470,7 +470,9 @@ TEST(CompiledModel, GeneratedHostCodeTravelsInTheFile) {
     auto loaded = CompiledModel::load(variantPath);
     EXPECT_EQ(loaded->program().str().find("}[generated]"), std::string::npos)
         << what << "\n" << loaded->program().str();
-    expectClose(loaded->run({x})[0].to_vector<float>(), want.to_vector<float>(), 1e-6, what);
+    // Without kept weights the Winograd convolution runs oneDNN's kernel that transforms
+    // the weights itself: the same algorithm, rounded in another order.
+    expectClose(loaded->run({x})[0].to_vector<float>(), want.to_vector<float>(), 1e-5, what);
     std::remove(variantPath.c_str());
   };
   ModelFile versionOne = file;
@@ -503,7 +505,7 @@ TEST(CompiledModel, GeneratedHostCodeTravelsInTheFile) {
 // (prepared steps) and the weights its convolutions keep prepared for oneDNN, with the
 // algorithm chosen at compile time. Written for an older reader, version 3 drops the
 // kept weights (prepared on every call) and version 2 the prepared block too; every
-// version predicts the same values.
+// version predicts the same values (to Winograd's rounding).
 TEST(CompiledModel, PreparedWorkAndKeptWeightsTravelInTheFile) {
   np::random::seed(10);
   auto net = std::make_shared<HybridSequential>();
@@ -542,7 +544,9 @@ TEST(CompiledModel, PreparedWorkAndKeptWeightsTravelInTheFile) {
     EXPECT_EQ(loaded->program().str().find(" kept"), std::string::npos) << what;
     EXPECT_EQ(loaded->program().str().find("= prepared ") != std::string::npos, version == 3)
         << what;
-    expectClose(loaded->run({x})[0].to_vector<float>(), want.to_vector<float>(), 1e-6, what);
+    // Without kept weights the Winograd convolution runs oneDNN's kernel that transforms
+    // the weights itself: the same algorithm, rounded in another order.
+    expectClose(loaded->run({x})[0].to_vector<float>(), want.to_vector<float>(), 1e-5, what);
     std::remove(olderPath.c_str());
   }
   std::remove(path.c_str());

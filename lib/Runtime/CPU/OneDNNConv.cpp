@@ -6,7 +6,9 @@
 // prefers (format_tag::any) with reorders around it. A compiled program may ask for
 // Winograd (the op's `algorithm`, chosen by dlc-choose-conv-algorithms); where oneDNN
 // has no Winograd kernel for the shape or this CPU, the direct one runs, so a model
-// file compiled on one machine runs on every other.
+// file compiled on one machine runs on every other. A Winograd forward runs oneDNN's
+// inference kernel where its step keeps the weights transformed (a memo), its training
+// kernel, which transforms them itself, elsewhere (forwardKind).
 //
 //===----------------------------------------------------------------------===//
 #include "OneDNNPrimitiveCache.h"
@@ -159,27 +161,47 @@ dnnl::convolution_backward_weights::primitive_desc backwardFilterPd(const ConvDe
   return {desc, threadEngine(), forwardPd(d, prop_kind::forward_training, alg)};
 }
 
+/// The forward pass's kind. A Winograd convolution whose weights a step keeps prepared
+/// (a memo) runs oneDNN's inference kernel, on weights transformed once into its own
+/// format; without a memo (eager calls, training) the training kernel, which takes the
+/// weights blocked and transforms them inside, in parallel: oneDNN's reorder into the
+/// inference format costs 1.5-130 ms per call on ResNet-50's layers. Direct
+/// convolutions run the same kernel either way.
+prop_kind forwardKind(const Conv2DGeometry &g, const WeightsMemo &memo) {
+  return g.algorithm == op_enums::ConvAlgorithm::winograd && !memo.memo
+             ? prop_kind::forward_training
+             : prop_kind::forward_inference;
+}
+
+/// The cache key of a forward convolution: its epilogue and, for a Winograd one that
+/// transforms its weights on each call, that kind.
+std::string forwardKey(const Conv2DGeometry &g, bool withBias, bool relu, prop_kind kind) {
+  std::string name = relu ? "conv2d_forward_relu" : "conv2d_forward";
+  if (kind == prop_kind::forward_training)
+    name += "_transforming";
+  return convKey(name.c_str(), g, withBias);
+}
+
 } // namespace
 
 void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w, const float *b,
                     float *y, bool relu, const WeightsMemo &memo) {
   const bool withBias = b != nullptr;
+  const prop_kind kind = forwardKind(asked, memo);
   // oneDNN's plain-layout convolutions lose their fast path with a post-op, so there
   // the ReLU is a second primitive, in place; blocked ones take it as a post-op.
   auto postOp = [&](const Conv2DGeometry &g, bool blocked) {
     return relu && (blocked || g.outputLayout != Layout::plain);
   };
-  const Conv2DGeometry g =
-      runnable(asked, convKey(relu ? "conv2d_forward_relu" : "conv2d_forward", asked, withBias),
-               [&] {
-                 forwardPd(convDescs(asked, withBias, true), prop_kind::forward_inference,
-                           algorithm::convolution_winograd, postOp(asked, true));
-               });
+  const Conv2DGeometry g = runnable(asked, forwardKey(asked, withBias, relu, kind), [&] {
+    forwardPd(convDescs(asked, withBias, true), kind, algorithm::convolution_winograd,
+              postOp(asked, true));
+  });
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, withBias, blocked);
       const bool fused = postOp(g, blocked);
-      auto pd = forwardPd(d, prop_kind::forward_inference, onednnAlgorithm(g), fused);
+      auto pd = forwardPd(d, forwardKind(g, memo), onednnAlgorithm(g), fused);
       CachedKernel::Args args;
       args[DNNL_ARG_SRC] = k.userInputAs(d.src, pd.src_desc());
       args[DNNL_ARG_WEIGHTS] = k.memoInputAs(d.weights, pd.weights_desc());
@@ -197,8 +219,10 @@ void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w,
       k.finishOutputs();
     };
   };
-  std::string plainKey = convKey("conv2d_forward", g, withBias);
-  std::string key = relu ? convKey("conv2d_forward_relu", g, withBias) : plainKey;
+  // A direct convolution that fell back from Winograd is the direct one, keys and all.
+  const prop_kind ran = forwardKind(g, memo);
+  std::string plainKey = forwardKey(g, withBias, false, ran);
+  std::string key = relu ? forwardKey(g, withBias, true, ran) : plainKey;
   if (withBias)
     cachedFastestKernel(key, candidates(g, build), {x, w, b, y}, plainKey).run({x, w, b, y}, memo);
   else

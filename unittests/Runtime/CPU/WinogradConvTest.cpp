@@ -7,6 +7,9 @@
 // the tolerance is 1e-4 of the tensor's scale instead of 1e-5. Where oneDNN has a
 // Winograd kernel (AVX-512), the result must also differ from the direct kernel's bits,
 // which shows the algorithm took effect; elsewhere the direct kernel runs, bit for bit.
+// Called without a memo, as here, the forward runs oneDNN's training kernel, which
+// transforms the weights itself; with one (WeightsMemo below) its inference kernel, on
+// weights transformed into the memo.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"

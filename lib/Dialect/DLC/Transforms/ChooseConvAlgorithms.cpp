@@ -1,9 +1,11 @@
 //===- ChooseConvAlgorithms.cpp - direct or Winograd, per convolution shape ---===//
 //
 // The convolutions a Winograd transform exists for (3x3 window, stride 1, no dilation,
-// one group) on host devices. `auto` takes Winograd for the forward convolutions whose
-// weights stay prepared between runs (dlc.prepared_operands): a rule, so every process
-// compiles the same program. `timed` measures both algorithms through a timer the
+// one group) on host devices. `auto` is a rule, so every process compiles the same
+// program: Winograd for the forward convolutions of predicting functions whose weights
+// stay prepared between runs (dlc.prepared_operands), where the weights are transformed
+// once; and for every other one (training's forward and gradients) with enough output
+// tiles for the kernels that transform the weights on each call to win. `timed` measures both algorithms through a timer the
 // compiler passes in (it links the runtime's kernels; this library does not) and takes
 // Winograd where that is clearly faster; ops inside a fused region are timed as the
 // region runs them (the region's operands' layouts, a ReLU epilogue, kept weights).
@@ -26,6 +28,27 @@ namespace {
 /// Winograd is taken when it needs at most this share of the direct kernel's time: it
 /// rounds a little more, which only a clear gain pays for (and timing noise is no gain).
 constexpr double kWinogradShare = 0.9;
+
+/// Output tiles (4x4, F(4x4,3x3)'s) a convolution needs before the Winograd kernels that
+/// transform the weights on each call beat the direct ones. On 2 cores of an AVX-512
+/// EPYC (oneDNN 2.6) they lose on 512 channels of 7x7 at batch 4 (16 tiles: forward
+/// 4.6 against 3.3 ms) and win from 32 tiles on (batch 8: 5.2 against 6.8 ms; 1.2-2.4x
+/// on ResNet-50's larger layers); `timed` measures where the rule is not enough.
+constexpr int64_t kTransformingWinogradTiles = 32;
+
+/// The 4x4 output tiles of a convolution whose output (or output gradient) is `output`.
+int64_t winogradTiles(Value output) {
+  auto type = cast<RankedTensorType>(output.getType());
+  auto tiles = [](int64_t size) { return (size + 3) / 4; };
+  return type.getDimSize(0) * tiles(type.getDimSize(2)) * tiles(type.getDimSize(3));
+}
+
+/// The output (or output gradient) of a convolution op: its tiles are Winograd's work.
+Value convolutionOutput(Operation *op) {
+  if (auto conv = dyn_cast<Conv2DOp>(op))
+    return conv.getResult();
+  return op->getOperand(0); // the gradients' dy
+}
 
 /// The window of a convolution op: its weight's (or weight gradient's) last two sizes.
 template <typename ConvLike> bool winogradShape(ConvLike conv, Value weight) {
@@ -76,6 +99,31 @@ bool keepsPreparedWeights(Operation *op) {
 
 namespace {
 
+/// Unmarks the weights of the convolution `op` (keepsPreparedWeights) from its step's
+/// kept operands. In a training function the trainer changes them every step, so keeping
+/// them gains nothing, and a Winograd convolution with kept weights would run the kernel
+/// that wants them transformed beforehand, a slow transform per step, where the training
+/// kernels transform them inside, in parallel.
+void forgetKeptWeights(Operation *op) {
+  if (!keepsPreparedWeights(op))
+    return;
+  Operation *step = op;
+  Value weight = cast<Conv2DOp>(op).getWeight();
+  if (auto fused = op->getParentOfType<FusedOp>()) {
+    step = fused;
+    weight = fused.getInputs()[cast<BlockArgument>(weight).getArgNumber()];
+  }
+  StringRef name = DLCDialect::getPreparedOperandsAttrName();
+  SmallVector<int64_t> kept;
+  for (int64_t operand : step->getAttrOfType<DenseI64ArrayAttr>(name).asArrayRef())
+    if (step->getOperand(unsigned(operand)) != weight)
+      kept.push_back(operand);
+  if (kept.empty())
+    step->removeAttr(name);
+  else
+    step->setAttr(name, DenseI64ArrayAttr::get(op->getContext(), kept));
+}
+
 struct ChooseConvAlgorithmsPass
     : impl::DLCChooseConvAlgorithmsBase<ChooseConvAlgorithmsPass> {
   using DLCChooseConvAlgorithmsBase::DLCChooseConvAlgorithmsBase;
@@ -116,12 +164,19 @@ private:
       Operation *step = op->getParentOfType<FusedOp>();
       if (!isHostKind(stepDevice(step ? step : op, fallback).getKind()))
         return WalkResult::advance();
-      if (choose == "winograd" || (choose == "auto" && !trains && keepsPreparedWeights(op))) {
+      if (trains)
+        forgetKeptWeights(op);
+      if (choose == "auto") {
+        const bool transformedOnce = !trains && keepsPreparedWeights(op);
+        if (transformedOnce ||
+            winogradTiles(convolutionOutput(op)) >= kTransformingWinogradTiles)
+          op->setAttr("algorithm", winograd);
+        return WalkResult::advance();
+      }
+      if (choose == "winograd") {
         op->setAttr("algorithm", winograd);
         return WalkResult::advance();
       }
-      if (choose == "auto")
-        return WalkResult::advance();
       std::optional<double> direct = timer_(op, ConvAlgorithm::direct);
       std::optional<double> transformed = timer_(op, ConvAlgorithm::winograd);
       if (!direct || !transformed) {

@@ -8,7 +8,7 @@
 // group) get it, forward and both gradients, a fused region's convolution included;
 // 1x1 and 2x2 windows, strides, dilations and groups stay direct. Without a timer
 // (dlc-opt links no kernels), `timed` changes nothing, as `direct` does; `auto`, the
-// default, changes only convolutions whose weights their step keeps (below).
+// default, leaves these small ones direct (8 output tiles; see below).
 // CHECK-LABEL: func.func @eligible
 // CHECK: dlc.conv2d %arg0, %arg1 algorithm winograd {padding = array<i64: 1, 1>}
 // CHECK: dlc.conv2d_backward_data %{{.*}}, %arg1 algorithm winograd {padding
@@ -96,11 +96,12 @@ func.func @kept_weights(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, %v:
 
 // -----
 
-// A forward recorded for training (a backward reads its results: dlc.saved_from) keeps
-// its convolutions direct under `auto`: the trainer changes the weights every step, so
-// Winograd's transform of them would be paid on every call.
+// A forward recorded for training (a backward reads its results: dlc.saved_from) does
+// not take Winograd for kept weights under `auto`: the trainer changes them every step,
+// so they are not kept either; with 8 tiles the convolution stays direct.
 // AUTO-LABEL: func.func @forward
 // AUTO-NOT: algorithm
+// AUTO-NOT: prepared_operands
 // AUTO: func.func @backward
 func.func @forward(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32> {
   %y = dlc.conv2d %x, %w {dlc.prepared_operands = array<i64: 1>, padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x8x8xf32>
@@ -109,4 +110,35 @@ func.func @forward(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> tenso
 func.func @backward(%y: tensor<2x16x8x8xf32> {dlc.saved_from = [@forward, 0]}) -> tensor<2x16x8x8xf32> {
   %d = dlc.neg %y : tensor<2x16x8x8xf32>
   return %d : tensor<2x16x8x8xf32>
+}
+
+// -----
+
+// `auto` elsewhere (weights that change, gradients): Winograd with at least 32 output
+// tiles of 4x4 (batch 8 of 7x7: 8*2*2), where the kernels that transform the weights on
+// each call win; direct with fewer (batch 4 of 7x7: 16). In a forward recorded for
+// training, the convolutions' weights are no longer kept (the trainer changes them
+// every step); the 1x1 convolution is no candidate and keeps its mark.
+// AUTO-LABEL: func.func @train_forward
+// AUTO: dlc.conv2d %arg0, %arg2 algorithm winograd {padding
+// AUTO: dlc.conv2d %arg1, %arg2 {padding
+// AUTO: dlc.conv2d %arg0, %arg3 {dlc.prepared_operands = array<i64: 1>}
+// AUTO-LABEL: func.func @train_backward
+// AUTO: dlc.conv2d_backward_data %arg0, %arg1 algorithm winograd
+// AUTO: dlc.conv2d_backward_filter %arg0, %arg2 algorithm winograd
+// AUTO: dlc.conv2d_backward_data %arg3, %arg1 {padding
+func.func @train_forward(%x: tensor<8x512x7x7xf32>, %s: tensor<4x512x7x7xf32>, %w: tensor<512x512x3x3xf32>, %p: tensor<512x512x1x1xf32>)
+    -> (tensor<8x512x7x7xf32>, tensor<4x512x7x7xf32>, tensor<8x512x7x7xf32>) {
+  %y = dlc.conv2d %x, %w {dlc.prepared_operands = array<i64: 1>, padding = array<i64: 1, 1>} : (tensor<8x512x7x7xf32>, tensor<512x512x3x3xf32>) -> tensor<8x512x7x7xf32>
+  %z = dlc.conv2d %s, %w {dlc.prepared_operands = array<i64: 1>, padding = array<i64: 1, 1>} : (tensor<4x512x7x7xf32>, tensor<512x512x3x3xf32>) -> tensor<4x512x7x7xf32>
+  %o = dlc.conv2d %x, %p {dlc.prepared_operands = array<i64: 1>} : (tensor<8x512x7x7xf32>, tensor<512x512x1x1xf32>) -> tensor<8x512x7x7xf32>
+  return %y, %z, %o : tensor<8x512x7x7xf32>, tensor<4x512x7x7xf32>, tensor<8x512x7x7xf32>
+}
+func.func @train_backward(%dy: tensor<8x512x7x7xf32> {dlc.saved_from = [@train_forward, 0]}, %w: tensor<512x512x3x3xf32>,
+                          %x: tensor<8x512x7x7xf32>, %ds: tensor<4x512x7x7xf32>)
+    -> (tensor<8x512x7x7xf32>, tensor<512x512x3x3xf32>, tensor<4x512x7x7xf32>) {
+  %dx = dlc.conv2d_backward_data %dy, %w {padding = array<i64: 1, 1>} : (tensor<8x512x7x7xf32>, tensor<512x512x3x3xf32>) -> tensor<8x512x7x7xf32>
+  %dw = dlc.conv2d_backward_filter %dy, %x {padding = array<i64: 1, 1>} : (tensor<8x512x7x7xf32>, tensor<8x512x7x7xf32>) -> tensor<512x512x3x3xf32>
+  %ds2 = dlc.conv2d_backward_data %ds, %w {padding = array<i64: 1, 1>} : (tensor<4x512x7x7xf32>, tensor<512x512x3x3xf32>) -> tensor<4x512x7x7xf32>
+  return %dx, %dw, %ds2 : tensor<8x512x7x7xf32>, tensor<512x512x3x3xf32>, tensor<4x512x7x7xf32>
 }

@@ -158,13 +158,16 @@ def DLCChooseConvAlgorithms : Pass<"dlc-choose-conv-algorithms", "mlir::ModuleOp
     the forward convolutions whose weights their step keeps prepared between runs
     (`dlc.prepared_operands`, from dlc-hoist-parameter-work) in functions that only
     predict (no other function reads their results as saved activations,
-    `dlc.saved_from`: a forward recorded for training, whose weights the trainer
-    changes every step, stays direct), where oneDNN's transform of the weights is paid
-    once: on a 2-core AVX-512 machine that was
-    1.2-3x faster on every 3x3 layer of a ResNet at batch 1 to 32. Where the weights
-    change every run (training), transforming them costs up to 130 ms per call for 512
-    channels and the training kernels lose on small images, so they stay direct. A
-    rule, not a measurement: every process compiles the same program.
+    `dlc.saved_from`), where oneDNN's transform of the weights into its inference format
+    is paid once: on a 2-core AVX-512 machine that was 1.2-3x faster on every 3x3 layer
+    of a ResNet at batch 1 to 32. Every other candidate (training's forward and both
+    gradients) takes it when it has at least 32 output tiles of 4x4 (batch x
+    ceil(OH/4) x ceil(OW/4)): oneDNN's training kernels transform the weights inside, in
+    parallel, and there ran 1.2-2.8x faster than direct, but lost with fewer tiles (512
+    channels of 7x7 at batch 4). In a forward recorded for training the candidates'
+    weights are no longer kept (the trainer changes them every step; kept, a Winograd
+    convolution would run the inference kernel, whose transform costs up to 130 ms per
+    call). A rule, not a measurement: every process compiles the same program.
     `choose=timed` times both algorithms of each shape with the very kernels the program
     will call, in the layouts dlc-assign-layouts gave it (with a fused ReLU epilogue and
     kept weights where the step has them), once per shape and process, and takes
@@ -183,7 +186,7 @@ def DLCChooseConvAlgorithms : Pass<"dlc-choose-conv-algorithms", "mlir::ModuleOp
   }];
   let options = [
     Option<"choose", "choose", "std::string", /*default=*/"\"auto\"",
-           "auto (Winograd where the weights stay prepared), timed (by measuring this "
+           "auto (Winograd where the weights stay prepared or the output has 32 tiles), timed (by measuring this "
            "machine), winograd (wherever the shape allows) or direct">
   ];
   let dependentDialects = ["mlir::dlc::DLCDialect"];
