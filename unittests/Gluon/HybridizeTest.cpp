@@ -334,7 +334,7 @@ TEST(Hybridize, InferenceBatchNormFoldsIntoTheConvolution) {
 // parameters.
 static void expectPreparedWorkFollowsTheParameters(
     const std::function<std::shared_ptr<HybridSequential>()> &build, int64_t channels,
-    double tolerance, const std::string &listed) {
+    double tolerance, const std::string &listed, const std::string &convAlgorithms = "auto") {
   auto net = build(), twin = build();
   np::random::seed(4);
   net->initialize(init::Xavier(), {cpu(0)});
@@ -356,7 +356,9 @@ static void expectPreparedWorkFollowsTheParameters(
     trainer.step(4);
   };
   train(30);
-  net->hybridize();
+  CompileOptions options = compile_options_from_environment();
+  options.conv_algorithms = convAlgorithms;
+  net->hybridize(true, options);
   Tensor x = randomTensor({2, channels, 10, 10}, 7);
   std::vector<float> first = (*net)(x).to_vector<float>();
   expectClose(first, eager(x), tolerance, "the first prediction");
@@ -377,8 +379,8 @@ static void expectPreparedWorkFollowsTheParameters(
   expectClose((*net)(x).to_vector<float>(), eager(x), tolerance, "after set_data");
 }
 
-// Batch norm folded into the convolution's weights: the folding is prepared (and the
-// 3x3 convolution computes by Winograd where oneDNN has it: 1e-4).
+// Batch norm folded into the convolution's weights: the folding is prepared (the
+// convolution is too small for Winograd under conv_algorithms=auto).
 TEST(Hybridize, PreparedWeightsFollowEveryChangeOfTheParameters) {
   expectPreparedWorkFollowsTheParameters(
       [] {
@@ -391,8 +393,9 @@ TEST(Hybridize, PreparedWeightsFollowEveryChangeOfTheParameters) {
 }
 
 // Convolutions reading their weights straight from the parameters, 3x3 ones of 16
-// channels (Winograd under the default conv_algorithms=auto where oneDNN has it): the
-// steps keep their weights prepared for oneDNN ("kept" in the listing).
+// channels, by Winograd (conv_algorithms=winograd; auto would leave convolutions this
+// small direct) where oneDNN has it: the steps keep their weights transformed for
+// oneDNN ("kept" in the listing).
 TEST(Hybridize, KeptConvolutionWeightsFollowEveryChangeOfTheParameters) {
   expectPreparedWorkFollowsTheParameters(
       [] {
@@ -403,7 +406,7 @@ TEST(Hybridize, KeptConvolutionWeightsFollowEveryChangeOfTheParameters) {
                  std::make_shared<nn::Conv2D>(16, 3, "", same));
         return net;
       },
-      16, 1e-4, " kept");
+      16, 1e-4, " kept", "winograd");
 }
 
 /// One training call of `net` on `x`: its output, then every parameter's gradient.

@@ -5,7 +5,8 @@
 // program: Winograd for the forward convolutions of predicting functions whose weights
 // stay prepared between runs (dlc.prepared_operands), where the weights are transformed
 // once; and for every other one (training's forward and gradients) with enough output
-// tiles for the kernels that transform the weights on each call to win. `timed` measures both algorithms through a timer the
+// tiles for the kernels that transform the weights on each call to win; never below 16
+// input or output channels or 10 million multiply-accumulates. `timed` measures both algorithms through a timer the
 // compiler passes in (it links the runtime's kernels; this library does not) and takes
 // Winograd where that is clearly faster; ops inside a fused region are timed as the
 // region runs them (the region's operands' layouts, a ReLU epilogue, kept weights).
@@ -62,6 +63,18 @@ template <typename ConvLike> bool winogradShape(ConvLike conv, Value weight) {
          ones(conv.getDilation()) && conv.getGroups() == 1;
 }
 
+/// The weights (or weight gradient) of a convolution op, (O, C, KH, KW); null for
+/// other ops.
+Value convolutionWeight(Operation *op) {
+  if (auto conv = dyn_cast<Conv2DOp>(op))
+    return conv.getWeight();
+  if (auto conv = dyn_cast<Conv2DBackwardDataOp>(op))
+    return conv.getWeight();
+  if (auto conv = dyn_cast<Conv2DBackwardFilterOp>(op))
+    return conv.getGradWeight();
+  return {};
+}
+
 /// Whether `op` is a convolution Winograd could compute.
 bool winogradCandidate(Operation *op) {
   if (auto conv = dyn_cast<Conv2DOp>(op))
@@ -71,6 +84,33 @@ bool winogradCandidate(Operation *op) {
   if (auto conv = dyn_cast<Conv2DBackwardFilterOp>(op))
     return winogradShape(conv, conv.getGradWeight());
   return false;
+}
+
+/// Input and output channels a convolution needs for `auto` to take Winograd: oneDNN's
+/// Winograd kernels work on blocks of 16 channels, and below one block the direct
+/// kernel wins (measured on 2 cores of an AVX-512 EPYC: 1 or 3 input channels 3-6x,
+/// 8 by 1.1-1.2x; from 16 on Winograd wins).
+constexpr int64_t kWinogradChannels = 16;
+
+/// Multiply-accumulates (of the direct convolution) a convolution needs for `auto` to
+/// take Winograd: its three phases (transform the input, multiply, transform back)
+/// have fixed costs a small convolution does not repay. In a compiled Fashion-MNIST
+/// network on 2 cores of an AVX-512 EPYC (32->64 channels on 14x14, 64->128 on 7x7:
+/// 7.2 million each per image) Winograd lost at batch 1 (58 against 35 us per call)
+/// and 2 and won from batch 4 on; ResNet-50's smallest 3x3 layer at batch 1 does 116
+/// million and wins.
+constexpr int64_t kWinogradMultiplyAccumulates = 10'000'000;
+
+/// Whether the candidate `op` is large enough for Winograd to pay: kWinogradChannels
+/// each way and kWinogradMultiplyAccumulates.
+bool largeEnough(Operation *op) {
+  auto weight = cast<RankedTensorType>(convolutionWeight(op).getType());
+  auto output = cast<RankedTensorType>(convolutionOutput(op).getType());
+  if (weight.getDimSize(0) < kWinogradChannels || weight.getDimSize(1) < kWinogradChannels)
+    return false;
+  return weight.getNumElements() * output.getDimSize(0) * output.getDimSize(2) *
+             output.getDimSize(3) >=
+         kWinogradMultiplyAccumulates;
 }
 
 } // namespace
@@ -168,8 +208,9 @@ private:
         forgetKeptWeights(op);
       if (choose == "auto") {
         const bool transformedOnce = !trains && keepsPreparedWeights(op);
-        if (transformedOnce ||
-            winogradTiles(convolutionOutput(op)) >= kTransformingWinogradTiles)
+        if (largeEnough(op) &&
+            (transformedOnce ||
+             winogradTiles(convolutionOutput(op)) >= kTransformingWinogradTiles))
           op->setAttr("algorithm", winograd);
         return WalkResult::advance();
       }

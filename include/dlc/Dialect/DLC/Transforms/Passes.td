@@ -167,7 +167,11 @@ def DLCChooseConvAlgorithms : Pass<"dlc-choose-conv-algorithms", "mlir::ModuleOp
     channels of 7x7 at batch 4). In a forward recorded for training the candidates'
     weights are no longer kept (the trainer changes them every step; kept, a Winograd
     convolution would run the inference kernel, whose transform costs up to 130 ms per
-    call). A rule, not a measurement: every process compiles the same program.
+    call). Either way only convolutions with at least 16 input and output channels (one
+    block of oneDNN's Winograd kernels; a 1- or 3-channel image lost 3-6x) and 10
+    million multiply-accumulates (a smaller one does not repay Winograd's three phases:
+    a Fashion-MNIST network's 7.2 million per image lost at batch 1 and 2, won from 4).
+    A rule, not a measurement: every process compiles the same program.
     `choose=timed` times both algorithms of each shape with the very kernels the program
     will call, in the layouts dlc-assign-layouts gave it (with a fused ReLU epilogue and
     kept weights where the step has them), once per shape and process, and takes
@@ -186,7 +190,7 @@ def DLCChooseConvAlgorithms : Pass<"dlc-choose-conv-algorithms", "mlir::ModuleOp
   }];
   let options = [
     Option<"choose", "choose", "std::string", /*default=*/"\"auto\"",
-           "auto (Winograd where the weights stay prepared or the output has 32 tiles), timed (by measuring this "
+           "auto (Winograd for large enough convolutions whose weights stay prepared or whose output has 32 tiles), timed (by measuring this "
            "machine), winograd (wherever the shape allows) or direct">
   ];
   let dependentDialects = ["mlir::dlc::DLCDialect"];
