@@ -327,6 +327,37 @@ TEST(Hybridize, InferenceBatchNormFoldsIntoTheConvolution) {
   EXPECT_NE(ir.find("dlc.fused \"conv2d_relu\""), std::string::npos) << ir;
 }
 
+// The seed's blocks predicting: MaxPool2D -> BatchNorm -> Conv2D (no padding) folds the
+// norm into the convolution after it (scaled input channels, a shifted bias), twice
+// here (each norm reads a pooling or a ReLU, so none folds into a convolution before
+// it); the padded convolution's norm stays, as its border windows would differ.
+TEST(Hybridize, InferenceBatchNormFoldsIntoTheUnpaddedConvolutionAfterIt) {
+  auto net = std::make_shared<HybridSequential>();
+  nn::Conv2DOptions same;
+  same.padding = {1, 1};
+  net->add(std::make_shared<nn::Conv2D>(8, 2, "relu"), std::make_shared<nn::MaxPool2D>(2, 2),
+           std::make_shared<nn::BatchNorm>(), std::make_shared<nn::Conv2D>(16, 2, "relu"),
+           std::make_shared<nn::BatchNorm>(), std::make_shared<nn::Conv2D>(8, 2, "relu"),
+           std::make_shared<nn::BatchNorm>(), std::make_shared<nn::Conv2D>(4, 3, "", same));
+  np::random::seed(5);
+  net->initialize(init::Xavier(), {cpu(0)});
+  for (int i = 0; i < 3; ++i) { // running statistics far from 0 and 1
+    autograd::Record train;
+    (*net)(randomTensor({4, 3, 17, 17}, 40 + i) * 3.0 + 1.0);
+  }
+  Tensor x = randomTensor({2, 3, 17, 17}, 8) * 2.0 + 0.5;
+  std::vector<float> eager = (*net)(x).to_vector<float>();
+  net->hybridize();
+  std::vector<float> compiled = (*net)(x).to_vector<float>();
+  expectClose(eager, compiled, 1e-5, "batch norms folded into the convolutions after them");
+  std::string ir = net->compiled()->compiled_ir();
+  size_t norms = 0;
+  for (size_t at = ir.find("= dlc.batch_norm"); at != std::string::npos;
+       at = ir.find("= dlc.batch_norm", at + 1))
+    ++norms;
+  EXPECT_EQ(norms, 1u) << "only the padded convolution's norm stays\n" << ir;
+}
+
 // What a compiled prediction prepares once and keeps (dlc.prepared values, weights its
 // convolution steps keep reordered or Winograd-transformed) is done again whenever a
 // parameter it reads changes: after the trainer's update (written in place), after

@@ -45,11 +45,11 @@ void encodeFused(Writer &w, const FusedElementwise &f, uint32_t version, bool ho
   if (version < 2)
     return;
   // The region's entry in the file's host code (version 2), when it has one there.
-  const bool hostEntry =
-      hostEntries && f.generated && f.generated->object && !f.generated->symbol.empty();
+  const GeneratedKernel *code = host_entry_of(f);
+  const bool hostEntry = hostEntries && code && code->object && !code->symbol.empty();
   w.put(uint8_t(hostEntry));
   if (hostEntry)
-    w.text(f.generated->symbol);
+    w.text(code->symbol);
 }
 
 /// The kernels of `op` on `device`, or a failure naming the step. A step that runs an
@@ -102,8 +102,9 @@ std::shared_ptr<FusedElementwise> decodeFused(Reader &r, Device device, const st
            std::to_string(locals) + " local values");
   for (size_t k = 0; k < scalars && r.ok(); ++k)
     f->scalar.push_back(r.get<uint8_t>("a scalar flag") != 0);
+  std::shared_ptr<GeneratedGpuKernel> gpu; // f->gpu, while the host build may still come
   if (r.get<uint8_t>("a fused region's GPU kernel flag")) {
-    auto gpu = std::make_shared<GeneratedGpuKernel>();
+    gpu = std::make_shared<GeneratedGpuKernel>();
     std::string text = r.text("a GPU kernel's PTX");
     gpu->name = r.text("a GPU kernel's name");
     std::shared_ptr<const std::string> &shared = context.ptx[text];
@@ -112,12 +113,13 @@ std::shared_ptr<FusedElementwise> decodeFused(Reader &r, Device device, const st
     gpu->ptx = shared;
     if (r.ok() && device.is_host())
       r.fail(where + ": a GPU kernel for a region on " + device.str());
-    f->gpu = std::move(gpu);
+    f->gpu = gpu;
   }
   if (context.version >= 2 && r.get<uint8_t>("a fused region's host entry flag")) {
     std::string symbol = r.text("a host entry's name");
-    if (r.ok() && !device.is_host())
-      r.fail(where + ": a host entry for a region on " + device.str());
+    // On a GPU, the host build of the region's kernel (for emulated GPUs).
+    if (r.ok() && !device.is_host() && !f->gpu)
+      r.fail(where + ": a host entry for a region on " + device.str() + " without a GPU kernel");
     if (r.ok() && context.host) {
       auto kernel = std::make_shared<GeneratedKernel>();
       kernel->entry = context.host->entry(symbol);
@@ -125,7 +127,10 @@ std::shared_ptr<FusedElementwise> decodeFused(Reader &r, Device device, const st
       kernel->symbol = symbol;
       if (!kernel->entry)
         r.fail(where + ": the file's host code has no entry " + symbol);
-      f->generated = std::move(kernel);
+      if (gpu)
+        gpu->host_build = std::move(kernel);
+      else
+        f->generated = std::move(kernel);
     }
   }
   return f;

@@ -82,13 +82,19 @@ int run(const std::vector<std::string> &argv, const std::string &log) {
 
 } // namespace
 
+const GeneratedKernel *host_entry_of(const FusedElementwise &region) {
+  if (region.generated)
+    return region.generated.get();
+  return region.gpu ? region.gpu->host_build.get() : nullptr;
+}
+
 std::vector<std::shared_ptr<const HostObject>> host_objects_of(const Program &program) {
   std::vector<std::shared_ptr<const HostObject>> objects;
   std::set<const HostObject *> seen;
   for (const ProgramStep &step : program.steps)
-    if (step.fused && step.fused->generated && step.fused->generated->object &&
-        seen.insert(step.fused->generated->object.get()).second)
-      objects.push_back(step.fused->generated->object);
+    if (const GeneratedKernel *code = step.fused ? host_entry_of(*step.fused) : nullptr)
+      if (code->object && seen.insert(code->object.get()).second)
+        objects.push_back(code->object);
   return objects;
 }
 

@@ -24,7 +24,12 @@
 
 namespace dlc {
 
-/// The objects the fused host regions of `program` run code from, each once.
+/// The host code of a fused region: its generated host kernel, or on a GPU the host
+/// build of its generated GPU kernel (emulated GPUs run it); null when it has none.
+const GeneratedKernel *host_entry_of(const FusedElementwise &region);
+
+/// The objects the fused regions of `program` run host code from (host_entry_of), each
+/// once.
 std::vector<std::shared_ptr<const HostObject>> host_objects_of(const Program &program);
 
 /// `objects` linked into one shared object (with libm); its bytes, or "" with `error`

@@ -108,12 +108,96 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
       return signalPassFailure();
     if (!*runnable)
       return;
-    if (foldBatchNorm)
+    if (foldBatchNorm) {
       foldBatchNorms(function);
+      foldBatchNormsIntoConsumers(function);
+    }
     if (epilogues)
       foldEpilogues(function);
     if (elementwise)
       groupElementwise(function);
+  }
+
+  /// gamma * rsqrt(var + epsilon), per channel: what an inference batch_norm multiplies
+  /// by (`placed` gives each new op the norm's device).
+  template <typename Placed> Value normScale(OpBuilder &b, BatchNormOp norm, Placed placed) {
+    Location loc = norm.getLoc();
+    auto channels = cast<RankedTensorType>(norm.getGamma().getType());
+    auto scalarType = RankedTensorType::get({}, channels.getElementType());
+    Value epsilon = b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(scalarType,
+                                    b.getFloatAttr(channels.getElementType(),
+                                                   norm.getEpsilon().convertToDouble())));
+    Value var = norm.getRunningStats()[1];
+    Value inverse = placed(b.create<RsqrtOp>(loc, placed(b.create<AddOp>(loc, var, epsilon))));
+    return placed(b.create<MulOp>(loc, norm.getGamma(), inverse));
+  }
+
+  /// Whether `norm` is an inference batch_norm over axis 1 of a float32 tensor whose
+  /// statistics outputs nobody reads.
+  static bool foldableNorm(BatchNormOp norm) {
+    return !norm.getTraining() && norm.getRunningStats().size() == 2 && norm.getAxis() == 1 &&
+           isF32Tensor(norm.getType(0)) &&
+           llvm::all_of(norm.getBatchStats(), [](Value v) { return v.use_empty(); });
+  }
+
+  /// A convolution that reads `value` as its input with no padding (so every window sees
+  /// only normalized values), one group, on `device`.
+  static bool unpaddedConsumer(OpOperand &use, Attribute device) {
+    auto conv = dyn_cast<Conv2DOp>(use.getOwner());
+    return conv && use.getOperandNumber() == 0 && conv.getGroups() == 1 &&
+           llvm::all_of(conv.getPadding(), [](int64_t p) { return p == 0; }) &&
+           deviceOf(conv) == device;
+  }
+
+  /// batch_norm (inference) -> conv2d without padding becomes conv2d on the norm's input:
+  /// the norm is x * scale + shift per input channel (shift = beta - mean * scale), so
+  /// the weights take scale along their input channels and the bias gains the sum of the
+  /// weights times shift. (With padding the border windows would see zeros where the
+  /// norm gave shift: not the same function.) MaxPool -> BatchNorm -> Conv2D, the seed's
+  /// blocks, runs one pass over the activations fewer.
+  void foldBatchNormsIntoConsumers(func::FuncOp function) {
+    SmallVector<BatchNormOp> norms;
+    function.walk([&](BatchNormOp norm) {
+      Value out = norm.getResult(0);
+      if (foldableNorm(norm) && !out.use_empty() &&
+          llvm::all_of(out.getUses(),
+                       [&](OpOperand &use) { return unpaddedConsumer(use, deviceOf(norm)); }))
+        norms.push_back(norm);
+    });
+    for (BatchNormOp norm : norms) {
+      OpBuilder b(norm);
+      Location loc = norm.getLoc();
+      Attribute device = deviceOf(norm);
+      auto placed = [&](Operation *op) {
+        if (device)
+          op->setAttr(DLCDialect::getDeviceAttrName(), device);
+        return op->getResult(0);
+      };
+      Value scale = normScale(b, norm, placed);
+      Value shift = placed(b.create<SubOp>(
+          loc, norm.getBeta(),
+          placed(b.create<MulOp>(loc, norm.getRunningStats()[0], scale))));
+      auto channels = cast<RankedTensorType>(scale.getType());
+      auto rowType = RankedTensorType::get({1, channels.getDimSize(0), 1, 1},
+                                           channels.getElementType());
+      Value scaleRow = placed(b.create<ReshapeOp>(loc, rowType, scale));
+      Value shiftRow = placed(b.create<ReshapeOp>(loc, rowType, shift));
+      for (OpOperand &use : llvm::make_early_inc_range(norm.getResult(0).getUses())) {
+        auto conv = cast<Conv2DOp>(use.getOwner());
+        b.setInsertionPoint(conv);
+        Value weight = placed(b.create<MulOp>(loc, conv.getWeight(), scaleRow));
+        Value shifted = placed(b.create<MulOp>(loc, conv.getWeight(), shiftRow));
+        Value added = placed(b.create<ReduceOp>(loc, ReduceKind::sum, shifted,
+                                                b.getDenseI64ArrayAttr({1, 2, 3}), false));
+        Value bias = conv.getBias() ? placed(b.create<AddOp>(loc, conv.getBias(), added)) : added;
+        Operation *folded = b.clone(*conv);
+        folded->setOperands({norm.getInput(), weight, bias});
+        conv.getResult().replaceAllUsesWith(folded->getResult(0));
+        conv->erase();
+      }
+      norm->erase();
+    }
   }
 
   /// conv2d -> batch_norm (inference) becomes conv2d with scaled weights and a new bias.
@@ -136,15 +220,8 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
           op->setAttr(DLCDialect::getDeviceAttrName(), device);
         return op->getResult(0);
       };
-      auto channels = cast<RankedTensorType>(norm.getGamma().getType());
-      auto scalarType = RankedTensorType::get({}, channels.getElementType());
-      Value epsilon = b.create<ConstantOp>(
-          loc, DenseElementsAttr::get(scalarType,
-                                      b.getFloatAttr(channels.getElementType(),
-                                                     norm.getEpsilon().convertToDouble())));
-      Value mean = norm.getRunningStats()[0], var = norm.getRunningStats()[1];
-      Value inverse = placed(b.create<RsqrtOp>(loc, placed(b.create<AddOp>(loc, var, epsilon))));
-      Value scale = placed(b.create<MulOp>(loc, norm.getGamma(), inverse));
+      Value mean = norm.getRunningStats()[0];
+      Value scale = normScale(b, norm, placed);
       auto weightType = cast<RankedTensorType>(conv.getWeight().getType());
       auto columnType = RankedTensorType::get({weightType.getDimSize(0), 1, 1, 1},
                                               weightType.getElementType());

@@ -178,3 +178,55 @@ func.func @conv_batch_norm_training(%x: tensor<2x3x8x8xf32>, %w: tensor<8x3x3x3x
   %n:3 = dlc.batch_norm %c, %g, %g {training} : (tensor<2x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x6x6xf32>, tensor<8xf32>, tensor<8xf32>)
   return %n#0 : tensor<2x8x6x6xf32>
 }
+
+// -----
+
+// Inference BatchNorm before convolutions without padding folds into them: it is
+// x * scale + shift per input channel (shift = beta - mean * scale), so each weight
+// takes scale along its input channels and the bias gains the sum of the weights times
+// shift; the convolutions then read the norm's input.
+// FOLD-LABEL: func.func @batch_norm_conv
+// FOLD: %[[INV:.*]] = dlc.rsqrt
+// FOLD: %[[SCALE:.*]] = dlc.mul %arg2, %[[INV]]
+// FOLD: %[[MS:.*]] = dlc.mul %arg4, %[[SCALE]]
+// FOLD: %[[SHIFT:.*]] = dlc.sub %arg3, %[[MS]]
+// FOLD: %[[SROW:.*]] = dlc.reshape %[[SCALE]] : tensor<4xf32> to tensor<1x4x1x1xf32>
+// FOLD: %[[TROW:.*]] = dlc.reshape %[[SHIFT]] : tensor<4xf32> to tensor<1x4x1x1xf32>
+// FOLD: %[[W:.*]] = dlc.mul %arg6, %[[SROW]] : (tensor<8x4x2x2xf32>, tensor<1x4x1x1xf32>) -> tensor<8x4x2x2xf32>
+// FOLD: %[[WT:.*]] = dlc.mul %arg6, %[[TROW]]
+// FOLD: %[[SUM:.*]] = dlc.reduce sum %[[WT]] {axes = array<i64: 1, 2, 3>} : (tensor<8x4x2x2xf32>) -> tensor<8xf32>
+// FOLD: %[[B:.*]] = dlc.add %arg7, %[[SUM]]
+// FOLD: dlc.conv2d %arg0, %[[W]], %[[B]]
+// FOLD: %[[W2:.*]] = dlc.mul %arg6, %[[SROW]]
+// FOLD: %[[WT2:.*]] = dlc.mul %arg6, %[[TROW]]
+// FOLD: %[[SUM2:.*]] = dlc.reduce sum %[[WT2]]
+// FOLD: dlc.conv2d %arg0, %[[W2]], %[[SUM2]] {stride
+// FOLD-NOT: dlc.batch_norm
+// FOLD: return
+func.func @batch_norm_conv(%x: tensor<2x4x9x9xf32>, %unused: tensor<4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>,
+                           %m: tensor<4xf32>, %v: tensor<4xf32>, %w: tensor<8x4x2x2xf32>, %c: tensor<8xf32>)
+    -> (tensor<2x8x8x8xf32>, tensor<2x8x4x4xf32>) {
+  %n = dlc.batch_norm %x, %g, %b, %m, %v : (tensor<2x4x9x9xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x9x9xf32>
+  %y = dlc.conv2d %n, %w, %c : (tensor<2x4x9x9xf32>, tensor<8x4x2x2xf32>, tensor<8xf32>) -> tensor<2x8x8x8xf32>
+  %z = dlc.conv2d %n, %w {stride = array<i64: 2, 2>} : (tensor<2x4x9x9xf32>, tensor<8x4x2x2xf32>) -> tensor<2x8x4x4xf32>
+  return %y, %z : tensor<2x8x8x8xf32>, tensor<2x8x4x4xf32>
+}
+
+// A padded convolution's border windows would see zeros where the norm gave shift,
+// and any other reader needs the normalized values: the norm stays.
+// FOLD-LABEL: func.func @batch_norm_padded_conv
+// FOLD: dlc.batch_norm
+// FOLD-LABEL: func.func @batch_norm_other_reader
+// FOLD: dlc.batch_norm
+func.func @batch_norm_padded_conv(%x: tensor<2x4x9x9xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>, %w: tensor<8x4x3x3xf32>)
+    -> tensor<2x8x9x9xf32> {
+  %n = dlc.batch_norm %x, %g, %g, %m, %m : (tensor<2x4x9x9xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x9x9xf32>
+  %y = dlc.conv2d %n, %w {padding = array<i64: 1, 1>} : (tensor<2x4x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x9x9xf32>
+  return %y : tensor<2x8x9x9xf32>
+}
+func.func @batch_norm_other_reader(%x: tensor<2x4x9x9xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>, %w: tensor<8x4x2x2xf32>)
+    -> (tensor<2x8x8x8xf32>, tensor<2x4x9x9xf32>) {
+  %n = dlc.batch_norm %x, %g, %g, %m, %m : (tensor<2x4x9x9xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x9x9xf32>
+  %y = dlc.conv2d %n, %w : (tensor<2x4x9x9xf32>, tensor<8x4x2x2xf32>) -> tensor<2x8x8x8xf32>
+  return %y, %n : tensor<2x8x8x8xf32>, tensor<2x4x9x9xf32>
+}
