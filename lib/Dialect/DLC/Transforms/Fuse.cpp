@@ -118,6 +118,16 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
       groupElementwise(function);
   }
 
+  /// Gives an op the device of `anchor` (when it has one) and returns its result: the
+  /// ops a folding creates run where the folded op did.
+  static auto placedLike(Operation *anchor) {
+    return [device = deviceOf(anchor)](Operation *op) {
+      if (device)
+        op->setAttr(DLCDialect::getDeviceAttrName(), device);
+      return op->getResult(0);
+    };
+  }
+
   /// gamma * rsqrt(var + epsilon), per channel: what an inference batch_norm multiplies
   /// by (`placed` gives each new op the norm's device).
   template <typename Placed> Value normScale(OpBuilder &b, BatchNormOp norm, Placed placed) {
@@ -168,12 +178,7 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
     for (BatchNormOp norm : norms) {
       OpBuilder b(norm);
       Location loc = norm.getLoc();
-      Attribute device = deviceOf(norm);
-      auto placed = [&](Operation *op) {
-        if (device)
-          op->setAttr(DLCDialect::getDeviceAttrName(), device);
-        return op->getResult(0);
-      };
+      auto placed = placedLike(norm);
       Value scale = normScale(b, norm, placed);
       Value shift = placed(b.create<SubOp>(
           loc, norm.getBeta(),
@@ -214,12 +219,7 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
       auto conv = norm.getInput().getDefiningOp<Conv2DOp>();
       OpBuilder b(norm);
       Location loc = norm.getLoc();
-      Attribute device = deviceOf(norm);
-      auto placed = [&](Operation *op) {
-        if (device)
-          op->setAttr(DLCDialect::getDeviceAttrName(), device);
-        return op->getResult(0);
-      };
+      auto placed = placedLike(norm);
       Value mean = norm.getRunningStats()[0];
       Value scale = normScale(b, norm, placed);
       auto weightType = cast<RankedTensorType>(conv.getWeight().getType());
