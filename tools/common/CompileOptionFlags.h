@@ -28,8 +28,9 @@ inline llvm::cl::opt<bool> prepareParametersFlag(
     llvm::cl::cat(compileOptionFlags));
 inline llvm::cl::opt<std::string> convAlgorithmsFlag(
     "conv-algorithms",
-    llvm::cl::desc("how 3x3 CPU convolutions compute: auto (Winograd where the weights "
-                   "stay prepared, the default), timed (the faster of direct and Winograd "
+    llvm::cl::desc("how 3x3 CPU convolutions compute: auto (Winograd for large enough "
+                   "ones whose weights stay prepared, or training's with 32 output tiles; "
+                   "the default), timed (the faster of direct and Winograd "
                    "on this machine), winograd or direct"),
     llvm::cl::value_desc("choice"), llvm::cl::cat(compileOptionFlags));
 inline llvm::cl::opt<bool> generatedKernelsFlag(

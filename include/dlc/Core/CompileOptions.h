@@ -33,8 +33,9 @@ struct CompileOptions {
   /// folding, constants) done once and kept until a parameter changes
   /// (DLC_PREPARE_PARAMETERS=0: done on every call, the path before it).
   bool prepare_parameters = true;
-  /// dlc-choose-conv-algorithms: "auto" (Winograd for the 3x3 convolutions whose
-  /// weights stay prepared between runs: prediction), "timed" (each 3x3 convolution
+  /// dlc-choose-conv-algorithms: "auto" (Winograd for the 3x3 convolutions with 16
+  /// channels each way and 10 million multiply-accumulates whose weights stay prepared
+  /// between runs, prediction, or that have 32 output tiles of 4x4), "timed" (each 3x3 convolution
   /// shape timed with oneDNN's direct and Winograd kernels at compile time, the faster
   /// recorded; processes may then choose differently), "winograd" (wherever the shape
   /// allows) or "direct" (DLC_CONV_ALGORITHMS=direct: the path before the pass).

@@ -107,8 +107,9 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::init(true)};
   Option<std::string> convAlgorithms{
       *this, "conv-algorithms",
-      llvm::cl::desc("dlc-choose-conv-algorithms: auto (default: Winograd where the weights "
-                     "stay prepared), timed (without the runtime's kernels, as in dlc-opt, "
+      llvm::cl::desc("dlc-choose-conv-algorithms: auto (default: Winograd for large enough "
+                     "convolutions whose weights stay prepared or that have 32 output "
+                     "tiles), timed (without the runtime's kernels, as in dlc-opt, "
                      "every convolution stays direct), winograd or direct"),
       llvm::cl::init("auto")};
   Option<bool> generateKernels{
