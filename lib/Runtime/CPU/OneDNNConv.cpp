@@ -64,18 +64,6 @@ ConvDescs convDescs(const Conv2DGeometry &g, bool withBias, bool blocked) {
   return d;
 }
 
-/// A ReLU applied to the accumulator before the store (oneDNN's post-op): dlc-fuse's
-/// conv2d + relu epilogue in one pass over the output.
-dnnl::primitive_attr reluEpilogue(bool relu) {
-  dnnl::primitive_attr attr;
-  if (relu) {
-    dnnl::post_ops ops;
-    ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
-    attr.set_post_ops(ops);
-  }
-  return attr;
-}
-
 dnnl::convolution_forward::primitive_desc forwardPd(const ConvDescs &d, prop_kind kind,
                                                     algorithm alg, bool relu = false) {
   dnnl::convolution_forward::desc desc(kind, alg, d.srcAny, d.weightsAny, d.bias, d.dstAny,

@@ -108,6 +108,18 @@ inline dnnl::memory::desc f32Desc(const dnnl::memory::dims &dims,
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
 }
 
+/// With `relu`, a ReLU applied to the accumulator before the store (oneDNN's post-op):
+/// dlc-fuse's conv2d + relu and dense + relu epilogues in one pass over the output.
+inline dnnl::primitive_attr reluEpilogue(bool relu) {
+  dnnl::primitive_attr attr;
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
 /// oneDNN's format tag of a 4-D activation in `layout` (dlc/Core/Layout.h).
 inline dnnl::memory::format_tag activationTag(Layout layout) {
   using tag = dnnl::memory::format_tag;

@@ -341,8 +341,10 @@ std::vector<DenseCase> denseCases() {
       {"M1K7U3", 1, 7, 3},
       {"M5K13U11", 5, 13, 11},
       {"M4K33U17", 4, 33, 17},
-      // The LeafNetwork's first dense layer (flattened 128x13x13 -> 100) at batch 1.
+      // The LeafNetwork's first dense layer (flattened 128x13x13 -> 100) at batch 1 and
+      // 32 (where the matmul form is the faster one on AVX-512 machines).
       {"LeafDense1Batch1", 1, 128 * 13 * 13, 100},
+      {"LeafDense1Batch32", 32, 128 * 13 * 13, 100},
   };
 }
 
@@ -363,6 +365,23 @@ TEST_P(DenseVsReference, Forward) {
   EXPECT_TRUE(allClose(got, want, kTolerance)) << "relu epilogue";
   for (float v : want)
     ASSERT_GE(v, 0.f);
+}
+
+// dense_forward keeps the faster of two forms per shape; each is checked on its own.
+TEST_P(DenseVsReference, ForwardInBothForms) {
+  const auto &[name, M, K, units] = GetParam();
+  auto x = randomTensor(M * K, 51), w = randomTensor(units * K, 52), b = randomTensor(units, 53);
+  for (onednn::DenseForm form : {onednn::DenseForm::inner_product, onednn::DenseForm::matmul}) {
+    const char *what = form == onednn::DenseForm::matmul ? "matmul" : "inner product";
+    for (bool relu : {false, true})
+      for (const float *bias : {static_cast<const float *>(b.data()), static_cast<const float *>(nullptr)}) {
+        std::vector<float> want(M * units), got(M * units, -7.0f);
+        ref::dense_forward(M, K, units, x.data(), w.data(), bias, want.data(), relu);
+        onednn::dense_forward_as(form, M, K, units, x.data(), w.data(), bias, got.data(), relu);
+        EXPECT_TRUE(allClose(got, want, kTolerance))
+            << what << (relu ? ", relu" : "") << (bias ? ", bias" : "");
+      }
+  }
 }
 
 TEST_P(DenseVsReference, Backward) {

@@ -138,6 +138,13 @@ Layout preferred_blocked_layout();
 
 /// Number of primitives in the calling thread's cache (for tests of the cache).
 int64_t cached_primitive_count();
+
+/// The two ways dense_forward can compute (it times both once per shape and keeps the
+/// faster): oneDNN's inner product, or its matmul reading w (units, K) transposed in
+/// place. For tests, which check each against the reference.
+enum class DenseForm { inner_product, matmul };
+void dense_forward_as(DenseForm form, int64_t M, int64_t K, int64_t units, const float *x,
+                      const float *w, const float *b, float *y, bool relu = false);
 } // namespace onednn
 
 namespace direct {
