@@ -92,13 +92,22 @@ void dense_forward_as(DenseForm form, int64_t M, int64_t K, int64_t units, const
 void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
                    const float *b, float *y, bool relu) {
   const bool withBias = b != nullptr;
+  // Below a million multiply-accumulates both take microseconds, and timing them would
+  // only pick by noise (and two processes could compute different bits): the inner
+  // product then.
+  constexpr int64_t kTimedWork = 1'000'000;
   std::vector<std::function<void(CachedKernel &)>> builds;
   for (DenseForm form : {DenseForm::inner_product, DenseForm::matmul})
-    builds.push_back([=](CachedKernel &k) { buildForward(k, form, M, K, units, withBias, relu); });
+    if (form == DenseForm::inner_product || M * K * units >= kTimedWork)
+      builds.push_back(
+          [=](CachedKernel &k) { buildForward(k, form, M, K, units, withBias, relu); });
+  // One choice for the layer with and without its ReLU epilogue: an eager Dense and
+  // ReLU then compute as the compiled dense + relu step does, number for number.
   CachedKernel &kernel =
       cachedFastestKernel(forwardKey("dense_forward", M, K, units, withBias, relu), builds,
                           withBias ? std::initializer_list<const void *>{x, w, b, y}
-                                   : std::initializer_list<const void *>{x, w, y});
+                                   : std::initializer_list<const void *>{x, w, y},
+                          forwardKey("dense_forward", M, K, units, withBias, false));
   if (withBias)
     kernel.run({x, w, b, y});
   else
