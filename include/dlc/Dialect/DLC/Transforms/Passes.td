@@ -163,7 +163,7 @@ def DLCChooseConvAlgorithms : Pass<"dlc-choose-conv-algorithms", "mlir::ModuleOp
     of a ResNet at batch 1 to 32. Every other candidate (training's forward and both
     gradients) takes it when it has at least 32 output tiles of 4x4 (batch x
     ceil(OH/4) x ceil(OW/4)): oneDNN's training kernels transform the weights inside, in
-    parallel, and there ran 1.2-2.8x faster than direct, but lost with fewer tiles (512
+    parallel, and there ran 1.2-2.7x faster than direct, but lost with fewer tiles (512
     channels of 7x7 at batch 4). In a forward recorded for training the candidates'
     weights are no longer kept (the trainer changes them every step; kept, a Winograd
     convolution would run the inference kernel, whose transform costs up to 130 ms per
