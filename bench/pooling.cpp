@@ -5,9 +5,11 @@
 // First the bandwidth: y = 1.5 * x over 256 MiB with OpenMP on every thread (STREAM's
 // "scale"), counted as the bytes read and written. Then the LeafNetwork's three max
 // poolings (4x4 windows, stride 2) at BATCH, forward, backward and backward with the
-// ReLU's gradient folded in, in the blocked layout this CPU's kernels use and in plain
+// ReLU's gradient folded in, and the indexed pair compiled training steps run (the
+// forward also writes a byte per output; the backward reads them and dy, not x), in the blocked layout this CPU's kernels use and in plain
 // NCHW, on 64-byte aligned memory as the allocator gives it: each line says the time,
-// the bytes the op must move (forward x and y; backward x, dy and dx) and the ratio of
+// the bytes the op must move (forward x and y; backward x, dy and dx; the indexed
+// ones the bytes too, and no x) and the ratio of
 // the time to moving those bytes at the measured bandwidth (1.0 = memory speed).
 //
 //===----------------------------------------------------------------------===//
@@ -104,6 +106,19 @@ int main(int argc, char **argv) {
                cpu_kernels::direct::max_pool2d_backward(g, x, dy, dx, /*reluGrad=*/true);
              }),
              backwardBytes, bandwidth);
+      // The compiled step's pair: the forward also writes a byte per output, the
+      // backward reads those bytes and dy instead of x.
+      auto codes = allocate(cpu(0), size_t(out));
+      uint8_t *indices = static_cast<uint8_t *>(codes->data());
+      report("max_pool2d_indexed", g, bestOf([&] {
+               cpu_kernels::direct::max_pool2d_indexed_forward(g, x, y, indices);
+             }),
+             forwardBytes + double(out), bandwidth);
+      report("max_pool2d_backward_indexed_relu", g, bestOf([&] {
+               cpu_kernels::direct::max_pool2d_indexed_backward(g, indices, dy, dx,
+                                                                /*reluGrad=*/true);
+             }),
+             double(in + out) * 4 + double(out), bandwidth);
     }
   }
   return 0;

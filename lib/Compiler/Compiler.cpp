@@ -151,6 +151,7 @@ public:
     mlir::dlc::CompilerPipelineOptions pipelineOptions;
     pipelineOptions.fuse = options.fuse;
     pipelineOptions.prepareParameters = options.prepare_parameters;
+    pipelineOptions.poolIndices = options.pool_indices;
     pipelineOptions.convAlgorithms = options.conv_algorithms;
     pipelineOptions.convTimer = hostConvTimer();
     Layout blocked = options.blocked_layout.value_or(Layout::plain);
@@ -202,12 +203,21 @@ std::string compile(const std::vector<const Graph *> &graphs, CompiledModule &ou
   if (!error.empty())
     return error;
   out.programs.clear();
+  out.saved_results.clear();
   for (const Graph *graph : graphs) {
     func::FuncOp function = compilation.function(graph->name);
     std::shared_ptr<Program> program = function ? lowerTimed(function, options, error) : nullptr;
     if (!program)
       return function ? error : "hybridize: function @" + graph->name + " vanished";
     out.programs.push_back(std::move(program));
+    std::vector<int> saved;
+    for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+      auto source = function.getArgAttrOfType<ArrayAttr>(
+          i, mlir::dlc::DLCDialect::getSavedFromAttrName());
+      auto result = source && source.size() == 2 ? dyn_cast<IntegerAttr>(source[1]) : nullptr;
+      saved.push_back(result ? int(result.getInt()) : -1);
+    }
+    out.saved_results.push_back(std::move(saved));
   }
   return "";
 }

@@ -107,13 +107,13 @@ LayoutPlan followActivation(const std::vector<Layout> &current,
   return plan;
 }
 
-// (x) -> y
+// (x) -> y[, indices]
 LayoutPlan maxPoolLayouts(const std::vector<Layout> &current, const std::vector<TensorMeta> &in,
                           const std::vector<TensorMeta> &out, const Attrs &, Layout allow) {
-  return followActivation(current, in, out, 0, {}, 1, allow);
+  return followActivation(current, in, out, 0, {}, out.size(), allow);
 }
 
-// (dy, x) -> dx
+// (dy, x) -> dx, and (dy, indices) -> dx
 LayoutPlan maxPoolBackwardLayouts(const std::vector<Layout> &current,
                                   const std::vector<TensorMeta> &in,
                                   const std::vector<TensorMeta> &out, const Attrs &, Layout allow) {

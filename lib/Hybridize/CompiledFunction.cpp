@@ -283,8 +283,21 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
   if (!error.empty())
     throw Error(name + ": " + error);
   signature->forward = module.programs[0];
-  if (withGrad)
+  if (withGrad) {
     signature->backward = module.programs[1];
+    // Saved values the pipeline added (a pooling's indices): bound to the forward's
+    // results they name, after the traced ones.
+    const std::vector<int> &saved = module.saved_results[1];
+    for (size_t i = signature->backward_args.size(); i < saved.size(); ++i) {
+      if (saved[i] < 0 || size_t(saved[i]) >= signature->forward->results.size())
+        throw Error(name + ": internal error: the compiled backward's argument #" +
+                    std::to_string(i) + " is no result of the forward");
+      Binding binding;
+      binding.source = Source::forward_result;
+      binding.index = saved[i];
+      signature->backward_args.push_back(std::move(binding));
+    }
+  }
 
   texts.traced_ir = module.traced_ir;
   texts.compiled_ir = module.ir;

@@ -26,6 +26,11 @@ inline llvm::cl::opt<bool> prepareParametersFlag(
     llvm::cl::desc("do work that reads only parameters once and keep it until they change "
                    "(false: on every call)"),
     llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<bool> poolIndicesFlag(
+    "pool-indices",
+    llvm::cl::desc("let max pooling's gradient read where the forward found each maximum "
+                   "(false: find the maxima again in the pooling's input)"),
+    llvm::cl::cat(compileOptionFlags));
 inline llvm::cl::opt<std::string> convAlgorithmsFlag(
     "conv-algorithms",
     llvm::cl::desc("how 3x3 CPU convolutions compute: auto (Winograd for large enough "
@@ -71,6 +76,8 @@ inline CompileOptions compileOptionsFromFlags() {
     options.fuse = fuseFlag;
   if (given(prepareParametersFlag))
     options.prepare_parameters = prepareParametersFlag;
+  if (given(poolIndicesFlag))
+    options.pool_indices = poolIndicesFlag;
   if (given(convAlgorithmsFlag))
     options.conv_algorithms = checked_conv_algorithms(convAlgorithmsFlag, "--conv-algorithms");
   if (given(generatedKernelsFlag))

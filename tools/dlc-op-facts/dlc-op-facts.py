@@ -85,7 +85,7 @@ def attribute_kind(all_records, definition):
 
 def spell_default(kind, text):
     text = text.strip()
-    if kind == "boolean":
+    if kind in ("boolean", "flag"):
         if text not in ("true", "false"):
             fail("a boolean default must be true or false, not %r" % text)
         return text
@@ -179,12 +179,13 @@ def generate(all_records):
     lines.append("")
     for mnemonic, _, _, _, attributes, _, _, _ in ops:
         facts = [(n, k, d) for n, k, d in attributes if d is not None and k in
-                 ("boolean", "integer", "real")]
+                 ("boolean", "flag", "integer", "real")]
         if not facts:
             continue
         lines.append("namespace dlc::op_attrs::%s {" % mnemonic)
         for name, kind, default in facts:
-            cpp_type = {"boolean": "bool", "integer": "int64_t", "real": "double"}[kind]
+            cpp_type = {"boolean": "bool", "flag": "bool", "integer": "int64_t",
+                        "real": "double"}[kind]
             lines.append("inline constexpr AttrFact<%s> %s{\"%s\", %s};" %
                          (cpp_type, name, name, spell_default(kind, default)))
         lines.append("} // namespace dlc::op_attrs::%s" % mnemonic)

@@ -95,6 +95,7 @@ TEST(CompileOptions, TheKeyHoldsWhatChangesTheProgramAndNotTiming) {
   for (auto change : std::initializer_list<void (*)(CompileOptions &)>{
            [](CompileOptions &o) { o.fuse = false; },
            [](CompileOptions &o) { o.prepare_parameters = false; },
+           [](CompileOptions &o) { o.pool_indices = false; },
            [](CompileOptions &o) { o.conv_algorithms = "direct"; },
            [](CompileOptions &o) { o.generated_kernels = false; },
            [](CompileOptions &o) { o.cuda_graphs = false; },

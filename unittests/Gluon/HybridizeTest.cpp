@@ -31,14 +31,18 @@ void finishInitialization(leafnet::LeafNetwork &net, const Device &device) {
 }
 
 /// One forward + loss + backward of a fresh LeafNetwork (same initial values for the
-/// same seed) on `devices`, seed-style; eager or hybridized.
+/// same seed) on `devices`, seed-style; eager or hybridized (with `options`, and the
+/// compiled IR into `ir`, where given).
 StepResult leafStep(bool hybridize, bool training, const std::vector<Device> &devices,
-                    int64_t batch = 4) {
+                    int64_t batch = 4, const CompileOptions *options = nullptr,
+                    std::string *ir = nullptr) {
   np::random::seed(7);
   leafnet::LeafNetwork net;
   net.initialize(init::Xavier(), devices);
   finishInitialization(net, devices[0]);
-  if (hybridize)
+  if (hybridize && options)
+    net.hybridize(true, *options);
+  else if (hybridize)
     net.hybridize();
   loss::SoftmaxCrossEntropyLoss lossFn;
   Tensor images = randomTensor({batch, 3, 32, 32}, 11);
@@ -77,7 +81,17 @@ StepResult leafStep(bool hybridize, bool training, const std::vector<Device> &de
     EXPECT_EQ(net.compile_stats().compiles, int64_t(devices.size()))
         << "one compile per device signature";
   }
+  if (ir)
+    *ir = net.compiled()->compiled_ir();
   return result;
+}
+
+/// How often `what` occurs in `text`.
+int occurrences(const std::string &text, const std::string &what) {
+  int count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++count;
+  return count;
 }
 
 void expectSameStep(const StepResult &eager, const StepResult &compiled, const std::string &what) {
@@ -680,4 +694,23 @@ TEST(Hybridize, GeneratedMathIsWithinAFewUlpOfDouble) {
     EXPECT_LT(worst, 8) << "worst at x = " << (*c.inputs)[at] << ": " << got[at] << " vs "
                         << c.exact(double((*c.inputs)[at]));
   }
+}
+
+// dlc-keep-pool-indices: the training step's poolings write where each maximum was and
+// their gradients (the ReLU's folded in) read that instead of the activations, in the
+// layouts this CPU's kernels use. Off, the gradients find the maxima again. Both steps
+// compute the same numbers; the IR says which ran.
+TEST(Hybridize, PoolingIndicesTrainAsTheActivationsDo) {
+  CompileOptions on = compile_options_from_environment(), off = on;
+  on.pool_indices = true;
+  off.pool_indices = false;
+  std::string indexedIR, plainIR;
+  StepResult indexed = leafStep(true, true, {cpu(0)}, 4, &on, &indexedIR);
+  StepResult found = leafStep(true, true, {cpu(0)}, 4, &off, &plainIR);
+  expectSameStep(found, indexed, "pool indices");
+  for (const char *op : {"dlc.max_pool2d_indexed ", "dlc.max_pool2d_backward_indexed "})
+    EXPECT_EQ(occurrences(indexedIR, op), 3) << op << " in\n" << indexedIR;
+  EXPECT_EQ(occurrences(indexedIR, "dlc.max_pool2d_backward "), 0) << indexedIR;
+  EXPECT_EQ(occurrences(plainIR, "_indexed "), 0) << plainIR;
+  EXPECT_EQ(occurrences(plainIR, "dlc.max_pool2d_backward "), 3) << plainIR;
 }

@@ -23,6 +23,11 @@ struct CompiledModule {
   std::string traced_ir;  ///< the module as traced, before the pipeline
   std::string ir;         ///< after the pipeline: what was lowered
   std::vector<std::shared_ptr<Program>> programs; ///< one per graph, in order
+  /// Per program, per argument: the result of the first program it is saved from
+  /// (`dlc.saved_from`), or -1. The pipeline may append arguments to a backward (and
+  /// results to its forward) that the traced graphs did not have: dlc-keep-pool-indices'
+  /// indices.
+  std::vector<std::vector<int>> saved_results;
 };
 
 /// Every entry compiles as `options` say (dlc/Core/CompileOptions.h) and reads nothing

@@ -11,7 +11,7 @@
 
 namespace mlir::dlc {
 
-/// The dialect pipeline's options (fuse, blockedLayout, prepareParameters,
+/// The dialect pipeline's options (fuse, poolIndices, blockedLayout, prepareParameters,
 /// convAlgorithms and its timer), then code generation's.
 struct CompilerPipelineOptions : DLCPipelineOptions {
   /// dlc-outline-kernels and the lowering of @dlc_host_kernels to the LLVM dialect
@@ -51,7 +51,7 @@ void buildHostKernelsToLLVM(OpPassManager &pm);
 void registerCodeGenerationInterfaces(DialectRegistry &registry);
 
 /// Registers `--dlc-pipeline=cpu|cuda[,blocked-layouts=0][,blocked-layout=nChw8c]
-/// [,prepare-parameters=0][,generate-kernels=0][,cuda-toolkit=DIR][,cache-dir=DIR]`; `cuda-toolkit` defaults to
+/// [,prepare-parameters=0][,pool-indices=0][,generate-kernels=0][,cuda-toolkit=DIR][,cache-dir=DIR]`; `cuda-toolkit` defaults to
 /// `cudaToolkit`, which the tool registering it chose (dlc-opt: the environment's, as
 /// CompileOptions reads it); no cache unless one is named.
 void registerDLCPipelines(const std::string &cudaToolkit);

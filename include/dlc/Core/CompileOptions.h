@@ -33,6 +33,10 @@ struct CompileOptions {
   /// folding, constants) done once and kept until a parameter changes
   /// (DLC_PREPARE_PARAMETERS=0: done on every call, the path before it).
   bool prepare_parameters = true;
+  /// dlc-keep-pool-indices: a training forward's max pooling also writes where each
+  /// window's maximum was, and its gradient reads that instead of the pooling's input
+  /// (DLC_POOL_INDICES=0: the gradient finds the maxima again, the path before it).
+  bool pool_indices = true;
   /// dlc-choose-conv-algorithms: "auto" (Winograd for the 3x3 convolutions with 16
   /// channels each way and 10 million multiply-accumulates whose weights stay prepared
   /// between runs, prediction, or that have 32 output tiles of 4x4), "timed" (each 3x3 convolution
@@ -58,7 +62,7 @@ struct CompileOptions {
   /// Where generated host objects and PTX are kept between processes; "": not kept.
   std::string cache_dir;
 
-  /// "blocked-layout=nChw8c fuse=1 prepare-parameters=1 conv-algorithms=auto generated-kernels=1 cuda-graphs=1 cuda-toolkit=...
+  /// "blocked-layout=nChw8c fuse=1 prepare-parameters=1 pool-indices=1 conv-algorithms=auto generated-kernels=1 cuda-graphs=1 cuda-toolkit=...
   /// gpu-chip=sm_90 cache-dir=..." (an unset layout reads "process"): what
   /// DLC_COMPILE_TIMING prints.
   std::string str() const;
@@ -69,7 +73,7 @@ struct CompileOptions {
 };
 
 /// The options the documented environment variables ask for, read now:
-/// DLC_DISABLE_FUSION, DLC_PREPARE_PARAMETERS, DLC_CONV_ALGORITHMS, DLC_GENERATED_KERNELS, DLC_CUDA_GRAPHS, DLC_COMPILE_TIMING,
+/// DLC_DISABLE_FUSION, DLC_PREPARE_PARAMETERS, DLC_POOL_INDICES, DLC_CONV_ALGORITHMS, DLC_GENERATED_KERNELS, DLC_CUDA_GRAPHS, DLC_COMPILE_TIMING,
 /// DLC_GPU_CHIP, DLC_CACHE_DIR ("off": no cache; unset: dlc under $XDG_CACHE_HOME or
 /// ~/.cache) and the CUDA toolkit (the first holding libdevice of $DLC_CUDA_TOOLKIT, the
 /// toolkit dlc was configured with, $CUDA_HOME and /usr/local/cuda). The blocked layout

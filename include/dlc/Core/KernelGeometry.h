@@ -75,6 +75,16 @@ struct Pool2DGeometry {
   Layout layout = Layout::plain;
 };
 
+/// The code dlc.max_pool2d_indexed writes per output, one byte in the output's layout:
+/// the window's first maximum as its tap number (row-major within the window, padding
+/// counted: 0 .. kMaxIndexedPoolTaps - 1), with kNotPositive set where that maximum is
+/// not > 0 (the gradient of a ReLU before the pooling passes nothing there); kEmpty for
+/// a window that covers no input.
+namespace pool_index {
+constexpr uint8_t kTapMask = 0x7f, kNotPositive = 0x80, kEmpty = 0xff;
+} // namespace pool_index
+constexpr int64_t kMaxIndexedPoolTaps = 127;
+
 /// The geometry of a 2-D pooling from its (N,C,H,W) input, output and attributes.
 Pool2DGeometry pool_geometry(const Shape &x, const Shape &y, const Attrs &a);
 

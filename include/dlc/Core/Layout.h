@@ -42,9 +42,12 @@ constexpr Layout blocked_layout_of(int64_t channels) {
   return channels == 16 ? Layout::nChw16c : channels == 8 ? Layout::nChw8c : Layout::plain;
 }
 
-/// Whether a tensor of `shape` and `dtype` may take the blocked `layout`.
+/// Whether a tensor of `shape` and `dtype` may take the blocked `layout`: float32
+/// activations, and the uint8 indices a max pooling writes beside its output (in the
+/// output's layout; the pooling's kernels are the only ones that read them).
 inline bool blockable(const shape_rules::Shape &shape, DType dtype, Layout layout) {
-  return layout != Layout::plain && dtype == DType::f32 && shape.size() == 4 &&
+  return layout != Layout::plain && (dtype == DType::f32 || dtype == DType::u8) &&
+         shape.size() == 4 &&
          shape[1] > 0 && shape[1] % channel_block(layout) == 0 &&
          shape_rules::numElements(shape) > 0;
 }

@@ -105,6 +105,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("dlc-hoist-parameter-work: parameter-only work kept between runs "
                      "(default on)"),
       llvm::cl::init(true)};
+  Option<bool> poolIndices{
+      *this, "pool-indices",
+      llvm::cl::desc("dlc-keep-pool-indices: max pooling's gradient from the forward's "
+                     "indices (default on)"),
+      llvm::cl::init(true)};
   Option<std::string> convAlgorithms{
       *this, "conv-algorithms",
       llvm::cl::desc("dlc-choose-conv-algorithms: auto (default: Winograd for large enough "
@@ -139,7 +144,8 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
   PassPipelineRegistration<PipelineOptions>(
       "dlc-pipeline",
       "hybridize()'s pipeline: --dlc-pipeline=cpu or --dlc-pipeline=cuda (canonicalize, "
-      "dlc-place-devices, dlc-fuse, dlc-assign-layouts unless blocked-layouts=false, "
+      "dlc-place-devices, dlc-fuse, dlc-keep-pool-indices unless pool-indices=false, "
+      "dlc-assign-layouts unless blocked-layouts=false, "
       "dlc-hoist-parameter-work unless prepare-parameters=false, dlc-choose-conv-algorithms (conv-algorithms=auto|timed|winograd|direct), dlc-order-steps, dlc-plan-memory, then unless generate-kernels=false "
       "dlc-outline-kernels, @dlc_host_kernels lowered to the LLVM dialect and, on cuda, "
       "@dlc_gpu_kernels to PTX for gpu-chip)",
@@ -149,6 +155,7 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
         compiler.blockedLayout = options.blockedLayouts ? options.blockedLayout.getValue() : "";
         compiler.generateKernels = options.generateKernels;
         compiler.prepareParameters = options.prepareParameters;
+        compiler.poolIndices = options.poolIndices;
         compiler.convAlgorithms = options.convAlgorithms;
         compiler.gpuChip = options.gpuChip;
         compiler.hostBuildGpuKernels = options.hostBuildGpuKernels;

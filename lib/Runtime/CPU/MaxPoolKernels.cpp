@@ -26,7 +26,7 @@
 // by window in (oh, ow) order.
 //
 //===----------------------------------------------------------------------===//
-#include "dlc/Runtime/CPU/NNKernels.h"
+#include "MaxPoolWindows.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -34,44 +34,16 @@
 #include <limits>
 #include <vector>
 
-// The library targets baseline x86-64; the window loop has an AVX-512 version, chosen at
-// run time when the CPU has it (compilers do not vectorize the strided compare-and-blend
-// of a first-maximum search on their own).
-#if defined(__x86_64__) && defined(__GNUC__)
-#define DLC_MAXPOOL_AVX512 1
-#include <immintrin.h>
-#else
-#define DLC_MAXPOOL_AVX512 0
-#endif
-
 namespace dlc::cpu_kernels::direct {
 
 namespace {
 
+using namespace max_pool_windows;
+
 // Output columns computed together: one AVX-512 register of floats.
 constexpr int64_t kBlock = 16;
 
-bool portableOnly = false; // set by tests, to run the code non-AVX-512 machines run
 
-bool haveAvx512() {
-#if DLC_MAXPOOL_AVX512
-  static const bool have = __builtin_cpu_supports("avx512f");
-  return have && !portableOnly;
-#else
-  return false;
-#endif
-}
-
-/// A half-open range of input rows or columns, [begin, end).
-struct Span {
-  int64_t begin, end;
-};
-
-/// The input rows of output row `oh`'s windows.
-Span rowSpan(const Pool2DGeometry &g, int64_t oh) {
-  const int64_t first = oh * g.strideH - g.padH;
-  return {std::max<int64_t>(first, 0), std::min(first + g.kernelH, g.H)};
-}
 
 /// Output columns whose whole window lies inside the input: [begin, end).
 struct InteriorColumns {
@@ -293,11 +265,6 @@ template <typename PerPlane> void forEachPlane(const Pool2DGeometry &g, PerPlane
 // a plane is (n, channel block).
 //===----------------------------------------------------------------------===//
 
-/// The input columns of output column `ow`'s windows.
-Span columnSpan(const Pool2DGeometry &g, int64_t ow) {
-  const int64_t first = ow * g.strideW - g.padW;
-  return {std::max<int64_t>(first, 0), std::min(first + g.kernelW, g.W)};
-}
 
 /// Per lane, the pixel (ih * W + iw) of the first maximum of the window over
 /// `rows` x `cols` (both non-empty) and its value.
@@ -350,26 +317,6 @@ inline __attribute__((always_inline)) void blockedValuesLoop(const Pool2DGeometr
   }
 }
 
-/// Zeroes a blocked dx plane row by row, just before the windows of an output row first
-/// add to them: the rows a window scatters into are then in cache, and dx is written
-/// once instead of cleared whole (a plane of the LeafNetwork's first block is 1 MiB, more
-/// than the cache the scatter works in) and written again.
-template <int64_t Lanes> class RowsZeroedOnDemand {
-public:
-  RowsZeroedOnDemand(const Pool2DGeometry &g, float *plane) : g_(g), plane_(plane) {}
-  ~RowsZeroedOnDemand() { upTo(g_.H); } // rows no window reads
-  void upTo(int64_t row) {
-    if (row <= zeroed_)
-      return;
-    std::memset(plane_ + zeroed_ * g_.W * Lanes, 0, sizeof(float) * size_t((row - zeroed_) * g_.W * Lanes));
-    zeroed_ = row;
-  }
-
-private:
-  const Pool2DGeometry &g_;
-  float *plane_;
-  int64_t zeroed_ = 0;
-};
 
 #if DLC_MAXPOOL_AVX512
 /// blockedValuesLoop on AVX2 registers (8 lanes each), chosen at run time: GCC leaves
@@ -434,57 +381,8 @@ __attribute__((target("avx512f"))) void blockedValuesAvx512(const Pool2DGeometry
 }
 
 /// The backward of one nChw16c plane (blockedWindowMax on one register per tap), into
-/// `out`, which it zeroes as it goes. With `reluGrad` a window's gradient passes only
-/// where its maximum is > 0: the ReLU before the pooling, folded in.
-/// The rows of a blocked dx plane that windows still add to, in a ring of cache-resident
-/// rows: a row enters zeroed and leaves, once no later window reaches it, with streaming
-/// stores, so dx is written once, without first being read into the cache (the
-/// read-for-ownership of a plain store) and with no pass to clear it.
-class GradRowRing {
-public:
-  GradRowRing(const Pool2DGeometry &g, float *plane)
-      : g_(g), plane_(plane), rows_(g.kernelH + g.strideH),
-        rowFloats_(g.W * 16), aligned_(reinterpret_cast<uintptr_t>(plane) % 64 == 0) {
-    thread_local std::vector<float> ring;
-    ring.resize(size_t(rows_ * rowFloats_));
-    ring_ = ring.data();
-  }
-  ~GradRowRing() { flushUpTo(g_.H); }
-
-  /// The ring's copy of dx at (row, column): rows entered and not yet flushed only.
-  float *at(int64_t row, int64_t column) {
-    return ring_ + (row % rows_) * rowFloats_ + column * 16;
-  }
-  /// Makes rows up to `row` (exclusive) present, zeroed.
-  __attribute__((target("avx512f"))) void enterUpTo(int64_t row) {
-    for (; entered_ < row; ++entered_)
-      std::memset(at(entered_, 0), 0, sizeof(float) * size_t(rowFloats_));
-  }
-  /// Writes rows up to `row` (exclusive) to the plane: no window adds to them any more.
-  __attribute__((target("avx512f"))) void flushUpTo(int64_t row) {
-    enterUpTo(row); // rows no window covers are zeros
-    for (; flushed_ < row; ++flushed_) {
-      const float *from = at(flushed_, 0);
-      float *to = plane_ + flushed_ * rowFloats_;
-      if (!aligned_) {
-        std::memcpy(to, from, sizeof(float) * size_t(rowFloats_));
-        continue;
-      }
-      for (int64_t i = 0; i < rowFloats_; i += 16)
-        _mm512_stream_ps(to + i, _mm512_loadu_ps(from + i));
-    }
-    _mm_sfence();
-  }
-
-private:
-  const Pool2DGeometry &g_;
-  float *plane_;
-  int64_t rows_, rowFloats_;
-  bool aligned_;
-  float *ring_;
-  int64_t entered_ = 0, flushed_ = 0;
-};
-
+/// `out`, through a GradRowRing. With `reluGrad` a window's gradient passes only where
+/// its maximum is > 0: the ReLU before the pooling, folded in.
 __attribute__((target("avx512f"))) void blockedGradAvx512(const Pool2DGeometry &g,
                                                           const float *plane, const float *grad,
                                                           float *out, bool reluGrad) {
@@ -537,8 +435,7 @@ void blockedPlane(const Pool2DGeometry &g, const float *plane, const float *grad
   if (Lanes == 16 && haveAvx512())
     return grad ? blockedGradAvx512(g, plane, grad, out, reluGrad)
                 : blockedValuesAvx512(g, plane, out);
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (!grad && avx2 && !portableOnly)
+  if (!grad && haveAvx2())
     return blockedValuesAvx2<Lanes>(g, plane, out);
 #endif
   if (!grad)
@@ -562,15 +459,6 @@ void blockedPlane(const Pool2DGeometry &g, const float *plane, const float *grad
   }
 }
 
-/// Runs `perPlane(plane index)` over the N * C/Lanes planes of a blocked tensor, in
-/// parallel.
-template <int64_t Lanes, typename PerPlane>
-void forEachBlockedPlane(const Pool2DGeometry &g, PerPlane &&perPlane) {
-  const int64_t planes = g.N * (g.C / Lanes);
-#pragma omp parallel for schedule(static) if (planes > 1 && g.N * g.C * g.H * g.W >= (int64_t(1) << 15))
-  for (int64_t p = 0; p < planes; ++p)
-    perPlane(p);
-}
 
 template <int64_t Lanes> void blockedForward(const Pool2DGeometry &g, const float *x, float *y) {
   forEachBlockedPlane<Lanes>(g, [&](int64_t p) {
@@ -593,8 +481,8 @@ void blockedBackward(const Pool2DGeometry &g, const float *x, const float *dy, f
 bool max_pool2d_supported(const Pool2DGeometry &g) { return planeFitsInt32(g); }
 
 bool use_portable_code(bool portable) {
-  const bool before = portableOnly;
-  portableOnly = portable;
+  const bool before = max_pool_windows::portableOnly;
+  max_pool_windows::portableOnly = portable;
   return before;
 }
 
@@ -611,6 +499,31 @@ void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y) {
       float *out = y + (nc * g.OH + oh) * g.OW;
       for (int64_t ow = 0; ow < g.OW; ++ow)
         out[ow] = where[ow] < 0 ? 0.0f : best[ow];
+    }
+  });
+}
+
+void max_pool_windows::plainIndexedForward(const Pool2DGeometry &g, const float *x, float *y,
+                                           uint8_t *indices) {
+  const InteriorColumns interior = interiorColumns(g);
+  forEachPlane(g, [&](int64_t nc, float *best, int32_t *where) {
+    const float *plane = x + nc * g.H * g.W;
+    for (int64_t oh = 0; oh < g.OH; ++oh) {
+      rowMaxima(g, interior, plane, oh, best, where);
+      const int64_t o = (nc * g.OH + oh) * g.OW;
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        if (where[ow] < 0) {
+          y[o + ow] = 0.0f;
+          indices[o + ow] = pool_index::kEmpty;
+          continue;
+        }
+        y[o + ow] = best[ow];
+        const int32_t ih = where[ow] / int32_t(g.W); // 32-bit: a faster division
+        const int64_t kh = ih - (oh * g.strideH - g.padH),
+                      kw = where[ow] - ih * g.W - (ow * g.strideW - g.padW);
+        indices[o + ow] = uint8_t(kh * g.kernelW + kw) |
+                          (best[ow] > 0.0f ? uint8_t(0) : pool_index::kNotPositive);
+      }
     }
   });
 }

@@ -81,6 +81,21 @@ bool reluEpilogue(const KernelArgs &k) {
   return activation == "relu";
 }
 
+/// The indices of a max pooling: uint8, the shape and layout of `like` (its output or
+/// output gradient), windows of at most kMaxIndexedPoolTaps taps.
+void requireIndices(const TensorRef &indices, const TensorRef &like, const Pool2DGeometry &g,
+                    const char *op) {
+  if (indices.dtype != DType::u8 || indices.shape != like.shape || indices.layout != like.layout)
+    throw Error(std::string(op) + ": indices are " + dtype_name(indices.dtype) + " " +
+                shape_rules::str(indices.shape) + " (" + layout_name(indices.layout) +
+                "), expected uint8 " + shape_rules::str(like.shape) + " (" +
+                layout_name(like.layout) + ")");
+  if (g.kernelH * g.kernelW > kMaxIndexedPoolTaps)
+    throw Error(std::string(op) + ": a " + std::to_string(g.kernelH) + "x" +
+                std::to_string(g.kernelW) + " window has more taps than an index holds (" +
+                std::to_string(kMaxIndexedPoolTaps) + ")");
+}
+
 // Each op's kernels, written once over the two implementations.
 template <bool Fast> struct NN {
   // float32 inputs; and plain layouts for the reference, which reads NCHW only.
@@ -144,6 +159,30 @@ template <bool Fast> struct NN {
     (useDirectPool(k, g, "max_pool2d_backward") ? direct::max_pool2d_backward
                                                  : ref::max_pool2d_backward)(
         g, f32(k.inputs[1]), f32(k.inputs[0]), f32out(k.outputs[0]), reluEpilogue(k));
+  }
+  // (x) -> (y, indices): max_pool2d, and where each window's maximum was (pool_index)
+  static void maxPoolIndexed(const KernelArgs &k) {
+    check(k, "max_pool2d_indexed");
+    auto g = pool_geometry(k.inputs[0].shape, k.outputs[0].shape, *k.attrs);
+    g.layout = k.inputs[0].layout;
+    requireIndices(k.outputs[1], k.outputs[0], g, "max_pool2d_indexed");
+    (useDirectPool(k, g, "max_pool2d_indexed") ? direct::max_pool2d_indexed_forward
+                                                : ref::max_pool2d_indexed_forward)(
+        g, f32(k.inputs[0]), f32out(k.outputs[0]), k.outputs[1].as<uint8_t>());
+  }
+  // dx from (dy, indices); with `relu`, the gradient of the ReLU before the pooling
+  static void maxPoolBackwardIndexed(const KernelArgs &k) {
+    const TensorRef &dy = k.inputs[0], &indices = k.inputs[1], &dx = k.outputs[0];
+    requireF32(KernelArgs{{dy}, {dx}, k.attrs}, "max_pool2d_backward_indexed");
+    if (!Fast)
+      requirePlainLayouts(k, "max_pool2d_backward_indexed");
+    auto g = pool_geometry(dx.shape, dy.shape, *k.attrs);
+    g.layout = dx.layout;
+    requireIndices(indices, dy, g, "max_pool2d_backward_indexed");
+    (useDirectPool(k, g, "max_pool2d_backward_indexed") ? direct::max_pool2d_indexed_backward
+                                                         : ref::max_pool2d_indexed_backward)(
+        g, indices.as<const uint8_t>(), f32(dy), f32out(dx),
+        k.attrs->get(op_attrs::max_pool2d_backward_indexed::relu));
   }
   static void avgPool(const KernelArgs &k) {
     check(k, "avg_pool2d");
@@ -248,6 +287,10 @@ void dropout(const KernelArgs &k) {
 // another blocked layout).
 void reorderLayout(const KernelArgs &k) {
   const TensorRef &x = k.inputs[0], &y = k.outputs[0];
+  if (x.dtype != DType::f32 && x.layout != y.layout)
+    throw Error(std::string("reorder_layout: internal error: ") + dtype_name(x.dtype) + " " +
+                shape_rules::str(x.shape) + " from " + layout_name(x.layout) + " to " +
+                layout_name(y.layout) + ": only float32 tensors change layouts");
   if (x.layout == y.layout) {
     std::memcpy(y.data, x.data, size_t(x.numel()) * dtype_size(x.dtype));
     return;
@@ -335,6 +378,9 @@ void register_nn_kernels() {
       ops::conv2d_backward_filter);
   registerPair<NN<true>::maxPool, NN<false>::maxPool>(ops::max_pool2d);
   registerPair<NN<true>::maxPoolBackward, NN<false>::maxPoolBackward>(ops::max_pool2d_backward);
+  registerPair<NN<true>::maxPoolIndexed, NN<false>::maxPoolIndexed>(ops::max_pool2d_indexed);
+  registerPair<NN<true>::maxPoolBackwardIndexed, NN<false>::maxPoolBackwardIndexed>(
+      ops::max_pool2d_backward_indexed);
   registerPair<NN<true>::avgPool, NN<false>::avgPool>(ops::avg_pool2d);
   registerPair<NN<true>::avgPoolBackward, NN<false>::avgPoolBackward>(ops::avg_pool2d_backward);
   registerPair<NN<true>::batchNorm, NN<false>::batchNorm>(ops::batch_norm);

@@ -230,6 +230,54 @@ void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *d
     dx[i] = float(acc[i]);
 }
 
+// x is (N,C,H,W), y and indices are (N,C,OH,OW)
+void max_pool2d_indexed_forward(const Pool2DGeometry &g, const float *x, float *y,
+                                uint8_t *indices) {
+  if (g.kernelH * g.kernelW > kMaxIndexedPoolTaps)
+    throw Error("max_pool2d_indexed: a " + std::to_string(g.kernelH) + "x" +
+                std::to_string(g.kernelW) + " window has more taps than an index holds (" +
+                std::to_string(kMaxIndexedPoolTaps) + ")");
+  for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
+    const float *plane = x + nc * g.H * g.W;
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        const int64_t best = firstMaxInWindow(g, plane, oh, ow);
+        const int64_t o = (nc * g.OH + oh) * g.OW + ow;
+        y[o] = best < 0 ? 0.0f : plane[best];
+        if (best < 0) {
+          indices[o] = pool_index::kEmpty;
+          continue;
+        }
+        const int64_t kh = best / g.W - (oh * g.strideH - g.padH),
+                      kw = best % g.W - (ow * g.strideW - g.padW);
+        indices[o] = uint8_t(kh * g.kernelW + kw) | (plane[best] > 0.0f ? 0 : pool_index::kNotPositive);
+      }
+  }
+}
+
+// dy and indices are (N,C,OH,OW), dx is (N,C,H,W)
+void max_pool2d_indexed_backward(const Pool2DGeometry &g, const uint8_t *indices,
+                                 const float *dy, float *dx, bool reluGrad) {
+  std::vector<double> acc(g.N * g.C * g.H * g.W, 0.0);
+  for (int64_t nc = 0; nc < g.N * g.C; ++nc)
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        const int64_t o = (nc * g.OH + oh) * g.OW + ow;
+        const uint8_t code = indices[o];
+        if (code == pool_index::kEmpty || (reluGrad && (code & pool_index::kNotPositive)))
+          continue;
+        const int64_t tap = code & pool_index::kTapMask;
+        const int64_t ih = oh * g.strideH - g.padH + tap / g.kernelW,
+                      iw = ow * g.strideW - g.padW + tap % g.kernelW;
+        if (tap >= g.kernelH * g.kernelW || !inBounds(ih, g.H) || !inBounds(iw, g.W))
+          throw Error("max_pool2d_indexed_backward: index " + std::to_string(int(code)) +
+                      " of output " + std::to_string(o) + " names no input of its window");
+        acc[(nc * g.H + ih) * g.W + iw] += dy[o];
+      }
+  for (size_t i = 0; i < acc.size(); ++i)
+    dx[i] = float(acc[i]);
+}
+
 // x is (N,C,H,W), y is (N,C,OH,OW)
 void avg_pool2d_forward(const Pool2DGeometry &g, bool countIncludePad, const float *x,
                         float *y) {

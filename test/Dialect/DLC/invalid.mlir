@@ -527,6 +527,42 @@ func.func @max_pool_backward(%dy: tensor<1x8x3x3xf32>, %x: tensor<1x8x8x8xf32>) 
 
 // -----
 
+// max_pool2d_indexed: a byte names the tap, so a window has at most 127 taps.
+func.func @max_pool_indexed_window(%x: tensor<1x8x12x12xf32>) {
+  // expected-error @+1 {{'dlc.max_pool2d_indexed' op keeps a byte per window, so a window has at most 127 taps; got 12x12}}
+  %0, %1 = dlc.max_pool2d_indexed %x {kernel = array<i64: 12, 12>} : (tensor<1x8x12x12xf32>) -> (tensor<1x8x1x1xf32>, tensor<1x8x1x1xui8>)
+  return
+}
+
+// -----
+
+// max_pool2d_indexed: the indices are uint8, of the output's shape.
+func.func @max_pool_indexed_type(%x: tensor<1x8x8x8xf32>) {
+  // expected-error @+1 {{'dlc.max_pool2d_indexed' op result #1 must be statically shaped tensor of 8-bit unsigned integer values, but got 'tensor<1x8x4x4xi32>'}}
+  %0, %1 = "dlc.max_pool2d_indexed"(%x) {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<1x8x8x8xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xi32>)
+  return
+}
+
+// -----
+
+// max_pool2d_backward_indexed: the indices have grad_output's shape.
+func.func @max_pool_backward_indexed_shape(%dy: tensor<1x8x4x4xf32>, %where: tensor<1x8x3x3xui8>) {
+  // expected-error @+1 {{'dlc.max_pool2d_backward_indexed' op needs indices of grad_output's shape 'tensor<1x8x4x4xf32>', got 'tensor<1x8x3x3xui8>'}}
+  %0 = dlc.max_pool2d_backward_indexed %dy, %where {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<1x8x4x4xf32>, tensor<1x8x3x3xui8>) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+// max_pool2d_backward_indexed: the result is an input the pooling maps to grad_output.
+func.func @max_pool_backward_indexed_result(%dy: tensor<1x8x4x4xf32>, %where: tensor<1x8x4x4xui8>) {
+  // expected-error @+1 {{grad_output is 1x8x4x4 but the forward op gives 1x8x5x5}}
+  %0 = dlc.max_pool2d_backward_indexed %dy, %where {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xui8>) -> tensor<1x8x10x10xf32>
+  return
+}
+
+// -----
+
 // avg_pool2d_backward: the result is an input shape the pooling maps to grad_output.
 func.func @avg_pool_backward(%dy: tensor<1x8x4x4xf32>) {
   // expected-error @+1 {{grad_output is 1x8x4x4 but the forward op gives 1x8x5x5}}

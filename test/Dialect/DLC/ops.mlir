@@ -160,6 +160,10 @@ func.func @gradients(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %dy: te
   %dw2:2 = dlc.conv2d_backward_filter %dy, %x {stride = array<i64: 2, 2>} : (tensor<4x8x7x7xf32>, tensor<4x3x16x16xf32>) -> (tensor<8x3x3x3xf32>, tensor<8xf32>)
   // CHECK: dlc.max_pool2d_backward %{{.*}}, %{{.*}} {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<4x8x4x4xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32>
   %dp = dlc.max_pool2d_backward %pdy, %px {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<4x8x4x4xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32>
+  // CHECK: %{{.*}}, %[[WHERE:.*]] = dlc.max_pool2d_indexed %{{.*}} {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<4x8x8x8xf32>) -> (tensor<4x8x4x4xf32>, tensor<4x8x4x4xui8>)
+  %py, %pwhere = dlc.max_pool2d_indexed %px {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<4x8x8x8xf32>) -> (tensor<4x8x4x4xf32>, tensor<4x8x4x4xui8>)
+  // CHECK: dlc.max_pool2d_backward_indexed %{{.*}}, %[[WHERE]] {kernel = array<i64: 2, 2>, relu, stride = array<i64: 2, 2>} : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xui8>) -> tensor<4x8x8x8xf32>
+  %dpi = dlc.max_pool2d_backward_indexed %pdy, %pwhere {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, relu} : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xui8>) -> tensor<4x8x8x8xf32>
   // CHECK: dlc.avg_pool2d_backward %{{.*}} {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<4x8x4x4xf32>) -> tensor<4x8x8x8xf32>
   %da = dlc.avg_pool2d_backward %pdy {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<4x8x4x4xf32>) -> tensor<4x8x8x8xf32>
   // CHECK: dlc.batch_norm_backward {{.*}} -> (tensor<4x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>)

@@ -120,6 +120,16 @@ INSTANTIATE_TEST_SUITE_P(
 
 using PoolCase = NamedCase<Pool2DGeometry>;
 
+/// `n` floats, 64-byte aligned as the allocator gives them, each `fill`: rows leave the
+/// AVX-512 pooling kernels by streaming stores there, by copies otherwise.
+using AlignedFloats = std::unique_ptr<float, decltype(&std::free)>;
+AlignedFloats alignedFloats(size_t n, float fill) {
+  AlignedFloats out(static_cast<float *>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64)),
+                    &std::free);
+  std::fill(out.get(), out.get() + n, fill);
+  return out;
+}
+
 class BlockedMaxPool : public ::testing::TestWithParam<PoolCase> {};
 
 TEST_P(BlockedMaxPool, ForwardAndBackwardMatchTheReferenceOnBothPaths) {
@@ -144,12 +154,7 @@ TEST_P(BlockedMaxPool, ForwardAndBackwardMatchTheReferenceOnBothPaths) {
       direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), dx.data());
       direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), reluDx.data(),
                                   /*reluGrad=*/true);
-      // dx 64-byte aligned, as the allocator gives it: rows leave the AVX-512 kernel's
-      // ring by streaming stores there, by copies otherwise.
-      std::unique_ptr<float, decltype(&std::free)> alignedDx(
-          static_cast<float *>(std::aligned_alloc(64, (inputSize(g) * sizeof(float) + 63) / 64 * 64)),
-          &std::free);
-      std::fill(alignedDx.get(), alignedDx.get() + inputSize(g), -7.0f);
+      AlignedFloats alignedDx = alignedFloats(inputSize(g), -7.0f);
       direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), alignedDx.get());
       EXPECT_TRUE(allClose(std::vector<float>(alignedDx.get(), alignedDx.get() + inputSize(g)),
                            dx, 0.0f))
@@ -166,6 +171,58 @@ TEST_P(BlockedMaxPool, ForwardAndBackwardMatchTheReferenceOnBothPaths) {
       EXPECT_TRUE(
           allClose(reordered(dx, g.N, g.C, g.H, g.W, layout, Layout::plain), wantDx, kTolerance))
           << "backward, " << dlc::layout_name(layout) << ", portable " << portable;
+    }
+  }
+}
+
+/// Blocked (N, C, OH, OW) bytes from plain ones: the indices travel in the output's layout.
+std::vector<uint8_t> blockedBytes(const std::vector<uint8_t> &plain, const Pool2DGeometry &g,
+                                  Layout layout) {
+  const int64_t B = dlc::channel_block(layout), P = g.OH * g.OW;
+  std::vector<uint8_t> out(plain.size());
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t c = 0; c < g.C; ++c)
+      for (int64_t p = 0; p < P; ++p)
+        out[size_t(((n * (g.C / B) + c / B) * P + p) * B + c % B)] =
+            plain[size_t((n * g.C + c) * P + p)];
+  return out;
+}
+
+// The indexed pair on blocked tensors, every path: the reference's output and indices
+// (reordered), and from the indices the unindexed reference's dx, with and without the
+// ReLU's gradient, into aligned memory as the allocator gives it too.
+TEST_P(BlockedMaxPool, IndexedForwardAndBackwardMatchTheReferenceOnBothPaths) {
+  Pool2DGeometry g = GetParam().g;
+  auto x = randomTensor(inputSize(g), 16), dy = randomTensor(outputSize(g), 17);
+  std::fill(x.begin(), x.begin() + g.H * g.W, 0.0f); // ties, as a ReLU leaves them
+  std::vector<float> wantY(outputSize(g)), wantDx(inputSize(g)), wantReluDx(inputSize(g));
+  std::vector<uint8_t> plainCodes(outputSize(g));
+  ref::max_pool2d_indexed_forward(g, x.data(), wantY.data(), plainCodes.data());
+  ref::max_pool2d_backward(g, x.data(), dy.data(), wantDx.data());
+  ref::max_pool2d_backward(g, x.data(), dy.data(), wantReluDx.data(), /*reluGrad=*/true);
+  for (Layout layout : kBlockedLayouts) {
+    g.layout = layout;
+    auto blockedX = reordered(x, g.N, g.C, g.H, g.W, Layout::plain, layout);
+    auto blockedDy = reordered(dy, g.N, g.C, g.OH, g.OW, Layout::plain, layout);
+    for (bool portable : {false, true}) {
+      SCOPED_TRACE(std::string(dlc::layout_name(layout)) + (portable ? ", portable" : ""));
+      const bool before = direct::use_portable_code(portable);
+      std::vector<float> y(outputSize(g), -7.0f), dx(inputSize(g), -7.0f);
+      std::vector<uint8_t> codes(outputSize(g), 0x55);
+      direct::max_pool2d_indexed_forward(g, blockedX.data(), y.data(), codes.data());
+      direct::max_pool2d_indexed_backward(g, codes.data(), blockedDy.data(), dx.data());
+      AlignedFloats reluDx = alignedFloats(inputSize(g), -7.0f);
+      direct::max_pool2d_indexed_backward(g, codes.data(), blockedDy.data(), reluDx.get(),
+                                          /*reluGrad=*/true);
+      direct::use_portable_code(before);
+      EXPECT_EQ(reordered(y, g.N, g.C, g.OH, g.OW, layout, Layout::plain), wantY);
+      EXPECT_EQ(codes, blockedBytes(plainCodes, g, layout));
+      EXPECT_TRUE(
+          allClose(reordered(dx, g.N, g.C, g.H, g.W, layout, Layout::plain), wantDx, kTolerance));
+      EXPECT_TRUE(allClose(reordered(std::vector<float>(reluDx.get(), reluDx.get() + inputSize(g)),
+                                     g.N, g.C, g.H, g.W, layout, Layout::plain),
+                           wantReluDx, kTolerance))
+          << "with the ReLU's gradient";
     }
   }
 }

@@ -183,6 +183,33 @@ TEST_P(PoolVsReference, MaxBackward) {
   expectMaxBackwardMatches(g, randomTensor(inputSize(g), 12), randomTensor(outputSize(g), 13));
 }
 
+// The indexed pair on plain tensors: the reference's output and indices, and from them
+// the unindexed reference's dx, with and without the ReLU's gradient; ties as a ReLU
+// leaves them in the first plane.
+TEST_P(PoolVsReference, MaxIndexedForwardAndBackward) {
+  const Pool2DGeometry &g = GetParam().g;
+  auto x = randomTensor(inputSize(g), 14), dy = randomTensor(outputSize(g), 15);
+  std::fill(x.begin(), x.begin() + g.H * g.W, 0.0f);
+  std::vector<float> wantY(outputSize(g)), wantDx(inputSize(g)), wantReluDx(inputSize(g));
+  std::vector<uint8_t> wantCodes(outputSize(g));
+  ref::max_pool2d_indexed_forward(g, x.data(), wantY.data(), wantCodes.data());
+  ref::max_pool2d_backward(g, x.data(), dy.data(), wantDx.data());
+  ref::max_pool2d_backward(g, x.data(), dy.data(), wantReluDx.data(), /*reluGrad=*/true);
+  for (bool portable : {false, true}) {
+    PortableOnly mode(portable);
+    std::vector<float> y(outputSize(g), -7.0f), dx(inputSize(g), -7.0f),
+        reluDx(inputSize(g), -7.0f);
+    std::vector<uint8_t> codes(outputSize(g), 0x55);
+    direct::max_pool2d_indexed_forward(g, x.data(), y.data(), codes.data());
+    EXPECT_EQ(y, wantY) << "portable=" << portable;
+    EXPECT_EQ(codes, wantCodes) << "portable=" << portable;
+    direct::max_pool2d_indexed_backward(g, codes.data(), dy.data(), dx.data());
+    direct::max_pool2d_indexed_backward(g, codes.data(), dy.data(), reluDx.data(), true);
+    EXPECT_TRUE(allClose(dx, wantDx, kTolerance)) << "portable=" << portable;
+    EXPECT_TRUE(allClose(reluDx, wantReluDx, kTolerance)) << "portable=" << portable;
+  }
+}
+
 TEST_P(PoolVsReference, AvgForward) {
   const Pool2DGeometry &g = GetParam().g;
   auto x = randomTensor(inputSize(g), 14);

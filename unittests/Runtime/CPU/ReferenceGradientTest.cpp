@@ -106,7 +106,14 @@ void checkMaxPoolGradient(const Pool2DGeometry &g) {
   };
   std::vector<float> dx(inputSize(g));
   ref::max_pool2d_backward(g, x.data(), r.data(), dx.data());
-  EXPECT_TRUE(allClose(dx, numericGradient(x, loss), kTolerance));
+  const std::vector<float> numeric = numericGradient(x, loss);
+  EXPECT_TRUE(allClose(dx, numeric, kTolerance));
+  // The same gradient from the forward's indices instead of x.
+  std::vector<uint8_t> codes(outputSize(g));
+  std::vector<float> dxIndexed(inputSize(g));
+  ref::max_pool2d_indexed_forward(g, x.data(), y.data(), codes.data());
+  ref::max_pool2d_indexed_backward(g, codes.data(), r.data(), dxIndexed.data());
+  EXPECT_TRUE(allClose(dxIndexed, numeric, kTolerance)) << "from the indices";
 }
 
 void checkAvgPoolGradient(const Pool2DGeometry &g, bool countIncludePad) {

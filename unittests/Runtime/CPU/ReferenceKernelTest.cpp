@@ -49,6 +49,44 @@ TEST(ReferenceKernel, MaxPoolGradientGoesToFirstMaximum) {
   EXPECT_EQ(dx, (std::vector<float>{1, 10, 0, 0, 0, 0}));
 }
 
+TEST(ReferenceKernel, MaxPoolIndicesNameTheTapAndWhetherTheMaximumIsPositive) {
+  // 2x2 windows, stride 1, padding 1, one plane of 2x2: nine windows; the corner
+  // windows see one input, the centre all four. Taps count the padding.
+  const Pool2DGeometry g = poolGeometry(1, 1, 2, 2, 2, 1, 1, false);
+  std::vector<float> x{-4, 3, 3, 0}, y(outputSize(g));
+  std::vector<uint8_t> codes(outputSize(g));
+  ref::max_pool2d_indexed_forward(g, x.data(), y.data(), codes.data());
+  EXPECT_EQ(y, (std::vector<float>{-4, 3, 3, 3, 3, 3, 3, 3, 0}));
+  const uint8_t notPositive = dlc::kernels::pool_index::kNotPositive;
+  // Window (0,0) holds x[0] at its tap 3 (bottom right), not positive; (1,0) holds
+  // x[0] and x[2], the 3 at tap 3; (1,1) holds all four, the first 3 at tap 1; (2,2)
+  // holds x[3] = 0 at tap 0, not positive.
+  EXPECT_EQ(codes, (std::vector<uint8_t>{uint8_t(3 | notPositive), 3, 2, 3, 1, 0, 1, 0,
+                                         uint8_t(0 | notPositive)}));
+  std::vector<float> dy{1, 2, 3, 4, 5, 6, 7, 8, 9}, dx(4), want(4);
+  ref::max_pool2d_indexed_backward(g, codes.data(), dy.data(), dx.data());
+  ref::max_pool2d_backward(g, x.data(), dy.data(), want.data());
+  EXPECT_EQ(dx, want);
+  EXPECT_EQ(dx, (std::vector<float>{1, 2 + 3 + 5 + 6, 4 + 7 + 8, 9}));
+  ref::max_pool2d_indexed_backward(g, codes.data(), dy.data(), dx.data(), /*reluGrad=*/true);
+  EXPECT_EQ(dx, (std::vector<float>{0, 2 + 3 + 5 + 6, 4 + 7 + 8, 0}));
+}
+
+TEST(ReferenceKernel, MaxPoolIndicesMarkWindowsThatCoverNoInput) {
+  // 2x2 windows 3 apart over a 2x2 plane, four outputs (as ceil mode can make them):
+  // only window (0, 0) covers input; the others start past it.
+  const Pool2DGeometry g{1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 0, 0};
+  std::vector<float> x{1, 2, 3, 4}, y(4);
+  std::vector<uint8_t> codes(4);
+  ref::max_pool2d_indexed_forward(g, x.data(), y.data(), codes.data());
+  const uint8_t empty = dlc::kernels::pool_index::kEmpty;
+  EXPECT_EQ(codes, (std::vector<uint8_t>{3, empty, empty, empty}));
+  EXPECT_EQ(y, (std::vector<float>{4, 0, 0, 0}));
+  std::vector<float> dy{1, 2, 3, 4}, dx(4);
+  ref::max_pool2d_indexed_backward(g, codes.data(), dy.data(), dx.data());
+  EXPECT_EQ(dx, (std::vector<float>{0, 0, 0, 1}));
+}
+
 TEST(ReferenceKernel, AvgPoolDivisors) {
   const Pool2DGeometry g = poolGeometry(1, 1, 2, 2, 2, 1, 1, false);
   std::vector<float> x{4, 4, 4, 4}, y(outputSize(g));

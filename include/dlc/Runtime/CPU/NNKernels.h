@@ -42,6 +42,8 @@ struct Conv2DGeometry {
 
 /// Sizes of one 2-D pooling (shared with the GPU kernels).
 using kernels::Pool2DGeometry;
+namespace pool_index = kernels::pool_index;
+using kernels::kMaxIndexedPoolTaps;
 
 /// Batch norm over axis 1 of (N, C, S...) with S the product of the trailing dims.
 struct BatchNormGeometry {
@@ -113,6 +115,13 @@ void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y);
 // folded in: relu_backward(max_pool2d_backward(dy, x), x))
 void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx,
                          bool reluGrad = false);
+// max_pool2d_forward that also writes each window's code (see PoolIndex); the window
+// must have at most kMaxIndexedPoolTaps taps
+void max_pool2d_indexed_forward(const Pool2DGeometry &g, const float *x, float *y,
+                                uint8_t *indices);
+// max_pool2d_backward from the forward's codes instead of x: the same dx
+void max_pool2d_indexed_backward(const Pool2DGeometry &g, const uint8_t *indices,
+                                 const float *dy, float *dx, bool reluGrad = false);
 
 // logits is (N,C), labels (N) class indices, loss (N); throws ValueError on a
 // label outside [0, C)
@@ -155,6 +164,10 @@ bool max_pool2d_supported(const Pool2DGeometry &g);
 void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y);
 void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx,
                          bool reluGrad = false);
+void max_pool2d_indexed_forward(const Pool2DGeometry &g, const float *x, float *y,
+                                uint8_t *indices);
+void max_pool2d_indexed_backward(const Pool2DGeometry &g, const uint8_t *indices,
+                                 const float *dy, float *dx, bool reluGrad = false);
 /// For tests: with `portable`, the kernels skip their AVX-512 code even where the CPU has
 /// it, as on machines without. Returns the previous setting. Not thread-safe.
 bool use_portable_code(bool portable);

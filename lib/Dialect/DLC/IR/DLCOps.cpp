@@ -5,7 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
+#include "dlc/Dialect/DLC/IR/DLCExecution.h"
 
+#include "dlc/Core/KernelGeometry.h"
 #include "dlc/Core/Layout.h"
 #include "dlc/Core/ShapeRules.h"
 #include "mlir/IR/Builders.h"
@@ -325,6 +327,29 @@ LogicalResult AvgPool2DOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   return inferPool<AvgPool2DOp>(loc, adaptor, results);
 }
 
+LogicalResult MaxPool2DIndexedOp::inferReturnTypes(MLIRContext *context,
+                                                   std::optional<Location> loc,
+                                                   Adaptor adaptor,
+                                                   SmallVectorImpl<Type> &results) {
+  if (failed(inferPool<MaxPool2DIndexedOp>(loc, adaptor, results)))
+    return failure();
+  auto output = cast<RankedTensorType>(results.front());
+  results.push_back(
+      RankedTensorType::get(output.getShape(), IntegerType::get(context, 8, IntegerType::Unsigned)));
+  return success();
+}
+
+/// Indices name a window's tap in one byte: at most 127 taps (the top bit and 255 are
+/// flags).
+template <typename OpT> static LogicalResult verifyIndexableWindow(OpT op) {
+  ArrayRef<int64_t> kernel = op.getKernel();
+  if (kernel.size() == 2 && kernel[0] * kernel[1] > ::dlc::kernels::kMaxIndexedPoolTaps)
+    return op.emitOpError() << "keeps a byte per window, so a window has at most "
+                            << ::dlc::kernels::kMaxIndexedPoolTaps << " taps; got "
+                            << kernel[0] << "x" << kernel[1];
+  return success();
+}
+
 /// Checks each per-channel vector of a batch norm against `input` and `axis`.
 static LogicalResult checkBatchNormVectors(std::optional<Location> loc, StringRef name,
                                           const rules::Shape &input, int64_t axis,
@@ -521,12 +546,11 @@ LogicalResult ConstantOp::verify() {
 bool mlir::dlc::isBlockable(Type type, Layout layout) {
   if (layout == Layout::plain)
     return true;
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.getElementType().isF32())
-    return false;
-  return ::dlc::blockable(::dlc::shape_rules::Shape(tensor.getShape().begin(),
-                                                    tensor.getShape().end()),
-                          ::dlc::DType::f32, ::dlc::Layout(int(layout)));
+  ::dlc::shape_rules::Shape shape;
+  ::dlc::DType dtype;
+  std::string why;
+  return runtimeTensor(type, shape, dtype, why) &&
+         ::dlc::blockable(shape, dtype, ::dlc::Layout(int(layout)));
 }
 
 LogicalResult ToLayoutOp::verify() {
@@ -591,6 +615,17 @@ static LogicalResult verifyPoolGradient(OpT op, Value input) {
 }
 
 LogicalResult MaxPool2DBackwardOp::verify() { return verifyPoolGradient(*this, getInput()); }
+
+LogicalResult MaxPool2DIndexedOp::verify() { return verifyIndexableWindow(*this); }
+
+LogicalResult MaxPool2DBackwardIndexedOp::verify() {
+  if (failed(verifyIndexableWindow(*this)) || failed(verifyPoolGradient(*this, getGradInput())))
+    return failure();
+  if (getIndices().getType().getShape() != getGradOutput().getType().getShape())
+    return emitOpError() << "needs indices of grad_output's shape "
+                         << getGradOutput().getType() << ", got " << getIndices().getType();
+  return success();
+}
 
 LogicalResult AvgPool2DBackwardOp::verify() {
   return verifyPoolGradient(*this, getGradInput());

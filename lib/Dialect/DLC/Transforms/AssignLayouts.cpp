@@ -37,9 +37,9 @@ Layout toDialect(CoreLayout layout) { return Layout(int(layout)); }
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type)
     return meta;
-  meta.shape.assign(type.getShape().begin(), type.getShape().end());
-  // Only float32 tensors can be blocked: the rules need nothing finer.
-  meta.dtype = type.getElementType().isF32() ? ::dlc::DType::f32 : ::dlc::DType::i64;
+  std::string why;
+  if (!runtimeTensor(type, meta.shape, meta.dtype, why))
+    meta.dtype = ::dlc::DType::i64; // no tensor the rules block
   return meta;
 }
 

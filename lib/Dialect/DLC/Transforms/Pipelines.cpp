@@ -16,6 +16,10 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target,
   pm.addNestedPass<func::FuncOp>(createDLCPlaceDevices(placement));
   if (options.fuse)
     pm.addNestedPass<func::FuncOp>(createDLCFuse());
+  // After dlc-fuse, whose ReLU-gradient regions it takes in; before the layouts, which
+  // then give the indices their pooling's layout.
+  if (options.poolIndices)
+    pm.addPass(createDLCKeepPoolIndices());
   if (!options.blockedLayout.empty()) {
     DLCAssignLayoutsOptions layouts;
     layouts.layout = options.blockedLayout;

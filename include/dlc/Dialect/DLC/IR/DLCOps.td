@@ -484,6 +484,50 @@ def DLC_MaxPool2DBackwardOp : DLC_Op<"max_pool2d_backward",
   let hasVerifier = 1;
 }
 
+def DLC_MaxPool2DIndexedOp : DLC_Op<"max_pool2d_indexed",
+    [Pure, InferTypeOpAdaptor, DLC_LayoutRule<"max_pool">]> {
+  let summary = "max_pool2d that also says where each window's maximum was";
+  let description = [{
+    `output` is `max_pool2d`'s. `indices` (one byte per output, in the output's layout)
+    names the tap of each window's first maximum, row-major within the window
+    (padding counted), with bit 7 set where that maximum is not > 0; 255 marks a window
+    that covers no input. Windows have at most 127 taps. dlc-keep-pool-indices makes a
+    training forward's pooling this op, so that its gradient
+    (`max_pool2d_backward_indexed`) reads these bytes instead of the pooling's input.
+
+    ```mlir
+    %y, %where = dlc.max_pool2d_indexed %x {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>} : (tensor<4x32x127x127xf32>) -> (tensor<4x32x62x62xf32>, tensor<4x32x62x62xui8>)
+    ```
+  }];
+  let arguments = !con((ins DLC_FloatTensor:$input), DLC_PoolAttrs);
+  let results = (outs DLC_FloatTensor:$output, StaticShapeTensorOf<[UI8]>:$indices);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DLC_MaxPool2DBackwardIndexedOp : DLC_Op<"max_pool2d_backward_indexed",
+    [Pure, AllElementTypesMatch<["grad_output", "grad_input"]>, DLC_BatchShapedResult,
+     DLC_LayoutRule<"max_pool_backward">]> {
+  let summary = "Gradient of max_pool2d from max_pool2d_indexed's indices";
+  let description = [{
+    Adds each window's gradient at the input its index names, as
+    `max_pool2d_backward` does from the pooling's input; the input's shape is the
+    result type. With `relu`, only windows whose maximum was > 0 pass their gradient:
+    the gradient of a ReLU before the pooling, folded in (what
+    `relu_backward(max_pool2d_backward(dy, x), x)` computes).
+
+    ```mlir
+    %dx = dlc.max_pool2d_backward_indexed %dy, %where {kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>, relu} : (tensor<4x32x62x62xf32>, tensor<4x32x62x62xui8>) -> tensor<4x32x127x127xf32>
+    ```
+  }];
+  let arguments = !con((ins DLC_FloatTensor:$grad_output, StaticShapeTensorOf<[UI8]>:$indices),
+                       DLC_PoolAttrs, (ins UnitAttr:$relu));
+  let results = (outs DLC_FloatTensor:$grad_input);
+  let assemblyFormat =
+      "$grad_output `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def DLC_AvgPool2DBackwardOp : DLC_Op<"avg_pool2d_backward",
     [Pure, SameOperandsAndResultElementType, DLC_BatchShapedResult]> {
   let summary = "Gradient of avg_pool2d; the input shape is the result type";

@@ -17,7 +17,8 @@ namespace mlir::dlc {
 std::optional<DeviceAttr> getKnownDevice(Value value);
 
 /// Whether a value of `type` may take `layout`: always for plain; for a blocked layout,
-/// dlc/Core/Layout.h's rule (4-D float32, channels a multiple of the block).
+/// dlc/Core/Layout.h's rule (4-D float32 or a pooling's uint8 indices, channels a multiple
+/// of the block).
 bool isBlockable(Type type, Layout layout);
 
 /// Verifies that the operands known to live on a device share one, and that it is the

@@ -35,7 +35,7 @@ std::unique_ptr<Pass> createDLCChooseConvAlgorithms(const DLCChooseConvAlgorithm
                                                     ConvAlgorithmTimer timer);
 
 /// The dialect's part of hybridize()'s pipeline, by target: canonicalize, place devices,
-/// fuse, assign layouts, mark parameter-only work, choose convolution algorithms, order
+/// fuse, keep pooling indices, assign layouts, mark parameter-only work, choose convolution algorithms, order
 /// the steps, plan memory. On `cuda`, placement defaults to gpu(0) and falls back to the
 /// CPU for ops without a GPU kernel. (Code generation follows in the Conversion layer's
 /// buildDLCCompilerPipeline.)
@@ -48,6 +48,8 @@ struct DLCPipelineOptions {
   std::string blockedLayout = "nChw16c";
   /// dlc-hoist-parameter-work (off: parameter-only work runs on every call)
   bool prepareParameters = true;
+  /// dlc-keep-pool-indices (off: max pooling's gradient reads the pooling's input)
+  bool poolIndices = true;
   /// dlc-choose-conv-algorithms's `choose` (auto, timed, winograd, direct) and its timer
   /// (none: `timed` leaves every convolution direct).
   std::string convAlgorithms = "auto";
