@@ -146,7 +146,9 @@ __attribute__((target("avx512f"))) void forwardPlaneAvx512(const Pool2DGeometry 
   }
 }
 
-/// forwardPlaneLoop on AVX2 registers (8 lanes each) for the blocked layouts.
+/// forwardPlaneLoop on AVX2 registers (8 lanes each) for the blocked layouts. Written
+/// with intrinsics: forwardPlaneLoop itself built for AVX2 (selects over the lanes) took
+/// twice as long on the LeafNetwork's first pooling in nChw8c (14.3 ms against 6.8).
 template <int64_t Lanes>
 __attribute__((target("avx2"))) void forwardPlaneAvx2(const Pool2DGeometry &g,
                                                       const float *plane, float *out,

@@ -173,7 +173,9 @@ template <bool Fast> struct NN {
   // dx from (dy, indices); with `relu`, the gradient of the ReLU before the pooling
   static void maxPoolBackwardIndexed(const KernelArgs &k) {
     const TensorRef &dy = k.inputs[0], &indices = k.inputs[1], &dx = k.outputs[0];
-    requireF32(KernelArgs{{dy}, {dx}, k.attrs}, "max_pool2d_backward_indexed");
+    if (dy.dtype != DType::f32)
+      throw DTypeError(std::string("max_pool2d_backward_indexed: the CPU kernels take float32, "
+                                   "got ") + dtype_name(dy.dtype));
     if (!Fast)
       requirePlainLayouts(k, "max_pool2d_backward_indexed");
     auto g = pool_geometry(dx.shape, dy.shape, *k.attrs);

@@ -233,10 +233,6 @@ void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *d
 // x is (N,C,H,W), y and indices are (N,C,OH,OW)
 void max_pool2d_indexed_forward(const Pool2DGeometry &g, const float *x, float *y,
                                 uint8_t *indices) {
-  if (g.kernelH * g.kernelW > kMaxIndexedPoolTaps)
-    throw Error("max_pool2d_indexed: a " + std::to_string(g.kernelH) + "x" +
-                std::to_string(g.kernelW) + " window has more taps than an index holds (" +
-                std::to_string(kMaxIndexedPoolTaps) + ")");
   for (int64_t nc = 0; nc < g.N * g.C; ++nc) {
     const float *plane = x + nc * g.H * g.W;
     for (int64_t oh = 0; oh < g.OH; ++oh)

@@ -130,51 +130,6 @@ AlignedFloats alignedFloats(size_t n, float fill) {
   return out;
 }
 
-class BlockedMaxPool : public ::testing::TestWithParam<PoolCase> {};
-
-TEST_P(BlockedMaxPool, ForwardAndBackwardMatchTheReferenceOnBothPaths) {
-  Pool2DGeometry g = GetParam().g;
-  auto x = randomTensor(inputSize(g), 6), dy = randomTensor(outputSize(g), 7);
-  // Ties, as a ReLU leaves them, in one plane of every channel block.
-  std::fill(x.begin(), x.begin() + g.H * g.W, 0.0f);
-  std::vector<float> wantY(outputSize(g)), wantDx(inputSize(g)), wantReluDx(inputSize(g));
-  ref::max_pool2d_forward(g, x.data(), wantY.data());
-  ref::max_pool2d_backward(g, x.data(), dy.data(), wantDx.data());
-  ref::max_pool2d_backward(g, x.data(), dy.data(), wantReluDx.data(), /*reluGrad=*/true);
-
-  for (Layout layout : kBlockedLayouts) {
-    g.layout = layout;
-    auto blockedX = reordered(x, g.N, g.C, g.H, g.W, Layout::plain, layout);
-    auto blockedDy = reordered(dy, g.N, g.C, g.OH, g.OW, Layout::plain, layout);
-    for (bool portable : {false, true}) {
-      const bool before = direct::use_portable_code(portable);
-      std::vector<float> y(outputSize(g), -7.0f), dx(inputSize(g), -7.0f),
-          reluDx(inputSize(g), -7.0f);
-      direct::max_pool2d_forward(g, blockedX.data(), y.data());
-      direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), dx.data());
-      direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), reluDx.data(),
-                                  /*reluGrad=*/true);
-      AlignedFloats alignedDx = alignedFloats(inputSize(g), -7.0f);
-      direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), alignedDx.get());
-      EXPECT_TRUE(allClose(std::vector<float>(alignedDx.get(), alignedDx.get() + inputSize(g)),
-                           dx, 0.0f))
-          << "backward into aligned memory, " << dlc::layout_name(layout) << ", portable "
-          << portable;
-      direct::use_portable_code(before);
-      EXPECT_TRUE(allClose(reordered(reluDx, g.N, g.C, g.H, g.W, layout, Layout::plain),
-                           wantReluDx, kTolerance))
-          << "backward with the ReLU's gradient, " << dlc::layout_name(layout) << ", portable "
-          << portable;
-      EXPECT_TRUE(
-          allClose(reordered(y, g.N, g.C, g.OH, g.OW, layout, Layout::plain), wantY, kTolerance))
-          << "forward, " << dlc::layout_name(layout) << ", portable " << portable;
-      EXPECT_TRUE(
-          allClose(reordered(dx, g.N, g.C, g.H, g.W, layout, Layout::plain), wantDx, kTolerance))
-          << "backward, " << dlc::layout_name(layout) << ", portable " << portable;
-    }
-  }
-}
-
 /// Blocked (N, C, OH, OW) bytes from plain ones: the indices travel in the output's layout.
 std::vector<uint8_t> blockedBytes(const std::vector<uint8_t> &plain, const Pool2DGeometry &g,
                                   Layout layout) {
@@ -188,41 +143,67 @@ std::vector<uint8_t> blockedBytes(const std::vector<uint8_t> &plain, const Pool2
   return out;
 }
 
-// The indexed pair on blocked tensors, every path: the reference's output and indices
-// (reordered), and from the indices the unindexed reference's dx, with and without the
-// ReLU's gradient, into aligned memory as the allocator gives it too.
-TEST_P(BlockedMaxPool, IndexedForwardAndBackwardMatchTheReferenceOnBothPaths) {
+class BlockedMaxPool : public ::testing::TestWithParam<PoolCase> {};
+
+// Both pairs, every path: the forward, and the backward from x, with and without the
+// ReLU's gradient (into aligned memory as the allocator gives it too); the indexed
+// forward's output and indices (the reference's, reordered), and from the indices the
+// same dx as the reference's from x.
+TEST_P(BlockedMaxPool, ForwardAndBackwardMatchTheReferenceOnBothPaths) {
   Pool2DGeometry g = GetParam().g;
-  auto x = randomTensor(inputSize(g), 16), dy = randomTensor(outputSize(g), 17);
-  std::fill(x.begin(), x.begin() + g.H * g.W, 0.0f); // ties, as a ReLU leaves them
+  auto x = randomTensor(inputSize(g), 6), dy = randomTensor(outputSize(g), 7);
+  // Ties, as a ReLU leaves them, in one plane of every channel block.
+  std::fill(x.begin(), x.begin() + g.H * g.W, 0.0f);
   std::vector<float> wantY(outputSize(g)), wantDx(inputSize(g)), wantReluDx(inputSize(g));
   std::vector<uint8_t> plainCodes(outputSize(g));
-  ref::max_pool2d_indexed_forward(g, x.data(), wantY.data(), plainCodes.data());
+  ref::max_pool2d_forward(g, x.data(), wantY.data());
   ref::max_pool2d_backward(g, x.data(), dy.data(), wantDx.data());
   ref::max_pool2d_backward(g, x.data(), dy.data(), wantReluDx.data(), /*reluGrad=*/true);
+  std::vector<float> indexedY(outputSize(g));
+  ref::max_pool2d_indexed_forward(g, x.data(), indexedY.data(), plainCodes.data());
+  ASSERT_EQ(indexedY, wantY);
+
   for (Layout layout : kBlockedLayouts) {
     g.layout = layout;
     auto blockedX = reordered(x, g.N, g.C, g.H, g.W, Layout::plain, layout);
     auto blockedDy = reordered(dy, g.N, g.C, g.OH, g.OW, Layout::plain, layout);
+    auto plainOutput = [&](const std::vector<float> &t) {
+      return reordered(t, g.N, g.C, g.OH, g.OW, layout, Layout::plain);
+    };
+    auto plainInput = [&](const float *t) {
+      return reordered(std::vector<float>(t, t + inputSize(g)), g.N, g.C, g.H, g.W, layout,
+                       Layout::plain);
+    };
     for (bool portable : {false, true}) {
       SCOPED_TRACE(std::string(dlc::layout_name(layout)) + (portable ? ", portable" : ""));
       const bool before = direct::use_portable_code(portable);
-      std::vector<float> y(outputSize(g), -7.0f), dx(inputSize(g), -7.0f);
+      std::vector<float> y(outputSize(g), -7.0f), dx(inputSize(g), -7.0f),
+          reluDx(inputSize(g), -7.0f), indexedDx(inputSize(g), -7.0f);
+      AlignedFloats alignedDx = alignedFloats(inputSize(g), -7.0f),
+                    indexedReluDx = alignedFloats(inputSize(g), -7.0f);
       std::vector<uint8_t> codes(outputSize(g), 0x55);
-      direct::max_pool2d_indexed_forward(g, blockedX.data(), y.data(), codes.data());
-      direct::max_pool2d_indexed_backward(g, codes.data(), blockedDy.data(), dx.data());
-      AlignedFloats reluDx = alignedFloats(inputSize(g), -7.0f);
-      direct::max_pool2d_indexed_backward(g, codes.data(), blockedDy.data(), reluDx.get(),
+      direct::max_pool2d_forward(g, blockedX.data(), y.data());
+      direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), dx.data());
+      direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), reluDx.data(),
+                                  /*reluGrad=*/true);
+      direct::max_pool2d_backward(g, blockedX.data(), blockedDy.data(), alignedDx.get());
+      direct::max_pool2d_indexed_forward(g, blockedX.data(), indexedY.data(), codes.data());
+      direct::max_pool2d_indexed_backward(g, codes.data(), blockedDy.data(), indexedDx.data());
+      direct::max_pool2d_indexed_backward(g, codes.data(), blockedDy.data(), indexedReluDx.get(),
                                           /*reluGrad=*/true);
       direct::use_portable_code(before);
-      EXPECT_EQ(reordered(y, g.N, g.C, g.OH, g.OW, layout, Layout::plain), wantY);
-      EXPECT_EQ(codes, blockedBytes(plainCodes, g, layout));
-      EXPECT_TRUE(
-          allClose(reordered(dx, g.N, g.C, g.H, g.W, layout, Layout::plain), wantDx, kTolerance));
-      EXPECT_TRUE(allClose(reordered(std::vector<float>(reluDx.get(), reluDx.get() + inputSize(g)),
-                                     g.N, g.C, g.H, g.W, layout, Layout::plain),
-                           wantReluDx, kTolerance))
-          << "with the ReLU's gradient";
+      EXPECT_TRUE(allClose(plainOutput(y), wantY, kTolerance)) << "forward";
+      EXPECT_TRUE(allClose(plainInput(dx.data()), wantDx, kTolerance)) << "backward";
+      EXPECT_TRUE(allClose(plainInput(reluDx.data()), wantReluDx, kTolerance))
+          << "backward with the ReLU's gradient";
+      EXPECT_TRUE(allClose(std::vector<float>(alignedDx.get(), alignedDx.get() + inputSize(g)),
+                           dx, 0.0f))
+          << "backward into aligned memory";
+      EXPECT_EQ(plainOutput(indexedY), wantY) << "indexed forward";
+      EXPECT_EQ(codes, blockedBytes(plainCodes, g, layout)) << "indices";
+      EXPECT_TRUE(allClose(plainInput(indexedDx.data()), wantDx, kTolerance)) << "indexed backward";
+      EXPECT_TRUE(allClose(plainInput(indexedReluDx.get()), wantReluDx, kTolerance))
+          << "indexed backward with the ReLU's gradient";
     }
   }
 }
