@@ -2,6 +2,7 @@
 #include "dlc/Gluon/Block.h"
 
 #include "dlc/Core/AtomicFile.h"
+#include "dlc/Frontend/NumPy.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -175,5 +176,20 @@ HybridSequential &HybridSequential::add(std::shared_ptr<Block> block) {
 }
 
 Tensor HybridSequential::forward(const Tensor &x) { return forwardThroughChildren(x); }
+
+HybridConcatenate &HybridConcatenate::add(std::shared_ptr<Block> block) {
+  addPositionalChild(std::move(block));
+  return *this;
+}
+
+Tensor HybridConcatenate::forward(const Tensor &x) {
+  if (children().empty())
+    throw ValueError("HybridConcatenate: has no children to concatenate (add() some first)");
+  std::vector<Tensor> outputs;
+  outputs.reserve(children().size());
+  for (const auto &entry : children())
+    outputs.push_back(entry.second->forward(x));
+  return np::concatenate(outputs, axis_);
+}
 
 } // namespace dlc::gluon

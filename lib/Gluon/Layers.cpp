@@ -20,8 +20,10 @@ Tensor activate(const std::string &activation, const Tensor &x) {
     return npx::gelu(x);
   if (activation == "softrelu")
     return npx::softrelu(x);
+  if (activation == "relu6")
+    return npx::relu6(x);
   throw ValueError("unknown activation '" + activation +
-                   "'; expected relu, sigmoid, tanh, softrelu, gelu or none");
+                   "'; expected relu, sigmoid, tanh, softrelu, gelu, relu6 or none");
 }
 
 namespace {
@@ -142,6 +144,25 @@ Tensor AvgPool2D::forward(const Tensor &x) {
   return npx::avg_pool2d(x, pool_);
 }
 
+namespace {
+/// A pooling whose window is x's whole plane.
+npx::PoolOptions wholePlane(const char *layer, const Tensor &x) {
+  requireRank(layer, x, 4, "NCHW");
+  npx::PoolOptions options;
+  options.kernel = {x.shape()[2], x.shape()[3]};
+  options.stride = options.kernel;
+  return options;
+}
+} // namespace
+
+Tensor GlobalAvgPool2D::forward(const Tensor &x) {
+  return npx::avg_pool2d(x, wholePlane("GlobalAvgPool2D", x));
+}
+
+Tensor GlobalMaxPool2D::forward(const Tensor &x) {
+  return npx::max_pool2d(x, wholePlane("GlobalMaxPool2D", x));
+}
+
 //===----------------------------------------------------------------------===//
 // BatchNorm
 //===----------------------------------------------------------------------===//
@@ -176,7 +197,10 @@ Tensor BatchNorm::forward(const Tensor &x) {
   for (const ParameterPtr &p : {gamma, beta, running_mean, running_var})
     p->set_shape(channels);
   Device device = x.device();
+  // scale=false is MXNet's fix_gamma: gamma is kept (and saved) but counts as 1.
   Tensor g = gamma->data(device), b = beta->data(device);
+  if (!options_.scale)
+    g = np::ones(channels, g.dtype(), device);
   if (!autograd::is_training())
     return npx::batch_norm_inference(x, g, b, running_mean->data(device),
                                      running_var->data(device), options_.epsilon);

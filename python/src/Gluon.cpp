@@ -1,5 +1,6 @@
 //===- Gluon.cpp - gluon.nn: blocks (also subclassed in Python), layers, params -===//
 #include "Bindings.h"
+#include "dlc/Gluon/ModelZoo.h"
 
 namespace dlc::python {
 
@@ -353,6 +354,11 @@ void bind_blocks(py::module_ &m) {
       .def("_add", [](HybridSequential &s, std::shared_ptr<Block> b) { s.add(std::move(b)); })
       .def("forward", &HybridSequential::forward)
       .def("__len__", [](const HybridSequential &s) { return s.children().size(); });
+  py::class_<HybridConcatenate, HybridBlock, std::shared_ptr<HybridConcatenate>>(m, "HybridConcatenate")
+      .def(py::init<int64_t>(), py::arg("axis") = -1)
+      .def("_add", [](HybridConcatenate &s, std::shared_ptr<Block> b) { s.add(std::move(b)); })
+      .def("forward", &HybridConcatenate::forward)
+      .def("__len__", [](const HybridConcatenate &s) { return s.children().size(); });
 }
 
 // --- layers -------------------------------------------------------------------------------
@@ -473,6 +479,37 @@ void bind_layers(py::module_ &m) {
   py::class_<nn::Flatten, HybridBlock, std::shared_ptr<nn::Flatten>>(m, "Flatten").def(py::init<>());
   py::class_<nn::Activation, HybridBlock, std::shared_ptr<nn::Activation>>(m, "Activation")
       .def(py::init<std::string>(), py::arg("activation"));
+  py::class_<nn::GlobalAvgPool2D, HybridBlock, std::shared_ptr<nn::GlobalAvgPool2D>>(m, "GlobalAvgPool2D")
+      .def(py::init([](const std::string &layout) {
+             require_nchw(layout, "GlobalAvgPool2D");
+             return std::make_shared<nn::GlobalAvgPool2D>();
+           }),
+           py::arg("layout") = "NCHW");
+  py::class_<nn::GlobalMaxPool2D, HybridBlock, std::shared_ptr<nn::GlobalMaxPool2D>>(m, "GlobalMaxPool2D")
+      .def(py::init([](const std::string &layout) {
+             require_nchw(layout, "GlobalMaxPool2D");
+             return std::make_shared<nn::GlobalMaxPool2D>();
+           }),
+           py::arg("layout") = "NCHW");
+  py::class_<nn::Identity, HybridBlock, std::shared_ptr<nn::Identity>>(m, "Identity").def(py::init<>());
+}
+
+void bind_model_zoo(py::module_ &m) {
+  namespace zoo = model_zoo::vision;
+  m.def("get_model",
+        [](const std::string &name, int64_t classes, bool pretrained, const std::string &root) {
+          zoo::ModelOptions o;
+          o.classes = classes;
+          o.pretrained = pretrained;
+          o.root = root;
+          return zoo::get_model(name, o);
+        },
+        py::arg("name"), py::arg("classes") = 1000, py::arg("pretrained") = false,
+        py::arg("root") = "",
+        "MXNet 1.9.1's model-zoo network `name`, with MXNet's parameter names.");
+  m.def("model_names", &zoo::model_names, "Every name get_model takes.");
+  m.def("pretrained_file", &zoo::pretrained_file, py::arg("name"), py::arg("root") = "",
+        "Where pretrained=True looks for MXNet's published weights.");
 }
 
 } // namespace
@@ -487,6 +524,9 @@ void bind_gluon(py::module_ &m) {
   bind_blocks(gluon_module);
   py::module_ nn_module = gluon_module.def_submodule("nn", "layers (gluon.nn).");
   bind_layers(nn_module);
+  py::module_ zoo_module = gluon_module.def_submodule("model_zoo", "gluon.model_zoo.")
+                               .def_submodule("vision", "gluon.model_zoo.vision: MXNet's vision networks.");
+  bind_model_zoo(zoo_module);
 }
 
 } // namespace dlc::python

@@ -9,7 +9,9 @@
 // curve to the output folder.
 //
 // The network is the seed's LeafNetwork adapted to 28x28 images
-// (leafnet::fashion_network in examples/LeafNetwork.h).
+// (leafnet::fashion_network in examples/LeafNetwork.h), or with --network NAME any
+// network of the vision model zoo (dlc/Gluon/ModelZoo.h), fed images resized to its
+// size (--image-size) with Fashion-MNIST's gray channel repeated into three.
 //
 // Under `mpirun -np N` the job's --devices are shared out among the N processes (each
 // takes its block, dist::local_devices), each process reads its share of every batch,
@@ -23,6 +25,7 @@
 #include <dlc/Core/AtomicFile.h>
 #include <dlc/Runtime/Distributed/ProcessGroup.h>
 #include "../../examples/LeafNetwork.h"
+#include <dlc/Gluon/ModelZoo.h>
 
 #include "../common/CompileOptionFlags.h"
 
@@ -65,6 +68,19 @@ cl::opt<std::string> exportFolder(
     cl::cat(trainOptions), cl::init(""));
 cl::opt<std::string> dataRoot("data-root", cl::desc("folder of the IDX files"),
                               cl::cat(trainOptions), cl::init("/usr/share/datasets/fashion-mnist"));
+cl::opt<std::string> networkOption(
+    "network",
+    cl::desc("leafnet (the seed's LeafNetwork for 28x28 images), or a network of the model "
+             "zoo: resnet18_v1 ... resnet152_v2, vgg11 ... vgg19_bn, alexnet, densenet121 ... "
+             "densenet201, squeezenet1.0, squeezenet1.1, inceptionv3, mobilenet1.0 ... "
+             "mobilenet0.25, mobilenetv2_1.0 ... mobilenetv2_0.25"),
+    cl::cat(trainOptions), cl::init("leafnet"));
+cl::opt<int> imageSizeOption(
+    "image-size",
+    cl::desc("side of the square images a model-zoo network is fed (0: its own, 224, or 299 "
+             "for inceptionv3; networks that end in a global pool also train on smaller "
+             "ones, e.g. 32)"),
+    cl::cat(trainOptions), cl::init(0));
 cl::opt<int> epochs("epochs", cl::desc("passes over the training set"), cl::cat(trainOptions), cl::init(5));
 cl::opt<int> batchSize("batch-size", cl::desc("samples per step, over all devices (of all processes)"),
                        cl::cat(trainOptions), cl::init(64));
@@ -161,22 +177,33 @@ int64_t earlierNamings(const std::vector<Device> &job, Device device) {
   return std::count(job.begin(), job.begin() + long(block * size_t(dist::rank())), device);
 }
 
-/// ToTensor + Normalize on a whole batch: (B, 28, 28, 1) uint8 -> (B, 1, 28, 28) float,
-/// scaled to [0, 1] and standardized with Fashion-MNIST's mean and deviation. Batches of
-/// image folders arrive transformed already (CHW float).
+/// Channels the network takes: 1 for the LeafNetwork, 3 for the model zoo's (ImageNet's).
+int64_t networkChannels = 1;
+
+/// ToTensor + Normalize on a whole batch: (B, H, W, 1) uint8 -> (B, 1, H, W) float,
+/// scaled to [0, 1] and standardized with Fashion-MNIST's mean and deviation, the gray
+/// channel repeated for a network that takes three. Batches of image folders arrive
+/// transformed already (CHW float).
 Tensor prepare(const Tensor &images) {
   if (images.dtype() == DType::f32)
     return images;
   Tensor x = np::transpose(images.astype(DType::f32), {0, 3, 1, 2});
-  return (x * (1.0 / 255.0) - 0.2860) * (1.0 / 0.3530);
+  x = (x * (1.0 / 255.0) - 0.2860) * (1.0 / 0.3530);
+  if (networkChannels == 1)
+    return x;
+  const Shape &s = x.shape();
+  return np::broadcast_to(x, {s[0], networkChannels, s[2], s[3]});
 }
 
-/// The seed's pipeline, sized for this network: resize, crop to 28x28, (for training)
-/// random flips and contrast jitter, then ToTensor and Normalize with the seed's mean/std.
+/// The seed's pipeline, sized for the network (`size`: 28 for the LeafNetwork): resize
+/// (to 8/7 of it, ImageNet's habit), crop the center square, (for training) random flips
+/// and contrast jitter, then ToTensor and Normalize with the seed's mean/std.
 std::shared_ptr<data::Dataset>
-imageFolder(const std::shared_ptr<data::vision::ImageFolderDataset> &folder, bool train) {
+imageFolder(const std::shared_ptr<data::vision::ImageFolderDataset> &folder, bool train,
+            int size) {
   namespace T = data::vision::transforms;
-  std::vector<T::Transform> steps{T::Resize(32, /*keep_ratio=*/true), T::CenterCrop(28)};
+  std::vector<T::Transform> steps{T::Resize(size * 8 / 7, /*keep_ratio=*/true),
+                                  T::CenterCrop(size)};
   if (train) {
     steps.push_back(T::RandomFlipLeftRight());
     steps.push_back(T::RandomColorJitter(0, 0.05));
@@ -268,11 +295,13 @@ void writeFileAtomically(const std::string &path, const std::string &text) {
 /// written), naming each.
 void removeLeftovers(const std::string &folder) {
   namespace fs = std::filesystem;
+  const std::string checkpoint = networkOption + ".safetensors.tmp",
+                    states = networkOption + ".states.tmp";
   for (const fs::directory_entry &entry : fs::directory_iterator(folder)) {
     std::string name = entry.path().filename().string();
-    for (const char *prefix :
-         {"leafnet.safetensors.tmp", "leafnet.states.tmp", "log.csv.tmp", "accuracy.svg.tmp",
-          "model.dlc.tmp"})
+    for (const std::string &prefix :
+         {checkpoint, states, std::string("log.csv.tmp"), std::string("accuracy.svg.tmp"),
+          std::string("model.dlc.tmp")})
       if (name.rfind(prefix, 0) == 0 && entry.is_regular_file()) {
         std::printf("dlc-train: removing %s, left by an interrupted run\n", entry.path().c_str());
         fs::remove(entry.path());
@@ -287,8 +316,8 @@ bool isSafetensors(const std::string &path) {
          path.compare(path.size() - kSafetensors.size(), kSafetensors.size(), kSafetensors) == 0;
 }
 
-/// The optimizer's state beside checkpoint `parameters` (OUT/leafnet.safetensors ->
-/// OUT/leafnet.states: Trainer::save_states' file, safetensors inside).
+/// The optimizer's state beside checkpoint `parameters` (OUT/NETWORK.safetensors ->
+/// OUT/NETWORK.states: Trainer::save_states' file, safetensors inside).
 std::string statesBeside(const std::string &parameters) {
   if (isSafetensors(parameters))
     return parameters.substr(0, parameters.size() - kSafetensors.size()) + ".states";
@@ -350,7 +379,7 @@ std::string firstNonFinite(Block &net) {
   return "";
 }
 
-metric::Accuracy evaluate(HybridSequential &net, data::DataLoader &loader,
+metric::Accuracy evaluate(HybridBlock &net, data::DataLoader &loader,
                           const std::vector<Device> &devices) {
   metric::Accuracy accuracy;
   for (data::Batch batch : loader) {
@@ -482,7 +511,23 @@ int main(int argc, char **argv) {
     const CompileOptions compileOptions = tools::compileOptionsFromFlags();
     np::random::seed(seedOption);
 
+    const bool zooNetwork = networkOption != "leafnet";
+    int imageSize = 28;
+    if (zooNetwork) {
+      networkChannels = 3;
+      imageSize = imageSizeOption > 0 ? imageSizeOption.getValue()
+                                      : (networkOption == "inceptionv3" ? 299 : 224);
+      // The name is checked before any data is read.
+      model_zoo::vision::get_model(networkOption);
+    } else if (imageSizeOption != 0) {
+      throw ValueError("--image-size " + std::to_string(imageSizeOption) +
+                       ": the leafnet network takes 28x28 images; --image-size is for "
+                       "--network with a model-zoo name");
+    }
+    if (imageSize < 8)
+      throw ValueError("--image-size " + std::to_string(imageSize) + ": at least 8 pixels");
     data::DatasetPtr trainSet, testSet;
+    int64_t classes = 10;
     std::string dataName;
     Tensor sampleBatch; // two training inputs, to settle the deferred shapes
     if (dataOption == "fashion-mnist") {
@@ -494,6 +539,12 @@ int main(int argc, char **argv) {
             train->images().slice(0, limit),
             std::vector<int64_t>(train->labels().begin(), train->labels().begin() + limit));
       dataName = "Fashion-MNIST";
+      if (imageSize != 28) {
+        // Each image resized (OpenCV, bilinear) when it is read.
+        auto resize = data::vision::transforms::Resize(imageSize);
+        trainSet = trainSet->transform_first(resize);
+        testSet = testSet->transform_first(resize);
+      }
     } else if (dataOption.getValue().rfind("imagefolder:", 0) == 0) {
       std::string path = dataOption.getValue().substr(12);
       using data::vision::ImageFolderDataset;
@@ -517,8 +568,9 @@ int main(int argc, char **argv) {
       for (const auto &set : {train, test})
         for (const std::string &file : set->skipped())
           std::printf("dlc-train: skipped %s (OpenCV cannot decode it)\n", file.c_str());
-      trainSet = imageFolder(train, true);
-      testSet = imageFolder(test, false);
+      trainSet = imageFolder(train, true, imageSize);
+      testSet = imageFolder(test, false, imageSize);
+      classes = int64_t(train->synsets().size());
       if (limit > 0 && size_t(limit) < trainSet->size())
         trainSet = drawSubset(trainSet, size_t(limit), seedOption);
       dataName = "image folder " + path;
@@ -548,8 +600,10 @@ int main(int argc, char **argv) {
       testLoader.shard(size_t(dist::rank()), size_t(dist::size()));
 
     if (root) {
-      std::printf("dlc-train: %s, %zu training and %zu test images, batch %d on",
-                  dataName.c_str(), trainSet->size(), testSet->size(), batchSize.getValue());
+      std::printf("dlc-train: %s on %s (%dx%d images), %zu training and %zu test images, "
+                  "batch %d on",
+                  networkOption.c_str(), dataName.c_str(), imageSize, imageSize, trainSet->size(),
+                  testSet->size(), batchSize.getValue());
       for (Device d : jobDevices)
         std::printf(" %s", d.str().c_str());
       if (dist::size() > 1) {
@@ -564,7 +618,11 @@ int main(int argc, char **argv) {
                   epochs.getValue());
     }
 
-    auto net = leafnet::fashion_network();
+    std::shared_ptr<HybridBlock> net;
+    if (zooNetwork)
+      net = model_zoo::vision::get_model(networkOption, {.classes = classes});
+    else
+      net = leafnet::fashion_network();
     net->initialize(init::Xavier(), devices, /*force_reinit=*/true);
     net->forward(sampleBatch.to(devices[0])); // settles the deferred shapes
     int firstEpoch = 1;
@@ -715,14 +773,14 @@ int main(int argc, char **argv) {
         throw Error("epoch " + std::to_string(epoch) + ": parameter '" + bad +
                     "' holds NaN or infinite values (training diverged; try a lower --lr); "
                     "nothing was saved over " +
-                    outputFolder + "/leafnet.safetensors");
+                    outputFolder + "/" + networkOption + ".safetensors");
       // The optimizer's state first, then the parameters, each written whole: the
       // parameters' epoch is the checkpoint's, and a resumed run takes the state only
       // when it is of that epoch.
       std::map<std::string, std::string> checkpointMetadata = jobGeneratorStates(devices);
       checkpointMetadata["epoch"] = std::to_string(epoch);
       if (root) {
-        const std::string checkpoint = outputFolder + "/leafnet.safetensors";
+        const std::string checkpoint = outputFolder + "/" + networkOption + ".safetensors";
         const std::map<std::string, std::string> epochOnly{{"epoch", std::to_string(epoch)}};
         if (compiledStep)
           trainStep.save_states(statesBeside(checkpoint), epochOnly);

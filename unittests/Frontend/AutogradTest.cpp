@@ -49,6 +49,9 @@ TEST(Autograd, UnaryFunctions) {
   // Inputs on both sides of the kinks at -3 and 3, none on them.
   Tensor spread = randomTensor({2, 5}, 8) * 5.0;
   checkAutograd({spread}, [](const Inputs &v) { return npx::hard_swish(v[0]); }, "hard_swish");
+  // Both kinks (0 and 6) crossed by the inputs, none on them.
+  Tensor wide = randomTensor({2, 5}, 12) * 8.0 + 2.0;
+  checkAutograd({wide}, [](const Inputs &v) { return npx::relu6(v[0]); }, "relu6");
   checkAutograd({a}, [](const Inputs &v) { return npx::softmax(v[0]); }, "softmax");
   checkAutograd({a}, [](const Inputs &v) { return npx::log_softmax(v[0], 0); }, "log_softmax");
   checkAutograd({a}, [](const Inputs &v) { return v[0].astype(DType::f32) * v[0]; },

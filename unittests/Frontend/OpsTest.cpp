@@ -123,9 +123,10 @@ TEST(Ops, GeluAndItsGradient) {
   EXPECT_THROW(npx::gelu_backward(dy, x.reshape({8, 8})), ShapeError);
 }
 
-// erf, softrelu and hard_swish against their definitions in double precision, on random
-// inputs over their tails and kinks (softrelu's switch to x at 20, hard_swish's at -3 and
-// 3); the 16-bit floats compute in float and round once; integers are refused by name.
+// erf, softrelu, hard_swish and relu6 against their definitions in double precision, on
+// random inputs over their tails and kinks (softrelu's switch to x at 20, hard_swish's at
+// -3 and 3, relu6's at 0 and 6); the 16-bit floats compute in float and round once;
+// integers are refused by name.
 TEST(Ops, ErfSoftreluAndHardSwish) {
   std::vector<float> v = randomValues(256, 31);
   for (size_t i = 0; i < v.size(); ++i)
@@ -141,6 +142,7 @@ TEST(Ops, ErfSoftreluAndHardSwish) {
       {"softrelu", npx::softrelu, [](double t) { return t > 20 ? t : std::log1p(std::exp(t)); }},
       {"hard_swish", npx::hard_swish,
        [](double t) { return t * std::min(std::max(t + 3, 0.0), 6.0) / 6; }},
+      {"relu6", npx::relu6, [](double t) { return std::min(std::max(t, 0.0), 6.0); }},
   };
   for (const Case &c : cases) {
     std::vector<float> y = c.op(x).to_vector<float>();
@@ -158,6 +160,13 @@ TEST(Ops, ErfSoftreluAndHardSwish) {
       EXPECT_NE(std::string(e.what()).find(c.name), std::string::npos) << e.what();
     }
   }
+  // relu6 keeps a NaN (as relu does), and its gradient passes dy only inside (0, 6).
+  EXPECT_TRUE(std::isnan(npx::relu6(np::array(std::vector<float>{NAN})).to_vector<float>()[0]));
+  Tensor y = npx::relu6(x), dy = np::array(randomValues(256, 32));
+  std::vector<float> dx = npx::relu6_backward(dy, y).to_vector<float>(), ys = y.to_vector<float>(),
+                     dys = dy.to_vector<float>();
+  for (size_t i = 0; i < v.size(); ++i)
+    EXPECT_EQ(dx[i], v[i] > 0 && v[i] < 6 ? dys[i] : 0.f) << "relu6_backward at " << v[i];
   // softrelu far below zero keeps e^x (log1p), not 0.
   EXPECT_NEAR(npx::softrelu(np::array(std::vector<float>{-30.f})).to_vector<float>()[0],
               std::exp(-30.0), 1e-18);

@@ -303,6 +303,7 @@ TEST(EmulatedGpuKernels, UnaryFunctions) {
     for (const char *op : {"negative", "relu", "exp", "sigmoid", "tanh", "gelu", "erf",
                            "softrelu", "hard_swish"})
       expectAgree(op, {{{9, 311}, dtype, -4, 4}});
+    expectAgree("relu6", {{{9, 311}, dtype, -3, 9}});
     expectAgree("softrelu", {{{9, 311}, dtype, -40, 40}});
     for (const char *op : {"log", "sqrt", "rsqrt"})
       expectAgree(op, {{{9, 311}, dtype, 0.01, 20}});
@@ -315,6 +316,7 @@ TEST(EmulatedGpuKernels, ReluBackwardCompareWhereCastBroadcast) {
   for (DType dtype : kFloats) {
     expectAgree("relu_backward", {{{17, 65}, dtype}, {{17, 65}, dtype}});
     expectAgree("gelu_backward", {{{17, 65}, dtype}, {{17, 65}, dtype, -4, 4}});
+    expectAgree("relu6_backward", {{{17, 65}, dtype}, {{17, 65}, dtype, -3, 9}});
     for (int64_t predicate = 0; predicate < 6; ++predicate)
       expectAgree("compare", {{{8, 1, 40}, dtype, -2, 2}, {{5, 40}, dtype, -2, 2}},
                   Attrs{{"predicate", predicate}});

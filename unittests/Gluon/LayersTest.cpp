@@ -163,3 +163,92 @@ TEST(Layers, LeafNetworkParameterGradients) {
     }
   }
 }
+
+// The model zoo's containers and pools: the global pools against a mean and a maximum
+// computed here, HybridConcatenate against the concatenation of its children, the same
+// outputs and input gradients hybridized.
+TEST(Layers, GlobalPoolsAndConcatenation) {
+  Tensor x = randomTensor({2, 16, 5, 7}, 21);
+  std::vector<float> xs = x.to_vector<float>();
+  auto pools = std::make_shared<HybridConcatenate>(1);
+  pools->add(std::make_shared<nn::GlobalAvgPool2D>(), std::make_shared<nn::GlobalMaxPool2D>(),
+             std::make_shared<nn::Identity>());
+  Tensor eager = (*pools)(np::zeros({1, 3, 1, 1}));
+  EXPECT_EQ(eager.shape(), (Shape{1, 9, 1, 1})) << "2 pools and the identity, 3 channels each";
+  auto global = std::make_shared<HybridConcatenate>(1);
+  global->add(std::make_shared<nn::GlobalAvgPool2D>(), std::make_shared<nn::GlobalMaxPool2D>());
+  std::vector<float> y = (*global)(x).to_vector<float>();
+  ASSERT_EQ(y.size(), 2u * 32u);
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 16; ++c) {
+      double sum = 0;
+      float most = -INFINITY;
+      for (int64_t i = 0; i < 35; ++i) {
+        float v = xs[size_t((n * 16 + c) * 35 + i)];
+        sum += v;
+        most = std::max(most, v);
+      }
+      EXPECT_NEAR(y[size_t(n * 32 + c)], sum / 35, 1e-6) << "average of channel " << c;
+      EXPECT_EQ(y[size_t(n * 32 + 16 + c)], most) << "maximum of channel " << c;
+    }
+  EXPECT_EQ(global->children()[1].first, "1");
+  // Hybridized: the same values and input gradients (a weighted sum, so that every
+  // output's gradient differs).
+  Tensor weights = randomTensor({2, 32, 1, 1}, 22);
+  auto run = [&](bool hybrid) {
+    auto block = std::make_shared<HybridConcatenate>(1);
+    block->add(std::make_shared<nn::GlobalAvgPool2D>(), std::make_shared<nn::GlobalMaxPool2D>());
+    if (hybrid)
+      block->hybridize();
+    Tensor in = np::array(xs).reshape(x.shape());
+    in.attach_grad();
+    Tensor out;
+    {
+      autograd::Record record;
+      out = np::sum((*block)(in) * weights);
+    }
+    out.backward();
+    return std::make_pair(out.to_vector<float>(), in.grad().to_vector<float>());
+  };
+  auto [eagerSum, eagerGrad] = run(false);
+  auto [hybridSum, hybridGrad] = run(true);
+  EXPECT_NEAR(hybridSum[0], eagerSum[0], 1e-5);
+  for (size_t i = 0; i < eagerGrad.size(); ++i)
+    ASSERT_NEAR(hybridGrad[i], eagerGrad[i], 1e-6) << "input gradient " << i;
+  // and the eager gradient against finite differences
+  expectGradient(x, np::array(eagerGrad).reshape(x.shape()), [&](const Tensor &v) {
+    auto block = std::make_shared<HybridConcatenate>(1);
+    block->add(std::make_shared<nn::GlobalAvgPool2D>(), std::make_shared<nn::GlobalMaxPool2D>());
+    return (*block)(v);
+  }, weights, "global pools", 2e-2, 1e-3f);
+  EXPECT_THROW((*std::make_shared<HybridConcatenate>(1))(x), ValueError) << "no children";
+  EXPECT_THROW(nn::GlobalAvgPool2D()(np::zeros({2, 3})), ShapeError);
+}
+
+// scale=false is MXNet's fix_gamma: whatever gamma holds (a file may hold anything),
+// the norm scales by 1.
+TEST(Layers, BatchNormWithoutScaleCountsGammaAsOne) {
+  nn::BatchNormOptions fixed;
+  fixed.scale = false;
+  auto bn = std::make_shared<nn::BatchNorm>(fixed), plain = std::make_shared<nn::BatchNorm>();
+  bn->initialize(nullptr, {cpu()});
+  plain->initialize(nullptr, {cpu()});
+  Tensor x = randomTensor({4, 3, 2, 2}, 6) * 3.0 + 1.0;
+  (*bn)(x);
+  (*plain)(x);
+  bn->gamma->set_data(np::full({3}, 5.0));
+  for (bool training : {false, true}) {
+    Tensor a, b;
+    if (training) {
+      autograd::Record record;
+      a = (*bn)(x);
+      b = (*plain)(x);
+    } else {
+      a = (*bn)(x);
+      b = (*plain)(x);
+    }
+    std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();
+    for (size_t i = 0; i < av.size(); ++i)
+      ASSERT_NEAR(av[i], bv[i], 1e-6) << (training ? "training" : "predicting");
+  }
+}

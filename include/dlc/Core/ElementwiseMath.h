@@ -140,6 +140,20 @@ struct HardSwish {
   }
 };
 
+/// min(max(x, 0), 6); a NaN stays NaN.
+struct Relu6 {
+  template <typename C> DLC_HOST_DEVICE static C apply(C x) {
+    return where(x < lit(x, 0), lit(x, 0), where(x > lit(x, 6), lit(x, 6), x));
+  }
+};
+
+/// dx = 0 < y < 6 ? dy : 0, from relu6's output y.
+struct Relu6Backward {
+  template <typename C> DLC_HOST_DEVICE static C apply(C dy, C y) {
+    return where(y > lit(y, 0), where(y < lit(y, 6), dy, lit(y, 0)), lit(y, 0));
+  }
+};
+
 /// dx = x > 0 ? dy : 0
 struct ReluBackward {
   template <typename C> DLC_HOST_DEVICE static C apply(C dy, C x) {

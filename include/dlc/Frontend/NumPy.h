@@ -124,6 +124,10 @@ Tensor erf(const Tensor &x);
 Tensor softrelu(const Tensor &x);
 /// Hard swish: x * min(max(x + 3, 0), 6) / 6.
 Tensor hard_swish(const Tensor &x);
+/// min(max(x, 0), 6), MobileNetV2's activation.
+Tensor relu6(const Tensor &x);
+/// Gradient of relu6 from its output y: dy where 0 < y < 6, else 0.
+Tensor relu6_backward(const Tensor &dy, const Tensor &y);
 Tensor softmax(const Tensor &x, int64_t axis = -1);
 Tensor log_softmax(const Tensor &x, int64_t axis = -1);
 /// (N, d1, d2, ...) to (N, d1*d2*...).

@@ -168,6 +168,28 @@ public:
   std::string kind() const override { return "HybridSequential"; }
 };
 
+/// Runs every child on the same input and concatenates their outputs along `axis`
+/// (MXNet 1.x's contrib HybridConcurrent, Gluon 2's HybridConcatenate): the branches of
+/// Inception, SqueezeNet's fire modules, DenseNet's growing features. Children are named
+/// "0", "1", ... as in HybridSequential.
+class HybridConcatenate : public HybridBlock {
+public:
+  explicit HybridConcatenate(int64_t axis = -1) : axis_(axis) {}
+  HybridConcatenate &add(std::shared_ptr<Block> block);
+  template <typename... Blocks> HybridConcatenate &add(std::shared_ptr<Blocks>... blocks) {
+    (add(std::static_pointer_cast<Block>(blocks)), ...);
+    return *this;
+  }
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "HybridConcatenate(axis=" + std::to_string(axis_) + ")"; }
+  int64_t axis() const { return axis_; }
+
+private:
+  int64_t axis_;
+};
+/// MXNet 1.x's name for it (mxnet.gluon.contrib.nn.HybridConcurrent).
+using HybridConcurrent = HybridConcatenate;
+
 } // namespace dlc::gluon
 
 #endif // DLC_GLUON_BLOCK_H

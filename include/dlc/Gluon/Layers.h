@@ -75,12 +75,27 @@ private:
   npx::PoolOptions pool_;
 };
 
+/// Pools each channel's whole plane: (N, C, H, W) -> (N, C, 1, 1), as MXNet's
+/// GlobalAvgPool2D and GlobalMaxPool2D do (a pooling whose window is the input's plane,
+/// so compiled programs keep the blocked layouts and the pooling kernels).
+class GlobalAvgPool2D : public HybridBlock {
+public:
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "GlobalAvgPool2D"; }
+};
+
+class GlobalMaxPool2D : public HybridBlock {
+public:
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "GlobalMaxPool2D"; }
+};
+
 struct BatchNormOptions {
   int64_t axis = 1;
   double momentum = 0.9;
   double epsilon = 1e-5;
   bool center = true; ///< learn beta
-  bool scale = true;  ///< learn gamma
+  bool scale = true;  ///< learn gamma; false: gamma counts as 1 (MXNet's fix_gamma)
   int64_t in_channels = 0;
 };
 
@@ -136,6 +151,13 @@ class Flatten : public HybridBlock {
 public:
   Tensor forward(const Tensor &x) override;
   std::string kind() const override { return "Flatten"; }
+};
+
+/// Returns its input (a branch of a HybridConcatenate that passes x through).
+class Identity : public HybridBlock {
+public:
+  Tensor forward(const Tensor &x) override { return x; }
+  std::string kind() const override { return "Identity"; }
 };
 
 class Activation : public HybridBlock {

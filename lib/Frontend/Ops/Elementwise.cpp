@@ -93,6 +93,10 @@ std::vector<Tensor> vjpRsqrt(const VjpContext &c) {
 std::vector<Tensor> vjpRelu(const VjpContext &c) {
   return {npx::relu_backward(c.output_grads[0], c.outputs[0])};
 }
+// Masked by the output too: 0 < y < 6 exactly where 0 < x < 6.
+std::vector<Tensor> vjpRelu6(const VjpContext &c) {
+  return {npx::relu6_backward(c.output_grads[0], c.outputs[0])};
+}
 // Needs the input: the derivative is not a function of the output alone.
 std::vector<Tensor> vjpGelu(const VjpContext &c) {
   return {npx::gelu_backward(c.output_grads[0], c.inputs[0])};
@@ -261,6 +265,8 @@ void detail::register_elementwise_ops() {
       {"erf", ops::erf, inferFloatUnary, vjpErf, "npx"},
       {"softrelu", ops::softrelu, inferFloatUnary, vjpSoftrelu, "npx"},
       {"hard_swish", ops::hard_swish, inferFloatUnary, vjpHardSwish, "npx"},
+      {"relu6", ops::relu6, inferFloatUnary, vjpRelu6, "npx"},
+      {"relu6_backward", ops::relu6_backward, inferFloatSameShapes, vjp_not_implemented, nullptr},
       {"gelu_backward", ops::gelu_backward, inferFloatSameShapes, vjp_not_implemented, nullptr},
   };
   for (const ElementwiseOp &op : elementwise) {
@@ -305,11 +311,17 @@ DLC_UNARY(npx, gelu, "gelu")
 DLC_UNARY(npx, erf, "erf")
 DLC_UNARY(npx, softrelu, "softrelu")
 DLC_UNARY(npx, hard_swish, "hard_swish")
+DLC_UNARY(npx, relu6, "relu6")
 #undef DLC_UNARY
 
 Tensor npx::relu_backward(const Tensor &dy, const Tensor &x) {
   static const OpDef &op = find_op("relu_backward");
   return invoke1(op, {dy, x});
+}
+
+Tensor npx::relu6_backward(const Tensor &dy, const Tensor &y) {
+  static const OpDef &op = find_op("relu6_backward");
+  return invoke1(op, {dy, y});
 }
 
 Tensor npx::gelu_backward(const Tensor &dy, const Tensor &x) {

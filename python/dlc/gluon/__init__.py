@@ -3,7 +3,7 @@ from .block import Block, HybridBlock
 from .parameter import Parameter, ParameterDict
 from .trainer import Trainer
 from .._dlc.gluon import TrainStep
-from . import nn, loss, metric, utils, data
+from . import nn, loss, metric, utils, data, model_zoo
 
 __all__ = ["Block", "HybridBlock", "Parameter", "ParameterDict", "Trainer", "TrainStep", "nn",
-           "loss", "metric", "utils", "data"]
+           "loss", "metric", "utils", "data", "model_zoo"]

@@ -2,7 +2,7 @@
 call, as Gluon's deferred initialization does; layers take NCHW input."""
 from .. import _dlc
 from .._dlc.gluon.nn import (Activation, AvgPool2D, BatchNorm, Conv2D, Dense, Dropout, Flatten,
-                             MaxPool2D)
+                             GlobalAvgPool2D, GlobalMaxPool2D, Identity, MaxPool2D)
 from .block import Block, HybridBlock
 
 
@@ -26,5 +26,13 @@ class HybridSequential(_Container, _dlc.gluon.HybridSequential):
     """Children run in order, named "0", "1", ...; hybridize() compiles them as one."""
 
 
-__all__ = ["Block", "HybridBlock", "Sequential", "HybridSequential", "Conv2D", "MaxPool2D",
-           "AvgPool2D", "BatchNorm", "Dense", "Dropout", "Flatten", "Activation"]
+class HybridConcatenate(_Container, _dlc.gluon.HybridConcatenate):
+    """Runs every child on the input and concatenates their outputs along ``axis``
+    (children named "0", "1", ...)."""
+
+
+HybridConcurrent = HybridConcatenate  # MXNet 1.x's name (mxnet.gluon.contrib.nn)
+
+__all__ = ["Block", "HybridBlock", "Sequential", "HybridSequential", "HybridConcatenate",
+           "HybridConcurrent", "Conv2D", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D",
+           "GlobalMaxPool2D", "BatchNorm", "Dense", "Dropout", "Flatten", "Activation", "Identity"]

@@ -260,3 +260,12 @@ func.func @erf_softrelu_hard_swish(%x: tensor<4x8xf32>, %h: tensor<4x8xbf16>) ->
   %w = dlc.hard_swish %h : tensor<4x8xbf16>
   return %e, %s, %w : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xbf16>
 }
+
+// CHECK-LABEL: func.func @relu6_and_its_gradient
+func.func @relu6_and_its_gradient(%x: tensor<2x8x4x4xf32>, %dy: tensor<2x8x4x4xf32>) -> (tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>) {
+  // CHECK: dlc.relu6 %{{.*}} : tensor<2x8x4x4xf32>
+  %y = dlc.relu6 %x : tensor<2x8x4x4xf32>
+  // CHECK: dlc.relu6_backward %{{.*}}, %{{.*}} : tensor<2x8x4x4xf32>
+  %dx = dlc.relu6_backward %dy, %y : tensor<2x8x4x4xf32>
+  return %y, %dx : tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>
+}

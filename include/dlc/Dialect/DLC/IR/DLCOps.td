@@ -190,6 +190,9 @@ def DLC_SoftreluOp : DLC_UnaryOp<"softrelu", DLC_FloatTensor> {
 def DLC_HardSwishOp : DLC_UnaryOp<"hard_swish", DLC_FloatTensor> {
   let summary = "Hard swish, x * min(max(x + 3, 0), 6) / 6";
 }
+def DLC_Relu6Op : DLC_UnaryOp<"relu6", DLC_FloatTensor> {
+  let summary = "Rectifier capped at 6, min(max(x, 0), 6) (MobileNetV2's ReLU6)";
+}
 
 def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise, DLC_ElementwiseKernel,
                                                    DLC_LayoutRule<"elementwise">,
@@ -207,6 +210,24 @@ def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise, DLC_Element
   let arguments = (ins DLC_NumericTensor:$grad_output, DLC_NumericTensor:$input);
   let results = (outs DLC_NumericTensor:$grad_input);
   let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($input)";
+}
+
+def DLC_Relu6BackwardOp : DLC_Op<"relu6_backward", [Pure, Elementwise, DLC_ElementwiseKernel,
+                                                     DLC_LayoutRule<"elementwise">,
+                                                     DeclareOpInterfaceMethods<DLC_ScalarBodyOpInterface>,
+                                                     SameOperandsAndResultType]> {
+  let summary = "Gradient of relu6: grad_output where 0 < output < 6, else 0";
+  let description = [{
+    Reads relu6's output rather than its input (the two are inside (0, 6) at the same
+    places), so the forward's input need not be kept for the gradient.
+
+    ```mlir
+    %dx = dlc.relu6_backward %dy, %y : tensor<8x96x56x56xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$output);
+  let results = (outs DLC_FloatTensor:$grad_input);
+  let assemblyFormat = "$grad_output `,` $output attr-dict `:` type($output)";
 }
 
 def DLC_GeluBackwardOp : DLC_Op<"gelu_backward", [Pure, Elementwise, DLC_ElementwiseKernel,

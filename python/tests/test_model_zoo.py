@@ -1,0 +1,91 @@
+"""gluon.model_zoo.vision from Python: MXNet's names and constructors, the committed
+fixtures MXNet saved (mobilenet0.25, squeezenet1.1) and, where MXNet 1.9.1 is in
+bench/.venv, every network of the zoo saved by MXNet with random weights and loaded here:
+dlc predicts what MXNet predicted, eagerly and hybridized, to 1e-4 of the outputs' scale."""
+import subprocess
+
+import numpy as onp
+import pytest
+
+import dlc
+from dlc import autograd, np, npx
+from dlc.gluon import nn
+from dlc.gluon.model_zoo import vision
+
+from conftest import MXNET_FIXTURES, SOURCE_DIR
+from test_mxnet_parity import VENV_PYTHON, mxnet_available
+
+
+def zoo_input(name):
+    """mxnet_zoo_reference.py's input: sin(0.37 i) over the flat index, 2 images."""
+    size = 299 if name.startswith("inception") else 224
+    return onp.sin(0.37 * onp.arange(2 * 3 * size * size)).reshape(2, 3, size, size).astype(onp.float32)
+
+
+def expect_mxnet_prediction(name, params, output, hybridize):
+    net = vision.get_model(name, classes=10)
+    net.load_parameters(str(params))
+    if hybridize:
+        net.hybridize()
+    with autograd.pause():
+        got = net(np.array(zoo_input(name))).asnumpy()
+    want = npx.load(str(output))["output"].asnumpy()
+    assert got.shape == want.shape
+    scale = onp.abs(want).max()
+    assert onp.abs(got - want).max() <= 1e-4 * scale, name
+
+
+def test_names_and_constructors_are_mxnets():
+    names = vision.model_names()
+    assert len(names) == 34
+    for name in ("resnet50_v1", "resnet152_v2", "vgg19_bn", "alexnet", "densenet201",
+                 "squeezenet1.0", "inceptionv3", "mobilenet0.25", "mobilenetv2_0.75"):
+        assert name in names
+    # MXNet's constructor functions, with its spelling of the widths.
+    assert vision.mobilenet_v2_0_25(classes=3) is not None
+    assert vision.mobilenet0_25(classes=3) is not None
+    assert vision.inception_v3 is not None and vision.resnet18_v1 is not None
+    with pytest.raises(ValueError, match="no model named 'resnet19_v1'"):
+        vision.get_model("resnet19_v1")
+    path = vision.pretrained_file("squeezenet1.1", root="/tmp/store")
+    assert path == "/tmp/store/squeezenet1.1-33ba0f93.params"
+    with pytest.raises(dlc.DLCError, match="squeezenet1.1-33ba0f93.params"):
+        vision.get_model("squeezenet1.1", pretrained=True, root="/nonexistent/store")
+
+
+@pytest.mark.parametrize("name", ["mobilenet0.25", "squeezenet1.1"])
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_committed_mxnet_networks_predict_as_mxnet(name, hybridize):
+    zoo = MXNET_FIXTURES / "zoo"
+    expect_mxnet_prediction(name, zoo / f"{name}.params", zoo / f"{name}.output.params", hybridize)
+
+
+def test_new_layers_from_python():
+    x = np.array(onp.random.RandomState(3).uniform(-1, 1, (2, 4, 5, 5)).astype(onp.float32))
+    cat = nn.HybridConcatenate(axis=1)
+    cat.add(nn.Identity(), nn.GlobalAvgPool2D())
+    with pytest.raises(dlc.DLCError):
+        cat(x)  # (2, 4, 5, 5) and (2, 4, 1, 1) do not concatenate along channels
+    pools = nn.HybridConcatenate(axis=1)
+    pools.add(nn.GlobalAvgPool2D(), nn.GlobalMaxPool2D())
+    y = pools(x).asnumpy()
+    xs = x.asnumpy()
+    onp.testing.assert_allclose(y[:, :4, 0, 0], xs.mean(axis=(2, 3)), rtol=1e-5, atol=1e-6)
+    onp.testing.assert_allclose(y[:, 4:, 0, 0], xs.max(axis=(2, 3)), rtol=0, atol=0)
+    assert nn.HybridConcurrent is nn.HybridConcatenate
+    onp.testing.assert_array_equal(npx.relu6(np.array([-1.0, 3.0, 7.0])).asnumpy(), [0, 3, 6])
+
+
+needs_mxnet = pytest.mark.skipif(not mxnet_available(),
+                                 reason="MXNet 1.9.1 is not in bench/.venv (bench/setup-peers.sh)")
+
+
+@needs_mxnet
+def test_every_network_mxnet_saved_predicts_as_mxnet(tmp_path):
+    names = vision.model_names()
+    subprocess.run([str(VENV_PYTHON), str(SOURCE_DIR / "python" / "tests" / "mxnet_zoo_reference.py"),
+                    str(tmp_path), "10", *names], check=True, capture_output=True)
+    for name in names:
+        for hybridize in (False, True):
+            expect_mxnet_prediction(name, tmp_path / f"{name}.params",
+                                    tmp_path / f"{name}.output.params", hybridize)
