@@ -7,7 +7,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="$here/.venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install --upgrade pip
-"$venv/bin/pip" install "mxnet==1.9.1" "numpy<1.24" torch onnx onnxruntime
+"$venv/bin/pip" install "mxnet==1.9.1" "numpy<1.24" torch torchvision onnx onnxruntime
 "$venv/bin/python" - <<'PY'
 import mxnet, torch, numpy, onnx, onnxruntime
 print("mxnet", mxnet.__version__, "torch", torch.__version__, "numpy", numpy.__version__,

@@ -23,6 +23,28 @@ void Block::addChild(const std::string &name, std::shared_ptr<Block> child) {
   children_.emplace_back(name, std::move(child));
 }
 
+std::shared_ptr<Block> Block::child(const std::string &name) const {
+  for (const auto &entry : children_)
+    if (entry.first == name)
+      return entry.second;
+  return nullptr;
+}
+
+void Block::replace_child(const std::string &name, std::shared_ptr<Block> block) {
+  if (!block)
+    throw ValueError("replace_child: '" + name + "' cannot become a null block");
+  for (auto &entry : children_)
+    if (entry.first == name) {
+      entry.second = std::move(block);
+      return;
+    }
+  std::string names;
+  for (const auto &entry : children_)
+    names += (names.empty() ? "" : ", ") + entry.first;
+  throw Error(kind() + " has no child named '" + name + "' to replace (its children: " +
+              (names.empty() ? std::string("none") : names) + ")");
+}
+
 ParameterPtr Block::register_parameter(const std::string &name, ParameterPtr parameter) {
   for (const auto &entry : params_)
     if (entry.first == name)
@@ -75,6 +97,11 @@ void Block::cast(DType dtype) {
 
 void HybridBlock::cast(DType dtype) {
   Block::cast(dtype);
+  compiled_.reset();
+}
+
+void HybridBlock::replace_child(const std::string &name, std::shared_ptr<Block> block) {
+  Block::replace_child(name, std::move(block));
   compiled_.reset();
 }
 

@@ -257,6 +257,8 @@ void bind_blocks(py::module_ &m) {
              std::string n = name.is_none() ? std::to_string(b.children().size()) : name.cast<std::string>();
              b.register_child(n, std::move(child));
            }, py::arg("block"), py::arg("name") = py::none())
+      .def("_child", &Block::child, py::arg("name"))
+      .def("_replace_child", &Block::replace_child, py::arg("name"), py::arg("block"))
       .def("_register_parameter", [](Block &b, const std::string &name, ParameterPtr p) {
              b.register_parameter(name, std::move(p));
            })

@@ -89,3 +89,39 @@ def test_every_network_mxnet_saved_predicts_as_mxnet(tmp_path):
         for hybridize in (False, True):
             expect_mxnet_prediction(name, tmp_path / f"{name}.params",
                                     tmp_path / f"{name}.output.params", hybridize)
+
+
+def test_fine_tuning_example_replaces_the_output_layer(tmp_path):
+    """examples/python/fine_tune.py: MXNet's mobilenet0.25 weights (the committed fixture),
+    a new output layer for a folder of 2 classes, one epoch, hybridized."""
+    import sys
+    from dlc.gluon.data.vision import save_image
+    rng = onp.random.RandomState(5)
+    for split in ("train", "test"):
+        for label in ("cats", "dogs"):
+            (tmp_path / split / label).mkdir(parents=True)
+            for i in range(4):
+                image = rng.randint(0, 256, (40, 40, 3)).astype(onp.uint8)
+                save_image(np.array(image), str(tmp_path / split / label / f"{i}.png"))
+    out = subprocess.run([sys.executable, str(SOURCE_DIR / "examples" / "python" / "fine_tune.py"),
+                          "--data", str(tmp_path), "--params", str(MXNET_FIXTURES / "zoo" / "mobilenet0.25.params"),
+                          "--params-classes", "10", "--epochs", "1", "--image-size", "32",
+                          "--batch-size", "4"], check=True, capture_output=True, text=True).stdout
+    assert "fine-tuning mobilenet0.25 (MXNet weights) on 8 images of 2 classes" in out
+    assert "[Epoch 1] loss" in out and "test accuracy" in out
+
+
+def test_a_zoo_network_takes_a_new_output_layer():
+    net = vision.get_model("squeezenet1.1", classes=10)
+    net.load_parameters(str(MXNET_FIXTURES / "zoo" / "squeezenet1.1.params"))
+    assert type(net.features).__name__ == "HybridSequential"
+    head = nn.HybridSequential()
+    head.add(nn.Conv2D(4, 1), nn.Activation("relu"), nn.GlobalAvgPool2D(), nn.Flatten())
+    net.output = head
+    net.output.initialize()
+    assert [k for k in net.collect_params() if k.startswith("output.")] == ["output.0.weight",
+                                                                           "output.0.bias"]
+    net.hybridize()
+    assert net(np.ones((1, 3, 96, 96))).shape == (1, 4)
+    with pytest.raises(AttributeError, match="no attribute 'classifier'"):
+        net.classifier

@@ -234,3 +234,28 @@ TEST(ModelZoo, ClearErrors) {
                ValueError);
   std::remove(zoo::pretrained_file("mobilenet0.25", root).c_str());
 }
+
+// Fine-tuning: the output layer replaced by one for other classes; the hybridized
+// network forgets what it compiled with the old one.
+TEST(ModelZoo, TheOutputLayerIsReplacedForFineTuning) {
+  auto net = zoo::get_model("mobilenet0.25", {.classes = 10});
+  net->load_parameters(fixture("mobilenet0.25.params"));
+  net->hybridize();
+  autograd::Pause predict;
+  Tensor x = np::random::uniform(-1, 1, {2, 3, 64, 64});
+  EXPECT_EQ((*net)(x).shape(), (Shape{2, 10}));
+  auto head = std::make_shared<nn::Dense>(3);
+  head->initialize(init::Xavier());
+  net->replace_child("output", head);
+  EXPECT_EQ((*net)(x).shape(), (Shape{2, 3}));
+  EXPECT_EQ(net->collect_params().select("^output\\.").size(), 2u);
+  try {
+    net->replace_child("classifier", head);
+    FAIL() << "no such child";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("no child named 'classifier' to replace (its children: "
+                                         "features, output)"),
+              std::string::npos)
+        << e.what();
+  }
+}

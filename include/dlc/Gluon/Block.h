@@ -48,6 +48,12 @@ public:
   const std::vector<std::pair<std::string, std::shared_ptr<Block>>> &children() const {
     return children_;
   }
+  /// The child registered under `name`, or null.
+  std::shared_ptr<Block> child(const std::string &name) const;
+  /// Puts `block` where the child `name` was (fine-tuning's new output layer: `net.output
+  /// = nn.Dense(classes)` in Gluon); an Error when there is no such child. A hybridized
+  /// block forgets what it compiled.
+  virtual void replace_child(const std::string &name, std::shared_ptr<Block> block);
 
   /// Initializes every parameter on every device of `devices`.
   void initialize(const init::InitializerPtr &init = nullptr,
@@ -118,6 +124,8 @@ public:
   std::string kind() const override { return "HybridBlock"; }
   /// Block::cast, and forgets the compiled programs (they were built for the old dtypes).
   void cast(DType dtype) override;
+  /// Block::replace_child, and forgets the compiled programs (they ran the old child).
+  void replace_child(const std::string &name, std::shared_ptr<Block> block) override;
 
   /// How often this block compiled and ran compiled (zeros before the first call).
   CompileStats compile_stats() const;

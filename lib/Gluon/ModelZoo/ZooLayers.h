@@ -59,20 +59,22 @@ inline std::shared_ptr<nn::Dense> dense(int64_t units, const std::string &activa
   return std::make_shared<nn::Dense>(units, activation);
 }
 
-/// A network of MXNet's usual shape: `features`, then `output`.
+/// A network of MXNet's usual shape: `features`, then `output` (each looked up when
+/// called, so that fine-tuning can replace `output`).
 class FeaturesThenOutput : public HybridBlock {
 public:
   FeaturesThenOutput(std::string kind, std::shared_ptr<Block> features, std::shared_ptr<Block> output)
       : kind_(std::move(kind)) {
-    features_ = register_child("features", std::move(features));
-    output_ = register_child("output", std::move(output));
+    register_child("features", std::move(features));
+    register_child("output", std::move(output));
   }
-  Tensor forward(const Tensor &x) override { return output_->forward(features_->forward(x)); }
+  Tensor forward(const Tensor &x) override {
+    return child("output")->forward(child("features")->forward(x));
+  }
   std::string kind() const override { return kind_; }
 
 private:
   std::string kind_;
-  std::shared_ptr<Block> features_, output_;
 };
 
 } // namespace dlc::gluon::model_zoo::vision::detail
