@@ -124,8 +124,10 @@ int main(int argc, char **argv) {
     Tensor images = np::random::uniform(-1, 1, {batch, 3, size, size});
     Tensor labels = np::random::randint(0, 1000, {batch});
     {
-      autograd::Pause shapes; // deferred initialization
-      (*net)(images);
+      // Deferred initialization, on one image: an eager forward of the whole batch would
+      // set the process's peak memory before the measured work runs.
+      autograd::Pause shapes;
+      (*net)(images.slice(0, 1)).wait_to_read();
     }
     if (!saveModel.empty() || only == "macs") {
       bench::randomizeRunningStatistics(net->collect_params());
