@@ -620,7 +620,7 @@ int main(int argc, char **argv) {
 
     std::shared_ptr<HybridBlock> net;
     if (zooNetwork)
-      net = model_zoo::vision::get_model(networkOption, {.classes = classes});
+      net = model_zoo::vision::get_model(networkOption, classes);
     else
       net = leafnet::fashion_network();
     net->initialize(init::Xavier(), devices, /*force_reinit=*/true);

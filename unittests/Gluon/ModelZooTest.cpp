@@ -76,7 +76,7 @@ TEST(ModelZoo, EveryNetworkHasMXNetsParametersAndPredictsEachClass) {
   for (const std::string &name : zoo::model_names()) {
     SCOPED_TRACE(name);
     ASSERT_EQ(mxnetCounts().count(name), 1u) << "a network MXNet's zoo does not have";
-    auto net = zoo::get_model(name, {.classes = 10});
+    auto net = zoo::get_model(name, 10);
     // Constant weights: drawing 1.3 billion random ones would cost this test most of its
     // time (the values are checked against MXNet's below and in test_model_zoo.py).
     net->initialize(std::make_shared<init::Zero>(), {cpu()});
@@ -96,7 +96,7 @@ TEST(ModelZoo, NetworksMXNetSavedPredictAsMXNetDid) {
   for (const std::string name : {"mobilenet0.25", "squeezenet1.1"}) {
     for (bool hybrid : {false, true}) {
       SCOPED_TRACE(name + (hybrid ? std::string(" hybridized") : std::string(" eager")));
-      auto net = zoo::get_model(name, {.classes = 10});
+      auto net = zoo::get_model(name, 10);
       net->load_parameters(fixture(name + ".params"));
       if (hybrid)
         net->hybridize();
@@ -130,7 +130,7 @@ struct TrainingRun {
 /// eagerly (record, backward, Trainer::step) or as the compiled TrainStep.
 TrainingRun trainThreeSteps(const std::string &name, int64_t size, bool compiled) {
   np::random::seed(5);
-  auto net = zoo::get_model(name, {.classes = 3});
+  auto net = zoo::get_model(name, 3);
   net->initialize(init::Xavier());
   {
     autograd::Pause shapes;
@@ -202,7 +202,7 @@ TEST(ModelZoo, ClearErrors) {
     EXPECT_NE(std::string(e.what()).find("no model named 'resnet51_v1'"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("mobilenetv2_0.25"), std::string::npos) << "lists the zoo";
   }
-  EXPECT_THROW(zoo::get_model("vgg16", {.classes = 0}), ValueError);
+  EXPECT_THROW(zoo::get_model("vgg16", 0), ValueError);
   EXPECT_THROW(zoo::resnet(3, 50), ValueError);
   EXPECT_THROW(zoo::squeezenet("1.2"), ValueError);
 
@@ -210,7 +210,7 @@ TEST(ModelZoo, ClearErrors) {
   const std::string root = ::testing::TempDir() + "dlc_zoo_" + std::to_string(getpid());
   EXPECT_EQ(zoo::pretrained_file("resnet50_v1", root), root + "/resnet50_v1-0aee57f9.params");
   try {
-    zoo::get_model("mobilenet0.25", {.pretrained = true, .root = root});
+    zoo::get_model("mobilenet0.25", {1000, true, root});
     FAIL() << "no file in the store";
   } catch (const Error &e) {
     std::string message = e.what();
@@ -222,7 +222,7 @@ TEST(ModelZoo, ClearErrors) {
   ASSERT_EQ(std::system(mkdir.c_str()), 0);
   std::ofstream(zoo::pretrained_file("mobilenet0.25", root), std::ios::binary) << "not weights";
   try {
-    zoo::get_model("mobilenet0.25", {.pretrained = true, .root = root});
+    zoo::get_model("mobilenet0.25", {1000, true, root});
     FAIL() << "a file with another SHA-1";
   } catch (const Error &e) {
     std::string message = e.what();
@@ -230,7 +230,7 @@ TEST(ModelZoo, ClearErrors) {
     EXPECT_NE(message.find("8a4b233beff2f9eee3d9a4b9d478722ae1d8b562"), std::string::npos) << "the file's SHA-1: " << message;
     EXPECT_NE(message.find("9f83e440996887baf91a6aff1cccc1c903a64274"), std::string::npos);
   }
-  EXPECT_THROW(zoo::get_model("mobilenet0.25", {.classes = 10, .pretrained = true, .root = root}),
+  EXPECT_THROW(zoo::get_model("mobilenet0.25", {10, true, root}),
                ValueError);
   std::remove(zoo::pretrained_file("mobilenet0.25", root).c_str());
 }
@@ -238,7 +238,7 @@ TEST(ModelZoo, ClearErrors) {
 // Fine-tuning: the output layer replaced by one for other classes; the hybridized
 // network forgets what it compiled with the old one.
 TEST(ModelZoo, TheOutputLayerIsReplacedForFineTuning) {
-  auto net = zoo::get_model("mobilenet0.25", {.classes = 10});
+  auto net = zoo::get_model("mobilenet0.25", 10);
   net->load_parameters(fixture("mobilenet0.25.params"));
   net->hybridize();
   autograd::Pause predict;

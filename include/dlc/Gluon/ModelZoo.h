@@ -6,7 +6,7 @@
 // store's published weights). The layer tree, children names and layer options follow
 // MXNet's; only the code is dlc's.
 //
-//   auto net = model_zoo::vision::get_model("resnet50_v1", {.classes = 10});
+//   auto net = model_zoo::vision::get_model("resnet50_v1", /*classes=*/10);
 //   net->initialize(init::Xavier());
 //
 //===----------------------------------------------------------------------===//
@@ -38,6 +38,12 @@ const std::vector<std::string> &model_names();
 /// (deferred, as Gluon's) unless `pretrained` loads them. Unknown names are a
 /// ValueError listing the known ones.
 std::shared_ptr<HybridBlock> get_model(const std::string &name, const ModelOptions &options = {});
+/// get_model with `classes` outputs and random (not yet initialized) weights.
+inline std::shared_ptr<HybridBlock> get_model(const std::string &name, int64_t classes) {
+  ModelOptions options;
+  options.classes = classes;
+  return get_model(name, options);
+}
 
 /// Where `pretrained` looks for `name`'s weights: root/NAME-SHORTHASH.params, MXNet's
 /// file name (the first 8 hex digits of the file's SHA-1).
