@@ -14,6 +14,41 @@
 
 namespace dlc::gluon {
 
+namespace {
+/// The block whose default forward is running on this thread: when the defaults call
+/// each other back, the block overrides neither (one of them must be written).
+thread_local const Block *defaultForwardOf = nullptr;
+
+struct DefaultForward {
+  const Block *saved;
+  explicit DefaultForward(const Block *block) : saved(defaultForwardOf) {
+    if (defaultForwardOf == block)
+      throw UnsupportedError(block->kind() +
+                             ": a block must override forward(x) or forward_multi(inputs)");
+    defaultForwardOf = block;
+  }
+  ~DefaultForward() { defaultForwardOf = saved; }
+};
+} // namespace
+
+Tensor Block::forward(const Tensor &x) {
+  DefaultForward guard(this);
+  std::vector<Tensor> outputs = forward_multi({x});
+  if (outputs.size() != 1)
+    throw UnsupportedError(kind() + ": forward_multi returned " + std::to_string(outputs.size()) +
+                           " outputs where one was expected; call the block with a list of "
+                           "inputs to get them all");
+  return outputs[0];
+}
+
+std::vector<Tensor> Block::forward_multi(const std::vector<Tensor> &inputs) {
+  if (inputs.size() != 1)
+    throw UnsupportedError(kind() + ": takes one input, got " + std::to_string(inputs.size()) +
+                           " (a block with several overrides forward_multi)");
+  DefaultForward guard(this);
+  return {forward(inputs[0])};
+}
+
 void Block::addChild(const std::string &name, std::shared_ptr<Block> child) {
   if (!child)
     throw ValueError("register_child: '" + name + "' is a null block");
@@ -127,10 +162,22 @@ Tensor HybridBlock::call(const Tensor &x) {
   // Inside a parent's trace, run inline: the parent's program includes this block.
   if (!hybridized_ || trace::active())
     return forward(x);
+  return compiledFunction()(x);
+}
+
+std::vector<Tensor> HybridBlock::call_multi(const std::vector<Tensor> &inputs) {
+  if (!hybridized_ || trace::active())
+    return forward_multi(inputs);
+  return compiledFunction()(inputs);
+}
+
+CompiledFunction &HybridBlock::compiledFunction() {
   if (!compiled_) {
     ParameterDict params = collect_params();
     compiled_ = std::make_shared<CompiledFunction>(
-        compiledName(), [this](const Tensor &input) { return forward(input); },
+        compiledName(),
+        CompiledFunction::ForwardMulti(
+            [this](const std::vector<Tensor> &inputs) { return forward_multi(inputs); }),
         [params](Device device) {
           std::vector<BoundParameter> bound;
           for (const std::string &name : params.keys()) {
@@ -145,7 +192,7 @@ Tensor HybridBlock::call(const Tensor &x) {
         },
         options_);
   }
-  return (*compiled_)(x);
+  return *compiled_;
 }
 
 std::string HybridBlock::compiledName() const {

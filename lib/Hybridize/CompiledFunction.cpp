@@ -21,6 +21,7 @@
 #include "dlc/Runtime/Files/ModelFile.h"
 #include "dlc/Runtime/Files/ProgramFile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +47,7 @@ struct Binding {
 
 struct CompiledSignature {
   std::shared_ptr<Program> forward, backward;
+  size_t outputs = 1; ///< the function's outputs: the forward's first results
   std::vector<Binding> forward_args, backward_args;
   std::vector<int> grad_args; // forward arguments whose gradients the backward returns
 };
@@ -124,11 +126,16 @@ std::vector<Tensor> runProgram(const Program &program, const std::vector<Tensor>
   return results;
 }
 
+size_t inputCount(const CompiledSignature &signature) {
+  return size_t(std::count_if(signature.forward_args.begin(), signature.forward_args.end(),
+                              [](const Binding &b) { return b.source == Source::input; }));
+}
+
 } // namespace
 
 struct CompiledFunction::State {
   std::string name;
-  Forward forward;
+  ForwardMulti forward;
   Parameters parameters;
   std::mutex mutex; ///< guards the cache, the latest signature and the call count
   detail::CompileCache<CompiledSignature> cache;
@@ -136,13 +143,23 @@ struct CompiledFunction::State {
   int64_t calls = 0;
   detail::KeyedOptions options{CompileOptions{}}; ///< guarded by `mutex`
 
-  std::shared_ptr<CompiledSignature> compile(const Tensor &x, bool withGrad, bool inputGrad,
+  std::shared_ptr<CompiledSignature> compile(const std::vector<Tensor> &inputs, bool withGrad,
+                                             const std::vector<bool> &inputGrads,
                                              const std::set<std::string> &gradParameters,
                                              const CompileOptions &options,
                                              detail::CompiledTexts &texts);
 };
 
 CompiledFunction::CompiledFunction(std::string name, Forward forward, Parameters parameters,
+                                   CompileOptions options)
+    : CompiledFunction(
+          std::move(name),
+          ForwardMulti([forward = std::move(forward)](const std::vector<Tensor> &inputs) {
+            return std::vector<Tensor>{forward(inputs[0])};
+          }),
+          std::move(parameters), std::move(options)) {}
+
+CompiledFunction::CompiledFunction(std::string name, ForwardMulti forward, Parameters parameters,
                                    CompileOptions options)
     : state_(std::make_shared<State>()) {
   state_->name = std::move(name);
@@ -167,10 +184,11 @@ int64_t CompiledFunction::cached_signatures() const {
 }
 
 std::shared_ptr<CompiledSignature>
-CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
+CompiledFunction::State::compile(const std::vector<Tensor> &inputs, bool withGrad,
+                                 const std::vector<bool> &inputGrads,
                                  const std::set<std::string> &gradParameters,
                                  const CompileOptions &options, detail::CompiledTexts &texts) {
-  Device device = x.device();
+  Device device = inputs[0].device();
   bool training = autograd::is_training();
   auto signature = std::make_shared<CompiledSignature>();
 
@@ -179,18 +197,31 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
   forwardGraph.name = "forward";
   forwardGraph.device = device;
   trace::Tracer forwardTracer(forwardGraph);
-  Tensor input = trace::Tracer::symbolic(x.shape(), x.dtype(), device);
-  forwardTracer.add_argument(input, "data");
-  Tensor output;
+  // Inputs are named as MXNet's export names them: "data", or "data0", "data1", ...
+  std::vector<Tensor> symbolicInputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    symbolicInputs.push_back(
+        trace::Tracer::symbolic(inputs[i].shape(), inputs[i].dtype(), device));
+    forwardTracer.add_argument(symbolicInputs.back(),
+                               inputs.size() == 1 ? "data" : "data" + std::to_string(i));
+  }
+  std::vector<Tensor> outputs;
   {
     trace::Install install(forwardTracer);
     autograd::Pause pause(training);
-    output = forward(input);
+    outputs = forward(symbolicInputs);
   }
-  if (!output.defined())
-    throw Error(name + ": the hybridized forward returned an undefined tensor");
-  int outputValue = forwardTracer.value(output);
-  forwardGraph.results.push_back(outputValue);
+  if (outputs.empty())
+    throw Error(name + ": the hybridized forward returned no tensor");
+  std::vector<int> outputValues;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (!outputs[k].defined())
+      throw Error(name + ": the hybridized forward's output #" + std::to_string(k) +
+                  " is an undefined tensor");
+    outputValues.push_back(forwardTracer.value(outputs[k]));
+    forwardGraph.results.push_back(outputValues.back());
+  }
+  signature->outputs = outputs.size();
 
   // Bind the arguments: the input, parameters (by name), other captured tensors.
   std::vector<BoundParameter> bound = parameters ? parameters(device) : std::vector<BoundParameter>{};
@@ -198,9 +229,10 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
   for (size_t i = 0; i < forwardTracer.argument_tensors().size(); ++i) {
     const Tensor &t = forwardTracer.argument_tensors()[i];
     Binding binding;
-    if (i == 0) {
+    if (i < inputs.size()) {
       binding.source = Source::input;
-      needsGrad[size_t(forwardGraph.arguments[i].value)] = inputGrad;
+      binding.index = int(i);
+      needsGrad[size_t(forwardGraph.arguments[i].value)] = inputGrads[i];
     } else {
       binding.source = Source::captured;
       binding.tensor = t;
@@ -224,13 +256,23 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
   backwardGraph.device = device;
   if (withGrad) {
     trace::Tracer backwardTracer(backwardGraph);
-    Tensor outputGrad = trace::Tracer::symbolic(output.shape(), output.dtype(), device);
-    backwardTracer.add_argument(outputGrad, "grad.output");
+    // One gradient argument per output; an output given twice gets the sum.
+    std::map<int, Tensor> outputGrads;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      Tensor grad = trace::Tracer::symbolic(outputs[k].shape(), outputs[k].dtype(), device);
+      backwardTracer.add_argument(grad, outputs.size() == 1 ? "grad.output"
+                                                            : "grad.output" + std::to_string(k));
+      auto [at, inserted] = outputGrads.emplace(outputValues[k], grad);
+      if (!inserted) {
+        trace::Install install(backwardTracer);
+        at->second = at->second + grad;
+      }
+    }
     {
       trace::Install install(backwardTracer);
       autograd::Pause pause(training);
       std::map<int, Tensor> grads = trace::backpropagate(
-          forwardTracer, forwardTracer.calls(), needsGrad, {{outputValue, outputGrad}});
+          forwardTracer, forwardTracer.calls(), needsGrad, outputGrads);
       for (size_t i = 0; i < forwardGraph.arguments.size(); ++i) {
         int id = forwardGraph.arguments[i].value;
         if (!needsGrad[size_t(id)])
@@ -246,8 +288,9 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
     const auto &reads = backwardTracer.argument_tensors();
     for (size_t i = 0; i < reads.size(); ++i) {
       Binding binding;
-      if (i == 0) {
+      if (i < outputs.size()) {
         binding.source = Source::output_grad;
+        binding.index = int(i);
       } else if (int argument = forwardTracer.argument_index(reads[i]); argument >= 0) {
         binding.source = Source::forward_argument;
         binding.index = argument;
@@ -309,12 +352,32 @@ CompiledFunction::State::compile(const Tensor &x, bool withGrad, bool inputGrad,
 }
 
 Tensor CompiledFunction::operator()(const Tensor &x) {
+  std::vector<Tensor> outputs = (*this)(std::vector<Tensor>{x});
+  if (outputs.size() != 1)
+    throw Error(state_->name + ": the hybridized forward returned " +
+                std::to_string(outputs.size()) + " tensors where one was expected (call it "
+                "with a list of inputs to get them all)");
+  return outputs[0];
+}
+
+std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor> &inputs) {
   State &s = *state_;
-  if (!x.defined())
-    throw Error(s.name + ": the input is an undefined tensor");
-  Device device = x.device();
+  if (inputs.empty())
+    throw Error(s.name + ": called with no input");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].defined())
+      throw Error(s.name + ": input #" + std::to_string(i) + " is an undefined tensor");
+  Device device = inputs[0].device();
+  for (size_t i = 1; i < inputs.size(); ++i)
+    if (inputs[i].device() != device)
+      throw DeviceMismatchError(s.name + ": input #" + std::to_string(i) + " is on " +
+                        inputs[i].device().str() + ", input #0 on " + device.str() +
+                        "; a hybridized block's inputs must share one device");
   bool recording = autograd::is_recording();
-  bool inputGrad = recording && x.requires_grad();
+  std::vector<bool> inputGrads;
+  for (const Tensor &x : inputs)
+    inputGrads.push_back(recording && x.requires_grad());
+  bool anyInputGrad = std::find(inputGrads.begin(), inputGrads.end(), true) != inputGrads.end();
   std::vector<BoundParameter> parameters =
       s.parameters ? s.parameters(device) : std::vector<BoundParameter>{};
   std::set<std::string> gradParameters;
@@ -322,16 +385,29 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
     for (const BoundParameter &p : parameters)
       if (p.grad)
         gradParameters.insert(p.name);
-  bool withGrad = inputGrad || !gradParameters.empty();
+  bool withGrad = anyInputGrad || !gradParameters.empty();
 
   // The signature, as users read it in logs: "float32[4x3x128x128] on cpu(0), training,
   // gradients of 18 parameters"; the key adds the parameters' names.
-  std::string signatureText = std::string(dtype_name(x.dtype())) + "[" +
-                              shape_rules::str(x.shape()) + "] on " + device.str() +
-                              (autograd::is_training() ? ", training" : ", predicting");
-  if (withGrad)
-    signatureText += std::string(", gradients of ") + (inputGrad ? "the input and " : "") +
-                     std::to_string(gradParameters.size()) + " parameters";
+  std::string signatureText;
+  for (const Tensor &x : inputs)
+    signatureText += std::string(signatureText.empty() ? "" : ", ") + dtype_name(x.dtype()) +
+                     "[" + shape_rules::str(x.shape()) + "]";
+  signatureText += " on " + device.str() +
+                   (autograd::is_training() ? ", training" : ", predicting");
+  if (withGrad) {
+    std::string which;
+    if (anyInputGrad) {
+      which = inputs.size() == 1 ? "the input" : "inputs";
+      if (inputs.size() > 1)
+        for (size_t i = 0; i < inputs.size(); ++i)
+          if (inputGrads[i])
+            which += " #" + std::to_string(i);
+      which += " and ";
+    }
+    signatureText += ", gradients of " + which + std::to_string(gradParameters.size()) +
+                     " parameters";
+  }
   std::shared_ptr<CompiledSignature> signature;
   bool referenceKernels = false;
   {
@@ -351,7 +427,7 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
     signature = s.cache.get(
         key,
         [&](detail::CompiledTexts &texts) {
-          return s.compile(x, withGrad, inputGrad, gradParameters, options, texts);
+          return s.compile(inputs, withGrad, inputGrads, gradParameters, options, texts);
         },
         compiled);
     if (compiled) {
@@ -372,7 +448,7 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
   std::vector<Tensor> forwardArgs;
   for (const Binding &binding : signature->forward_args) {
     if (binding.source == Source::input) {
-      forwardArgs.push_back(x);
+      forwardArgs.push_back(inputs[size_t(binding.index)]);
     } else if (binding.source == Source::parameter) {
       auto it = byName.find(binding.name);
       if (it == byName.end() || !it->second.defined())
@@ -385,7 +461,8 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
   }
   std::vector<Tensor> forwardResults =
       runProgram(*signature->forward, forwardArgs, referenceKernels);
-  Tensor output = forwardResults[0];
+  std::vector<Tensor> outputs(forwardResults.begin(),
+                              forwardResults.begin() + std::ptrdiff_t(signature->outputs));
 
   if (signature->backward) {
     std::vector<Tensor> recordInputs;
@@ -393,27 +470,37 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
       recordInputs.push_back(forwardArgs[size_t(argument)]);
     std::string name = s.name;
     autograd::record(
-        "hybridized " + s.name, recordInputs, {output},
+        "hybridized " + s.name, recordInputs, outputs,
         [signature, forwardArgs, forwardResults, name,
          referenceKernels](const std::vector<Tensor> &grads) {
-          if (!grads[0].defined())
+          if (std::none_of(grads.begin(), grads.end(),
+                           [](const Tensor &g) { return g.defined(); }))
             return std::vector<Tensor>(signature->grad_args.size());
           const Program &backward = *signature->backward;
-          Tensor outputGrad = grads[0];
-          const ProgramValue &expected = backward.values[size_t(backward.arguments[0])];
-          if (outputGrad.shape() != expected.shape || outputGrad.dtype() != expected.dtype ||
-              outputGrad.device() != expected.device)
-            throw ShapeError(name + ": the output gradient is " +
-                             dtype_name(outputGrad.dtype()) + " " +
-                             shape_rules::str(outputGrad.shape()) + " on " +
-                             outputGrad.device().str() + ", expected " +
-                             dtype_name(expected.dtype) + " " + shape_rules::str(expected.shape) +
-                             " on " + expected.device.str());
+          // Outputs the loss did not reach have no gradient: they count as zeros.
+          std::vector<Tensor> outputGrads;
+          for (size_t k = 0; k < signature->outputs; ++k) {
+            const ProgramValue &expected = backward.values[size_t(backward.arguments[k])];
+            Tensor g = k < grads.size() ? grads[k] : Tensor();
+            if (!g.defined()) {
+              outputGrads.push_back(np::zeros(expected.shape, expected.dtype, expected.device));
+              continue;
+            }
+            if (g.shape() != expected.shape || g.dtype() != expected.dtype ||
+                g.device() != expected.device)
+              throw ShapeError(name + ": the gradient of output #" + std::to_string(k) +
+                               " is " + dtype_name(g.dtype()) + " " +
+                               shape_rules::str(g.shape()) + " on " + g.device().str() +
+                               ", expected " + dtype_name(expected.dtype) + " " +
+                               shape_rules::str(expected.shape) + " on " +
+                               expected.device.str());
+            outputGrads.push_back(g);
+          }
           std::vector<Tensor> arguments;
           for (const Binding &binding : signature->backward_args) {
             switch (binding.source) {
             case Source::output_grad:
-              arguments.push_back(outputGrad);
+              arguments.push_back(outputGrads[size_t(binding.index)]);
               break;
             case Source::forward_result:
               arguments.push_back(forwardResults[size_t(binding.index)]);
@@ -428,7 +515,7 @@ Tensor CompiledFunction::operator()(const Tensor &x) {
           return runProgram(backward, arguments, referenceKernels);
         });
   }
-  return output;
+  return outputs;
 }
 
 CompileStats CompiledFunction::stats() const {
@@ -475,10 +562,11 @@ void CompiledFunction::save_compiled(const std::string &path) const {
     // evaluation's full batch rather than its last, partial one).
     auto inputElements = [](const CompiledSignature &sig) {
       const Program &p = *sig.forward;
+      int64_t elements = 0;
       for (size_t i = 0; i < sig.forward_args.size(); ++i)
         if (sig.forward_args[i].source == Source::input)
-          return shape_rules::numElements(p.values[size_t(p.arguments[i])].shape);
-      return int64_t(0);
+          elements += shape_rules::numElements(p.values[size_t(p.arguments[i])].shape);
+      return elements;
     };
     for (const auto &entry : s.cache.entries())
       if (!entry.second->backward &&
@@ -499,7 +587,11 @@ void CompiledFunction::save_compiled(const std::string &path) const {
   for (size_t i = 0; i < signature->forward_args.size(); ++i) {
     const Binding &binding = signature->forward_args[i];
     if (binding.source == Source::input) {
-      arguments.push_back({"data", true, {}});
+      arguments.push_back({inputCount(*signature) > 1
+                               ? "data" + std::to_string(binding.index)
+                               : std::string("data"),
+                           true,
+                           {}});
       continue;
     }
     Tensor value = binding.tensor;

@@ -56,9 +56,12 @@ CompiledExportedModel compile_exported_model(const std::string &modulePath,
   for (size_t i = 0; i < compiled.argument_names.size(); ++i) {
     const std::string &name = compiled.argument_names[i];
     const ProgramValue &v = program.values[size_t(program.arguments[i])];
-    // A hybridized block's forward takes its input as "data" (CompiledFunction); every
-    // other argument is a parameter, which the weights file must hold.
-    if (name == "data") {
+    // A hybridized block's forward takes its input as "data", several as "data0",
+    // "data1", ... (CompiledFunction); every other argument is a parameter, which the
+    // weights file must hold.
+    bool numbered = name.size() > 4 && name.compare(0, 4, "data") == 0 &&
+                    name.find_first_not_of("0123456789", 4) == std::string::npos;
+    if (name == "data" || numbered) {
       arguments.push_back({name, true, {}});
       continue;
     }

@@ -44,10 +44,51 @@ bool python_forward(const Base *self, const char *fallback, const Tensor &x, Ten
   if (!py::isinstance<Tensor>(result))
     throw UnsupportedError(
         python_kind<Base>(self, fallback) + ".forward returned " + describe_result(result) +
-        ", but a hybridized block, or one inside a Sequential, returns one ndarray (several "
-        "outputs are not compiled yet); call hybridize(False) and call the block itself to "
-        "run it eagerly with several");
+        ", but a block inside a Sequential (or another container that calls its children "
+        "on one tensor) returns one ndarray; call a block with several outputs from a "
+        "forward written in Python");
   out = result.cast<Tensor>();
+  return true;
+}
+
+/// How a Python forward returned its outputs, so that a hybridized call returns them as
+/// the eager one does.
+enum class OutputForm { tensor, tuple, list };
+
+/// Calls the Python override of `forward` on `self` with `inputs`, if there is one: its
+/// outputs into `out` (one ndarray, or a tuple or list of them), their form into `form`.
+template <typename Base>
+bool python_forward_multi(const Base *self, const char *fallback,
+                          const std::vector<Tensor> &inputs, std::vector<Tensor> &out,
+                          OutputForm &form) {
+  py::gil_scoped_acquire gil;
+  py::function forward = py::get_override(self, "forward");
+  if (!forward)
+    return false;
+  py::tuple args(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    args[i] = py::cast(inputs[i]);
+  py::object result = forward(*args);
+  out.clear();
+  auto refuse = [&] {
+    return UnsupportedError(python_kind<Base>(self, fallback) + ".forward returned " +
+                            describe_result(result) +
+                            ", but a hybridized block returns ndarrays: one, or a tuple or "
+                            "list of them; call hybridize(False) to run it eagerly");
+  };
+  if (py::isinstance<Tensor>(result)) {
+    out.push_back(result.cast<Tensor>());
+    form = OutputForm::tensor;
+    return true;
+  }
+  if (!py::isinstance<py::tuple>(result) && !py::isinstance<py::list>(result))
+    throw refuse();
+  for (py::handle item : result) {
+    if (!py::isinstance<Tensor>(item))
+      throw refuse();
+    out.push_back(item.cast<Tensor>());
+  }
+  form = py::isinstance<py::tuple>(result) ? OutputForm::tuple : OutputForm::list;
   return true;
 }
 
@@ -70,7 +111,18 @@ public:
       throw UnsupportedError(kind() + ": a HybridBlock must define forward()");
     return y;
   }
+  std::vector<Tensor> forward_multi(const std::vector<Tensor> &inputs) override {
+    std::vector<Tensor> outputs;
+    if (!python_forward_multi<HybridBlock>(this, "HybridBlock", inputs, outputs, output_form_))
+      throw UnsupportedError(kind() + ": a HybridBlock must define forward()");
+    return outputs;
+  }
   std::string kind() const override { return python_kind<HybridBlock>(this, "HybridBlock"); }
+  /// How the latest traced forward returned its outputs.
+  OutputForm output_form() const { return output_form_; }
+
+private:
+  OutputForm output_form_ = OutputForm::tensor;
 };
 
 /// Sequential containers subclassed in Python may override forward too (the hybridized
@@ -219,17 +271,31 @@ py::object call_block(const py::object &self, const py::args &args) {
   Block &block = self.cast<Block &>();
   auto *hybrid = dynamic_cast<HybridBlock *>(&block);
   if (hybrid && hybrid->hybridized()) {
-    if (args.size() != 1 || !py::isinstance<Tensor>(args[0]))
-      throw UnsupportedError(block.kind() + ": a hybridized block takes one ndarray input (got " +
-                             std::to_string(args.size()) + " arguments); call hybridize(False) to "
-                             "run it eagerly with others");
-    Tensor x = args[0].cast<Tensor>();
-    Tensor y;
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!py::isinstance<Tensor>(args[i]))
+        throw UnsupportedError(block.kind() + ": a hybridized block takes ndarrays, argument #" +
+                               std::to_string(i) + " is " + describe_result(args[i]) +
+                               "; call hybridize(False) to run it eagerly with others");
+      inputs.push_back(args[i].cast<Tensor>());
+    }
+    std::vector<Tensor> outputs;
     {
       py::gil_scoped_release release;
-      y = block(x);
+      outputs = block(inputs);
     }
-    return py::cast(y);
+    auto *python = dynamic_cast<PyHybridBlock *>(hybrid);
+    OutputForm form = python                ? python->output_form()
+                      : outputs.size() == 1 ? OutputForm::tensor
+                                            : OutputForm::tuple;
+    if (form == OutputForm::tensor && outputs.size() == 1)
+      return py::cast(outputs[0]);
+    py::list items;
+    for (const Tensor &t : outputs)
+      items.append(py::cast(t));
+    if (form == OutputForm::list)
+      return std::move(items);
+    return py::tuple(items);
   }
   // Eagerly, forward runs as written, whatever it takes and returns.
   return self.attr("forward")(*args);

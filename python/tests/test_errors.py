@@ -132,10 +132,10 @@ def test_shapes_take_integers_only():
         np.zeros((2 ** 64,))
 
 
-def test_a_hybridized_forward_returning_a_tuple_is_named():
+def test_a_hybridized_forward_returning_other_than_arrays_is_named():
     class TwoOutputs(gluon.HybridBlock):
         def forward(self, x):
-            return x * 2, x + 1
+            return x * 2, 1
 
     block = TwoOutputs()
     assert len(block(np.ones(2))) == 2  # eagerly, forward returns what it returns
@@ -143,10 +143,15 @@ def test_a_hybridized_forward_returning_a_tuple_is_named():
     with pytest.raises(NotImplementedError) as info:
         block(np.ones(2))
     message = str(info.value)
-    assert "TwoOutputs.forward returned a tuple of 2 (ndarray, ndarray)" in message, message
+    assert "TwoOutputs.forward returned a tuple of 2 (ndarray, int)" in message, message
     assert "Unable to cast" not in message
+
+    class Halves(gluon.HybridBlock):
+        def forward(self, x):
+            return x * 2, x + 1
+
     seq = nn.HybridSequential()
-    seq.add(TwoOutputs())
+    seq.add(Halves())
     with pytest.raises(NotImplementedError, match="returned a tuple of 2"):
         seq(np.ones(2))
 

@@ -109,17 +109,60 @@ def test_reading_values_while_tracing_is_an_error_naming_the_read():
         block(np.ones(3))
 
 
-def test_eager_blocks_take_any_arguments_hybridized_ones_one_array():
+def test_hybridized_blocks_take_several_arrays_and_return_several():
     class Pair(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(3, in_units=2)
+
         def forward(self, a, b):
-            return a + b, a * b
+            h = self.dense(a)
+            return h + b.sum(), [a * b]  # a tuple; a list inside is not an array
+
+    class Both(gluon.HybridBlock):
+        def __init__(self, as_list):
+            super().__init__()
+            self.dense = nn.Dense(3, in_units=2)
+            self.as_list = as_list
+
+        def forward(self, a, b):
+            h = self.dense(a)
+            out = [h * b.sum(), a * b + h.sum()]
+            return out if self.as_list else tuple(out)
+
+    a = np.array([[1.0, -2.0], [0.5, 3.0]])
+    b = np.array([[2.0, 1.0], [-1.0, 4.0]])
+    for as_list in (False, True):
+        net = Both(as_list)
+        net.initialize()
+        eager = net(a, b)
+        a.attach_grad()
+        with autograd.record():
+            first, second = net(a, b)
+            loss = (first * first).sum() + second.sum()
+        loss.backward()
+        eager_grads = [a.grad.asnumpy().copy(), net.dense.weight.grad().asnumpy().copy()]
+        net.hybridize()
+        compiled = net(a, b)
+        assert isinstance(compiled, list if as_list else tuple) and len(compiled) == 2
+        for e, c in zip(eager, compiled):
+            onp.testing.assert_allclose(c.asnumpy(), e.asnumpy(), rtol=1e-5)
+        with autograd.record():
+            first, second = net(a, b)
+            loss = (first * first).sum() + second.sum()
+        loss.backward()
+        onp.testing.assert_allclose(a.grad.asnumpy(), eager_grads[0], rtol=1e-5)
+        onp.testing.assert_allclose(net.dense.weight.grad().asnumpy(), eager_grads[1], rtol=1e-5)
+        assert net.compile_stats()["compiles"] == 2  # predicting, then training
 
     pair = Pair()
-    s, p = pair(np.ones(2), np.full((2,), 3.0))
-    assert s.asnumpy().tolist() == [4, 4] and p.asnumpy().tolist() == [3, 3]
+    pair.initialize()
+    pair(a, b)  # eagerly, forward returns what it returns
     pair.hybridize()
-    with pytest.raises(NotImplementedError, match="one ndarray input"):
-        pair(np.ones(2), np.ones(2))
+    with pytest.raises(NotImplementedError, match=r"returned a tuple of 2 \(ndarray, list\)"):
+        pair(a, b)
+    with pytest.raises(NotImplementedError, match="argument #1 is a float"):
+        pair(a, 2.0)
 
     class Plain(gluon.Block):
         def __init__(self):

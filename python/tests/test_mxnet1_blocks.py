@@ -40,20 +40,45 @@ class LegacyConvNet(gluon.HybridBlock):
         return F.FullyConnected(z, fc_weight, no_bias=True, num_hidden=5)
 
 
+class Siamese(gluon.HybridBlock):
+    """Two inputs through one shared tower, two outputs (MXNet 1.x style)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.tower = nn.Dense(6, activation="tanh")
+            self.scale = self.params.get("scale", shape=(1,), init="ones")
+
+    def hybrid_forward(self, F, left, right, scale):
+        a, b = self.tower(left), self.tower(right)
+        distance = F.sum(F.square(a - b), axis=1, keepdims=True)
+        return F.broadcast_mul(distance, scale), a * b
+
+
 def run(net, x, hybridize):
     if hybridize:
         net.hybridize()
+    inputs = x if isinstance(x, tuple) else (x,)
     with autograd.record():
-        y = net(x)
-        loss = (y * y).sum()
+        y = net(*inputs)
+        outputs = y if isinstance(y, tuple) else (y,)
+        loss = sum((o * o).sum() for o in outputs)
     loss.backward()
-    return y.asnumpy(), {k: p.grad().asnumpy() for k, p in net.collect_params().items()
-                         if p.grad_req != "null"}
+    return [o.asnumpy() for o in outputs], {k: p.grad().asnumpy() for k, p in
+                                            net.collect_params().items() if p.grad_req != "null"}
 
 
-@pytest.mark.parametrize("make, shape", [(Scale, (3, 5)), (LegacyConvNet, (2, 3, 6, 6))])
+def random_input(shape, seed):
+    return np.array(onp.random.RandomState(seed).uniform(-1, 1, shape).astype(onp.float32))
+
+
+@pytest.mark.parametrize("make, shape", [(Scale, (3, 5)), (LegacyConvNet, (2, 3, 6, 6)),
+                                         (Siamese, ((4, 5), (4, 5)))])
 def test_hybrid_forward_blocks_hybridize_to_their_eager_results(make, shape):
-    x = np.array(onp.random.RandomState(4).uniform(-1, 1, shape).astype(onp.float32))
+    if isinstance(shape[0], tuple):
+        x = tuple(random_input(s, 4 + i) for i, s in enumerate(shape))
+    else:
+        x = random_input(shape, 4)
     results = []
     for hybridize in (False, True):
         dlc.np.random.seed(3)
@@ -61,7 +86,9 @@ def test_hybrid_forward_blocks_hybridize_to_their_eager_results(make, shape):
         net.initialize(dlc.init.Xavier())
         results.append(run(net, x, hybridize))
     (y0, g0), (y1, g1) = results
-    onp.testing.assert_allclose(y1, y0, rtol=1e-5, atol=1e-6)
+    assert len(y0) == len(y1)
+    for a, b in zip(y0, y1):
+        onp.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
     assert sorted(g0) == sorted(g1) and g0
     for name in g0:
         assert onp.abs(g0[name]).max() > 0, f"{name} got no gradient"

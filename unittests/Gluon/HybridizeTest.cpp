@@ -719,3 +719,141 @@ TEST(Hybridize, PoolingIndicesTrainAsTheActivationsDo) {
   EXPECT_EQ(occurrences(plainIR, "_indexed "), 0) << plainIR;
   EXPECT_EQ(occurrences(plainIR, "dlc.max_pool2d_backward "), 3) << plainIR;
 }
+
+namespace {
+/// Two inputs, two outputs, parameters on both paths, one output reusing the other
+/// (a siamese pair of embeddings and their distance, in miniature).
+class PairBlock : public HybridBlock {
+public:
+  PairBlock() {
+    embed_ = register_child("embed", std::make_shared<nn::Dense>(6, "tanh"));
+    head_ = register_child("head", std::make_shared<nn::Dense>(3));
+  }
+  std::vector<Tensor> forward_multi(const std::vector<Tensor> &inputs) override {
+    if (inputs.size() != 2)
+      throw ValueError(kind() + ": takes two inputs, got " + std::to_string(inputs.size()));
+    Tensor a = (*embed_)(inputs[0]), b = (*embed_)(inputs[1]);
+    Tensor difference = a - b;
+    return {(*head_)(a * b), difference * difference};
+  }
+
+  std::string kind() const override { return "PairBlock"; }
+
+private:
+  std::shared_ptr<nn::Dense> embed_, head_;
+};
+
+/// Both outputs, the loss and every gradient (parameters and both inputs) of one step;
+/// `onlyFirst` backpropagates from the first output alone (the second gets none).
+std::vector<float> pairStep(bool hybridize, bool onlyFirst, int64_t *compiles = nullptr) {
+  np::random::seed(3);
+  PairBlock net;
+  net.initialize(init::Xavier(), {cpu(0)});
+  if (hybridize)
+    net.hybridize();
+  Tensor x = randomTensor({5, 4}, 21), y = randomTensor({5, 4}, 22);
+  x.attach_grad();
+  y.attach_grad();
+  std::vector<Tensor> outputs;
+  Tensor loss;
+  {
+    autograd::Record record;
+    outputs = net({x, y});
+    loss = onlyFirst ? np::sum(outputs[0] * outputs[0])
+                     : np::sum(outputs[0] * outputs[0]) + np::sum(outputs[1]) * 0.5;
+  }
+  loss.backward();
+  std::vector<float> values;
+  auto append = [&](const Tensor &t) {
+    for (float v : t.to_vector<float>())
+      values.push_back(v);
+  };
+  EXPECT_EQ(outputs.size(), 2u);
+  for (const Tensor &t : outputs)
+    append(t);
+  append(loss);
+  append(x.grad());
+  append(y.grad());
+  for (const ParameterPtr &p : net.collect_params().values())
+    append(p->grad(cpu(0)));
+  if (compiles)
+    *compiles = net.compile_stats().compiles;
+  return values;
+}
+} // namespace
+
+TEST(Hybridize, TwoInputTwoOutputBlockGivesTheEagerResults) {
+  for (bool onlyFirst : {false, true}) {
+    int64_t compiles = 0;
+    std::vector<float> compiled = pairStep(true, onlyFirst, &compiles);
+    EXPECT_EQ(compiles, 1) << "one compiled signature for the pair of inputs";
+    expectClose(pairStep(false, onlyFirst), compiled, 1e-5,
+                onlyFirst ? "pair block, loss on the first output"
+                          : "pair block: outputs and gradients");
+  }
+}
+
+TEST(Hybridize, SeveralInputsAreCheckedAndNamed) {
+  PairBlock net;
+  net.initialize(init::Xavier(), {cpu(0)});
+  net.hybridize();
+  // A failed trace (the block's own check, an op's shape error) compiles nothing and
+  // leaves the block usable.
+  EXPECT_THROW(net(randomTensor({2, 4}, 1)), ValueError);
+  Tensor x = randomTensor({2, 4}, 1), y = randomTensor({2, 4}, 2);
+  std::vector<Tensor> outputs = net({x, y});
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(outputs[1].shape(), (Shape{2, 6}));
+  // The signature covers both inputs: a new second shape compiles again.
+  net({x, randomTensor({2, 4}, 3)});
+  EXPECT_EQ(net.compile_stats().compiles, 1);
+  EXPECT_THROW(net({x, randomTensor({3, 4}, 3)}), ShapeError);
+  EXPECT_EQ(net({x, y}).size(), 2u);
+  EXPECT_EQ(net.compile_stats().compiles, 1);
+}
+
+TEST(Hybridize, OneTensorCallOfATwoOutputBlockAsksForTheList) {
+  struct Halves : HybridBlock {
+    std::vector<Tensor> forward_multi(const std::vector<Tensor> &inputs) override {
+      return np::split(inputs[0], 2, 1);
+    }
+  };
+  Halves net;
+  Tensor x = randomTensor({2, 4}, 1);
+  for (bool hybridize : {false, true}) {
+    net.hybridize(hybridize);
+    try {
+      net(x);
+      FAIL() << "a two-output block called for one tensor";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("returned 2"), std::string::npos) << e.what();
+    }
+    std::vector<Tensor> halves = net(std::vector<Tensor>{x});
+    ASSERT_EQ(halves.size(), 2u);
+    expectClose(halves[1].to_vector<float>(),
+                np::split(x, 2, 1)[1].to_vector<float>(), 0, "second half");
+  }
+}
+
+TEST(Hybridize, TwoInputBlockSavesAModelFileWithTwoInputsAndOutputs) {
+  np::random::seed(3);
+  PairBlock net;
+  net.initialize(init::Xavier(), {cpu(0)});
+  net.hybridize();
+  Tensor x = randomTensor({5, 4}, 21), y = randomTensor({5, 4}, 22);
+  std::vector<Tensor> expected = net({x, y});
+  std::string path = ::testing::TempDir() + "/pair.dlc";
+  net.save_compiled(path);
+  auto model = CompiledModel::load(path);
+  ASSERT_EQ(model->inputs().size(), 2u);
+  EXPECT_EQ(model->inputs()[0].name, "data0");
+  EXPECT_EQ(model->inputs()[1].name, "data1");
+  ASSERT_EQ(model->outputs().size(), 2u);
+  std::vector<Tensor> outputs = model->run({x, y});
+  ASSERT_EQ(outputs.size(), 2u);
+  for (size_t k = 0; k < 2; ++k)
+    expectClose(expected[k].to_vector<float>(), outputs[k].to_vector<float>(), 1e-6,
+                "model file output #" + std::to_string(k));
+  std::remove(path.c_str());
+}

@@ -29,10 +29,16 @@ public:
   virtual ~Block() = default;
 
   /// The computation. Runs eagerly; ops run on the input's device with the parameters'
-  /// copies there.
-  virtual Tensor forward(const Tensor &x) = 0;
+  /// copies there. A block overrides this or forward_multi.
+  virtual Tensor forward(const Tensor &x);
+  /// The computation of a block with several inputs or several outputs (MXNet's
+  /// `forward(self, x, y)` returning a tuple). By default, forward of the one input.
+  virtual std::vector<Tensor> forward_multi(const std::vector<Tensor> &inputs);
   /// Calls the block: forward(x), or its compiled program once hybridized.
   Tensor operator()(const Tensor &x) { return call(x); }
+  /// Calls the block on several inputs: forward_multi, or its compiled program once
+  /// hybridized.
+  std::vector<Tensor> operator()(const std::vector<Tensor> &inputs) { return call_multi(inputs); }
 
   /// Registers a child under `name` and returns it (typed).
   template <typename B> std::shared_ptr<B> register_child(const std::string &name,
@@ -90,6 +96,9 @@ public:
 protected:
   /// What operator() does; HybridBlock runs compiled programs here.
   virtual Tensor call(const Tensor &x) { return forward(x); }
+  virtual std::vector<Tensor> call_multi(const std::vector<Tensor> &inputs) {
+    return forward_multi(inputs);
+  }
   void addChild(const std::string &name, std::shared_ptr<Block> child);
   /// Registers `child` under the next position ("0", "1", ...): sequential containers.
   void addPositionalChild(std::shared_ptr<Block> child);
@@ -144,10 +153,13 @@ public:
 
 protected:
   Tensor call(const Tensor &x) override;
+  std::vector<Tensor> call_multi(const std::vector<Tensor> &inputs) override;
 
 private:
   /// How logs, dumps and errors name this block's compiled function.
   std::string compiledName() const;
+  /// The compiled function, made on the first hybridized call.
+  CompiledFunction &compiledFunction();
   bool hybridized_ = false;
   CompileOptions options_;
   std::shared_ptr<CompiledFunction> compiled_;

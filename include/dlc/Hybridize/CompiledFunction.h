@@ -1,7 +1,8 @@
-//===- CompiledFunction.h - a one-tensor function compiled by input signature -===//
+//===- CompiledFunction.h - a tensor function compiled by input signature ----===//
 //
-// The engine behind HybridBlock::hybridize(): the function is traced once per input
-// signature (shape, dtype, device, training mode, which inputs need gradients) into
+// The engine behind HybridBlock::hybridize(): the function (tensors in, tensors out) is
+// traced once per input signature (shapes, dtypes, device, training mode, which inputs
+// need gradients) into
 // the `dlc` dialect, compiled into runtime Programs, and run as one task per call.
 // Under autograd::Record the compiled forward also saves what the backward needs and
 // records a single tape node whose VJP runs a compiled backward program, derived from
@@ -44,12 +45,16 @@ struct BoundParameter {
 class CompiledFunction {
 public:
   using Forward = std::function<Tensor(const Tensor &)>;
+  /// A function of several inputs and outputs (a hybridized block's forward_multi).
+  using ForwardMulti = std::function<std::vector<Tensor>(const std::vector<Tensor> &)>;
   /// The parameters the function may read, with their copies on a device.
   using Parameters = std::function<std::vector<BoundParameter>(Device)>;
 
   /// `name` names the function in logs, dumps and error messages; it compiles as
   /// `options` say.
   CompiledFunction(std::string name, Forward forward, Parameters parameters,
+                   CompileOptions options = compile_options_from_environment());
+  CompiledFunction(std::string name, ForwardMulti forward, Parameters parameters,
                    CompileOptions options = compile_options_from_environment());
 
   /// The options the next compiles use. Signatures compiled under other options stay
@@ -59,8 +64,13 @@ public:
   /// How many compiled signatures the cache holds (one per signature and option set).
   int64_t cached_signatures() const;
 
-  /// Runs the compiled program for `x`'s signature, compiling it first if it is new.
+  /// Runs the compiled program for `x`'s signature, compiling it first if it is new;
+  /// the function must return one tensor.
   Tensor operator()(const Tensor &x);
+  /// Runs the compiled program for the inputs' signature (all on one device), compiling
+  /// it first if it is new. Under autograd::Record one tape node covers every output;
+  /// outputs whose gradient the backward does not get count as zero.
+  std::vector<Tensor> operator()(const std::vector<Tensor> &inputs);
 
   CompileStats stats() const;
   /// The latest compiled module, as traced and after the pipeline ("" before a call).
@@ -72,7 +82,8 @@ public:
   void clear();
   /// Writes the program compiled for predicting (a call outside autograd's recording;
   /// of several, the one for the largest input) as a model file (dlc/Frontend/CompiledModel.h) at `path`, with the
-  /// parameters as they are now on the program's device: input "data", output "output".
+  /// parameters as they are now on the program's device: input "data" (several: "data0",
+  /// "data1", ... as MXNet's export names them), outputs "output", "output1", ...
   /// Throws dlc::Error when there is no such program yet.
   void save_compiled(const std::string &path) const;
 
