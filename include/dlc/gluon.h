@@ -11,11 +11,13 @@
 
 #include "dlc/dlc.h"
 #include "dlc/Hybridize/CompiledFunction.h"
+#include "dlc/Gluon/Activations.h"
 #include "dlc/Gluon/Block.h"
 #include "dlc/Gluon/Data.h"
 #include "dlc/Gluon/Initializer.h"
 #include "dlc/Gluon/Layers.h"
 #include "dlc/Gluon/Loss.h"
+#include "dlc/Gluon/Normalization.h"
 #include "dlc/Gluon/Parameter.h"
 #include "dlc/Gluon/TrainStep.h"
 #include "dlc/Gluon/Trainer.h"

@@ -22,8 +22,15 @@ Tensor activate(const std::string &activation, const Tensor &x) {
     return npx::softrelu(x);
   if (activation == "relu6")
     return npx::relu6(x);
+  if (activation == "softsign")
+    return npx::softsign(x);
+  if (activation == "silu" || activation == "swish")
+    return npx::silu(x);
+  if (activation == "selu")
+    return npx::selu(x);
   throw ValueError("unknown activation '" + activation +
-                   "'; expected relu, sigmoid, tanh, softrelu, gelu, relu6 or none");
+                   "'; expected relu, sigmoid, tanh, softrelu, softsign, gelu, relu6, silu, "
+                   "selu or none");
 }
 
 namespace {
@@ -46,6 +53,32 @@ void requireAtLeast(const char *layer, const char *what, std::array<int64_t, 2> 
                      std::to_string(value[1]) + ") must be at least " + std::to_string(least));
 }
 
+/// What Conv2D and Conv2DTranspose both check when they are made.
+void checkConvSettings(const char *layer, int64_t channels, std::array<int64_t, 2> kernel,
+                       const Conv2DOptions &o) {
+  if (channels <= 0 || o.groups <= 0 || channels % o.groups != 0)
+    throw ValueError(std::string(layer) + ": channels (" + std::to_string(channels) +
+                     ") must be positive and divisible by groups (" + std::to_string(o.groups) +
+                     ")");
+  requireAtLeast(layer, "kernel_size", kernel, 1);
+  requireAtLeast(layer, "strides", o.strides, 1);
+  requireAtLeast(layer, "padding", o.padding, 0);
+  requireAtLeast(layer, "dilation", o.dilation, 1);
+  if (o.in_channels < 0 || o.in_channels % o.groups != 0)
+    throw ValueError(std::string(layer) + ": in_channels (" + std::to_string(o.in_channels) +
+                     ") must be 0 (inferred) or a positive multiple of groups (" +
+                     std::to_string(o.groups) + ")");
+}
+
+/// The input's channel count, checked against the layer's groups.
+void checkGroupedInput(const char *layer, const Tensor &x, int64_t groups) {
+  requireRank(layer, x, 4, "NCHW");
+  if (x.shape()[1] % groups != 0)
+    throw ShapeError(std::string(layer) + ": input " + shape_rules::str(x.shape()) + " has " +
+                     std::to_string(x.shape()[1]) + " channels, not divisible by groups=" +
+                     std::to_string(groups));
+}
+
 init::InitializerPtr zeros() { return std::make_shared<init::Zero>(); }
 init::InitializerPtr ones() { return std::make_shared<init::One>(); }
 } // namespace
@@ -62,18 +95,7 @@ Conv2D::Conv2D(int64_t channels, std::array<int64_t, 2> kernel_size, std::string
                Conv2DOptions options)
     : channels_(channels), kernel_(kernel_size), activation_(std::move(activation)),
       options_(std::move(options)) {
-  if (channels <= 0 || options_.groups <= 0 || channels % options_.groups != 0)
-    throw ValueError("Conv2D: channels (" + std::to_string(channels) +
-                     ") must be positive and divisible by groups (" +
-                     std::to_string(options_.groups) + ")");
-  requireAtLeast("Conv2D", "kernel_size", kernel_, 1);
-  requireAtLeast("Conv2D", "strides", options_.strides, 1);
-  requireAtLeast("Conv2D", "padding", options_.padding, 0);
-  requireAtLeast("Conv2D", "dilation", options_.dilation, 1);
-  if (options_.in_channels < 0 || options_.in_channels % options_.groups != 0)
-    throw ValueError("Conv2D: in_channels (" + std::to_string(options_.in_channels) +
-                     ") must be 0 (inferred) or a positive multiple of groups (" +
-                     std::to_string(options_.groups) + ")");
+  checkConvSettings("Conv2D", channels, kernel_, options_);
   int64_t inPerGroup = options_.in_channels > 0 ? options_.in_channels / options_.groups : 0;
   weight = register_parameter(
       "weight", std::make_shared<Parameter>(
@@ -87,11 +109,7 @@ Conv2D::Conv2D(int64_t channels, std::array<int64_t, 2> kernel_size, std::string
 }
 
 Tensor Conv2D::forward(const Tensor &x) {
-  requireRank("Conv2D", x, 4, "NCHW");
-  if (x.shape()[1] % options_.groups != 0)
-    throw ShapeError("Conv2D: input " + shape_rules::str(x.shape()) + " has " +
-                     std::to_string(x.shape()[1]) + " channels, not divisible by groups=" +
-                     std::to_string(options_.groups));
+  checkGroupedInput("Conv2D", x, options_.groups);
   weight->set_shape({channels_, x.shape()[1] / options_.groups, kernel_[0], kernel_[1]});
   npx::ConvOptions conv{options_.strides, options_.padding, options_.dilation, options_.groups};
   conv.relu = activation_ == "relu"; // fused into the convolution's pass over y
@@ -103,6 +121,52 @@ Tensor Conv2D::forward(const Tensor &x) {
 std::string Conv2D::kind() const {
   return "Conv2D(" + std::to_string(channels_) + ", kernel_size=(" + std::to_string(kernel_[0]) +
          ", " + std::to_string(kernel_[1]) + ")" +
+         (activation_.empty() ? "" : ", Activation(" + activation_ + ")") + ")";
+}
+
+Conv2DTranspose::Conv2DTranspose(int64_t channels, int64_t kernel_size, std::string activation,
+                                 Conv2DTransposeOptions options)
+    : Conv2DTranspose(channels, {kernel_size, kernel_size}, std::move(activation),
+                      std::move(options)) {}
+
+Conv2DTranspose::Conv2DTranspose(int64_t channels, std::array<int64_t, 2> kernel_size,
+                                 std::string activation, Conv2DTransposeOptions options)
+    : channels_(channels), kernel_(kernel_size), activation_(std::move(activation)),
+      options_(std::move(options)) {
+  checkConvSettings("Conv2DTranspose", channels, kernel_, options_);
+  requireAtLeast("Conv2DTranspose", "output_padding", options_.output_padding, 0);
+  for (size_t d = 0; d < 2; ++d)
+    if (options_.output_padding[d] >= options_.strides[d])
+      throw ValueError("Conv2DTranspose: output_padding (" +
+                       std::to_string(options_.output_padding[d]) +
+                       ") must be below strides (" + std::to_string(options_.strides[d]) + ")");
+  activate(activation_, np::zeros({1})); // rejects unknown names now
+  weight = register_parameter(
+      "weight", std::make_shared<Parameter>(
+                    "weight",
+                    Shape{options_.in_channels, channels / options_.groups, kernel_[0], kernel_[1]},
+                    DType::f32, options_.weight_initializer));
+  if (options_.use_bias)
+    bias = register_parameter(
+        "bias", std::make_shared<Parameter>("bias", Shape{channels}, DType::f32,
+                                            options_.bias_initializer ? options_.bias_initializer
+                                                                      : zeros()));
+}
+
+Tensor Conv2DTranspose::forward(const Tensor &x) {
+  checkGroupedInput("Conv2DTranspose", x, options_.groups);
+  weight->set_shape({x.shape()[1], channels_ / options_.groups, kernel_[0], kernel_[1]});
+  npx::DeconvOptions deconv;
+  deconv.conv = {options_.strides, options_.padding, options_.dilation, options_.groups};
+  deconv.output_padding = options_.output_padding;
+  Device device = x.device();
+  return activate(activation_, npx::deconvolution(x, weight->data(device),
+                                                  bias ? bias->data(device) : Tensor(), deconv));
+}
+
+std::string Conv2DTranspose::kind() const {
+  return "Conv2DTranspose(" + std::to_string(channels_) + ", kernel_size=(" +
+         std::to_string(kernel_[0]) + ", " + std::to_string(kernel_[1]) + ")" +
          (activation_.empty() ? "" : ", Activation(" + activation_ + ")") + ")";
 }
 
@@ -168,9 +232,6 @@ Tensor GlobalMaxPool2D::forward(const Tensor &x) {
 //===----------------------------------------------------------------------===//
 
 BatchNorm::BatchNorm(BatchNormOptions options) : options_(options) {
-  if (options_.axis != 1)
-    throw ValueError("BatchNorm: only axis=1 (channels of NCHW) is supported, got " +
-                     std::to_string(options_.axis));
   int64_t c = options_.in_channels;
   gamma = register_parameter("gamma", std::make_shared<Parameter>(
                                           "gamma", Shape{c}, DType::f32, ones(),
@@ -190,9 +251,31 @@ void BatchNorm::cast(DType dtype) {
   HybridBlock::cast(dtype == DType::f16 || dtype == DType::bf16 ? DType::f32 : dtype);
 }
 
-Tensor BatchNorm::forward(const Tensor &x) {
-  if (x.ndim() < 2)
-    throw ShapeError("BatchNorm: expects (N, C, ...) input, got " + shape_rules::str(x.shape()));
+Tensor BatchNorm::forward(const Tensor &input) {
+  int64_t rank = input.ndim();
+  if (rank < 2)
+    throw ShapeError("BatchNorm: expects (N, C, ...) input, got " +
+                     shape_rules::str(input.shape()));
+  if (options_.axis < -rank || options_.axis >= rank)
+    throw ShapeError("BatchNorm: axis " + std::to_string(options_.axis) +
+                     " is out of range for an input of shape " + shape_rules::str(input.shape()));
+  int64_t axis = options_.axis < 0 ? options_.axis + rank : options_.axis;
+  if (axis != 1) {
+    // The kernels normalize axis 1: the channels are moved there and back.
+    std::vector<int64_t> order;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        order.push_back(d);
+    order.insert(order.begin() + 1, axis);
+    std::vector<int64_t> back(order.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      back[size_t(order[i])] = int64_t(i);
+    return np::transpose(normalize(np::transpose(input, order)), back);
+  }
+  return normalize(input);
+}
+
+Tensor BatchNorm::normalize(const Tensor &x) {
   Shape channels{x.shape()[1]};
   for (const ParameterPtr &p : {gamma, beta, running_mean, running_var})
     p->set_shape(channels);
@@ -201,7 +284,7 @@ Tensor BatchNorm::forward(const Tensor &x) {
   Tensor g = gamma->data(device), b = beta->data(device);
   if (!options_.scale)
     g = np::ones(channels, g.dtype(), device);
-  if (!autograd::is_training())
+  if (!autograd::is_training() || options_.use_global_stats)
     return npx::batch_norm_inference(x, g, b, running_mean->data(device),
                                      running_var->data(device), options_.epsilon);
   npx::BatchNormResult result = npx::batch_norm_training(x, g, b, options_.epsilon);
@@ -275,6 +358,19 @@ Tensor Flatten::forward(const Tensor &x) {
     throw ShapeError("Flatten: expects at least a 1-d input, got a scalar");
   return x.reshape({x.shape()[0], -1});
 }
+
+HybridLambda::HybridLambda(Function function, std::string name)
+    : function_(std::move(function)), name_(std::move(name)) {
+  if (!function_)
+    throw ValueError("HybridLambda: the function is empty");
+}
+
+UpSampling2D::UpSampling2D(int64_t scale) : scale_(scale) {
+  if (scale < 1)
+    throw ValueError("UpSampling2D: scale must be at least 1, got " + std::to_string(scale));
+}
+
+Tensor UpSampling2D::forward(const Tensor &x) { return npx::upsampling_nearest(x, scale_); }
 
 Activation::Activation(std::string activation) : activation_(std::move(activation)) {
   activate(activation_, np::zeros({1})); // rejects unknown names now, not at first use

@@ -8,6 +8,9 @@ namespace {
 
 using namespace gluon;
 
+void bind_activation_layers(py::module_ &m);
+void bind_normalization_layers(py::module_ &m);
+
 // --- Blocks written in Python ------------------------------------------------------------
 
 /// The Python class name of a block whose forward Python overrides.
@@ -477,6 +480,36 @@ void bind_layers(py::module_ &m) {
            py::arg("in_channels") = 0)
       .def_readonly("weight", &nn::Conv2D::weight)
       .def_readonly("bias", &nn::Conv2D::bias);
+  py::class_<nn::Conv2DTranspose, HybridBlock, std::shared_ptr<nn::Conv2DTranspose>>(
+      m, "Conv2DTranspose")
+      .def(py::init([](int64_t channels, const py::object &kernel_size, const py::object &strides,
+                       const py::object &padding, const py::object &output_padding,
+                       const py::object &dilation, int64_t groups, const std::string &layout,
+                       const py::object &activation, bool use_bias,
+                       const py::object &weight_initializer, const py::object &bias_initializer,
+                       int64_t in_channels) {
+             require_nchw(layout, "Conv2DTranspose");
+             nn::Conv2DTransposeOptions o;
+             o.strides = pair_of(strides, "Conv2DTranspose strides");
+             o.padding = pair_of(padding, "Conv2DTranspose padding");
+             o.output_padding = pair_of(output_padding, "Conv2DTranspose output_padding");
+             o.dilation = pair_of(dilation, "Conv2DTranspose dilation");
+             o.groups = groups;
+             o.use_bias = use_bias;
+             o.in_channels = in_channels;
+             o.weight_initializer = to_initializer(weight_initializer);
+             o.bias_initializer = to_initializer(bias_initializer);
+             return std::make_shared<nn::Conv2DTranspose>(
+                 channels, pair_of(kernel_size, "Conv2DTranspose kernel_size"),
+                 activation_name(activation), o);
+           }),
+           py::arg("channels"), py::arg("kernel_size"), py::arg("strides") = 1, py::arg("padding") = 0,
+           py::arg("output_padding") = 0, py::arg("dilation") = 1, py::arg("groups") = 1,
+           py::arg("layout") = "NCHW", py::arg("activation") = py::none(), py::arg("use_bias") = true,
+           py::arg("weight_initializer") = py::none(), py::arg("bias_initializer") = "zeros",
+           py::arg("in_channels") = 0)
+      .def_readonly("weight", &nn::Conv2DTranspose::weight)
+      .def_readonly("bias", &nn::Conv2DTranspose::bias);
   auto pool = [](const py::object &pool_size, const py::object &strides, const py::object &padding,
                  const std::string &layout, bool ceil_mode, bool count_include_pad, const char *name) {
     require_nchw(layout, name);
@@ -507,18 +540,20 @@ void bind_layers(py::module_ &m) {
            py::arg("layout") = "NCHW", py::arg("ceil_mode") = false, py::arg("count_include_pad") = true);
   py::class_<nn::BatchNorm, HybridBlock, std::shared_ptr<nn::BatchNorm>>(m, "BatchNorm")
       .def(py::init([](int64_t axis, double momentum, double epsilon, bool center, bool scale,
-                       int64_t in_channels) {
+                       bool use_global_stats, int64_t in_channels) {
              nn::BatchNormOptions o;
              o.axis = axis;
              o.momentum = momentum;
              o.epsilon = epsilon;
              o.center = center;
              o.scale = scale;
+             o.use_global_stats = use_global_stats;
              o.in_channels = in_channels;
              return std::make_shared<nn::BatchNorm>(o);
            }),
            py::arg("axis") = 1, py::arg("momentum") = 0.9, py::arg("epsilon") = 1e-5,
-           py::arg("center") = true, py::arg("scale") = true, py::arg("in_channels") = 0)
+           py::arg("center") = true, py::arg("scale") = true, py::arg("use_global_stats") = false,
+           py::arg("in_channels") = 0)
       .def_readonly("gamma", &nn::BatchNorm::gamma)
       .def_readonly("beta", &nn::BatchNorm::beta)
       .def_readonly("running_mean", &nn::BatchNorm::running_mean)
@@ -560,6 +595,75 @@ void bind_layers(py::module_ &m) {
            }),
            py::arg("layout") = "NCHW");
   py::class_<nn::Identity, HybridBlock, std::shared_ptr<nn::Identity>>(m, "Identity").def(py::init<>());
+  bind_activation_layers(m);
+  bind_normalization_layers(m);
+}
+
+/// MXNet 1.9.1's LayerNorm, InstanceNorm and GroupNorm, with its constructor arguments.
+void bind_normalization_layers(py::module_ &m) {
+  auto options = [](double epsilon, bool center, bool scale, int64_t in_channels) {
+    nn::NormOptions o;
+    o.epsilon = epsilon;
+    o.center = center;
+    o.scale = scale;
+    o.in_channels = in_channels;
+    return o;
+  };
+  py::class_<nn::LayerNorm, HybridBlock, std::shared_ptr<nn::LayerNorm>>(m, "LayerNorm")
+      .def(py::init([options](int64_t axis, double epsilon, bool center, bool scale,
+                              int64_t in_channels) {
+             return std::make_shared<nn::LayerNorm>(axis, options(epsilon, center, scale, in_channels));
+           }),
+           py::arg("axis") = -1, py::arg("epsilon") = 1e-5, py::arg("center") = true,
+           py::arg("scale") = true, py::arg("in_channels") = 0)
+      .def_readonly("gamma", &nn::LayerNorm::gamma)
+      .def_readonly("beta", &nn::LayerNorm::beta);
+  py::class_<nn::InstanceNorm, HybridBlock, std::shared_ptr<nn::InstanceNorm>>(m, "InstanceNorm")
+      .def(py::init([options](int64_t axis, double epsilon, bool center, bool scale,
+                              int64_t in_channels) {
+             if (axis != 1)
+               throw ValueError("InstanceNorm: only axis=1 (the channels of NCHW) is "
+                                "supported, got " + std::to_string(axis));
+             return std::make_shared<nn::InstanceNorm>(options(epsilon, center, scale, in_channels));
+           }),
+           py::arg("axis") = 1, py::arg("epsilon") = 1e-5, py::arg("center") = true,
+           py::arg("scale") = false, py::arg("in_channels") = 0)
+      .def_readonly("gamma", &nn::InstanceNorm::gamma)
+      .def_readonly("beta", &nn::InstanceNorm::beta);
+  py::class_<nn::GroupNorm, HybridBlock, std::shared_ptr<nn::GroupNorm>>(m, "GroupNorm")
+      .def(py::init([options](int64_t num_groups, double epsilon, bool center, bool scale) {
+             return std::make_shared<nn::GroupNorm>(num_groups, options(epsilon, center, scale, 0));
+           }),
+           py::arg("num_groups") = 1, py::arg("epsilon") = 1e-5, py::arg("center") = true,
+           py::arg("scale") = true)
+      .def_readonly("gamma", &nn::GroupNorm::gamma)
+      .def_readonly("beta", &nn::GroupNorm::beta);
+}
+
+/// MXNet's activation blocks, with its constructor arguments.
+void bind_activation_layers(py::module_ &m) {
+  py::class_<nn::LeakyReLU, HybridBlock, std::shared_ptr<nn::LeakyReLU>>(m, "LeakyReLU")
+      .def(py::init<double>(), py::arg("alpha"));
+  py::class_<nn::PReLU, HybridBlock, std::shared_ptr<nn::PReLU>>(m, "PReLU")
+      .def(py::init([](const py::object &alpha_initializer, int64_t in_channels) {
+             return std::make_shared<nn::PReLU>(to_initializer(alpha_initializer), in_channels);
+           }),
+           py::arg("alpha_initializer") = py::none(), py::arg("in_channels") = 1)
+      .def_readonly("alpha", &nn::PReLU::alpha);
+  py::class_<nn::ELU, HybridBlock, std::shared_ptr<nn::ELU>>(m, "ELU")
+      .def(py::init<double>(), py::arg("alpha") = 1.0);
+  py::class_<nn::SELU, HybridBlock, std::shared_ptr<nn::SELU>>(m, "SELU").def(py::init<>());
+  py::class_<nn::GELU, HybridBlock, std::shared_ptr<nn::GELU>>(m, "GELU")
+      .def(py::init<std::string>(), py::arg("approximation") = "erf");
+  py::class_<nn::Swish, HybridBlock, std::shared_ptr<nn::Swish>>(m, "Swish")
+      .def(py::init<double>(), py::arg("beta") = 1.0);
+  py::class_<nn::SiLU, HybridBlock, std::shared_ptr<nn::SiLU>>(m, "SiLU").def(py::init<>());
+  py::class_<nn::HardSigmoid, HybridBlock, std::shared_ptr<nn::HardSigmoid>>(m, "HardSigmoid")
+      .def(py::init<double, double>(), py::arg("alpha") = 0.2, py::arg("beta") = 0.5);
+  py::class_<nn::HardSwish, HybridBlock, std::shared_ptr<nn::HardSwish>>(m, "HardSwish")
+      .def(py::init<>());
+  py::class_<nn::UpSampling2D, HybridBlock, std::shared_ptr<nn::UpSampling2D>>(m, "UpSampling2D")
+      .def(py::init<int64_t>(), py::arg("scale") = 2);
 }
 
 void bind_model_zoo(py::module_ &m) {

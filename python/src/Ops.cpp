@@ -191,6 +191,35 @@ void bind_npx(py::module_ &m) {
   m.def("activation", [](const Tensor &x, const std::string &act_type) {
     return gluon::nn::activate(act_type, x);
   }, py::arg("data"), py::arg("act_type") = "relu", GilFree());
+  // MXNet's leaky_relu (npx.leaky_relu, 1.x's LeakyReLU): one op for its act_types.
+  m.def("leaky_relu", [](const Tensor &x, const std::optional<Tensor> &gamma,
+                         const std::string &act_type, double slope) {
+    if (act_type == "leaky")
+      return npx::leaky_relu(x, slope);
+    if (act_type == "prelu") {
+      if (!gamma)
+        throw ValueError("leaky_relu: act_type 'prelu' needs gamma, the learned slopes");
+      return npx::prelu(x, *gamma);
+    }
+    if (act_type == "elu")
+      return npx::elu(x, slope);
+    if (act_type == "selu")
+      return npx::selu(x);
+    if (act_type == "gelu")
+      return npx::gelu(x);
+    throw ValueError("leaky_relu: unknown act_type '" + act_type +
+                     "'; expected leaky, prelu, elu, selu or gelu (rrelu is not available)");
+  }, py::arg("data"), py::arg("gamma") = py::none(), py::arg("act_type") = "leaky",
+     py::arg("slope") = 0.25, GilFree());
+  m.def("upsampling", [](const Tensor &x, int64_t scale, const std::string &sample_type) {
+    if (sample_type != "nearest")
+      throw ValueError("upsampling: sample_type '" + sample_type + "' is not available; dlc "
+                       "up-samples by 'nearest' (a learned 'bilinear' one is a Conv2DTranspose)");
+    return npx::upsampling_nearest(x, scale);
+  }, py::arg("data"), py::arg("scale") = 2, py::arg("sample_type") = "nearest", GilFree());
+  m.def("hard_sigmoid", [](const Tensor &x, double alpha, double beta) {
+    return npx::hard_sigmoid(x, alpha, beta);
+  }, py::arg("data"), py::arg("alpha") = 0.2, py::arg("beta") = 0.5, GilFree());
   m.def("waitall", &npx::waitall, GilFree(), "Waits for every queued op on every device.");
   m.def("convolution", [](const Tensor &data, const Tensor &weight, const std::optional<Tensor> &bias,
                           const py::object &stride, const py::object &pad, const py::object &dilate,
@@ -204,6 +233,20 @@ void bind_npx(py::module_ &m) {
     return npx::convolution(data, weight, b, options);
   }, py::arg("data"), py::arg("weight"), py::arg("bias") = py::none(), py::arg("stride") = 1,
      py::arg("pad") = 0, py::arg("dilate") = 1, py::arg("num_group") = 1, py::arg("no_bias") = false);
+  m.def("deconvolution", [](const Tensor &data, const Tensor &weight, const std::optional<Tensor> &bias,
+                            const py::object &stride, const py::object &pad, const py::object &adj,
+                            const py::object &dilate, int64_t num_group, bool no_bias) {
+    npx::DeconvOptions options;
+    options.conv.stride = pair_of(stride, "deconvolution stride");
+    options.conv.padding = pair_of(pad, "deconvolution pad");
+    options.conv.dilation = pair_of(dilate, "deconvolution dilate");
+    options.conv.groups = num_group;
+    options.output_padding = pair_of(adj, "deconvolution adj");
+    Tensor b = no_bias || !bias ? Tensor() : *bias;
+    return npx::deconvolution(data, weight, b, options);
+  }, py::arg("data"), py::arg("weight"), py::arg("bias") = py::none(), py::arg("stride") = 1,
+     py::arg("pad") = 0, py::arg("adj") = 0, py::arg("dilate") = 1, py::arg("num_group") = 1,
+     py::arg("no_bias") = false);
   m.def("pooling", [](const Tensor &data, const py::object &kernel, const py::object &stride,
                       const py::object &pad, const std::string &pool_type,
                       const std::string &pooling_convention, bool count_include_pad) {
@@ -240,6 +283,23 @@ void bind_npx(py::module_ &m) {
     return npx::batch_norm_training(x, gamma, beta, eps).output;
   }, py::arg("x"), py::arg("gamma"), py::arg("beta"), py::arg("running_mean"), py::arg("running_var"),
      py::arg("eps") = 1e-3, py::arg("use_global_stats") = false, GilFree());
+  auto optional = [](const std::optional<Tensor> &t) { return t ? *t : Tensor(); };
+  m.def("layer_norm", [optional](const Tensor &x, const std::optional<Tensor> &gamma,
+                                 const std::optional<Tensor> &beta, int64_t axis, double eps) {
+    return npx::layer_norm(x, optional(gamma), optional(beta), axis, eps);
+  }, py::arg("data"), py::arg("gamma") = py::none(), py::arg("beta") = py::none(),
+     py::arg("axis") = -1, py::arg("eps") = 1e-5, GilFree());
+  m.def("instance_norm", [optional](const Tensor &x, const std::optional<Tensor> &gamma,
+                                    const std::optional<Tensor> &beta, double eps) {
+    return npx::instance_norm(x, optional(gamma), optional(beta), eps);
+  }, py::arg("data"), py::arg("gamma") = py::none(), py::arg("beta") = py::none(),
+     py::arg("eps") = 1e-3, GilFree());
+  m.def("group_norm", [optional](const Tensor &x, const std::optional<Tensor> &gamma,
+                                 const std::optional<Tensor> &beta, int64_t num_groups,
+                                 double eps) {
+    return npx::group_norm(x, optional(gamma), optional(beta), num_groups, eps);
+  }, py::arg("data"), py::arg("gamma") = py::none(), py::arg("beta") = py::none(),
+     py::arg("num_groups") = 1, py::arg("eps") = 1e-5, GilFree());
   m.def("all_reduce", [](const std::vector<Tensor> &tensors, bool mean) {
     return npx::all_reduce(tensors, mean);
   }, py::arg("tensors"), py::arg("mean") = false, GilFree(),

@@ -25,6 +25,17 @@ def mxnet_available():
     return probe.returncode == 0
 
 
+needs_mxnet = pytest.mark.skipif(not mxnet_available(),
+                                 reason="MXNet 1.9.1 is not in bench/.venv (bench/setup-peers.sh)")
+
+
+def run_in_mxnet(script, *arguments):
+    """Runs `script` (Python source) with bench/.venv's interpreter, where MXNet is."""
+    result = subprocess.run([str(VENV_PYTHON), "-c", script, *map(str, arguments)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
 pytestmark = pytest.mark.skipif(not mxnet_available(),
                                 reason="MXNet 1.9.1 is not in bench/.venv (bench/setup-peers.sh)")
 

@@ -52,6 +52,22 @@ TEST(Autograd, UnaryFunctions) {
   // Both kinks (0 and 6) crossed by the inputs, none on them.
   Tensor wide = randomTensor({2, 5}, 12) * 8.0 + 2.0;
   checkAutograd({wide}, [](const Inputs &v) { return npx::relu6(v[0]); }, "relu6");
+  checkAutograd({spread}, [](const Inputs &v) { return npx::softsign(v[0]); }, "softsign");
+  checkAutograd({spread}, [](const Inputs &v) { return npx::silu(v[0]); }, "silu");
+  checkAutograd({spread}, [](const Inputs &v) { return npx::selu(v[0]); }, "selu");
+  checkAutograd({spread}, [](const Inputs &v) { return npx::elu(v[0], 0.7); }, "elu");
+  checkAutograd({spread}, [](const Inputs &v) { return npx::leaky_relu(v[0], 0.1); },
+                "leaky_relu");
+  checkAutograd({spread}, [](const Inputs &v) { return np::clip(v[0], -2.0, 1.5); }, "clip");
+  checkAutograd({spread}, [](const Inputs &v) { return npx::hard_sigmoid(v[0]); },
+                "hard_sigmoid");
+  // The learned slopes of prelu (and elu's alpha as an operand) get gradients too.
+  Tensor images = randomTensor({2, 3, 2, 2}, 13) * 3.0, slopes = randomTensor({3}, 14);
+  checkAutograd({images, slopes}, [](const Inputs &v) { return npx::prelu(v[0], v[1]); },
+                "prelu");
+  checkAutograd({spread, positive({1, 5}, 15)}, [](const Inputs &v) {
+    return npx::leaky_relu(v[0], v[1]) + npx::elu(v[0], 1.0) * v[1];
+  }, "leaky_relu with a broadcast slope");
   checkAutograd({a}, [](const Inputs &v) { return npx::softmax(v[0]); }, "softmax");
   checkAutograd({a}, [](const Inputs &v) { return npx::log_softmax(v[0], 0); }, "log_softmax");
   checkAutograd({a}, [](const Inputs &v) { return v[0].astype(DType::f32) * v[0]; },
@@ -98,6 +114,25 @@ TEST(Autograd, NeuralNetworkOps) {
                  randomTensor({6}, 16)},
                 [=](const Inputs &v) { return npx::convolution(v[0], v[1], v[2], conv); },
                 "convolution");
+  // The transposed convolution: input, weight (C_in, C_out/groups, KH, KW) and bias,
+  // with an output_padding (the gradient of conv2d_backward_data, both operands).
+  npx::DeconvOptions deconv;
+  deconv.conv = conv;
+  deconv.conv.dilation = {1, 2};
+  deconv.output_padding = {1, 0};
+  checkAutograd({randomTensor({2, 4, 3, 4}, 18), randomTensor({4, 3, 2, 3}, 19),
+                 randomTensor({6}, 20)},
+                [=](const Inputs &v) { return npx::deconvolution(v[0], v[1], v[2], deconv); },
+                "deconvolution");
+  Tensor images = randomTensor({2, 4, 3, 3}, 21) * 2.0;
+  checkAutograd({images, randomTensor({3}, 22), randomTensor({3}, 23)},
+                [](const Inputs &v) { return npx::layer_norm(v[0], v[1], v[2]); }, "layer_norm");
+  checkAutograd({images, randomTensor({4}, 24), randomTensor({4}, 25)},
+                [](const Inputs &v) { return npx::instance_norm(v[0], v[1], v[2]); },
+                "instance_norm");
+  checkAutograd({images, randomTensor({2}, 26), randomTensor({2}, 27)},
+                [](const Inputs &v) { return npx::group_norm(v[0], v[1], v[2], 2); },
+                "group_norm");
   npx::PoolOptions pool;
   pool.kernel = {2, 3};
   pool.stride = {2, 2};

@@ -147,6 +147,147 @@ TEST(NNOps, ConvolutionWithFusedReluEqualsReluOfConvolution) {
       << "the trace records the ReLU as its own op";
 }
 
+// The transposed convolution against its definition, written as the scatter it is
+// (each input element adds its weight window into the output), for strides, padding,
+// dilation, groups and output padding; the output shape follows MXNet's formula.
+TEST(NNOps, DeconvolutionIsTheScatterOfItsWeightWindows) {
+  struct Case {
+    Shape x, w;
+    npx::DeconvOptions options;
+  };
+  auto make = [](std::array<int64_t, 2> stride, std::array<int64_t, 2> padding,
+                 std::array<int64_t, 2> dilation, int64_t groups,
+                 std::array<int64_t, 2> outputPadding) {
+    npx::DeconvOptions o;
+    o.conv.stride = stride;
+    o.conv.padding = padding;
+    o.conv.dilation = dilation;
+    o.conv.groups = groups;
+    o.output_padding = outputPadding;
+    return o;
+  };
+  const Case cases[] = {
+      {{2, 3, 4, 5}, {3, 4, 3, 3}, make({1, 1}, {0, 0}, {1, 1}, 1, {0, 0})},
+      {{2, 4, 5, 3}, {4, 3, 4, 4}, make({2, 2}, {1, 1}, {1, 1}, 1, {1, 0})}, // DCGAN-like
+      {{1, 6, 4, 4}, {6, 2, 3, 2}, make({3, 2}, {1, 0}, {2, 1}, 3, {2, 1})},
+      {{2, 4, 3, 3}, {4, 1, 3, 3}, make({2, 2}, {1, 1}, {1, 1}, 4, {0, 0})}, // depthwise
+  };
+  for (const Case &c : cases) {
+    const npx::ConvOptions &conv = c.options.conv;
+    Tensor x = randomTensor(c.x, 31), w = randomTensor(c.w, 32);
+    Tensor b = randomTensor({c.w[1] * conv.groups}, 33);
+    Tensor y = npx::deconvolution(x, w, b, c.options);
+    int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3], Og = c.w[1], KH = c.w[2],
+            KW = c.w[3], Cg = C / conv.groups;
+    int64_t OH = (H - 1) * conv.stride[0] - 2 * conv.padding[0] + conv.dilation[0] * (KH - 1) +
+                 c.options.output_padding[0] + 1;
+    int64_t OW = (W - 1) * conv.stride[1] - 2 * conv.padding[1] + conv.dilation[1] * (KW - 1) +
+                 c.options.output_padding[1] + 1;
+    ASSERT_EQ(y.shape(), (Shape{N, Og * conv.groups, OH, OW}));
+    std::vector<float> xs = x.to_vector<float>(), ws = w.to_vector<float>(),
+                       bs = b.to_vector<float>();
+    std::vector<double> want(size_t(N * Og * conv.groups * OH * OW));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t o = 0; o < Og * conv.groups; ++o)
+        for (int64_t i = 0; i < OH * OW; ++i)
+          want[size_t((n * Og * conv.groups + o) * OH * OW + i)] = bs[size_t(o)];
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ci = 0; ci < C; ++ci)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t v = 0; v < W; ++v)
+            for (int64_t og = 0; og < Og; ++og)
+              for (int64_t kh = 0; kh < KH; ++kh)
+                for (int64_t kw = 0; kw < KW; ++kw) {
+                  int64_t oh = h * conv.stride[0] - conv.padding[0] + kh * conv.dilation[0];
+                  int64_t ow = v * conv.stride[1] - conv.padding[1] + kw * conv.dilation[1];
+                  if (oh < 0 || oh >= OH || ow < 0 || ow >= OW)
+                    continue;
+                  int64_t o = (ci / Cg) * Og + og;
+                  want[size_t(((n * Og * conv.groups + o) * OH + oh) * OW + ow)] +=
+                      double(xs[size_t(((n * C + ci) * H + h) * W + v)]) *
+                      ws[size_t(((ci * Og + og) * KH + kh) * KW + kw)];
+                }
+    std::vector<float> got = y.to_vector<float>();
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-4 * std::max(1.0, std::abs(want[i])))
+          << "element " << i << " of deconvolution " << shape_rules::str(c.x) << " * "
+          << shape_rules::str(c.w);
+  }
+  // Shapes and settings that do not fit are refused by name.
+  npx::DeconvOptions bad;
+  bad.conv.stride = {2, 2};
+  bad.output_padding = {2, 0};
+  EXPECT_THROW(npx::deconvolution(randomTensor({1, 2, 3, 3}, 1), randomTensor({2, 2, 3, 3}, 2),
+                                  Tensor(), bad),
+               ValueError);
+  try {
+    npx::deconvolution(randomTensor({1, 2, 3, 3}, 1), randomTensor({3, 2, 3, 3}, 2), Tensor());
+    FAIL() << "3 weight rows for 2 input channels";
+  } catch (const ShapeError &e) {
+    EXPECT_NE(std::string(e.what()).find("deconvolution"), std::string::npos) << e.what();
+  }
+}
+
+// Layer, instance and group norm against their definitions in double precision: each
+// normalized slice has mean beta and standard deviation |gamma| (up to eps).
+TEST(NNOps, LayerInstanceAndGroupNormsAgainstTheirDefinitions) {
+  Shape shape{2, 6, 3, 4};
+  Tensor x = randomTensor(shape, 51) * 3.0 + 1.0;
+  std::vector<float> xs = x.to_vector<float>();
+  const double eps = 1e-5;
+  // Standardizes `xs` over the elements of each slice; `slice(i)` names element i's slice
+  // and `channel(i)` its gamma/beta index.
+  auto reference = [&](const std::function<int64_t(size_t)> &slice,
+                       const std::function<int64_t(size_t)> &channel, int64_t slices,
+                       const std::vector<float> &gamma, const std::vector<float> &beta) {
+    std::vector<double> sum(static_cast<size_t>(slices)), squares(sum.size()), count(sum.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      sum[size_t(slice(i))] += xs[i];
+      count[size_t(slice(i))] += 1;
+    }
+    for (size_t i = 0; i < xs.size(); ++i) {
+      double d = xs[i] - sum[size_t(slice(i))] / count[size_t(slice(i))];
+      squares[size_t(slice(i))] += d * d;
+    }
+    std::vector<double> out(xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      size_t s = size_t(slice(i));
+      double mean = sum[s] / count[s], var = squares[s] / count[s];
+      out[i] = (xs[i] - mean) / std::sqrt(var + eps) * gamma[size_t(channel(i))] +
+               beta[size_t(channel(i))];
+    }
+    return out;
+  };
+  auto expectNear = [](const Tensor &got, const std::vector<double> &want, const char *what) {
+    std::vector<float> g = got.to_vector<float>();
+    ASSERT_EQ(g.size(), want.size()) << what;
+    for (size_t i = 0; i < g.size(); ++i)
+      ASSERT_NEAR(g[i], want[i], 2e-5 * std::max(1.0, std::abs(want[i]))) << what << " at " << i;
+  };
+  std::vector<float> g4 = {0.5f, -1.5f, 2.f, 1.f}, b4 = {0.1f, 0.2f, -0.3f, 0.4f};
+  expectNear(npx::layer_norm(x, np::array(g4), np::array(b4)),
+             reference([](size_t i) { return int64_t(i / 4); }, [](size_t i) { return int64_t(i % 4); },
+                       2 * 6 * 3, g4, b4),
+             "layer_norm (last axis)");
+  std::vector<float> g6 = {0.5f, -1.5f, 2.f, 1.f, 0.7f, 1.2f}, b6 = {0.1f, 0.2f, -0.3f, 0.4f, 0.f, 1.f};
+  expectNear(npx::layer_norm(x, np::array(g6), np::array(b6), 1),
+             reference([](size_t i) { return int64_t((i / 72) * 12 + i % 12); },
+                       [](size_t i) { return int64_t((i / 12) % 6); }, 2 * 12, g6, b6),
+             "layer_norm (axis 1)");
+  expectNear(npx::instance_norm(x, np::array(g6), np::array(b6)),
+             reference([](size_t i) { return int64_t(i / 12); },
+                       [](size_t i) { return int64_t((i / 12) % 6); }, 12, g6, b6),
+             "instance_norm");
+  std::vector<float> g3 = {0.5f, -1.5f, 2.f}, b3 = {0.1f, 0.2f, -0.3f};
+  expectNear(npx::group_norm(x, np::array(g3), np::array(b3), 3),
+             reference([](size_t i) { return int64_t(i / 24); },
+                       [](size_t i) { return int64_t((i / 24) % 3); }, 6, g3, b3),
+             "group_norm");
+  EXPECT_THROW(npx::group_norm(x, Tensor(), Tensor(), 4), ShapeError); // 6 channels
+  EXPECT_THROW(npx::layer_norm(x, np::array(g6), Tensor()), ShapeError); // 6 for 4
+  EXPECT_THROW(npx::layer_norm(x, Tensor(), Tensor(), 4), ShapeError);   // no axis 4
+}
+
 TEST(NNOps, PoolingGradientsThroughTheApi) {
   npx::PoolOptions options;
   options.kernel = {3, 2};

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -123,10 +124,10 @@ TEST(Ops, GeluAndItsGradient) {
   EXPECT_THROW(npx::gelu_backward(dy, x.reshape({8, 8})), ShapeError);
 }
 
-// erf, softrelu, hard_swish and relu6 against their definitions in double precision, on
-// random inputs over their tails and kinks (softrelu's switch to x at 20, hard_swish's at
-// -3 and 3, relu6's at 0 and 6); the 16-bit floats compute in float and round once;
-// integers are refused by name.
+// erf, softrelu, hard_swish, relu6, softsign, silu and selu against their definitions in
+// double precision, on random inputs over their tails and kinks (softrelu's switch to x
+// at 20, hard_swish's at -3 and 3, relu6's at 0 and 6); the 16-bit floats compute in
+// float and round once; integers are refused by name.
 TEST(Ops, ErfSoftreluAndHardSwish) {
   std::vector<float> v = randomValues(256, 31);
   for (size_t i = 0; i < v.size(); ++i)
@@ -143,6 +144,12 @@ TEST(Ops, ErfSoftreluAndHardSwish) {
       {"hard_swish", npx::hard_swish,
        [](double t) { return t * std::min(std::max(t + 3, 0.0), 6.0) / 6; }},
       {"relu6", npx::relu6, [](double t) { return std::min(std::max(t, 0.0), 6.0); }},
+      {"softsign", npx::softsign, [](double t) { return t / (1 + std::abs(t)); }},
+      {"silu", npx::silu, [](double t) { return t / (1 + std::exp(-t)); }},
+      {"selu", npx::selu,
+       [](double t) {
+         return 1.0507009873554805 * (t > 0 ? t : 1.6732632423543772 * std::expm1(t));
+       }},
   };
   for (const Case &c : cases) {
     std::vector<float> y = c.op(x).to_vector<float>();
@@ -170,6 +177,54 @@ TEST(Ops, ErfSoftreluAndHardSwish) {
   // softrelu far below zero keeps e^x (log1p), not 0.
   EXPECT_NEAR(npx::softrelu(np::array(std::vector<float>{-30.f})).to_vector<float>()[0],
               std::exp(-30.0), 1e-18);
+}
+
+// The activations with a parameter against their definitions in double precision:
+// leaky_relu with a scalar slope and with per-channel slopes (prelu), elu, clip and
+// hard_sigmoid, on random inputs across their kinks; shapes that do not fit are refused.
+TEST(Ops, ActivationsWithAParameter) {
+  Shape shape{2, 3, 4, 5};
+  std::vector<float> v = randomValues(120, 41);
+  for (float &t : v)
+    t *= 4.f;
+  Tensor x = np::array(v).reshape(shape);
+  std::vector<float> gamma = {0.25f, -0.5f, 1.5f};
+  auto expectAll = [&](const Tensor &y, const std::function<double(double, size_t)> &f,
+                       const std::string &name) {
+    std::vector<float> got = y.to_vector<float>();
+    ASSERT_EQ(got.size(), v.size()) << name;
+    for (size_t i = 0; i < v.size(); ++i) {
+      double want = f(v[i], (i / 20) % 3); // the channel of element i
+      EXPECT_NEAR(got[i], want, 2e-6 * std::max(1.0, std::abs(want))) << name << "(" << v[i] << ")";
+    }
+  };
+  expectAll(npx::leaky_relu(x, 0.1), [](double t, size_t) { return t > 0 ? t : 0.1 * t; },
+            "leaky_relu");
+  expectAll(npx::prelu(x, np::array(gamma)),
+            [&](double t, size_t c) { return t > 0 ? t : gamma[c] * t; }, "prelu");
+  expectAll(npx::prelu(x, np::array(std::vector<float>{0.3f})),
+            [](double t, size_t) { return t > 0 ? t : double(0.3f) * t; }, "prelu, one slope");
+  expectAll(npx::elu(x, 0.7), [](double t, size_t) { return t > 0 ? t : 0.7 * std::expm1(t); },
+            "elu");
+  expectAll(np::clip(x, -1.5, 2.0),
+            [](double t, size_t) { return std::min(std::max(t, -1.5), 2.0); }, "clip");
+  expectAll(np::clip(x, std::nullopt, 2.0), [](double t, size_t) { return std::min(t, 2.0); },
+            "clip above only");
+  expectAll(npx::hard_sigmoid(x), [](double t, size_t) {
+    return std::min(std::max(0.2 * t + 0.5, 0.0), 1.0);
+  }, "hard_sigmoid");
+  try {
+    npx::prelu(x, np::array(std::vector<float>{1, 2}));
+    ADD_FAILURE() << "prelu took 2 slopes for 3 channels";
+  } catch (const ShapeError &e) {
+    EXPECT_NE(std::string(e.what()).find("prelu"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(npx::leaky_relu(x, np::ones({4})), ShapeError); // not broadcastable
+  EXPECT_THROW(npx::elu(np::array(std::vector<int64_t>{1, -2}), 1.0), DTypeError);
+  // A NaN stays NaN through both.
+  Tensor nan = np::array(std::vector<float>{NAN});
+  EXPECT_TRUE(std::isnan(npx::leaky_relu(nan, 0.1).to_vector<float>()[0]));
+  EXPECT_TRUE(std::isnan(npx::elu(nan, 1.0).to_vector<float>()[0]));
 }
 
 TEST(Ops, UnaryComparisonWhereCast) {

@@ -301,7 +301,7 @@ TEST(EmulatedGpuKernels, IntegerDivisionByZeroIsReportedAfterTheTask) {
 TEST(EmulatedGpuKernels, UnaryFunctions) {
   for (DType dtype : kFloats) {
     for (const char *op : {"negative", "relu", "exp", "sigmoid", "tanh", "gelu", "erf",
-                           "softrelu", "hard_swish"})
+                           "softrelu", "hard_swish", "softsign", "silu", "selu"})
       expectAgree(op, {{{9, 311}, dtype, -4, 4}});
     expectAgree("relu6", {{{9, 311}, dtype, -3, 9}});
     expectAgree("softrelu", {{{9, 311}, dtype, -40, 40}});
@@ -317,6 +317,9 @@ TEST(EmulatedGpuKernels, ReluBackwardCompareWhereCastBroadcast) {
     expectAgree("relu_backward", {{{17, 65}, dtype}, {{17, 65}, dtype}});
     expectAgree("gelu_backward", {{{17, 65}, dtype}, {{17, 65}, dtype, -4, 4}});
     expectAgree("relu6_backward", {{{17, 65}, dtype}, {{17, 65}, dtype, -3, 9}});
+    // Slopes broadcast per channel (PReLU's) and as one scalar.
+    expectAgree("leaky_relu", {{{4, 6, 5, 5}, dtype, -3, 3}, {{6, 1, 1}, dtype, -1, 1}});
+    expectAgree("elu", {{{17, 65}, dtype, -4, 4}, {{}, dtype, 0.5, 2}});
     for (int64_t predicate = 0; predicate < 6; ++predicate)
       expectAgree("compare", {{{8, 1, 40}, dtype, -2, 2}, {{5, 40}, dtype, -2, 2}},
                   Attrs{{"predicate", predicate}});

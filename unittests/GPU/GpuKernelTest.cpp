@@ -334,7 +334,8 @@ TEST_F(Gpu, UnaryAndSelect) {
            {"negative", np::negative}, {"exp", np::exp}, {"tanh", np::tanh},
            {"relu", npx::relu}, {"sigmoid", npx::sigmoid}, {"gelu", npx::gelu},
            {"erf", npx::erf}, {"softrelu", npx::softrelu}, {"hard_swish", npx::hard_swish},
-           {"relu6", npx::relu6}})
+           {"relu6", npx::relu6}, {"softsign", npx::softsign}, {"silu", npx::silu},
+           {"selu", npx::selu}})
     expectGpuMatchesCpu({x}, [op = op](auto &in) { return one(op(in[0])); }, name);
   for (auto [name, op] : std::vector<std::pair<const char *, Op>>{
            {"log", np::log}, {"sqrt", np::sqrt}, {"rsqrt", np::rsqrt}})

@@ -9,6 +9,7 @@
 #include "../Frontend/GradientCheck.h"
 #include "../../examples/LeafNetwork.h"
 #include "../Gluon/ElementwiseBlocks.h"
+#include "../Gluon/LayerNetworks.h"
 #include "../Gluon/GeneratedRegionsCheck.h"
 #include "dlc/Hybridize/ModelCompiler.h"
 
@@ -205,4 +206,23 @@ TEST_F(GpuTraining, CompiledModelFilesGiveTheHybridizedOutputsOnGpus) {
   }
   for (const char *suffix : {".dlc", ".compiled.dlc", ".mlir", ".safetensors"})
     std::remove((prefix + suffix).c_str());
+}
+
+// The zoo's newer layers (activation blocks, a transposed convolution, layer, instance
+// and group norm, frozen and last-axis batch norm) train on a GPU as on the CPU: the
+// compiled step on gpu(0) ends where the CPU's eager steps do.
+TEST_F(GpuTraining, NewLayersTrainOnGpusAsOnTheCpu) {
+  using Make = std::function<std::shared_ptr<HybridSequential>()>;
+  const std::pair<const char *, Make> networks[] = {
+      {"activations", dlc::testing::activationNetwork},
+      {"transposed convolution", dlc::testing::upSamplingNetwork},
+      {"normalization", dlc::testing::normalizationNetwork}};
+  for (const auto &[name, make] : networks) {
+    auto cpuSteps = dlc::testing::threeSteps(0, make, cpu());
+    auto gpuSteps = dlc::testing::threeSteps(2, make, gpu(0));
+    ASSERT_EQ(cpuSteps.size(), gpuSteps.size()) << name;
+    for (size_t k = 0; k < cpuSteps.size(); ++k)
+      dlc::testing::expectClose(cpuSteps[k], gpuSteps[k], 2e-5,
+                                std::string(name) + ", vector #" + std::to_string(k));
+  }
 }

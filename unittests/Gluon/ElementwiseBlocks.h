@@ -17,8 +17,10 @@ public:
     Tensor d = np::tanh(c) + npx::gelu(b) - np::negative(x);
     Tensor e = npx::erf(d) + npx::softrelu(c * 8.0) - npx::hard_swish(x * 4.0);
     Tensor six = npx::relu6(x * 8.0 + 2.0); // both kinks, at 0 and 6
+    Tensor f = npx::softsign(c) + npx::silu(d) - npx::selu(x * 3.0);
+    Tensor g = npx::leaky_relu(e, 0.1) + npx::elu(x * 3.0, 0.7);
     return npx::relu_backward(d, a) + npx::gelu_backward(d, x) + e + six +
-           npx::relu6_backward(c, six);
+           npx::relu6_backward(c, six) + f + g;
   }
   std::string kind() const override { return "EveryElementwiseOp"; }
 };

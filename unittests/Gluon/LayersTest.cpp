@@ -1,11 +1,16 @@
 //===- LayersTest.cpp - gluon.nn layers: shapes, names, gradients, modes -----===//
 #include "../Frontend/GradientCheck.h"
 #include "../../examples/LeafNetwork.h"
+#include "LayerNetworks.h"
+
+#include <functional>
 
 using namespace dlc;
 using namespace dlc::gluon;
+using dlc::testing::expectClose;
 using dlc::testing::expectGradient;
 using dlc::testing::randomTensor;
+using dlc::testing::threeSteps;
 
 using leafnet::LeafNetwork;
 
@@ -108,7 +113,7 @@ TEST(Layers, DropoutOnlyWhileTraining) {
 }
 
 TEST(Layers, ClearErrors) {
-  EXPECT_THROW(nn::Activation("swish"), ValueError);
+  EXPECT_THROW(nn::Activation("mish"), ValueError);
   EXPECT_THROW(nn::Dropout(1.0), ValueError);
   nn::Conv2D conv(8, 3);
   conv.initialize(nullptr, {cpu(0)});
@@ -251,4 +256,141 @@ TEST(Layers, BatchNormWithoutScaleCountsGammaAsOne) {
     for (size_t i = 0; i < av.size(); ++i)
       ASSERT_NEAR(av[i], bv[i], 1e-6) << (training ? "training" : "predicting");
   }
+}
+
+
+namespace {
+/// Three steps eagerly, hybridized and as the compiled step end alike; returns the
+/// eager run's losses and parameters.
+std::vector<std::vector<float>>
+expectSameTrainingEverywhere(const std::function<std::shared_ptr<HybridSequential>()> &make) {
+  auto eager = threeSteps(0, make);
+  for (int mode : {1, 2}) {
+    auto other = threeSteps(mode, make);
+    EXPECT_EQ(other.size(), eager.size());
+    for (size_t k = 0; k < std::min(eager.size(), other.size()); ++k)
+      expectClose(eager[k], other[k], 1e-5,
+                  std::string(mode == 1 ? "hybridized" : "compiled step") + ", vector #" +
+                      std::to_string(k));
+  }
+  return eager;
+}
+} // namespace
+
+TEST(Layers, ActivationLayersTrainAlikeEagerlyHybridizedAndCompiled) {
+  auto eager = expectSameTrainingEverywhere(dlc::testing::activationNetwork);
+  // The per-channel slopes moved away from their 0.25 start, each its own way.
+  std::vector<float> slopes = eager[3 + 2]; // losses, conv0 weight and bias, then alpha
+  ASSERT_EQ(slopes.size(), 6u);
+  for (float s : slopes)
+    EXPECT_NE(s, 0.25f);
+  EXPECT_NE(slopes[0], slopes[1]);
+}
+
+TEST(Layers, ActivationLayersNameTheirParametersAndRefuseBadSettings) {
+  auto net = dlc::testing::activationNetwork();
+  ParameterDict params = net->collect_params();
+  EXPECT_EQ(params["1.alpha"]->shape(), (Shape{6}));
+  EXPECT_EQ(params["8.alpha"]->shape(), (Shape{1}));
+  net->initialize();
+  EXPECT_EQ(params["8.alpha"]->data(cpu()).to_vector<float>(), std::vector<float>{0.25f})
+      << "MXNet's default slope";
+  EXPECT_EQ(net->children()[3].second->kind(), "LeakyReLU(0.1)");
+  EXPECT_THROW(nn::PReLU(nullptr, 0), ValueError);
+  EXPECT_THROW(nn::LeakyReLU(NAN), ValueError);
+  EXPECT_THROW(nn::GELU("tanh"), UnsupportedError);
+  EXPECT_THROW(nn::Activation("mish"), ValueError);
+  // Slopes for 6 channels do not fit 4.
+  nn::PReLU prelu(nullptr, 6);
+  prelu.initialize();
+  try {
+    prelu(randomTensor({2, 4, 3, 3}, 1));
+    FAIL() << "6 slopes for 4 channels";
+  } catch (const ShapeError &e) {
+    EXPECT_NE(std::string(e.what()).find("gamma 6"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Layers, TransposedConvolutionTrainsAlikeEagerlyHybridizedAndCompiled) {
+  auto eager = expectSameTrainingEverywhere(dlc::testing::upSamplingNetwork);
+  // 9x9 down to 5x5 and back up to 10x10 (output padding 1); MXNet's weight layout.
+  auto net = dlc::testing::upSamplingNetwork();
+  net->initialize(init::Xavier());
+  auto up = std::dynamic_pointer_cast<nn::Conv2DTranspose>(net->children()[1].second);
+  ASSERT_TRUE(up);
+  Tensor y = (*up)((*net->children()[0].second)(randomTensor({2, 2, 9, 9}, 3)));
+  EXPECT_EQ(y.shape(), (Shape{2, 4, 10, 10}));
+  EXPECT_EQ(up->weight->shape(), (Shape{6, 2, 3, 3}));
+  EXPECT_THROW(nn::Conv2DTranspose(4, 3, "", [] {
+                 nn::Conv2DTransposeOptions o;
+                 o.output_padding = {1, 1}; // not below the stride of 1
+                 return o;
+               }()),
+               ValueError);
+}
+
+TEST(Layers, NormalizationLayersTrainAlikeEagerlyHybridizedAndCompiled) {
+  auto eager = expectSameTrainingEverywhere(dlc::testing::normalizationNetwork);
+  auto net = dlc::testing::normalizationNetwork();
+  net->initialize(init::Xavier());
+  (*net)(randomTensor({2, 2, 9, 9}, 5));
+  ParameterDict params = net->collect_params();
+  // MXNet 1.9.1's shapes: GroupNorm's per group, the last-axis batch norm's per column.
+  EXPECT_EQ(params["2.gamma"]->shape(), (Shape{3}));
+  EXPECT_EQ(params["4.gamma"]->shape(), (Shape{6}));
+  EXPECT_EQ(params["5.gamma"]->shape(), (Shape{7}));
+  EXPECT_EQ(params["6.running_mean"]->shape(), (Shape{7}));
+  // After the training steps (3 losses, then the parameters in order) the frozen
+  // statistics are as they started, the last-axis batch norm's moved.
+  ASSERT_EQ(eager.size(), 3u + params.keys().size());
+  EXPECT_EQ(params.keys()[4], "1.running_mean");
+  EXPECT_EQ(eager[3 + 4], std::vector<float>(6, 0.f));
+  EXPECT_EQ(params.keys()[14], "6.running_mean");
+  EXPECT_NE(eager[3 + 14], std::vector<float>(7, 0.f));
+  EXPECT_EQ(nn::InstanceNorm().collect_params()["gamma"]->grad_req(), GradReq::null)
+      << "MXNet's InstanceNorm does not learn gamma by default";
+  EXPECT_THROW(nn::GroupNorm(0), ValueError);
+}
+
+TEST(Layers, UpSamplingAndLambdaHybridizeToTheirEagerResults) {
+  Tensor x = randomTensor({2, 3, 4, 5}, 7);
+  std::vector<float> xs = x.to_vector<float>();
+  auto run = [&](bool hybridize) {
+    auto net = std::make_shared<HybridSequential>();
+    net->add(std::make_shared<nn::UpSampling2D>(3),
+             std::make_shared<nn::HybridLambda>(
+                 [](const Tensor &v) { return np::tanh(v) * 2.0 + v; }, "TanhPlus"));
+    if (hybridize)
+      net->hybridize();
+    Tensor in = np::array(xs).reshape(x.shape());
+    in.attach_grad();
+    Tensor weights = np::arange(0, 2 * 3 * 12 * 15).reshape({2, 3, 12, 15}) * 0.01;
+    Tensor y, loss;
+    {
+      autograd::Record record;
+      y = (*net)(in);
+      loss = np::sum(y * weights);
+    }
+    loss.backward();
+    return std::make_pair(y.to_vector<float>(), in.grad().to_vector<float>());
+  };
+  auto [eager, eagerGrad] = run(false);
+  auto [compiled, compiledGrad] = run(true);
+  expectClose(eager, compiled, 1e-6, "up-sampled outputs");
+  expectClose(eagerGrad, compiledGrad, 1e-5, "input gradients");
+  // Each input pixel is a 3x3 block of the output; its gradient sums the block's.
+  for (int64_t c = 0; c < 6; ++c)
+    for (int64_t h = 0; h < 12; ++h)
+      for (int64_t w = 0; w < 15; ++w) {
+        float v = xs[size_t((c * 4 + h / 3) * 5 + w / 3)];
+        ASSERT_NEAR(eager[size_t((c * 12 + h) * 15 + w)], std::tanh(v) * 2 + v, 1e-5);
+      }
+  double blockSum = 0;
+  for (int64_t h = 0; h < 3; ++h)
+    for (int64_t w = 0; w < 3; ++w)
+      blockSum += double(h * 15 + w) * 0.01;
+  float v0 = xs[0], slope = 2 * (1 - std::tanh(v0) * std::tanh(v0)) + 1;
+  EXPECT_NEAR(eagerGrad[0], blockSum * slope, 1e-4) << "the gradient of pixel (0, 0)";
+  EXPECT_THROW(nn::UpSampling2D(0), ValueError);
+  EXPECT_THROW(nn::HybridLambda(nullptr), ValueError);
 }

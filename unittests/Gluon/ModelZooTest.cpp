@@ -14,6 +14,7 @@
 #include "dlc/Gluon/Loss.h"
 #include "dlc/Gluon/ModelZoo.h"
 #include "dlc/Gluon/TrainStep.h"
+#include "LayerNetworks.h"
 #include "dlc/Gluon/Trainer.h"
 
 #include <cmath>
@@ -136,8 +137,6 @@ TrainingRun trainThreeSteps(const std::string &name, int64_t size, bool compiled
     autograd::Pause shapes;
     (*net)(np::zeros({1, 3, size, size}));
   }
-  Trainer trainer(net->collect_params(), "sgd", {{"learning_rate", 0.01}, {"momentum", 0.9}});
-  loss::SoftmaxCrossEntropyLoss lossFn;
   // The eager convolutions compute directly; so does the compiled step here, so that the
   // two compare the compiler's work, not two algorithms' rounding: at batch 4 from a
   // random start DenseNet-121's gradients hang on the last bits of its activations
@@ -146,40 +145,31 @@ TrainingRun trainThreeSteps(const std::string &name, int64_t size, bool compiled
   // much, and no more). Winograd is checked against the reference kernels elsewhere.
   CompileOptions options = compile_options_from_environment();
   options.conv_algorithms = "direct";
-  TrainStep step(*net, lossFn, trainer, {cpu()}, false, options);
   Tensor images = dlc::testing::randomTensor({4, 3, size, size}, 9);
   Tensor labels = np::array(std::vector<int64_t>{0, 2, 1, 2});
   np::random::seed(23); // dropout masks
+  std::vector<std::vector<float>> steps =
+      dlc::testing::trainSteps(*net, images, labels, compiled, options, /*learningRate=*/0.01);
   TrainingRun run;
-  for (int i = 0; i < 3; ++i) {
-    if (compiled) {
-      run.loss = step(images, labels).to_vector<float>();
-      continue;
-    }
-    Tensor loss;
-    {
-      autograd::Record record;
-      loss = lossFn((*net)(images), labels);
-    }
-    loss.backward();
-    trainer.step(4);
-    run.loss = loss.to_vector<float>();
-  }
-  for (const ParameterPtr &p : net->collect_params().values())
-    run.params.push_back(p->data(cpu()).to_vector<float>());
+  run.loss = steps[2];
+  run.params.assign(steps.begin() + 3, steps.end());
   return run;
 }
 
 } // namespace
 
-// Depthwise convolutions, ReLU6 and shortcuts (MobileNetV2), concatenated branches and
-// ceil-mode pooling (SqueezeNet), the dense blocks' concatenations (DenseNet), v2's
-// pre-activation: 3 compiled steps end where 3 eager steps do.
+// One network of each family: depthwise convolutions, ReLU6 and shortcuts (MobileNetV2),
+// depthwise ones without shortcuts (MobileNet), concatenated branches and ceil-mode
+// pooling (SqueezeNet), the dense blocks' concatenations (DenseNet), v2's
+// pre-activation, v1's bottlenecks, VGG's and AlexNet's dropout between dense layers,
+// Inception's asymmetric kernels and four-way branches: 3 compiled steps end where 3
+// eager steps do.
 TEST(ModelZoo, CompiledTrainingStepsEndWhereEagerOnesDo) {
-  const std::pair<const char *, int64_t> cases[] = {{"mobilenetv2_0.25", 64},
-                                                    {"squeezenet1.1", 224},
-                                                    {"resnet18_v2", 32},
-                                                    {"densenet121", 224}};
+  const std::pair<const char *, int64_t> cases[] = {
+      {"mobilenetv2_0.25", 64}, {"mobilenet0.25", 64}, {"squeezenet1.1", 224},
+      {"squeezenet1.0", 224},   {"resnet18_v2", 32},   {"resnet50_v1", 32},
+      {"vgg11_bn", 32},         {"alexnet", 64},       {"densenet121", 224},
+      {"inceptionv3", 299}};
   for (auto [name, size] : cases) {
     SCOPED_TRACE(name);
     TrainingRun eager = trainThreeSteps(name, size, false), compiled = trainThreeSteps(name, size, true);

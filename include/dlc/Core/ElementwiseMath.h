@@ -147,6 +147,45 @@ struct Relu6 {
   }
 };
 
+/// x / (1 + |x|)
+struct Softsign {
+  template <typename C> DLC_HOST_DEVICE static C apply(C x) {
+    return x / (lit(x, 1) + where(x < lit(x, 0), -x, x));
+  }
+};
+
+/// x * sigmoid(x) (SiLU; Swish with beta = 1).
+struct Silu {
+  template <typename C> DLC_HOST_DEVICE static C apply(C x) {
+    return x / (lit(x, 1) + exp(-x));
+  }
+};
+
+/// The scaled exponential linear unit with its fixed constants (self-normalizing
+/// networks): scale * x above 0, scale * alpha * (e^x - 1) below.
+struct Selu {
+  template <typename C> DLC_HOST_DEVICE static C apply(C x) {
+    C scale = lit(x, 1.0507009873554804934193349852946);
+    C scaledAlpha = lit(x, 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717);
+    return where(x > lit(x, 0), scale * x, scaledAlpha * (exp(x) - lit(x, 1)));
+  }
+};
+
+/// x above 0, slope * x below (LeakyReLU with a constant slope, PReLU with a learned
+/// one broadcast along the channels).
+struct LeakyRelu {
+  template <typename C> DLC_HOST_DEVICE static C apply(C x, C slope) {
+    return where(x > lit(x, 0), x, slope * x);
+  }
+};
+
+/// The exponential linear unit: x above 0, alpha * (e^x - 1) below.
+struct Elu {
+  template <typename C> DLC_HOST_DEVICE static C apply(C x, C alpha) {
+    return where(x > lit(x, 0), x, alpha * (exp(x) - lit(x, 1)));
+  }
+};
+
 /// dx = 0 < y < 6 ? dy : 0, from relu6's output y.
 struct Relu6Backward {
   template <typename C> DLC_HOST_DEVICE static C apply(C dy, C y) {

@@ -35,6 +35,38 @@ Tensor convolution_backward_data(const Tensor &dy, const Tensor &weight,
 /// Gradient with respect to the weight, whose shape is `weight_shape`.
 Tensor convolution_backward_filter(const Tensor &dy, const Tensor &x, const Shape &weight_shape,
                                    const ConvOptions &options = {});
+struct DeconvOptions {
+  ConvOptions conv; ///< stride, padding, dilation, groups of the convolution it transposes
+  /// Added to the bottom and right (MXNet's `adj`), below the stride: it picks one of
+  /// the input sizes a strided convolution maps to the same output size.
+  std::array<int64_t, 2> output_padding{0, 0};
+};
+/// The transposed convolution (MXNet's Deconvolution): x (N, C_in, H, W) and weight
+/// (C_in, C_out/groups, KH, KW) give (N, C_out, (H-1)*stride - 2*padding +
+/// dilation*(KH-1) + output_padding + 1, ...), plus bias (C_out) where it is defined.
+/// It is the gradient of a convolution's input (dlc.conv2d_backward_data).
+Tensor deconvolution(const Tensor &x, const Tensor &weight, const Tensor &bias,
+                     const DeconvOptions &options = {});
+
+/// Layer normalization (MXNet's LayerNorm): x standardized over `axis`, then
+/// * gamma + beta along that axis (either may be undefined: no scale, no shift).
+Tensor layer_norm(const Tensor &x, const Tensor &gamma, const Tensor &beta, int64_t axis = -1,
+                  double eps = 1e-5);
+/// Instance normalization: each (sample, channel) standardized over its spatial axes,
+/// then the per-channel gamma (C) and beta (C).
+Tensor instance_norm(const Tensor &x, const Tensor &gamma, const Tensor &beta,
+                     double eps = 1e-5);
+/// Group normalization as MXNet 1.x computes it: the channels (axis 1) split into
+/// `num_groups` groups, each (sample, group) standardized over its channels and spatial
+/// axes, then gamma and beta per group (shape (num_groups)).
+Tensor group_norm(const Tensor &x, const Tensor &gamma, const Tensor &beta,
+                  int64_t num_groups, double eps = 1e-5);
+
+/// Nearest-neighbour up-sampling of (N, C, H, W) by an integer `scale` on both axes:
+/// (N, C, H * scale, W * scale). A broadcast between two reshapes, so its gradient sums
+/// each block (broadcast_to's) and it compiles like any other chain of ops.
+Tensor upsampling_nearest(const Tensor &x, int64_t scale);
+
 struct ConvWeightGrads {
   Tensor weight, bias; ///< bias: dy summed over axes 0, 2, 3
 };

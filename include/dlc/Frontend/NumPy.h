@@ -60,6 +60,9 @@ Tensor divide(const Tensor &a, const Tensor &b);
 Tensor power(const Tensor &a, const Tensor &b);
 Tensor maximum(const Tensor &a, const Tensor &b);
 Tensor minimum(const Tensor &a, const Tensor &b);
+/// min(max(x, low), high), either bound optional; the gradient passes where
+/// low <= x <= high (MXNet's clip).
+Tensor clip(const Tensor &x, std::optional<double> low, std::optional<double> high);
 Tensor negative(const Tensor &x);
 Tensor exp(const Tensor &x);
 Tensor log(const Tensor &x);
@@ -128,6 +131,23 @@ Tensor hard_swish(const Tensor &x);
 Tensor relu6(const Tensor &x);
 /// Gradient of relu6 from its output y: dy where 0 < y < 6, else 0.
 Tensor relu6_backward(const Tensor &dy, const Tensor &y);
+/// x / (1 + |x|)
+Tensor softsign(const Tensor &x);
+/// x * sigmoid(x) (SiLU, Swish with beta = 1).
+Tensor silu(const Tensor &x);
+/// scale * (x > 0 ? x : alpha * (e^x - 1)) with SELU's fixed alpha and scale.
+Tensor selu(const Tensor &x);
+/// x > 0 ? x : slope * x, the slope broadcast against x (a scalar, or per channel).
+Tensor leaky_relu(const Tensor &x, const Tensor &slope);
+Tensor leaky_relu(const Tensor &x, double slope);
+/// leaky_relu with one learned slope, or one per channel (axis 1), MXNet's PReLU:
+/// `gamma` has shape (1,) or (C,).
+Tensor prelu(const Tensor &x, const Tensor &gamma);
+/// x > 0 ? x : alpha * (e^x - 1)
+Tensor elu(const Tensor &x, double alpha = 1.0);
+/// clip(alpha * x + beta, 0, 1), MXNet's hard_sigmoid (its defaults; PyTorch's
+/// Hardsigmoid is alpha = 1/6).
+Tensor hard_sigmoid(const Tensor &x, double alpha = 0.2, double beta = 0.5);
 Tensor softmax(const Tensor &x, int64_t axis = -1);
 Tensor log_softmax(const Tensor &x, int64_t axis = -1);
 /// (N, d1, d2, ...) to (N, d1*d2*...).

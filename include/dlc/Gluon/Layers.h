@@ -1,8 +1,9 @@
 //===- Layers.h - the layers of gluon.nn --------------------------------------===//
 //
 // Input sizes (in_channels, in_units) are inferred at the first forward, as Gluon's
-// deferred initialization does. Activations: "relu", "sigmoid", "tanh", "softrelu", "gelu" or ""
-// (none).
+// deferred initialization does. Activations: "relu", "sigmoid", "tanh", "softrelu",
+// "softsign", "gelu", "relu6", "silu" (or "swish"), "selu" or "" (none); the layers with
+// parameters of their own (LeakyReLU, PReLU, ELU, ...) are in Activations.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_GLUON_LAYERS_H
@@ -12,6 +13,7 @@
 #include "dlc/Gluon/Block.h"
 
 #include <array>
+#include <functional>
 #include <string>
 
 namespace dlc::gluon::nn {
@@ -45,6 +47,32 @@ private:
   std::array<int64_t, 2> kernel_;
   std::string activation_;
   Conv2DOptions options_;
+};
+
+/// Conv2D's settings (of the convolution it transposes) and the output padding.
+struct Conv2DTransposeOptions : Conv2DOptions {
+  std::array<int64_t, 2> output_padding{0, 0}; ///< below the strides
+};
+
+/// Transposed 2-D convolution (MXNet's Conv2DTranspose, "deconvolution") on NCHW input:
+/// weight "weight" (in_channels, channels/groups, KH, KW), bias "bias" (channels). Each
+/// output side is (in - 1) * stride - 2 * padding + dilation * (kernel - 1) +
+/// output_padding + 1: it undoes a Conv2D's shape change (up-sampling in decoders and GANs).
+class Conv2DTranspose : public HybridBlock {
+public:
+  Conv2DTranspose(int64_t channels, int64_t kernel_size, std::string activation = "",
+                  Conv2DTransposeOptions options = {});
+  Conv2DTranspose(int64_t channels, std::array<int64_t, 2> kernel_size,
+                  std::string activation = "", Conv2DTransposeOptions options = {});
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override;
+  ParameterPtr weight, bias;
+
+private:
+  int64_t channels_;
+  std::array<int64_t, 2> kernel_;
+  std::string activation_;
+  Conv2DTransposeOptions options_;
 };
 
 struct PoolOptions {
@@ -91,17 +119,21 @@ public:
 };
 
 struct BatchNormOptions {
-  int64_t axis = 1;
+  int64_t axis = 1; ///< the channel axis (negative counts from the end)
   double momentum = 0.9;
   double epsilon = 1e-5;
   bool center = true; ///< learn beta
   bool scale = true;  ///< learn gamma; false: gamma counts as 1 (MXNet's fix_gamma)
+  /// Normalize with the running statistics in training too (and leave them as they
+  /// are): a fine-tuned network's frozen batch norms.
+  bool use_global_stats = false;
   int64_t in_channels = 0;
 };
 
 /// Batch normalization over the channel axis. In training mode (autograd::Record with
 /// train_mode, or TrainMode) it normalizes with the batch statistics and folds them into
-/// running_mean / running_var with `momentum`; otherwise it uses the running ones.
+/// running_mean / running_var with `momentum`; otherwise, or with use_global_stats, it
+/// uses the running ones.
 class BatchNorm : public HybridBlock {
 public:
   explicit BatchNorm(BatchNormOptions options = {});
@@ -112,6 +144,8 @@ public:
   ParameterPtr gamma, beta, running_mean, running_var;
 
 private:
+  /// forward with the channels on axis 1.
+  Tensor normalize(const Tensor &x);
   BatchNormOptions options_;
 };
 
@@ -158,6 +192,32 @@ class Identity : public HybridBlock {
 public:
   Tensor forward(const Tensor &x) override { return x; }
   std::string kind() const override { return "Identity"; }
+};
+
+/// Applies a function of tensors (MXNet's HybridLambda): no parameters of its own;
+/// hybridized, the function is traced into the program like any forward.
+class HybridLambda : public HybridBlock {
+public:
+  using Function = std::function<Tensor(const Tensor &)>;
+  explicit HybridLambda(Function function, std::string name = "HybridLambda");
+  Tensor forward(const Tensor &x) override { return function_(x); }
+  std::string kind() const override { return name_; }
+
+private:
+  Function function_;
+  std::string name_;
+};
+
+/// Nearest-neighbour up-sampling by an integer `scale` (MXNet's UpSampling with
+/// sample_type='nearest'): each pixel becomes a scale x scale block.
+class UpSampling2D : public HybridBlock {
+public:
+  explicit UpSampling2D(int64_t scale);
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override { return "UpSampling2D(" + std::to_string(scale_) + ")"; }
+
+private:
+  int64_t scale_;
 };
 
 class Activation : public HybridBlock {

@@ -179,6 +179,11 @@ std::vector<TensorMeta> inferFloatSameShapes(const std::vector<TensorMeta> &in,
   return inferFloatUnary(inferSameShapes(in, attrs), attrs);
 }
 
+std::vector<TensorMeta> inferFloatBroadcast(const std::vector<TensorMeta> &in,
+                                            const Attrs &attrs) {
+  return inferFloatUnary(inferBroadcast(in, attrs), attrs);
+}
+
 std::vector<TensorMeta> inferCompare(const std::vector<TensorMeta> &in, const Attrs &) {
   require_same_dtype(in);
   return {{checked(shape_rules::broadcast(in[0].shape, in[1].shape)), DType::boolean}};
@@ -230,6 +235,43 @@ Tensor scalarLike(double value, const Tensor &like) {
   return scalar;
 }
 
+// d softsign(x) = 1 / (1 + |x|)^2 = (1 - |y|)^2, from the output.
+std::vector<Tensor> vjpSoftsign(const VjpContext &c) {
+  const Tensor &y = c.outputs[0];
+  Tensor rest = 1.0 - np::maximum(y, -y);
+  return {c.output_grads[0] * rest * rest};
+}
+// d silu(x) = s + x s (1 - s), s = sigmoid(x)
+std::vector<Tensor> vjpSilu(const VjpContext &c) {
+  const Tensor &x = c.inputs[0];
+  Tensor s = npx::sigmoid(x);
+  return {c.output_grads[0] * s * (1.0 + x * (1.0 - s))};
+}
+// d selu(x) = scale above 0, y + scale * alpha below
+std::vector<Tensor> vjpSelu(const VjpContext &c) {
+  const Tensor &x = c.inputs[0], &y = c.outputs[0];
+  constexpr double scale = 1.0507009873554804934193349852946;
+  constexpr double alpha = 1.6732632423543772848170429916717;
+  Tensor positive = x > scalarLike(0, x);
+  return {c.output_grads[0] * np::where(positive, scalarLike(scale, x), y + scale * alpha)};
+}
+// d/dx = 1 above 0, slope below; d/dslope = x below 0 (summed over the broadcast).
+std::vector<Tensor> vjpLeakyRelu(const VjpContext &c) {
+  const Tensor &g = c.output_grads[0], &x = c.inputs[0], &slope = c.inputs[1];
+  Tensor positive = x > scalarLike(0, x);
+  Tensor dslope = c.wants_grad(1) ? np::where(positive, scalarLike(0, x), g * x) : Tensor();
+  return vjpBroadcast(c, np::where(positive, g, g * slope), dslope);
+}
+// d/dx = 1 above 0, y + alpha below; d/dalpha = e^x - 1 below 0.
+std::vector<Tensor> vjpElu(const VjpContext &c) {
+  const Tensor &g = c.output_grads[0], &x = c.inputs[0], &alpha = c.inputs[1];
+  Tensor positive = x > scalarLike(0, x);
+  Tensor zero = scalarLike(0, x);
+  Tensor dalpha =
+      c.wants_grad(1) ? np::where(positive, zero, g * (np::exp(x) - 1.0)) : Tensor();
+  return vjpBroadcast(c, np::where(positive, g, g * (c.outputs[0] + alpha)), dalpha);
+}
+
 } // namespace
 } // namespace detail
 
@@ -266,6 +308,12 @@ void detail::register_elementwise_ops() {
       {"softrelu", ops::softrelu, inferFloatUnary, vjpSoftrelu, "npx"},
       {"hard_swish", ops::hard_swish, inferFloatUnary, vjpHardSwish, "npx"},
       {"relu6", ops::relu6, inferFloatUnary, vjpRelu6, "npx"},
+      {"softsign", ops::softsign, inferFloatUnary, vjpSoftsign, "npx"},
+      {"silu", ops::silu, inferFloatUnary, vjpSilu, "npx"},
+      {"selu", ops::selu, inferFloatUnary, vjpSelu, "npx"},
+      // Python's npx.leaky_relu is MXNet's (act_type=, slope=, gamma=): bound by hand.
+      {"leaky_relu", ops::leaky_relu, inferFloatBroadcast, vjpLeakyRelu, nullptr},
+      {"elu", ops::elu, inferFloatBroadcast, vjpElu, nullptr},
       {"relu6_backward", ops::relu6_backward, inferFloatSameShapes, vjp_not_implemented, nullptr},
       {"gelu_backward", ops::gelu_backward, inferFloatSameShapes, vjp_not_implemented, nullptr},
   };
@@ -312,11 +360,52 @@ DLC_UNARY(npx, erf, "erf")
 DLC_UNARY(npx, softrelu, "softrelu")
 DLC_UNARY(npx, hard_swish, "hard_swish")
 DLC_UNARY(npx, relu6, "relu6")
+DLC_UNARY(npx, softsign, "softsign")
+DLC_UNARY(npx, silu, "silu")
+DLC_UNARY(npx, selu, "selu")
 #undef DLC_UNARY
 
 Tensor npx::relu_backward(const Tensor &dy, const Tensor &x) {
   static const OpDef &op = find_op("relu_backward");
   return invoke1(op, {dy, x});
+}
+
+Tensor npx::leaky_relu(const Tensor &x, const Tensor &slope) {
+  static const OpDef &op = find_op("leaky_relu");
+  return invoke1(op, {x, slope});
+}
+Tensor npx::leaky_relu(const Tensor &x, double slope) {
+  return leaky_relu(x, scalarLike(slope, x));
+}
+
+Tensor npx::prelu(const Tensor &x, const Tensor &gamma) {
+  if (gamma.ndim() != 1 || x.ndim() < 2 || (gamma.size() != 1 && gamma.size() != x.shape()[1]))
+    throw ShapeError("prelu: gamma " + shape_rules::str(gamma.shape()) +
+                     " must hold one slope, or one per channel of the input " +
+                     shape_rules::str(x.shape()) + " (axis 1)");
+  // The channels' slopes along axis 1: (C, 1, ..., 1) for the trailing axes.
+  Shape perChannel{gamma.size()};
+  for (size_t d = 2; d < x.shape().size(); ++d)
+    perChannel.push_back(1);
+  return leaky_relu(x, gamma.size() == 1 ? gamma.reshape({}) : gamma.reshape(perChannel));
+}
+
+Tensor npx::elu(const Tensor &x, double alpha) {
+  static const OpDef &op = find_op("elu");
+  return invoke1(op, {x, scalarLike(alpha, x)});
+}
+
+Tensor np::clip(const Tensor &x, std::optional<double> low, std::optional<double> high) {
+  Tensor y = x;
+  if (low)
+    y = np::maximum(y, scalarLike(*low, x));
+  if (high)
+    y = np::minimum(y, scalarLike(*high, x));
+  return y;
+}
+
+Tensor npx::hard_sigmoid(const Tensor &x, double alpha, double beta) {
+  return np::clip(x * alpha + beta, 0.0, 1.0);
 }
 
 Tensor npx::relu6_backward(const Tensor &dy, const Tensor &y) {

@@ -213,6 +213,19 @@ std::vector<Tensor> vjpConv(const VjpContext &c) {
   return {dx, weights.weight, weights.bias};
 }
 
+// The gradient of a convolution's input is linear in both of its operands, and is the
+// forward of a transposed convolution: d/d(dy) is the convolution of the incoming
+// gradient with the same weight, d/d(weight) the filter gradient with the two roles
+// swapped (dy as the "output gradient", the incoming gradient as the "input").
+std::vector<Tensor> vjpConvBackwardData(const VjpContext &c) {
+  const Tensor &g = c.output_grads[0], &dy = c.inputs[0], &w = c.inputs[1];
+  npx::ConvOptions options = convOptionsOf(c.attrs);
+  Tensor ddy = c.wants_grad(0) ? npx::convolution(g, w, Tensor(), options) : Tensor();
+  Tensor dw = c.wants_grad(1) ? npx::convolution_backward_filter(dy, g, w.shape(), options)
+                              : Tensor();
+  return {ddy, dw};
+}
+
 std::vector<Tensor> vjpMaxPool(const VjpContext &c) {
   return {npx::max_pool2d_backward(c.output_grads[0], c.inputs[0], poolOptionsOf(c.attrs))};
 }
@@ -306,7 +319,7 @@ std::vector<Tensor> withBias(std::vector<Tensor> inputs, const Tensor &bias) {
 void detail::register_nn_ops() {
   register_op({"convolution", ops::conv2d, inferConv, vjpConv});
   register_op({"convolution_backward_data", ops::conv2d_backward_data, inferConvBackwardData,
-               vjp_not_implemented});
+               vjpConvBackwardData});
   register_op({"convolution_backward_filter", ops::conv2d_backward_filter,
                inferConvBackwardFilter, vjp_not_implemented});
   register_op({"max_pool2d", ops::max_pool2d, inferPool, vjpMaxPool});
@@ -347,6 +360,48 @@ Tensor npx::convolution_backward_data(const Tensor &dy, const Tensor &weight,
                                       const Shape &input_shape, const ConvOptions &options) {
   static const OpDef &op = find_op("convolution_backward_data");
   return invoke1(op, {dy, weight}, convAttrs(options).set("input_shape", input_shape));
+}
+
+Tensor npx::deconvolution(const Tensor &x, const Tensor &weight, const Tensor &bias,
+                          const DeconvOptions &options) {
+  const ConvOptions &conv = options.conv;
+  if (x.ndim() != 4 || weight.ndim() != 4)
+    throw ShapeError("deconvolution: expects an NCHW input and a (C_in, C_out/groups, KH, KW) "
+                     "weight, got " + shape_rules::str(x.shape()) + " and " +
+                     shape_rules::str(weight.shape()));
+  if (conv.groups < 1 || weight.shape()[0] != x.shape()[1])
+    throw ShapeError("deconvolution: the weight " + shape_rules::str(weight.shape()) +
+                     " must have the input's " + std::to_string(x.shape()[1]) +
+                     " channels first (input " + shape_rules::str(x.shape()) + ")");
+  Shape out{x.shape()[0], weight.shape()[1] * conv.groups, 0, 0};
+  for (size_t d = 0; d < 2; ++d) {
+    int64_t pad = options.output_padding[d];
+    if (pad < 0 || pad >= conv.stride[d])
+      throw ValueError("deconvolution: output_padding " + std::to_string(pad) +
+                       " must be at least 0 and below the stride (" +
+                       std::to_string(conv.stride[d]) + ")");
+    out[2 + d] = (x.shape()[2 + d] - 1) * conv.stride[d] - 2 * conv.padding[d] +
+                 conv.dilation[d] * (weight.shape()[2 + d] - 1) + pad + 1;
+    if (out[2 + d] < 1)
+      throw ShapeError("deconvolution: input " + shape_rules::str(x.shape()) + " with weight " +
+                       shape_rules::str(weight.shape()) + " gives an empty output (padding " +
+                       std::to_string(conv.padding[d]) + " too large)");
+  }
+  Tensor y = convolution_backward_data(x, weight, out, conv);
+  if (bias.defined())
+    y = y + bias.reshape({bias.size(), 1, 1});
+  return y;
+}
+
+Tensor npx::upsampling_nearest(const Tensor &x, int64_t scale) {
+  if (x.ndim() != 4)
+    throw ShapeError("upsampling: expects NCHW input, got " + shape_rules::str(x.shape()));
+  if (scale < 1)
+    throw ValueError("upsampling: scale must be at least 1, got " + std::to_string(scale));
+  const Shape &s = x.shape();
+  Tensor blocks = np::broadcast_to(x.reshape({s[0], s[1], s[2], 1, s[3], 1}),
+                                   {s[0], s[1], s[2], scale, s[3], scale});
+  return blocks.reshape({s[0], s[1], s[2] * scale, s[3] * scale});
 }
 
 Tensor npx::convolution_backward_filter(const Tensor &dy, const Tensor &x,

@@ -39,6 +39,13 @@ def _convolution(data, weight, bias=None, kernel=None, stride=1, pad=0, dilate=1
                             dilate=dilate or 1, num_group=num_group, no_bias=no_bias)
 
 
+def _deconvolution(data, weight, bias=None, kernel=None, stride=1, pad=0, adj=0, dilate=1,
+                   num_filter=None, num_group=1, no_bias=False, **_):
+    return _npx.deconvolution(data, weight, bias, stride=stride or 1, pad=pad or 0,
+                              adj=adj or 0, dilate=dilate or 1, num_group=num_group,
+                              no_bias=no_bias)
+
+
 def _pooling(data, kernel=(1, 1), pool_type="max", stride=None, pad=0, global_pool=False,
              pooling_convention="valid", count_include_pad=True, **_):
     if global_pool:
@@ -56,6 +63,7 @@ _LEGACY = {
     "Activation": _activation,
     "FullyConnected": _fully_connected,
     "Convolution": _convolution,
+    "Deconvolution": _deconvolution,
     "Pooling": _pooling,
     "Flatten": _npx.batch_flatten,
     "flatten": _npx.batch_flatten,
@@ -72,6 +80,18 @@ _LEGACY = {
     "broadcast_maximum": _np.maximum,
     "broadcast_minimum": _np.minimum,
     "Dropout": lambda data, p=0.5, **_: _npx.dropout(data, p),
+    "LeakyReLU": lambda data, gamma=None, act_type="leaky", slope=0.25, **_: _npx.leaky_relu(
+        data, gamma, act_type=act_type, slope=slope),
+    "LayerNorm": lambda data, gamma, beta, axis=-1, eps=1e-5, **_: _npx.layer_norm(
+        data, gamma, beta, axis=axis, eps=eps),
+    "InstanceNorm": lambda data, gamma, beta, eps=1e-3, **_: _npx.instance_norm(
+        data, gamma, beta, eps=eps),
+    "GroupNorm": lambda data, gamma, beta, num_groups=1, eps=1e-5, **_: _npx.group_norm(
+        data, gamma, beta, num_groups=num_groups, eps=eps),
+    "UpSampling": lambda *data, scale=2, sample_type="nearest", **_: _npx.upsampling(
+        data[0], scale=scale, sample_type=sample_type),
+    "hard_sigmoid": lambda data, alpha=0.2, beta=0.5, **_: _npx.hard_sigmoid(data, alpha, beta),
+    "clip": lambda data, a_min, a_max, **_: _np.clip(data, a_min, a_max),
     "SoftmaxActivation": lambda data, **_: _npx.softmax(data, axis=-1),
 }
 

@@ -51,6 +51,26 @@ func.func @bad_broadcast(%x: tensor<4x3xf32>, %y: tensor<5xf32>) {
 
 // -----
 
+// leaky_relu: the slope broadcasts against the input (PReLU's per-channel slopes are
+// shaped to the channel axis).
+func.func @slope_on_the_wrong_axis(%x: tensor<2x8x4x4xf32>, %slope: tensor<8xf32>) {
+  // expected-error @+2 {{'dlc.leaky_relu' op shapes 2x8x4x4 and 8 do not broadcast (dimension 3 of the result: 4 vs 8)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.leaky_relu %x, %slope : (tensor<2x8x4x4xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
+  return
+}
+
+// -----
+
+// elu: floating-point operands only.
+func.func @integer_elu(%x: tensor<4xi32>, %alpha: tensor<i32>) {
+  // expected-error @+1 {{'dlc.elu' op operand #0 must be}}
+  %0 = dlc.elu %x, %alpha : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
 // add: one element type; dlc.cast converts.
 func.func @mixed_element_types(%x: tensor<4xf32>, %y: tensor<4xi32>) {
   // expected-error @+1 {{requires the same element type for all operands and results}}

@@ -269,3 +269,18 @@ func.func @relu6_and_its_gradient(%x: tensor<2x8x4x4xf32>, %dy: tensor<2x8x4x4xf
   %dx = dlc.relu6_backward %dy, %y : tensor<2x8x4x4xf32>
   return %y, %dx : tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>
 }
+
+// CHECK-LABEL: func.func @activations_with_and_without_a_slope
+func.func @activations_with_and_without_a_slope(%x: tensor<2x8x4x4xf32>, %slope: tensor<8x1x1xf32>, %alpha: tensor<f32>) -> (tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>) {
+  // CHECK: dlc.softsign %{{.*}} : tensor<2x8x4x4xf32>
+  %a = dlc.softsign %x : tensor<2x8x4x4xf32>
+  // CHECK: dlc.silu %{{.*}} : tensor<2x8x4x4xf32>
+  %b = dlc.silu %x : tensor<2x8x4x4xf32>
+  // CHECK: dlc.selu %{{.*}} : tensor<2x8x4x4xf32>
+  %c = dlc.selu %x : tensor<2x8x4x4xf32>
+  // CHECK: dlc.leaky_relu %{{.*}}, %{{.*}} : (tensor<2x8x4x4xf32>, tensor<8x1x1xf32>) -> tensor<2x8x4x4xf32>
+  %d = dlc.leaky_relu %x, %slope : (tensor<2x8x4x4xf32>, tensor<8x1x1xf32>) -> tensor<2x8x4x4xf32>
+  // CHECK: dlc.elu %{{.*}}, %{{.*}} : (tensor<2x8x4x4xf32>, tensor<f32>) -> tensor<2x8x4x4xf32>
+  %e = dlc.elu %x, %alpha : (tensor<2x8x4x4xf32>, tensor<f32>) -> tensor<2x8x4x4xf32>
+  return %a, %b, %c, %d, %e : tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>, tensor<2x8x4x4xf32>
+}

@@ -193,6 +193,24 @@ def DLC_HardSwishOp : DLC_UnaryOp<"hard_swish", DLC_FloatTensor> {
 def DLC_Relu6Op : DLC_UnaryOp<"relu6", DLC_FloatTensor> {
   let summary = "Rectifier capped at 6, min(max(x, 0), 6) (MobileNetV2's ReLU6)";
 }
+def DLC_SoftsignOp : DLC_UnaryOp<"softsign", DLC_FloatTensor> {
+  let summary = "Softsign, x / (1 + |x|)";
+}
+def DLC_SiluOp : DLC_UnaryOp<"silu", DLC_FloatTensor> {
+  let summary = "Sigmoid linear unit, x * sigmoid(x) (Swish with beta = 1)";
+}
+def DLC_SeluOp : DLC_UnaryOp<"selu", DLC_FloatTensor> {
+  let summary = "Scaled exponential linear unit, scale * (x > 0 ? x : alpha * (e^x - 1))";
+  let description = [{
+    With the fixed constants of self-normalizing networks, alpha = 1.6732632423543772
+    and scale = 1.0507009873554805 (as MXNet's `LeakyReLU(act_type='selu')`, PyTorch's
+    `selu` and ONNX's `Selu` defaults).
+
+    ```mlir
+    %y = dlc.selu %x : tensor<4x3xf32>
+    ```
+  }];
+}
 
 def DLC_ReluBackwardOp : DLC_Op<"relu_backward", [Pure, Elementwise, DLC_ElementwiseKernel,
                                                    DLC_LayoutRule<"elementwise">,
@@ -288,6 +306,33 @@ def DLC_DivOp : DLC_BinaryOp<"div"> {
 def DLC_PowOp : DLC_BinaryOp<"pow"> { let summary = "Power, x ^ y"; }
 def DLC_MaxOp : DLC_BinaryOp<"max", [Commutative]> { let summary = "Element-wise maximum"; }
 def DLC_MinOp : DLC_BinaryOp<"min", [Commutative]> { let summary = "Element-wise minimum"; }
+
+def DLC_LeakyReluOp : DLC_BinaryOp<"leaky_relu"> {
+  let summary = "Leaky rectifier, x > 0 ? x : slope * x, with a broadcast slope";
+  let description = [{
+    The slope is an operand, broadcast as numpy does: a scalar for LeakyReLU, a learned
+    per-channel vector shaped to the channel axis for PReLU (`tensor<8x1x1xf32>` for
+    NCHW images). A NaN input stays NaN.
+
+    ```mlir
+    %y = dlc.leaky_relu %x, %slope : (tensor<2x8x4x4xf32>, tensor<8x1x1xf32>) -> tensor<2x8x4x4xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$lhs, DLC_FloatTensor:$rhs);
+  let results = (outs DLC_FloatTensor:$output);
+}
+def DLC_EluOp : DLC_BinaryOp<"elu"> {
+  let summary = "Exponential linear unit, x > 0 ? x : alpha * (e^x - 1), alpha broadcast";
+  let description = [{
+    Alpha is an operand (a scalar in Gluon's `ELU`), broadcast as numpy does.
+
+    ```mlir
+    %y = dlc.elu %x, %alpha : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$lhs, DLC_FloatTensor:$rhs);
+  let results = (outs DLC_FloatTensor:$output);
+}
 
 def DLC_CompareOp : DLC_Op<"compare", [Pure, SameOperandsElementType, InferTypeOpAdaptor,
                                        DLC_Broadcasting]> {

@@ -1,0 +1,126 @@
+//===- LayerNetworks.h - small networks of the zoo's layers, and 3 training steps ===//
+//
+// Shared by the CPU layer tests and the GPU training tests: every activation layer, a
+// transposed convolution and the normalization layers, each in a network that trains
+// three SGD steps eagerly, hybridized or as the compiled step.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_UNITTESTS_GLUON_LAYERNETWORKS_H
+#define DLC_UNITTESTS_GLUON_LAYERNETWORKS_H
+
+#include "../Frontend/GradientCheck.h"
+
+#include <dlc/gluon.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace dlc::testing {
+
+using namespace dlc::gluon;
+
+/// Every activation layer in one small network, after convolutions so that PReLU has
+/// channels (and the slopes something to learn).
+inline std::shared_ptr<HybridSequential> activationNetwork() {
+  auto net = std::make_shared<HybridSequential>();
+  net->add(std::make_shared<nn::Conv2D>(6, 3), std::make_shared<nn::PReLU>(nullptr, 6),
+           std::make_shared<nn::Conv2D>(6, 3), std::make_shared<nn::LeakyReLU>(0.1),
+           std::make_shared<nn::ELU>(0.7), std::make_shared<nn::SELU>(),
+           std::make_shared<nn::Swish>(1.5), std::make_shared<nn::SiLU>(),
+           std::make_shared<nn::PReLU>(), std::make_shared<nn::HardSigmoid>(0.3, 0.4),
+           std::make_shared<nn::HardSwish>(), std::make_shared<nn::Activation>("softsign"),
+           std::make_shared<nn::GELU>(), std::make_shared<nn::Dense>(3));
+  return net;
+}
+
+/// A convolution down and a transposed convolution back up (a decoder's shape), with
+/// output padding, groups and a bias, then a classifier.
+inline std::shared_ptr<HybridSequential> upSamplingNetwork() {
+  auto net = std::make_shared<HybridSequential>();
+  nn::Conv2DOptions down;
+  down.strides = {2, 2};
+  down.padding = {1, 1};
+  nn::Conv2DTransposeOptions up;
+  up.strides = {2, 2};
+  up.padding = {1, 1};
+  up.output_padding = {1, 1};
+  up.groups = 2;
+  net->add(std::make_shared<nn::Conv2D>(6, 3, "relu", down),
+           std::make_shared<nn::Conv2DTranspose>(4, 3, "tanh", up),
+           std::make_shared<nn::Dense>(3));
+  return net;
+}
+
+/// The normalization layers: frozen batch norm statistics, group, instance and layer
+/// norm, and a batch norm over the last axis.
+inline std::shared_ptr<HybridSequential> normalizationNetwork() {
+  auto net = std::make_shared<HybridSequential>();
+  nn::BatchNormOptions frozen;
+  frozen.use_global_stats = true;
+  nn::BatchNormOptions lastAxis;
+  lastAxis.axis = -1;
+  nn::NormOptions scaled = nn::InstanceNorm::defaults();
+  scaled.scale = true;
+  net->add(std::make_shared<nn::Conv2D>(6, 3), std::make_shared<nn::BatchNorm>(frozen),
+           std::make_shared<nn::GroupNorm>(3), std::make_shared<nn::Activation>("tanh"),
+           std::make_shared<nn::InstanceNorm>(scaled), std::make_shared<nn::LayerNorm>(),
+           std::make_shared<nn::BatchNorm>(lastAxis), std::make_shared<nn::Dense>(3));
+  return net;
+}
+
+/// Per-sample losses of each step, then the parameters, after `steps` SGD-with-momentum
+/// steps of `net` on one batch: eagerly (record, backward, Trainer::step; hybridized or
+/// not, as the net is) or as the compiled TrainStep with `options`.
+inline std::vector<std::vector<float>> trainSteps(Block &net, const Tensor &images,
+                                                  const Tensor &labels, bool compiledStep,
+                                                  const CompileOptions &options,
+                                                  double learningRate = 0.05, int steps = 3) {
+  Device device = images.device();
+  Trainer trainer(net.collect_params(), "sgd",
+                  {{"learning_rate", learningRate}, {"momentum", 0.9}});
+  loss::SoftmaxCrossEntropyLoss lossFn;
+  TrainStep step(net, lossFn, trainer, {device}, false, options);
+  std::vector<std::vector<float>> out;
+  for (int i = 0; i < steps; ++i) {
+    if (compiledStep) {
+      out.push_back(step(images, labels).to_vector<float>());
+      continue;
+    }
+    Tensor loss;
+    {
+      autograd::Record record;
+      loss = lossFn(net(images), labels);
+    }
+    loss.backward();
+    trainer.step(images.shape()[0]);
+    out.push_back(loss.to_vector<float>());
+  }
+  for (const ParameterPtr &p : net.collect_params().values())
+    out.push_back(p->data(device).to_vector<float>());
+  return out;
+}
+
+/// trainSteps of `makeNetwork()`'s network on 4 random 9x9 images on `device`: eager
+/// (mode 0), hybridized (1), or the compiled step (2).
+inline std::vector<std::vector<float>>
+threeSteps(int mode, const std::function<std::shared_ptr<HybridSequential>()> &makeNetwork,
+           Device device = cpu()) {
+  np::random::seed(4);
+  auto net = makeNetwork();
+  net->initialize(init::Xavier(), {cpu()}); // drawn on the CPU, then moved
+  {
+    autograd::Pause shapes;
+    (*net)(np::zeros({1, 2, 9, 9}));
+  }
+  net->collect_params().reset_device({device});
+  if (mode == 1)
+    net->hybridize();
+  Tensor images = (dlc::testing::randomTensor({4, 2, 9, 9}, 31) * 2.0).copyto(device);
+  Tensor labels = np::array(std::vector<int64_t>{0, 2, 1, 2}).copyto(device);
+  return trainSteps(*net, images, labels, mode == 2, compile_options_from_environment());
+}
+
+} // namespace dlc::testing
+
+#endif // DLC_UNITTESTS_GLUON_LAYERNETWORKS_H
