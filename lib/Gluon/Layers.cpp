@@ -372,6 +372,17 @@ UpSampling2D::UpSampling2D(int64_t scale) : scale_(scale) {
 
 Tensor UpSampling2D::forward(const Tensor &x) { return npx::upsampling_nearest(x, scale_); }
 
+ReflectionPad2D::ReflectionPad2D(int64_t padding) : padding_(padding) {
+  if (padding < 0)
+    throw ValueError("ReflectionPad2D: padding must be at least 0, got " + std::to_string(padding));
+}
+
+Tensor ReflectionPad2D::forward(const Tensor &x) {
+  requireRank("ReflectionPad2D", x, 4, "NCHW");
+  int64_t p = padding_;
+  return npx::pad(x, npx::PadMode::reflect, {0, 0, 0, 0, p, p, p, p});
+}
+
 Activation::Activation(std::string activation) : activation_(std::move(activation)) {
   activate(activation_, np::zeros({1})); // rejects unknown names now, not at first use
 }

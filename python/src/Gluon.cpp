@@ -664,6 +664,9 @@ void bind_activation_layers(py::module_ &m) {
       .def(py::init<>());
   py::class_<nn::UpSampling2D, HybridBlock, std::shared_ptr<nn::UpSampling2D>>(m, "UpSampling2D")
       .def(py::init<int64_t>(), py::arg("scale") = 2);
+  py::class_<nn::ReflectionPad2D, HybridBlock, std::shared_ptr<nn::ReflectionPad2D>>(
+      m, "ReflectionPad2D")
+      .def(py::init<int64_t>(), py::arg("padding") = 0);
 }
 
 void bind_model_zoo(py::module_ &m) {

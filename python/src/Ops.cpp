@@ -217,6 +217,21 @@ void bind_npx(py::module_ &m) {
                        "up-samples by 'nearest' (a learned 'bilinear' one is a Conv2DTranspose)");
     return npx::upsampling_nearest(x, scale);
   }, py::arg("data"), py::arg("scale") = 2, py::arg("sample_type") = "nearest", GilFree());
+  m.def("pad", [](const Tensor &x, const std::string &mode, const std::vector<int64_t> &pad_width,
+                  double constant_value) {
+    npx::PadMode padMode = mode == "constant" ? npx::PadMode::constant
+                           : mode == "edge"   ? npx::PadMode::edge
+                           : mode == "reflect"
+                               ? npx::PadMode::reflect
+                               : throw ValueError("pad: unknown mode '" + mode +
+                                                  "'; expected constant, edge or reflect");
+    return npx::pad(x, padMode, pad_width, constant_value);
+  }, py::arg("data"), py::arg("mode") = "constant", py::arg("pad_width") = std::vector<int64_t>{},
+     py::arg("constant_value") = 0.0, GilFree());
+  m.def("bilinear_resize2d", [](const Tensor &x, int64_t height, int64_t width, bool align_corners) {
+    return npx::bilinear_resize(x, height, width, align_corners);
+  }, py::arg("data"), py::arg("height"), py::arg("width"), py::arg("align_corners") = true,
+     GilFree());
   m.def("hard_sigmoid", [](const Tensor &x, double alpha, double beta) {
     return npx::hard_sigmoid(x, alpha, beta);
   }, py::arg("data"), py::arg("alpha") = 0.2, py::arg("beta") = 0.5, GilFree());

@@ -133,6 +133,14 @@ TEST(Autograd, NeuralNetworkOps) {
   checkAutograd({images, randomTensor({2}, 26), randomTensor({2}, 27)},
                 [](const Inputs &v) { return npx::group_norm(v[0], v[1], v[2], 2); },
                 "group_norm");
+  for (npx::PadMode mode : {npx::PadMode::constant, npx::PadMode::edge, npx::PadMode::reflect})
+    checkAutograd({images},
+                  [mode](const Inputs &v) {
+                    return npx::pad(v[0], mode, {0, 0, 0, 0, 2, 1, 1, 2}, 0.5);
+                  },
+                  "pad");
+  checkAutograd({images}, [](const Inputs &v) { return npx::bilinear_resize(v[0], 5, 2); },
+                "bilinear_resize");
   npx::PoolOptions pool;
   pool.kernel = {2, 3};
   pool.stride = {2, 2};

@@ -288,6 +288,89 @@ TEST(NNOps, LayerInstanceAndGroupNormsAgainstTheirDefinitions) {
   EXPECT_THROW(npx::layer_norm(x, Tensor(), Tensor(), 4), ShapeError);   // no axis 4
 }
 
+// pad against numpy's definition, read index by index: constant fills, edge clamps,
+// reflect mirrors without repeating the edge; on 2 axes at once and at the widest
+// reflection (size - 1).
+TEST(NNOps, PadFillsClampsAndMirrors) {
+  Tensor x = randomTensor({2, 3, 4, 5}, 61);
+  std::vector<float> xs = x.to_vector<float>();
+  struct Case {
+    npx::PadMode mode;
+    std::vector<int64_t> widths;
+  };
+  const Case cases[] = {
+      {npx::PadMode::constant, {0, 0, 1, 0, 2, 1, 0, 3}},
+      {npx::PadMode::edge, {0, 0, 0, 0, 2, 3, 1, 2}},
+      {npx::PadMode::reflect, {0, 0, 0, 0, 3, 1, 2, 4}},
+      {npx::PadMode::reflect, {1, 1, 0, 0, 0, 0, 1, 1}},
+  };
+  for (const Case &c : cases) {
+    Tensor y = npx::pad(x, c.mode, c.widths, 0.5);
+    Shape out = x.shape();
+    for (size_t d = 0; d < 4; ++d)
+      out[d] += c.widths[2 * d] + c.widths[2 * d + 1];
+    ASSERT_EQ(y.shape(), out);
+    std::vector<float> ys = y.to_vector<float>();
+    // Where output index i of axis d reads from in the input (-1: the constant).
+    auto source = [&](size_t d, int64_t i) -> int64_t {
+      int64_t n = x.shape()[d], j = i - c.widths[2 * d];
+      if (j >= 0 && j < n)
+        return j;
+      if (c.mode == npx::PadMode::constant)
+        return -1;
+      if (c.mode == npx::PadMode::edge)
+        return j < 0 ? 0 : n - 1;
+      return j < 0 ? -j : 2 * (n - 1) - j;
+    };
+    size_t flat = 0;
+    for (int64_t a = 0; a < out[0]; ++a)
+      for (int64_t b = 0; b < out[1]; ++b)
+        for (int64_t h = 0; h < out[2]; ++h)
+          for (int64_t w = 0; w < out[3]; ++w, ++flat) {
+            int64_t sa = source(0, a), sb = source(1, b), sh = source(2, h), sw = source(3, w);
+            float want = sa < 0 || sb < 0 || sh < 0 || sw < 0
+                             ? 0.5f
+                             : xs[size_t(((sa * 3 + sb) * 4 + sh) * 5 + sw)];
+            ASSERT_EQ(ys[flat], want) << "mode " << int(c.mode) << " at " << a << "," << b
+                                      << "," << h << "," << w;
+          }
+  }
+  EXPECT_THROW(npx::pad(x, npx::PadMode::reflect, {0, 0, 0, 0, 4, 0, 0, 0}), ShapeError);
+  EXPECT_THROW(npx::pad(x, npx::PadMode::edge, {0, 0, 1, 1}), ShapeError);
+  EXPECT_THROW(npx::pad(x, npx::PadMode::constant, {0, 0, 0, 0, -1, 0, 0, 0}), ValueError);
+}
+
+// Bilinear resizing against the interpolation formula, up and down, with and without
+// aligned corners.
+TEST(NNOps, BilinearResizeInterpolatesBetweenTheFourNearestPixels) {
+  Tensor x = randomTensor({2, 3, 4, 5}, 71);
+  std::vector<float> xs = x.to_vector<float>();
+  for (bool align : {true, false})
+    for (auto [oh, ow] : {std::pair<int64_t, int64_t>{7, 9}, {3, 2}, {1, 1}}) {
+      std::vector<float> ys = npx::bilinear_resize(x, oh, ow, align).to_vector<float>();
+      ASSERT_EQ(ys.size(), size_t(6 * oh * ow));
+      auto source = [&](int64_t i, int64_t in, int64_t out) {
+        if (align)
+          return out > 1 ? double(i) * (in - 1) / (out - 1) : 0.0;
+        return std::max(0.0, (i + 0.5) * in / out - 0.5);
+      };
+      for (int64_t p = 0; p < 6; ++p)
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j) {
+            double sy = source(i, 4, oh), sx = source(j, 5, ow);
+            int64_t y0 = std::min<int64_t>(int64_t(sy), 3), x0 = std::min<int64_t>(int64_t(sx), 4);
+            int64_t y1 = std::min<int64_t>(y0 + 1, 3), x1 = std::min<int64_t>(x0 + 1, 4);
+            double fy = sy - y0, fx = sx - x0;
+            auto at = [&](int64_t r, int64_t c) { return double(xs[size_t((p * 4 + r) * 5 + c)]); };
+            double want = (1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x1)) +
+                          fy * ((1 - fx) * at(y1, x0) + fx * at(y1, x1));
+            ASSERT_NEAR(ys[size_t((p * oh + i) * ow + j)], want, 1e-5)
+                << (align ? "aligned " : "") << oh << "x" << ow << " at " << i << "," << j;
+          }
+    }
+  EXPECT_THROW(npx::bilinear_resize(x, 0, 3), ShapeError);
+}
+
 TEST(NNOps, PoolingGradientsThroughTheApi) {
   npx::PoolOptions options;
   options.kernel = {3, 2};

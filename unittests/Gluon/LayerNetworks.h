@@ -35,7 +35,8 @@ inline std::shared_ptr<HybridSequential> activationNetwork() {
 }
 
 /// A convolution down and a transposed convolution back up (a decoder's shape), with
-/// output padding, groups and a bias, then a classifier.
+/// output padding, groups and a bias; reflection padding, a bilinear and a nearest
+/// resize; then a classifier.
 inline std::shared_ptr<HybridSequential> upSamplingNetwork() {
   auto net = std::make_shared<HybridSequential>();
   nn::Conv2DOptions down;
@@ -48,7 +49,10 @@ inline std::shared_ptr<HybridSequential> upSamplingNetwork() {
   up.groups = 2;
   net->add(std::make_shared<nn::Conv2D>(6, 3, "relu", down),
            std::make_shared<nn::Conv2DTranspose>(4, 3, "tanh", up),
-           std::make_shared<nn::Dense>(3));
+           std::make_shared<nn::ReflectionPad2D>(1),
+           std::make_shared<nn::HybridLambda>(
+               [](const Tensor &x) { return npx::bilinear_resize(x, 7, 6); }, "Resize"),
+           std::make_shared<nn::UpSampling2D>(2), std::make_shared<nn::Dense>(3));
   return net;
 }
 

@@ -357,7 +357,7 @@ TEST(Layers, UpSamplingAndLambdaHybridizeToTheirEagerResults) {
   std::vector<float> xs = x.to_vector<float>();
   auto run = [&](bool hybridize) {
     auto net = std::make_shared<HybridSequential>();
-    net->add(std::make_shared<nn::UpSampling2D>(3),
+    net->add(std::make_shared<nn::ReflectionPad2D>(0), std::make_shared<nn::UpSampling2D>(3),
              std::make_shared<nn::HybridLambda>(
                  [](const Tensor &v) { return np::tanh(v) * 2.0 + v; }, "TanhPlus"));
     if (hybridize)
@@ -393,4 +393,33 @@ TEST(Layers, UpSamplingAndLambdaHybridizeToTheirEagerResults) {
   EXPECT_NEAR(eagerGrad[0], blockSum * slope, 1e-4) << "the gradient of pixel (0, 0)";
   EXPECT_THROW(nn::UpSampling2D(0), ValueError);
   EXPECT_THROW(nn::HybridLambda(nullptr), ValueError);
+}
+
+TEST(Layers, ReflectionPaddingHybridizesToItsEagerResults) {
+  Tensor x = randomTensor({2, 3, 5, 4}, 8);
+  auto run = [&](bool hybridize) {
+    auto net = std::make_shared<HybridSequential>();
+    net->add(std::make_shared<nn::ReflectionPad2D>(2), std::make_shared<nn::Conv2D>(4, 3));
+    np::random::seed(3);
+    net->initialize(init::Xavier());
+    if (hybridize)
+      net->hybridize();
+    Tensor in = x * 1.0;
+    in.attach_grad();
+    Tensor y, loss;
+    {
+      autograd::Record record;
+      y = (*net)(in);
+      loss = y * y;
+    }
+    loss.backward();
+    return std::make_pair(y, in.grad().to_vector<float>());
+  };
+  auto [eager, eagerGrad] = run(false);
+  auto [compiled, compiledGrad] = run(true);
+  EXPECT_EQ(eager.shape(), (Shape{2, 4, 7, 6})) << "5x4 padded by 2 to 9x8, then a 3x3 convolution";
+  expectClose(eager.to_vector<float>(), compiled.to_vector<float>(), 1e-5, "outputs");
+  expectClose(eagerGrad, compiledGrad, 1e-5, "input gradients");
+  EXPECT_THROW(nn::ReflectionPad2D(-1), ValueError);
+  EXPECT_THROW(nn::ReflectionPad2D(5)(x), ShapeError) << "wider than the 5 rows";
 }

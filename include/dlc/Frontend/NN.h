@@ -67,6 +67,21 @@ Tensor group_norm(const Tensor &x, const Tensor &gamma, const Tensor &beta,
 /// each block (broadcast_to's) and it compiles like any other chain of ops.
 Tensor upsampling_nearest(const Tensor &x, int64_t scale);
 
+/// Bilinear resizing of (N, C, H, W) to (N, C, height, width) (MXNet's
+/// contrib.BilinearResize2D): with align_corners the corner pixels of input and output
+/// coincide (MXNet's default), without it pixel centres are scaled (PyTorch's default).
+/// Two matrix products with the interpolation weights, whose gradients give its own.
+Tensor bilinear_resize(const Tensor &x, int64_t height, int64_t width, bool align_corners = true);
+
+/// How npx::pad fills the border: with a constant, with the edge's values repeated, or
+/// with the values mirrored at the edge (not repeating it), as numpy's and MXNet's pad.
+enum class PadMode { constant, edge, reflect };
+/// Pads each axis d by pad_width[2d] before and pad_width[2d+1] after (MXNet's
+/// pad_width layout). Made of split, concatenate and broadcast_to, whose gradients give
+/// its own; reflect needs each width below its axis' size.
+Tensor pad(const Tensor &x, PadMode mode, const std::vector<int64_t> &pad_width,
+           double constant_value = 0);
+
 struct ConvWeightGrads {
   Tensor weight, bias; ///< bias: dy summed over axes 0, 2, 3
 };

@@ -220,6 +220,20 @@ private:
   int64_t scale_;
 };
 
+/// Pads the two spatial axes of NCHW input by `padding` on every side with the values
+/// mirrored at the edges (MXNet's ReflectionPad2D).
+class ReflectionPad2D : public HybridBlock {
+public:
+  explicit ReflectionPad2D(int64_t padding = 0);
+  Tensor forward(const Tensor &x) override;
+  std::string kind() const override {
+    return "ReflectionPad2D(" + std::to_string(padding_) + ")";
+  }
+
+private:
+  int64_t padding_;
+};
+
 class Activation : public HybridBlock {
 public:
   explicit Activation(std::string activation);

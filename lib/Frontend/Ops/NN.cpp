@@ -6,6 +6,8 @@
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Core/OpFacts.h"
 
+#include <algorithm>
+
 namespace dlc {
 
 namespace {
@@ -402,6 +404,104 @@ Tensor npx::upsampling_nearest(const Tensor &x, int64_t scale) {
   Tensor blocks = np::broadcast_to(x.reshape({s[0], s[1], s[2], 1, s[3], 1}),
                                    {s[0], s[1], s[2], scale, s[3], scale});
   return blocks.reshape({s[0], s[1], s[2] * scale, s[3] * scale});
+}
+
+namespace {
+/// The (out, in) matrix of 1-D linear interpolation weights from `in` samples to `out`.
+Tensor interpolationWeights(int64_t in, int64_t out, bool alignCorners, const Tensor &like) {
+  std::vector<double> weights(size_t(out * in), 0.0);
+  for (int64_t i = 0; i < out; ++i) {
+    double source = alignCorners ? (out > 1 ? double(i) * double(in - 1) / double(out - 1) : 0.0)
+                                 : std::max(0.0, (double(i) + 0.5) * double(in) / double(out) - 0.5);
+    int64_t low = std::min(int64_t(source), in - 1), high = std::min(low + 1, in - 1);
+    double fraction = source - double(low);
+    weights[size_t(i * in + low)] += 1 - fraction;
+    weights[size_t(i * in + high)] += fraction;
+  }
+  return np::array(weights, Shape{out, in}, like.dtype(), like.device());
+}
+} // namespace
+
+Tensor npx::bilinear_resize(const Tensor &x, int64_t height, int64_t width, bool align_corners) {
+  if (x.ndim() != 4)
+    throw ShapeError("bilinear_resize: expects NCHW input, got " + shape_rules::str(x.shape()));
+  if (height < 1 || width < 1 || x.shape()[2] < 1 || x.shape()[3] < 1)
+    throw ShapeError("bilinear_resize: cannot resize " + shape_rules::str(x.shape()) + " to " +
+                     std::to_string(height) + "x" + std::to_string(width));
+  const Shape &s = x.shape();
+  int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  // Along the width: (N*C*H, W) x (W, width); then along the height on the transposed
+  // planes: (N*C*width, H) x (H, height).
+  Tensor rows = np::matmul(x.reshape({n * c * h, w}),
+                           interpolationWeights(w, width, align_corners, x), false, true);
+  Tensor columns = np::transpose(rows.reshape({n * c, h, width}), {0, 2, 1});
+  Tensor both = np::matmul(columns.reshape({n * c * width, h}),
+                           interpolationWeights(h, height, align_corners, x), false, true);
+  return np::transpose(both.reshape({n, c, width, height}), {0, 1, 3, 2});
+}
+
+namespace {
+/// The border of one side of `axis` for npx::pad: `width` slices, taken from the side
+/// `before` (true) or after.
+Tensor padBorder(const Tensor &x, npx::PadMode mode, int64_t axis, int64_t width, bool before,
+                 double value) {
+  int64_t n = x.shape()[size_t(axis)];
+  Shape border = x.shape();
+  border[size_t(axis)] = width;
+  if (mode == npx::PadMode::constant)
+    return np::full(border, value, x.dtype(), x.device());
+  if (mode == npx::PadMode::edge) {
+    Tensor edge = np::split_sizes(x, before ? std::vector<int64_t>{1, n - 1}
+                                            : std::vector<int64_t>{n - 1, 1},
+                                  axis)[before ? 0 : 1];
+    return np::broadcast_to(edge, border);
+  }
+  // Mirrored: before, elements width..1 (in that order); after, n-2 down to n-1-width.
+  // Single elements where the border reads, the rest (when there is one) in one piece.
+  std::vector<int64_t> sizes(size_t(width + 1), 1);
+  int64_t rest = n - width - 1;
+  if (rest > 0)
+    sizes.insert(before ? sizes.end() : sizes.begin(), rest);
+  std::vector<Tensor> parts = np::split_sizes(x, sizes, axis);
+  std::vector<Tensor> mirrored;
+  for (int64_t i = 0; i < width; ++i)
+    mirrored.push_back(before ? parts[size_t(width - i)] : parts[parts.size() - 2 - size_t(i)]);
+  return mirrored.size() == 1 ? mirrored[0] : np::concatenate(mirrored, axis);
+}
+} // namespace
+
+Tensor npx::pad(const Tensor &x, PadMode mode, const std::vector<int64_t> &pad_width,
+                double constant_value) {
+  int64_t rank = x.ndim();
+  if (int64_t(pad_width.size()) != 2 * rank)
+    throw ShapeError("pad: pad_width has " + std::to_string(pad_width.size()) +
+                     " values, the input " + shape_rules::str(x.shape()) + " needs " +
+                     std::to_string(2 * rank) + " (before and after each axis)");
+  Tensor y = x;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    int64_t before = pad_width[size_t(2 * axis)], after = pad_width[size_t(2 * axis + 1)];
+    int64_t n = x.shape()[size_t(axis)];
+    if (before < 0 || after < 0)
+      throw ValueError("pad: widths must be at least 0, got " + std::to_string(before) + " and " +
+                       std::to_string(after) + " for axis " + std::to_string(axis));
+    if (before == 0 && after == 0)
+      continue;
+    if (mode != PadMode::constant && n == 0)
+      throw ShapeError("pad: cannot extend the empty axis " + std::to_string(axis) + " of " +
+                       shape_rules::str(x.shape()) + " from its edge");
+    if (mode == PadMode::reflect && (before >= n || after >= n))
+      throw ShapeError("pad: reflect widths (" + std::to_string(before) + ", " +
+                       std::to_string(after) + ") must be below the size " + std::to_string(n) +
+                       " of axis " + std::to_string(axis) + " of " + shape_rules::str(x.shape()));
+    std::vector<Tensor> pieces;
+    if (before > 0)
+      pieces.push_back(padBorder(y, mode, axis, before, true, constant_value));
+    pieces.push_back(y);
+    if (after > 0)
+      pieces.push_back(padBorder(y, mode, axis, after, false, constant_value));
+    y = np::concatenate(pieces, axis);
+  }
+  return y;
 }
 
 Tensor npx::convolution_backward_filter(const Tensor &dy, const Tensor &x,

@@ -90,16 +90,29 @@ _LEGACY = {
         data, gamma, beta, num_groups=num_groups, eps=eps),
     "UpSampling": lambda *data, scale=2, sample_type="nearest", **_: _npx.upsampling(
         data[0], scale=scale, sample_type=sample_type),
+    "pad": lambda data, mode="constant", pad_width=(), constant_value=0, **_: _npx.pad(
+        data, mode=mode, pad_width=list(pad_width), constant_value=constant_value),
+    "Pad": lambda data, mode="constant", pad_width=(), constant_value=0, **_: _npx.pad(
+        data, mode=mode, pad_width=list(pad_width), constant_value=constant_value),
     "hard_sigmoid": lambda data, alpha=0.2, beta=0.5, **_: _npx.hard_sigmoid(data, alpha, beta),
     "clip": lambda data, a_min, a_max, **_: _np.clip(data, a_min, a_max),
     "SoftmaxActivation": lambda data, **_: _npx.softmax(data, axis=-1),
 }
 
 
+class _Contrib:
+    """``F.contrib``: the contrib operators vision code calls."""
+
+    @staticmethod
+    def BilinearResize2D(data, height=1, width=1, align_corners=True, **_):
+        return _npx.bilinear_resize2d(data, height, width, align_corners=align_corners)
+
+
 class _F:
     """The ``F`` of hybrid_forward: dlc's np and npx for both of MXNet 1.x's (nd, sym)."""
     np = _np
     npx = _npx
+    contrib = _Contrib()
 
     def __getattr__(self, name):
         if name in _LEGACY:

@@ -5,7 +5,7 @@ from .._dlc.gluon.nn import (ELU, GELU, SELU, Activation, AvgPool2D, BatchNorm, 
                              Conv2DTranspose, Dense,
                              Dropout, Flatten, GlobalAvgPool2D, GlobalMaxPool2D, GroupNorm,
                              HardSigmoid, HardSwish, Identity, InstanceNorm, LayerNorm, LeakyReLU,
-                             MaxPool2D, PReLU, SiLU, Swish, UpSampling2D)
+                             MaxPool2D, PReLU, ReflectionPad2D, SiLU, Swish, UpSampling2D)
 from . import mxnet1
 from .block import Block, HybridBlock
 
@@ -78,4 +78,5 @@ __all__ = ["Block", "HybridBlock", "Sequential", "HybridSequential", "HybridConc
            "HybridConcurrent", "Conv2D", "Conv2DTranspose", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D",
            "GlobalMaxPool2D", "BatchNorm", "Dense", "Dropout", "Flatten", "Activation", "Identity",
            "LeakyReLU", "PReLU", "ELU", "SELU", "GELU", "Swish", "SiLU", "HardSigmoid", "HardSwish",
-           "LayerNorm", "InstanceNorm", "GroupNorm", "HybridLambda", "Lambda", "UpSampling2D"]
+           "LayerNorm", "InstanceNorm", "GroupNorm", "HybridLambda", "Lambda", "UpSampling2D",
+           "ReflectionPad2D"]
