@@ -58,13 +58,28 @@ std::vector<int64_t> intsOr(const Attrs &attrs, const std::string &name) {
   return value ? *value : std::vector<int64_t>{};
 }
 
-bool ungrouped(const Attrs &a) { return intOr(a, op_attrs::conv2d::groups) == 1; }
+/// `allow` where a convolution with weights of shape `weights` (O, C/groups, KH, KW) has
+/// blocked kernels: ungrouped ones, depthwise ones (one input and one output channel per
+/// group: MobileNet's) and groups of whole blocks; plain otherwise (other grouped
+/// convolutions have only reference kernels on blocked activations).
+Layout blockedForGroups(const Attrs &a, const shape_rules::Shape &weights, Layout allow) {
+  int64_t groups = intOr(a, op_attrs::conv2d::groups);
+  if (groups == 1)
+    return allow;
+  if (weights.size() != 4 || groups < 1 || weights[0] % groups != 0)
+    return Layout::plain;
+  int64_t inPerGroup = weights[1], outPerGroup = weights[0] / groups;
+  int64_t block = channel_block(allow);
+  bool depthwise = inPerGroup == 1 && outPerGroup == 1;
+  bool wholeBlocks = inPerGroup % block == 0 && outPerGroup % block == 0;
+  return depthwise || wholeBlocks ? allow : Layout::plain;
+}
 
 // (x, w[, b]) -> y, and (dy, w) -> dx alike: the activation read as it is, the one
 // written blocked.
 LayoutPlan convLayouts(const std::vector<Layout> &current, const std::vector<TensorMeta> &in,
                        const std::vector<TensorMeta> &out, const Attrs &a, Layout allow) {
-  allow = ungrouped(a) ? allow : Layout::plain;
+  allow = in.size() > 1 ? blockedForGroups(a, in[1].shape, allow) : Layout::plain;
   LayoutPlan plan = plain_layouts(in.size(), out.size());
   plan.inputs[0] = keep_if_blockable(current[0], in[0], allow);
   plan.outputs[0] = blocked_if_blockable(out[0], allow);
@@ -76,7 +91,7 @@ LayoutPlan convBackwardFilterLayouts(const std::vector<Layout> &current,
                                      const std::vector<TensorMeta> &in,
                                      const std::vector<TensorMeta> &out, const Attrs &a,
                                      Layout allow) {
-  allow = ungrouped(a) ? allow : Layout::plain;
+  allow = !out.empty() ? blockedForGroups(a, out[0].shape, allow) : Layout::plain;
   LayoutPlan plan = plain_layouts(in.size(), out.size());
   plan.inputs[0] = keep_if_blockable(current[0], in[0], allow);
   plan.inputs[1] = keep_if_blockable(current[1], in[1], allow);

@@ -53,6 +53,26 @@ func.func @view(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, %b: tensor<
 
 // -----
 
+// Grouped convolutions: a depthwise one (one channel per group, MobileNet's) and one of
+// whole 16-channel groups take blocked activations; groups of 4 channels have only
+// reference kernels there and stay plain, with conversions around them.
+// CHECK-LABEL: func.func @grouped
+// CHECK-NEXT: %[[A:.*]] = dlc.conv2d %arg0, %arg1 {dlc.layouts = [#dlc.layout<nChw16c>]}
+// CHECK-NEXT: %[[D:.*]] = dlc.conv2d %[[A]], %arg2 {dlc.layouts = [#dlc.layout<nChw16c>], groups = 32 : i64}
+// CHECK-NEXT: %[[W:.*]] = dlc.conv2d %[[D]], %arg3 {dlc.layouts = [#dlc.layout<nChw16c>], groups = 2 : i64}
+// CHECK-NEXT: %[[P:.*]] = dlc.to_layout %[[W]] : tensor<2x32x8x8xf32> to #dlc.layout<plain>
+// CHECK-NEXT: %[[S:.*]] = dlc.conv2d %[[P]], %arg4 {groups = 8 : i64}
+// CHECK-NEXT: return %[[S]]
+func.func @grouped(%x: tensor<2x16x8x8xf32>, %w: tensor<32x16x1x1xf32>, %dw: tensor<32x1x1x1xf32>, %gw: tensor<32x16x1x1xf32>, %sw: tensor<32x4x1x1xf32>) -> tensor<2x32x8x8xf32> {
+  %a = dlc.conv2d %x, %w : (tensor<2x16x8x8xf32>, tensor<32x16x1x1xf32>) -> tensor<2x32x8x8xf32>
+  %d = dlc.conv2d %a, %dw {groups = 32 : i64} : (tensor<2x32x8x8xf32>, tensor<32x1x1x1xf32>) -> tensor<2x32x8x8xf32>
+  %g = dlc.conv2d %d, %gw {groups = 2 : i64} : (tensor<2x32x8x8xf32>, tensor<32x16x1x1xf32>) -> tensor<2x32x8x8xf32>
+  %s = dlc.conv2d %g, %sw {groups = 8 : i64} : (tensor<2x32x8x8xf32>, tensor<32x4x1x1xf32>) -> tensor<2x32x8x8xf32>
+  return %s : tensor<2x32x8x8xf32>
+}
+
+// -----
+
 // Only channel counts that fill whole blocks of 16 can be blocked; GPUs keep everything
 // plain.
 // CHECK-LABEL: func.func @few_channels
