@@ -74,8 +74,10 @@ mlir::dlc::ConvAlgorithmTimer hostConvTimer() {
     if (!mlir::dlc::readKernelAttrs(op, attrs, error))
       return std::nullopt;
     attrs.set("algorithm", int64_t(algorithm));
-    if (op->getParentOfType<mlir::dlc::FusedOp>())
-      attrs.set("activation", std::string("relu")); // conv2d_relu: the library epilogue
+    if (auto fused = op->getParentOfType<mlir::dlc::FusedOp>()) // the library epilogue
+      attrs.set("activation", std::string(fused.getKind() && *fused.getKind() == "conv2d_relu6"
+                                              ? "relu6"
+                                              : "relu"));
     const bool kept = mlir::dlc::keepsPreparedWeights(op);
     key += attrs.str() + (kept ? "|kept" : "");
 

@@ -3,6 +3,7 @@
 #include "../../examples/LeafNetwork.h"
 #include "ElementwiseBlocks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -856,4 +857,28 @@ TEST(Hybridize, TwoInputBlockSavesAModelFileWithTwoInputsAndOutputs) {
     expectClose(expected[k].to_vector<float>(), outputs[k].to_vector<float>(), 1e-6,
                 "model file output #" + std::to_string(k));
   std::remove(path.c_str());
+}
+
+// Predicting, batch norm folds into the depthwise convolution before it and ReLU6
+// becomes the convolution's clip post-op (MobileNetV2's blocks): the same values as
+// eager, one library step for the three ops.
+TEST(Hybridize, Relu6FoldsIntoTheConvolutionBeforeIt) {
+  auto net = std::make_shared<HybridSequential>();
+  nn::Conv2DOptions depthwise;
+  depthwise.groups = 16;
+  depthwise.padding = {1, 1};
+  net->add(std::make_shared<nn::Conv2D>(16, 3, "", depthwise), std::make_shared<nn::BatchNorm>(),
+           std::make_shared<nn::Activation>("relu6"));
+  np::random::seed(2);
+  net->initialize(init::Xavier());
+  Tensor x = randomTensor({2, 16, 9, 9}, 12) * 30.0; // values above 6 and below 0
+  std::vector<float> eager = (*net)(x).to_vector<float>();
+  net->hybridize();
+  std::vector<float> compiled = (*net)(x).to_vector<float>();
+  expectClose(eager, compiled, 1e-5, "conv, batch norm, relu6");
+  EXPECT_NE(net->compiled()->programs().find("dlc.conv2d+relu6"), std::string::npos)
+      << net->compiled()->programs();
+  EXPECT_TRUE(std::count(eager.begin(), eager.end(), 6.f) > 0 &&
+              std::count(eager.begin(), eager.end(), 0.f) > 0)
+      << "both caps reached";
 }

@@ -101,8 +101,10 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
     step.kernels = *find_kernel(step.op, device);
     if (!mlir::dlc::readKernelAttrs(ops[0], step.attrs, error))
       return std::nullopt;
-    step.attrs.set("activation", std::string("relu"));
-    step.op += "+relu";
+    // The epilogue op's name: relu (also the ReLU gradient after a backward op) or relu6.
+    std::string activation = mlir::isa<mlir::dlc::Relu6Op>(ops[1]) ? "relu6" : "relu";
+    step.attrs.set("activation", activation);
+    step.op += "+" + activation;
     return step;
   }
 

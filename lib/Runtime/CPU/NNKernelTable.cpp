@@ -81,6 +81,13 @@ bool reluEpilogue(const KernelArgs &k) {
   return activation == "relu";
 }
 
+/// A convolution's epilogue: the ReLU, or ReLU6 (dlc-fuse's conv2d_relu6 regions).
+ConvEpilogue convEpilogue(const KernelArgs &k) {
+  if (k.attrs->get_string("activation", "") == "relu6")
+    return ConvEpilogue::capped(6);
+  return reluEpilogue(k);
+}
+
 /// The indices of a max pooling: uint8, the shape and layout of `like` (its output or
 /// output gradient), windows of at most kMaxIndexedPoolTaps taps.
 void requireIndices(const TensorRef &indices, const TensorRef &like, const Pool2DGeometry &g,
@@ -113,7 +120,7 @@ template <bool Fast> struct NN {
     const float *bias = k.inputs.size() > 2 ? f32(k.inputs[2]) : nullptr;
     (Fast ? onednn::conv2d_forward : ref::conv2d_forward)(g, f32(k.inputs[0]), f32(k.inputs[1]),
                                                           bias, f32out(k.outputs[0]),
-                                                          reluEpilogue(k),
+                                                          convEpilogue(k),
                                                           {k.memo, k.memo_generation});
   }
   // dx from (dy, w); dx's shape is the output's

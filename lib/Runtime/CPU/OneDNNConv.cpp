@@ -65,10 +65,11 @@ ConvDescs convDescs(const Conv2DGeometry &g, bool withBias, bool blocked) {
 }
 
 dnnl::convolution_forward::primitive_desc forwardPd(const ConvDescs &d, prop_kind kind,
-                                                    algorithm alg, bool relu = false) {
+                                                    algorithm alg, ConvEpilogue epilogue = {}) {
   dnnl::convolution_forward::desc desc(kind, alg, d.srcAny, d.weightsAny, d.bias, d.dstAny,
                                        d.strides, d.dilates, d.paddingL, d.paddingR);
-  return {desc, reluEpilogue(relu), threadEngine()};
+  return {desc, epilogue.cap > 0 ? clipEpilogue(0.f, epilogue.cap) : reluEpilogue(epilogue.relu),
+          threadEngine()};
 }
 
 algorithm onednnAlgorithm(const Conv2DGeometry &g) {
@@ -163,8 +164,11 @@ prop_kind forwardKind(const Conv2DGeometry &g, const WeightsMemo &memo) {
 
 /// The cache key of a forward convolution: its epilogue and, for a Winograd one that
 /// transforms its weights on each call, that kind.
-std::string forwardKey(const Conv2DGeometry &g, bool withBias, bool relu, prop_kind kind) {
-  std::string name = relu ? "conv2d_forward_relu" : "conv2d_forward";
+std::string forwardKey(const Conv2DGeometry &g, bool withBias, ConvEpilogue epilogue,
+                       prop_kind kind) {
+  std::string name = !epilogue.relu ? "conv2d_forward"
+                     : epilogue.cap > 0 ? "conv2d_forward_relu_cap" + std::to_string(epilogue.cap)
+                                        : "conv2d_forward_relu";
   if (kind == prop_kind::forward_training)
     name += "_transforming";
   return convKey(name.c_str(), g, withBias);
@@ -173,7 +177,8 @@ std::string forwardKey(const Conv2DGeometry &g, bool withBias, bool relu, prop_k
 } // namespace
 
 void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w, const float *b,
-                    float *y, bool relu, const WeightsMemo &memo) {
+                    float *y, ConvEpilogue epilogue, const WeightsMemo &memo) {
+  const bool relu = epilogue.relu;
   const bool withBias = b != nullptr;
   const prop_kind kind = forwardKind(asked, memo);
   // oneDNN's plain-layout convolutions lose their fast path with a post-op, so there
@@ -181,15 +186,16 @@ void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w,
   auto postOp = [&](const Conv2DGeometry &g, bool blocked) {
     return relu && (blocked || g.outputLayout != Layout::plain);
   };
-  const Conv2DGeometry g = runnable(asked, forwardKey(asked, withBias, relu, kind), [&] {
+  auto fusedEpilogue = [&](bool fused) { return fused ? epilogue : ConvEpilogue(); };
+  const Conv2DGeometry g = runnable(asked, forwardKey(asked, withBias, epilogue, kind), [&] {
     forwardPd(convDescs(asked, withBias, true), kind, algorithm::convolution_winograd,
-              postOp(asked, true));
+              fusedEpilogue(postOp(asked, true)));
   });
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, withBias, blocked);
       const bool fused = postOp(g, blocked);
-      auto pd = forwardPd(d, forwardKind(g, memo), onednnAlgorithm(g), fused);
+      auto pd = forwardPd(d, forwardKind(g, memo), onednnAlgorithm(g), fusedEpilogue(fused));
       CachedKernel::Args args;
       args[DNNL_ARG_SRC] = k.userInputAs(d.src, pd.src_desc());
       args[DNNL_ARG_WEIGHTS] = k.memoInputAs(d.weights, pd.weights_desc());
@@ -199,8 +205,10 @@ void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w,
       args[DNNL_ARG_DST] = dst;
       k.addStep(dnnl::convolution_forward(pd), std::move(args));
       if (relu && !fused) {
-        dnnl::eltwise_forward::desc reluDesc(prop_kind::forward_inference,
-                                             algorithm::eltwise_relu, pd.dst_desc(), 0.f, 0.f);
+        bool capped = epilogue.cap > 0;
+        dnnl::eltwise_forward::desc reluDesc(
+            prop_kind::forward_inference, capped ? algorithm::eltwise_clip : algorithm::eltwise_relu,
+            pd.dst_desc(), 0.f, capped ? epilogue.cap : 0.f);
         k.addStep(dnnl::eltwise_forward({reluDesc, threadEngine()}),
                   {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}});
       }
@@ -209,8 +217,8 @@ void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w,
   };
   // A direct convolution that fell back from Winograd is the direct one, keys and all.
   const prop_kind ran = forwardKind(g, memo);
-  std::string plainKey = forwardKey(g, withBias, false, ran);
-  std::string key = relu ? forwardKey(g, withBias, true, ran) : plainKey;
+  std::string plainKey = forwardKey(g, withBias, ConvEpilogue(), ran);
+  std::string key = relu ? forwardKey(g, withBias, epilogue, ran) : plainKey;
   if (withBias)
     cachedFastestKernel(key, candidates(g, build), {x, w, b, y}, plainKey).run({x, w, b, y}, memo);
   else

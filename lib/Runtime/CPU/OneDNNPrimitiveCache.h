@@ -120,6 +120,15 @@ inline dnnl::primitive_attr reluEpilogue(bool relu) {
   return attr;
 }
 
+/// A clip(low, high) post-op (ReLU6 is clip(0, 6)).
+inline dnnl::primitive_attr clipEpilogue(float low, float high) {
+  dnnl::primitive_attr attr;
+  dnnl::post_ops ops;
+  ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, low, high);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
 /// oneDNN's format tag of a 4-D activation in `layout` (dlc/Core/Layout.h).
 inline dnnl::memory::format_tag activationTag(Layout layout) {
   using tag = dnnl::memory::format_tag;

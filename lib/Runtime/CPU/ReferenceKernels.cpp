@@ -45,7 +45,7 @@ inline bool inBounds(int64_t i, int64_t extent) { return i >= 0 && i < extent; }
 
 // x is (N,C,H,W), w is (O,C/groups,KH,KW), b is (O) or nullptr, y is (N,O,OH,OW)
 void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b,
-                    float *y, bool relu, const WeightsMemo &) {
+                    float *y, ConvEpilogue epilogue, const WeightsMemo &) {
   const int64_t Cg = g.C / g.groups, Og = g.O / g.groups;
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t o = 0; o < g.O; ++o) {
@@ -68,7 +68,11 @@ void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, con
               }
             }
           }
-          y[at4(n, o, oh, ow, g.O, g.OH, g.OW)] = relu && acc < 0 ? 0.f : float(acc);
+          if (epilogue.relu && acc < 0)
+            acc = 0;
+          if (epilogue.cap > 0 && acc > epilogue.cap)
+            acc = epilogue.cap;
+          y[at4(n, o, oh, ow, g.O, g.OH, g.OW)] = float(acc);
         }
     }
 }

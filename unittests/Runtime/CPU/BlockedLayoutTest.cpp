@@ -94,6 +94,13 @@ TEST_P(BlockedConv, ForwardAndBackwardMatchTheReference) {
       onednn::conv2d_forward(g, toInput(x, true).data(), w.data(), b.data(), got.data(), relu);
       EXPECT_TRUE(allClose(toOutput(got, false), want, kTolerance)) << "forward, relu " << relu;
     }
+    {
+      std::vector<float> want(outputSize(g)), got(outputSize(g), -7.0f);
+      ConvEpilogue relu6 = ConvEpilogue::capped(6);
+      ref::conv2d_forward(g, x.data(), w.data(), b.data(), want.data(), relu6);
+      onednn::conv2d_forward(g, toInput(x, true).data(), w.data(), b.data(), got.data(), relu6);
+      EXPECT_TRUE(allClose(toOutput(got, false), want, kTolerance)) << "forward, relu6";
+    }
 
     std::vector<float> wantDx(inputSize(g)), gotDx(inputSize(g), -7.0f);
     ref::conv2d_backward_data(g, dy.data(), w.data(), wantDx.data());

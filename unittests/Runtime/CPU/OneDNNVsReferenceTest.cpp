@@ -72,6 +72,14 @@ TEST_P(ConvVsReference, Forward) {
   EXPECT_TRUE(std::any_of(want.begin(), want.end(), [](float v) { return v == 0.f; }) &&
               std::any_of(want.begin(), want.end(), [](float v) { return v > 0.f; }))
       << "random inputs give both signs before the ReLU";
+  // ReLU6's epilogue (oneDNN's clip post-op), capped low enough that some values reach
+  // the cap.
+  ConvEpilogue capped = ConvEpilogue::capped(0.5f);
+  ref::conv2d_forward(g, x.data(), w.data(), b.data(), want.data(), capped);
+  onednn::conv2d_forward(g, x.data(), w.data(), b.data(), got.data(), capped);
+  EXPECT_TRUE(allClose(got, want, kTolerance)) << "capped relu epilogue";
+  EXPECT_TRUE(std::any_of(want.begin(), want.end(), [](float v) { return v == 0.5f; }))
+      << "some values reach the cap";
 }
 
 TEST_P(ConvVsReference, BackwardData) {

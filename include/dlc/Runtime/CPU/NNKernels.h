@@ -65,12 +65,25 @@ struct WeightsMemo {
   uint64_t generation = 0;
 };
 
+/// What a forward convolution applies to its result in the same pass (dlc-fuse's
+/// conv2d_relu and conv2d_relu6 regions): nothing, max(y, 0), or min(max(y, 0), cap).
+struct ConvEpilogue {
+  bool relu = false;
+  float cap = 0; ///< above 0: the ReLU is capped there (ReLU6's 6)
+  ConvEpilogue(bool relu = false) : relu(relu) {} // NOLINT: a bool is the plain ReLU
+  static ConvEpilogue capped(float cap) {
+    ConvEpilogue e(true);
+    e.cap = cap;
+    return e;
+  }
+};
+
 // The kernels that both ref:: (the plain-loop oracle) and onednn:: (the fast ones,
 // oneDNN primitives cached by shape, one cache per thread, so each device's worker
 // thread keeps its own) provide, with one contract, declared in each namespace below.
 // x, dx: (N,C,H,W); w, dw: (O,C/groups,KH,KW); b, db: (O) or nullptr; y, dy:
-// (N,O,OH,OW). With `relu`, y = max(conv + b, 0), dlc-fuse's epilogue; `memo` may keep
-// the prepared weights (WeightsMemo).
+// (N,O,OH,OW). With an `epilogue`, y = max(conv + b, 0) (capped where it says),
+// dlc-fuse's; `memo` may keep the prepared weights (WeightsMemo).
 // Pooling: y, dy (N,C,OH,OW); count_include_pad divides by the full window (MXNet's
 // default) or by its in-bounds part.
 // Batch norm: x, y, dy, dx (N,C,S); gamma, beta, mean, var, dgamma, dbeta (C). Training
@@ -80,7 +93,7 @@ struct WeightsMemo {
 // dw = dyᵀ·x, db = Σ_rows dy or nullptr.
 #define DLC_NN_KERNELS_OF_BOTH                                                            \
   void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w,            \
-                      const float *b, float *y, bool relu = false,                        \
+                      const float *b, float *y, ConvEpilogue epilogue = {},               \
                       const WeightsMemo &memo = {});                                      \
   void conv2d_backward_data(const Conv2DGeometry &g, const float *dy, const float *w,     \
                             float *dx);                                                   \

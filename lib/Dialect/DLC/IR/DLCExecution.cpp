@@ -207,6 +207,16 @@ FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
     ops.push_back(&op);
   Operation *terminator = body.getTerminator();
 
+  if (fusedKind == "conv2d_relu6") {
+    // oneDNN's clip post-op: the host kernels only (the CUDA ones run it op by op).
+    bool shaped = ops.size() == 2 && isa<Conv2DOp>(ops[0]) && isa<Relu6Op>(ops[1]) &&
+                  ops[1]->getOperand(0) == ops[0]->getResult(0) &&
+                  terminator->getOperands() == ops[1]->getResults() &&
+                  ops[0]->getOperands() == ValueRange(body.getArguments());
+    return shaped && isHostKind(kind) && hasKernel(ops[0]->getName().getStringRef())
+               ? FusedExecution::library_epilogue
+               : FusedExecution::op_by_op;
+  }
   if (fusedKind == "conv2d_relu" || fusedKind == "dense_relu" ||
       fusedKind == "max_pool2d_backward_relu") {
     // The library op on the region's operands, then the ReLU (or, after a backward op,

@@ -260,10 +260,18 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
       if (pool && relu->getOperand(1) == pool->getOperand(1) && joins(pool, relu))
         pairs.push_back({pool, relu});
     });
+    // ReLU6 after a convolution (MobileNetV2's): oneDNN's clip post-op on host devices
+    // (elsewhere the region runs op by op: DLCExecution's fusedExecution).
+    function.walk([&](Relu6Op relu6) {
+      auto conv = relu6.getInput().getDefiningOp<Conv2DOp>();
+      if (conv && joins(conv, relu6))
+        pairs.push_back({conv, relu6});
+    });
     for (auto [producer, relu] : pairs)
-      outline({producer, relu}, isa<Conv2DOp>(producer)   ? "conv2d_relu"
-                                : isa<DenseOp>(producer) ? "dense_relu"
-                                                         : "max_pool2d_backward_relu");
+      outline({producer, relu}, isa<Relu6Op>(relu)        ? "conv2d_relu6"
+                                : isa<Conv2DOp>(producer) ? "conv2d_relu"
+                                : isa<DenseOp>(producer)  ? "dense_relu"
+                                                          : "max_pool2d_backward_relu");
   }
 
   void groupElementwise(func::FuncOp function) {

@@ -22,6 +22,23 @@ func.func @conv_relu(%x: tensor<4x3x8x8xf32>, %w: tensor<8x3x3x3xf32>, %b: tenso
 
 // -----
 
+// ReLU6 after a convolution folds into it too (oneDNN's clip post-op).
+// CHECK-LABEL: func.func @conv_relu6
+// CHECK: %[[F:.*]] = dlc.fused "conv2d_relu6"(%arg0, %arg1) {dlc.device = #dlc.device<cpu:0>}
+// CHECK: dlc.conv2d
+// CHECK-NEXT: dlc.relu6
+// CHECK: return %[[F]]
+// NOEPI-LABEL: func.func @conv_relu6
+// NOEPI-NEXT: dlc.conv2d
+// NOEPI-NEXT: dlc.relu6
+func.func @conv_relu6(%x: tensor<4x8x8x8xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<4x8x6x6xf32> {
+  %c = dlc.conv2d %x, %w {dlc.device = #dlc.device<cpu:0>, groups = 8 : i64} : (tensor<4x8x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<4x8x6x6xf32>
+  %r = dlc.relu6 %c {dlc.device = #dlc.device<cpu:0>} : tensor<4x8x6x6xf32>
+  return %r : tensor<4x8x6x6xf32>
+}
+
+// -----
+
 // Dense + ReLU likewise; but not when the dense output is used again (it must be stored).
 // CHECK-LABEL: func.func @dense_relu
 // CHECK: dlc.fused "dense_relu"

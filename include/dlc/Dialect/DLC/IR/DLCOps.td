@@ -972,7 +972,8 @@ def DLC_FusedOp : DLC_Op<"fused", [IsolatedFromAbove, SingleBlock,
     The body's block arguments are the operands, in order and of the same types; the
     body ends with `dlc.yield` of values whose types are the results'. `kind` names
     the fusion, and picks the runtime's fused path: `conv2d_relu` and `dense_relu` run
-    as one library kernel call with a ReLU epilogue, `max_pool2d_backward_relu` as the
+    as one library kernel call with a ReLU epilogue, `conv2d_relu6` (on CPUs) with a
+    clip(0, 6) one, `max_pool2d_backward_relu` as the
     pooling's backward with the gradient of the ReLU before it, and `elementwise` as one chunked
     pass through the element-wise kernels on CPUs. Any other kind, an `elementwise`
     region on a GPU, or a body the fused path does not take, runs op by op. dlc-fuse
