@@ -17,6 +17,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 namespace dlc::cpu_kernels::onednn {
@@ -150,6 +151,32 @@ dnnl::convolution_backward_weights::primitive_desc backwardFilterPd(const ConvDe
   return {desc, threadEngine(), forwardPd(d, prop_kind::forward_training, alg)};
 }
 
+bool isReferenceLoop(const dnnl::primitive_desc_base &pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
+/// `makePd(d)`, unless oneDNN has only its reference loop for `d`'s layouts and a real
+/// kernel once it may choose every layout: then that one, and `d` says so (the callers
+/// reorder from their layouts into `d`'s). oneDNN's blocked backward-weights kernels
+/// refuse a 3x3 window with padding 1 over a 1x1 image (where ResNets arrive from 32x32
+/// inputs), and its reference loop took 70-140 ms for 9.4 million multiply-accumulates
+/// there; with its own layouts oneDNN runs a GEMM-based kernel.
+template <typename MakePd>
+auto avoidingReferenceLoop(ConvDescs &d, MakePd makePd) {
+  auto pd = makePd(d);
+  if (!isReferenceLoop(pd))
+    return pd;
+  ConvDescs free = d;
+  free.srcAny = f32Desc(d.src.dims(), tag::any);
+  free.weightsAny = f32Desc(d.weights.dims(), tag::any);
+  free.dstAny = f32Desc(d.dst.dims(), tag::any);
+  auto alternative = makePd(free);
+  if (isReferenceLoop(alternative))
+    return pd;
+  d = free;
+  return alternative;
+}
+
 /// The forward pass's kind. A Winograd convolution whose weights a step keeps prepared
 /// (a memo) runs oneDNN's inference kernel, on weights transformed once into its own
 /// format; without a memo (eager calls, training) the training kernel, which takes the
@@ -233,7 +260,8 @@ void conv2d_backward_data(const Conv2DGeometry &asked, const float *dy, const fl
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, false, blocked);
-      auto pd = backwardDataPd(d, onednnAlgorithm(g));
+      auto pd = avoidingReferenceLoop(
+          d, [&](const ConvDescs &descs) { return backwardDataPd(descs, onednnAlgorithm(g)); });
       CachedKernel::Args args;
       args[DNNL_ARG_DIFF_DST] = k.userInputAs(d.dst, pd.diff_dst_desc());
       args[DNNL_ARG_WEIGHTS] = k.userInputAs(d.weights, pd.weights_desc());
@@ -256,7 +284,8 @@ void conv2d_backward_filter(const Conv2DGeometry &asked, const float *dy, const 
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, withBias, blocked);
-      auto pd = backwardFilterPd(d, onednnAlgorithm(g));
+      auto pd = avoidingReferenceLoop(
+          d, [&](const ConvDescs &descs) { return backwardFilterPd(descs, onednnAlgorithm(g)); });
       CachedKernel::Args args;
       args[DNNL_ARG_DIFF_DST] = k.userInputAs(d.dst, pd.diff_dst_desc());
       args[DNNL_ARG_SRC] = k.userInputAs(d.src, pd.src_desc());
