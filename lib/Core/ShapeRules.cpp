@@ -283,4 +283,38 @@ Inferred softmaxCrossEntropy(const Shape &logits, const Shape &labels) {
   return {{logits[0]}, {}};
 }
 
+Inferred take(const Shape &input, const Shape &indices, int64_t axis) {
+  if (input.empty())
+    return Inferred::fail("the input must have at least one dimension to take along, got " +
+                          str(input));
+  int64_t a = normalizeAxis(axis, int64_t(input.size()));
+  if (a < 0)
+    return Inferred::fail("axis " + std::to_string(axis) + " is out of range for input " +
+                          str(input));
+  if (input[size_t(a)] == 0 && numElements(indices) > 0)
+    return Inferred::fail("axis " + std::to_string(axis) + " of input " + str(input) +
+                          " is empty: there is nothing to take");
+  Shape out(input.begin(), input.begin() + a);
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), input.begin() + a + 1, input.end());
+  return {std::move(out), {}};
+}
+
+Inferred takeBackward(const Shape &grad, const Shape &indices, int64_t axis, int64_t size) {
+  // The input's rank is the gradient's less the indices' plus the axis taken along.
+  int64_t rank = int64_t(grad.size()) - int64_t(indices.size()) + 1;
+  int64_t a = rank >= 1 ? normalizeAxis(axis, rank) : -1;
+  if (a < 0 || size < 0)
+    return Inferred::fail("grad " + str(grad) + " is not take's result for indices " +
+                          str(indices) + " along axis " + std::to_string(axis));
+  Shape input(grad.begin(), grad.begin() + a);
+  input.push_back(size);
+  input.insert(input.end(), grad.begin() + a + int64_t(indices.size()), grad.end());
+  Inferred forward = take(input, indices, axis);
+  if (!forward.ok() || forward.shape != grad)
+    return Inferred::fail("grad " + str(grad) + " is not take's result for indices " +
+                          str(indices) + " along axis " + std::to_string(axis));
+  return {std::move(input), {}};
+}
+
 } // namespace dlc::shape_rules

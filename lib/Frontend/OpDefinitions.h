@@ -10,6 +10,7 @@ void register_elementwise_ops();
 void register_linalg_ops();
 void register_reduce_ops();
 void register_layout_ops();
+void register_index_ops();
 void register_creation_ops();
 void register_nn_ops();
 void register_memory_layout_ops();

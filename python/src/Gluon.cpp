@@ -577,6 +577,20 @@ void bind_layers(py::module_ &m) {
            py::arg("bias_initializer") = "zeros", py::arg("in_units") = 0)
       .def_readonly("weight", &nn::Dense::weight)
       .def_readonly("bias", &nn::Dense::bias);
+  py::class_<nn::Embedding, HybridBlock, std::shared_ptr<nn::Embedding>>(m, "Embedding")
+      .def(py::init([](int64_t input_dim, int64_t output_dim, const py::object &dtype,
+                       const py::object &weight_initializer, bool sparse_grad) {
+             if (to_dtype(dtype) != DType::f32)
+               throw UnsupportedError("Embedding: parameters are made float32; call cast() to change them");
+             if (sparse_grad)
+               throw UnsupportedError("Embedding: sparse_grad=True is not supported; the "
+                                      "weight's gradient is dense");
+             return std::make_shared<nn::Embedding>(input_dim, output_dim,
+                                                    to_initializer(weight_initializer));
+           }),
+           py::arg("input_dim"), py::arg("output_dim"), py::arg("dtype") = "float32",
+           py::arg("weight_initializer") = py::none(), py::arg("sparse_grad") = false)
+      .def_readonly("weight", &nn::Embedding::weight);
   py::class_<nn::Dropout, HybridBlock, std::shared_ptr<nn::Dropout>>(m, "Dropout")
       .def(py::init<double>(), py::arg("rate"));
   py::class_<nn::Flatten, HybridBlock, std::shared_ptr<nn::Flatten>>(m, "Flatten").def(py::init<>());

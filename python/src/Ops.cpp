@@ -162,6 +162,16 @@ void bind_np(py::module_ &np_module) {
     return np::split_sizes(x, sizes, axis);
   }, py::arg("ary"), py::arg("indices_or_sections"), py::arg("axis") = 0);
 
+  // Arguments as C++ types: the call runs without the GIL.
+  m.def("take", [](const Tensor &a, const Tensor &indices, std::optional<int64_t> axis,
+                   const std::string &mode) {
+    if (mode != "raise")
+      throw UnsupportedError("take: mode '" + mode + "' is not supported; dlc's take raises "
+                             "an IndexError for an index out of range (mode='raise')");
+    return axis ? np::take(a, indices, *axis) : np::take(a, indices);
+  }, py::arg("a"), py::arg("indices"), py::arg("axis") = py::none(), py::arg("mode") = "raise",
+     GilFree());
+
   py::module_ random = m.def_submodule("random", "Random arrays (MXNet's np.random).");
   random.def("seed", [](uint64_t seed, const py::object &device) { np::random::seed(seed, optional_device(device)); },
              py::arg("seed"), py::arg("device") = py::none());
@@ -298,6 +308,18 @@ void bind_npx(py::module_ &m) {
     return npx::batch_norm_training(x, gamma, beta, eps).output;
   }, py::arg("x"), py::arg("gamma"), py::arg("beta"), py::arg("running_mean"), py::arg("running_var"),
      py::arg("eps") = 1e-3, py::arg("use_global_stats") = false, GilFree());
+  m.def("embedding", [](const Tensor &data, const Tensor &weight, std::optional<int64_t> input_dim,
+                        std::optional<int64_t> output_dim) {
+    const Shape &w = weight.shape();
+    if ((input_dim && (w.size() != 2 || *input_dim != w[0])) ||
+        (output_dim && (w.size() != 2 || *output_dim != w[1]))) {
+      auto text = [](std::optional<int64_t> v) { return v ? std::to_string(*v) : std::string("None"); };
+      throw ShapeError("embedding: the weight " + shape_rules::str(w) + " is not (input_dim, "
+                       "output_dim) = (" + text(input_dim) + ", " + text(output_dim) + ")");
+    }
+    return npx::embedding(data, weight);
+  }, py::arg("data"), py::arg("weight"), py::arg("input_dim") = py::none(),
+     py::arg("output_dim") = py::none(), GilFree());
   auto optional = [](const std::optional<Tensor> &t) { return t ? *t : Tensor(); };
   m.def("layer_norm", [optional](const Tensor &x, const std::optional<Tensor> &gamma,
                                  const std::optional<Tensor> &beta, int64_t axis, double eps) {

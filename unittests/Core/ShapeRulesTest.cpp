@@ -95,3 +95,18 @@ TEST(ShapeRules, BatchNormAndLoss) {
   EXPECT_EQ(softmaxCrossEntropy({4, 2}, {4}).shape, (Shape{4}));
   EXPECT_FALSE(softmaxCrossEntropy({4, 2}, {3}).ok());
 }
+
+TEST(ShapeRules, TakeAndItsGradient) {
+  EXPECT_EQ(take({100, 16}, {4, 7}, 0).shape, (Shape{4, 7, 16}));
+  EXPECT_EQ(take({3, 5, 2}, {6}, 1).shape, (Shape{3, 6, 2}));
+  EXPECT_EQ(take({3, 5, 2}, {}, -1).shape, (Shape{3, 5}));
+  EXPECT_FALSE(take({}, {2}, 0).ok());
+  EXPECT_FALSE(take({3, 5}, {2}, 2).ok());
+  EXPECT_FALSE(take({0, 5}, {2}, 0).ok());
+  EXPECT_EQ(takeBackward({4, 7, 16}, {4, 7}, 0, 100).shape, (Shape{100, 16}));
+  EXPECT_EQ(takeBackward({3, 6, 2}, {6}, 1, 5).shape, (Shape{3, 5, 2}));
+  EXPECT_EQ(takeBackward({3, 6, 2}, {6}, -2, 5).shape, (Shape{3, 5, 2}));
+  EXPECT_FALSE(takeBackward({3, 6, 2}, {7}, 1, 5).ok());
+  EXPECT_FALSE(takeBackward({3, 6, 2}, {6}, 1, -1).ok());
+  EXPECT_FALSE(takeBackward({6}, {2, 3}, 0, 4).ok());
+}

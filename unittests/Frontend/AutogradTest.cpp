@@ -103,6 +103,13 @@ TEST(Autograd, ReductionsAndShapes) {
                 "split (one part used)");
   checkAutograd({a}, [](const Inputs &v) { return v[0].copyto(cpu(1)).copyto(cpu(0)) * 2.0; },
                 "copies across devices");
+  // Indices repeated (their slices' gradients add up), negative and left out.
+  Tensor ids = np::array(std::vector<int64_t>{2, 0, -1, 2, 2, 1}).reshape({2, 3});
+  checkAutograd({a}, [&](const Inputs &v) { return np::take(v[0], ids, 1); }, "take");
+  checkAutograd({a}, [&](const Inputs &v) { return np::take(v[0], ids, -1); }, "take, last axis");
+  checkAutograd({randomTensor({5, 3}, 14)},
+                [&](const Inputs &v) { return npx::embedding(ids.astype(DType::f32), v[0]); },
+                "embedding");
 }
 
 TEST(Autograd, NeuralNetworkOps) {

@@ -798,3 +798,93 @@ TEST(NNOps, InPlaceOptimizerUpdatesWriteTheSameBitsIntoTheirTensors) {
   EXPECT_THROW(invoke_into(sgd, {ws, g, rate}, {}, {ws.reshape({129, 301})}), ShapeError);
   EXPECT_THROW(invoke_into(sgd, {ws, g, rate}, {}, {}), Error);
 }
+
+// take against the definition, element by element: every dtype (it moves bytes), int32
+// and int64 indices, negative ones, every axis; an index out of range names itself.
+TEST(NNOps, TakeGathersSlicesAlongAnAxis) {
+  Tensor x = randomTensor({3, 4, 5}, 81);
+  std::vector<float> xs = x.to_vector<float>();
+  const std::vector<int64_t> ids = {3, -1, 0, 3, 1, -4};
+  for (DType indexType : {DType::i64, DType::i32})
+    for (int64_t axis : {0, 1, 2, -1}) {
+      const int64_t a = axis < 0 ? axis + 3 : axis;
+      const int64_t size = x.shape()[size_t(a)];
+      std::vector<int64_t> valid;
+      for (int64_t id : ids)
+        valid.push_back(id % size); // inside (-size, size), negative ones included
+      Tensor indices = np::array(valid).reshape({2, 3}).astype(indexType);
+      Tensor y = np::take(x, indices, axis);
+      Shape want(x.shape().begin(), x.shape().begin() + a);
+      want.insert(want.end(), {2, 3});
+      want.insert(want.end(), x.shape().begin() + a + 1, x.shape().end());
+      ASSERT_EQ(y.shape(), want) << "axis " << axis;
+      std::vector<float> ys = y.to_vector<float>();
+      // Walk y: (outer, 6 indices, inner) around the axis.
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < a; ++d)
+        outer *= x.shape()[size_t(d)];
+      for (int64_t d = a + 1; d < 3; ++d)
+        inner *= x.shape()[size_t(d)];
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < 6; ++j)
+          for (int64_t c = 0; c < inner; ++c) {
+            int64_t slice = valid[size_t(j)] < 0 ? valid[size_t(j)] + size : valid[size_t(j)];
+            ASSERT_EQ(ys[size_t((o * 6 + j) * inner + c)],
+                      xs[size_t((o * size + slice) * inner + c)])
+                << "axis " << axis << " at " << o << "," << j << "," << c;
+          }
+    }
+  // Without an axis, numpy's take reads the flattened input.
+  EXPECT_EQ(np::take(x, np::array(std::vector<int64_t>{59, 7})).to_vector<float>(),
+            (std::vector<float>{xs[59], xs[7]}));
+  // Bytes of any dtype.
+  Tensor counts = np::array(std::vector<int64_t>{10, 20, 30, 40});
+  EXPECT_EQ(np::take(counts, np::array(std::vector<int64_t>{3, 0, 3}).astype(DType::i32), 0).to_vector<int64_t>(),
+            (std::vector<int64_t>{40, 10, 40}));
+  Tensor half = x.astype(DType::bf16);
+  EXPECT_EQ(np::take(half, np::array(std::vector<int64_t>{1}), 0).astype(DType::f32).to_vector<float>(),
+            np::take(x, np::array(std::vector<int64_t>{1}), 0).astype(DType::bf16).astype(DType::f32).to_vector<float>());
+
+  try {
+    np::take(x, np::array(std::vector<int64_t>{0, 2, 7, 1}), 1).to_vector<float>();
+    FAIL() << "no error for index 7 of an axis of 4";
+  } catch (const IndexError &e) {
+    EXPECT_NE(std::string(e.what()).find("take: index 7 (element 2 of the indices) is outside "
+                                         "[-4, 4) for input 3x4x5"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(np::take(x, np::array(std::vector<int64_t>{-5}), 1).to_vector<float>(), IndexError);
+  EXPECT_THROW(np::take(x, np::array(std::vector<float>{1.f}), 1), DTypeError);
+  EXPECT_THROW(np::take(x, np::array(std::vector<int64_t>{0}), 3), ShapeError);
+  EXPECT_THROW(np::take(np::zeros({0, 2}), np::array(std::vector<int64_t>{0}), 0), ShapeError);
+}
+
+// The gradient adds the slices of ids taken twice; float ids (MXNet 1.x's) are truncated.
+TEST(NNOps, EmbeddingLooksUpRowsAndAddsGradientsOfRepeatedIds) {
+  Tensor weight = randomTensor({6, 4}, 83);
+  std::vector<float> ws = weight.to_vector<float>();
+  Tensor ids = np::array(std::vector<float>{5.f, 1.f, 5.f, 0.f}).reshape({2, 2});
+  Tensor y = npx::embedding(ids, weight);
+  ASSERT_EQ(y.shape(), (Shape{2, 2, 4}));
+  std::vector<float> ys = y.to_vector<float>();
+  const int64_t rows[] = {5, 1, 5, 0};
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t c = 0; c < 4; ++c)
+      ASSERT_EQ(ys[size_t(j * 4 + c)], ws[size_t(rows[j] * 4 + c)]);
+
+  Tensor grad = randomTensor({2, 2, 4}, 84);
+  std::vector<float> gs = grad.to_vector<float>();
+  std::vector<float> dw = npx::take_backward(grad, ids.astype(DType::i64), 0, 6).to_vector<float>();
+  for (int64_t r = 0; r < 6; ++r)
+    for (int64_t c = 0; c < 4; ++c) {
+      float want = 0.f;
+      for (int64_t j = 0; j < 4; ++j)
+        if (rows[j] == r)
+          want += gs[size_t(j * 4 + c)];
+      ASSERT_EQ(dw[size_t(r * 4 + c)], want) << "row " << r;
+    }
+  EXPECT_THROW(npx::embedding(ids, np::ones({6})), ShapeError);
+  EXPECT_THROW(npx::take_backward(grad, ids.astype(DType::i64), 0, 0), ShapeError);
+  EXPECT_THROW(npx::take_backward(grad.astype(DType::f16), ids.astype(DType::i64), 0, 6), DTypeError);
+}

@@ -509,6 +509,41 @@ TEST(EmulatedGpuKernels, ABadLabelIsReportedWithItsRow) {
   }
 }
 
+// take moves elements of every dtype; its gradient adds each column in the indices'
+// order, as the CPU kernels do, so the two agree bit for bit.
+TEST(EmulatedGpuKernels, TakeAndItsGradient) {
+  for (DType indices : {DType::i32, DType::i64}) {
+    for (DType dtype : {DType::f32, DType::f16, DType::bf16, DType::i64, DType::i32, DType::u8})
+      expectAgree("take", {{{7, 5, 3}, dtype, 0, 100}, {{4, 6}, indices, -5, 4}},
+                  Attrs{{"axis", int64_t(1)}}, Tolerance{0, 0});
+    expectAgree("take", {{{50, 16}, DType::f32}, {{3, 9}, indices, 0, 49}}, {}, Tolerance{0, 0});
+    expectAgree("take_backward", {{{3, 9, 16}, DType::f32}, {{3, 9}, indices, -50, 49}},
+                Attrs{{"axis", int64_t(0)}, {"size", int64_t(50)}}, Tolerance{0, 0});
+    // Few slices, many indices: most slices are taken several times.
+    expectAgree("take_backward", {{{7, 40, 3}, DType::f32}, {{40}, indices, -5, 4}},
+                Attrs{{"axis", int64_t(1)}, {"size", int64_t(5)}}, Tolerance{0, 0});
+  }
+}
+
+TEST(EmulatedGpuKernels, AnIndexOutOfRangeIsReportedWithItsPosition) {
+  HostTensor table = randomTensor({{10, 4}, DType::f32});
+  HostTensor ids = randomTensor({{30}, DType::i64, 0, 9});
+  ids.set(17, 10);
+  for (const char *op : {"take", "take_backward"})
+    try {
+      if (std::string(op) == "take")
+        runEmulated(op, {table, ids}, {});
+      else
+        runEmulated(op, {randomTensor({{30, 4}, DType::f32}), ids},
+                    Attrs{{"axis", int64_t(0)}, {"size", int64_t(10)}});
+      FAIL() << op << ": no error for index 10 of an axis of 10";
+    } catch (const IndexError &e) {
+      EXPECT_NE(std::string(e.what()).find("(element 17 of the indices) is outside [-10, 10)"),
+                std::string::npos)
+          << e.what();
+    }
+}
+
 TEST(EmulatedGpuKernels, DropoutDropsTheSameElementsAsTheCpu) {
   for (DType dtype : kFloats)
     for (double ratio : {0.2, 0.5})

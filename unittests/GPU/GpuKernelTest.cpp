@@ -383,6 +383,12 @@ TEST_F(Gpu, LayoutOps) {
   expectGpuMatchesCpu({y}, [](auto &in) { return np::split_sizes(in[0], {1, 4}, 1); }, "split");
   expectGpuMatchesCpu({x}, [](auto &in) { return one(np::reshape(in[0], {6, 4}) * 2.0); },
                       "reshape");
+  // take and its scatter-add: ids repeated and negative.
+  Tensor ids = np::array(std::vector<int64_t>{4, -1, 0, 4, 2, 4});
+  expectGpuMatchesCpu({y, ids}, [](auto &in) { return one(np::take(in[0], in[1], 1)); }, "take");
+  expectGpuMatchesCpu({randomOnCpu({2, 6, 4}, -1, 1, 11), ids},
+                      [](auto &in) { return one(npx::take_backward(in[0], in[1], 1, 5)); },
+                      "take_backward");
 }
 
 TEST_F(Gpu, MatmulAndDense) {

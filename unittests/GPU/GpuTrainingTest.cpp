@@ -225,4 +225,10 @@ TEST_F(GpuTraining, NewLayersTrainOnGpusAsOnTheCpu) {
       dlc::testing::expectClose(cpuSteps[k], gpuSteps[k], 2e-5,
                                 std::string(name) + ", vector #" + std::to_string(k));
   }
+  auto cpuSteps = dlc::testing::embeddingSteps(0, DType::i64, cpu());
+  auto gpuSteps = dlc::testing::embeddingSteps(2, DType::i64, gpu(0));
+  ASSERT_EQ(cpuSteps.size(), gpuSteps.size());
+  for (size_t k = 0; k < cpuSteps.size(); ++k)
+    dlc::testing::expectClose(cpuSteps[k], gpuSteps[k], 2e-5,
+                              "embedding, vector #" + std::to_string(k));
 }

@@ -125,6 +125,37 @@ threeSteps(int mode, const std::function<std::shared_ptr<HybridSequential>()> &m
   return trainSteps(*net, images, labels, mode == 2, compile_options_from_environment());
 }
 
+/// The ids embeddingSteps feeds: repeats (their rows' gradients add up), and rows 2, 4,
+/// 6, 8, 9 and 10 of the 12 never named.
+inline const std::vector<int64_t> &embeddingIds() {
+  static const std::vector<int64_t> ids = {3, 7, 3, 0, 11, 3, 7, 7, 1, 0, 0, 5};
+  return ids;
+}
+
+/// An embedding table (12 x 5) under a classifier, Xavier-initialized from the current seed.
+inline std::shared_ptr<HybridSequential> embeddingNetwork() {
+  auto net = std::make_shared<HybridSequential>();
+  net->add(std::make_shared<nn::Embedding>(12, 5), std::make_shared<nn::Dense>(3));
+  net->initialize(init::Xavier(), {cpu()});
+  autograd::Pause shapes; // the classifier's input size, drawn on the CPU
+  (*net)(np::zeros({1, 3}, DType::i64));
+  return net;
+}
+
+/// trainSteps of embeddingNetwork() on a (4, 3) batch of embeddingIds() of `idType` on
+/// `device`: eager (mode 0), hybridized (1), or the compiled step (2).
+inline std::vector<std::vector<float>> embeddingSteps(int mode, DType idType,
+                                                      Device device = cpu()) {
+  np::random::seed(6);
+  auto net = embeddingNetwork();
+  net->collect_params().reset_device({device});
+  if (mode == 1)
+    net->hybridize();
+  Tensor batch = np::array(embeddingIds()).reshape({4, 3}).astype(idType).copyto(device);
+  Tensor labels = np::array(std::vector<int64_t>{0, 2, 1, 2}).copyto(device);
+  return trainSteps(*net, batch, labels, mode == 2, compile_options_from_environment());
+}
+
 } // namespace dlc::testing
 
 #endif // DLC_UNITTESTS_GLUON_LAYERNETWORKS_H

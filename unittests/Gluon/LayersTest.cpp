@@ -3,6 +3,7 @@
 #include "../../examples/LeafNetwork.h"
 #include "LayerNetworks.h"
 
+#include <algorithm>
 #include <functional>
 
 using namespace dlc;
@@ -422,4 +423,36 @@ TEST(Layers, ReflectionPaddingHybridizesToItsEagerResults) {
   expectClose(eagerGrad, compiledGrad, 1e-5, "input gradients");
   EXPECT_THROW(nn::ReflectionPad2D(-1), ValueError);
   EXPECT_THROW(nn::ReflectionPad2D(5)(x), ShapeError) << "wider than the 5 rows";
+}
+
+// An embedding table under a classifier, fed ids with repeats (their rows' gradients add
+// up), as int64 and as MXNet 1.x's float ids: eager, hybridized and the compiled step end
+// alike, and rows no id names keep their values.
+TEST(Layers, EmbeddingTrainsAlikeEagerlyHybridizedAndCompiled) {
+  auto eager = dlc::testing::embeddingSteps(0, DType::i64);
+  for (auto [mode, idType] : {std::pair<int, DType>{1, DType::i64}, {2, DType::i64},
+                              {0, DType::f32}, {1, DType::f32}, {2, DType::f32}}) {
+    auto other = dlc::testing::embeddingSteps(mode, idType);
+    ASSERT_EQ(other.size(), eager.size());
+    for (size_t k = 0; k < eager.size(); ++k)
+      expectClose(eager[k], other[k], 1e-5,
+                  std::string(mode == 0 ? "eager" : mode == 1 ? "hybridized" : "compiled step") +
+                      " with " + dtype_name(idType) + " ids, vector #" + std::to_string(k));
+  }
+  // The table after the steps against its start.
+  np::random::seed(6);
+  std::vector<float> before =
+      dlc::testing::embeddingNetwork()->collect_params()["0.weight"]->data(cpu()).to_vector<float>();
+  const std::vector<float> &after = eager[3]; // the losses of 3 steps, then the table
+  ASSERT_EQ(after.size(), before.size());
+  const std::vector<int64_t> &ids = dlc::testing::embeddingIds();
+  for (int64_t row = 0; row < 12; ++row) {
+    bool named = std::find(ids.begin(), ids.end(), row) != ids.end();
+    bool moved = false;
+    for (int64_t c = 0; c < 5; ++c)
+      moved = moved || after[size_t(row * 5 + c)] != before[size_t(row * 5 + c)];
+    EXPECT_EQ(moved, named) << "row " << row;
+  }
+  EXPECT_EQ(nn::Embedding(12, 5).kind(), "Embedding(12 -> 5, float32)");
+  EXPECT_THROW(nn::Embedding(0, 5), ValueError);
 }

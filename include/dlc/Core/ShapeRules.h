@@ -74,6 +74,12 @@ Inferred reduce(const Shape &input, const std::vector<int64_t> &axes, bool keepd
 Inferred concat(const std::vector<Shape> &inputs, int64_t axis);
 /// Softmax cross entropy: logits (N, C), labels (N) -> (N).
 Inferred softmaxCrossEntropy(const Shape &logits, const Shape &labels);
+/// take: the slices of `input` along `axis` that `indices` name, the indices' shape in
+/// place of that axis: input[:axis] + indices + input[axis+1:].
+Inferred take(const Shape &input, const Shape &indices, int64_t axis);
+/// take's gradient: the input's shape, whose size along `axis` is `size`, from the
+/// output gradient `grad` (which must have take's result shape).
+Inferred takeBackward(const Shape &grad, const Shape &indices, int64_t axis, int64_t size);
 
 /// Element count; 1 for rank 0. Callers hold shapes of tensors that exist, which
 /// tensorSizeError has vetted.

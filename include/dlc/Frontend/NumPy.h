@@ -106,6 +106,14 @@ std::vector<Tensor> split(const Tensor &x, int64_t sections, int64_t axis = 0);
 std::vector<Tensor> split_sizes(const Tensor &x, const std::vector<int64_t> &sizes,
                                 int64_t axis = 0);
 
+// Indexing.
+/// The slices of `a` along `axis` that `indices` (int32 or int64) name, the indices'
+/// shape in place of the axis; a negative index counts from the end, one outside
+/// [-size, size) is an IndexError naming it (numpy's mode='raise').
+Tensor take(const Tensor &a, const Tensor &indices, int64_t axis);
+/// take from the flattened `a`, as numpy does without an axis.
+Tensor take(const Tensor &a, const Tensor &indices);
+
 } // namespace np
 
 namespace npx {
@@ -152,6 +160,14 @@ Tensor softmax(const Tensor &x, int64_t axis = -1);
 Tensor log_softmax(const Tensor &x, int64_t axis = -1);
 /// (N, d1, d2, ...) to (N, d1*d2*...).
 Tensor batch_flatten(const Tensor &x);
+/// The rows of `weight` (input_dim, output_dim) that the ids in `data` name:
+/// data.shape + (output_dim,), MXNet's Embedding. Float ids (MXNet 1.x feeds them so)
+/// are truncated to integers; an id outside [-input_dim, input_dim) is an IndexError
+/// naming it (negative ones count from the end, as take's do).
+Tensor embedding(const Tensor &data, const Tensor &weight);
+/// take's gradient with respect to its input, float32: zeros with `size` slices along
+/// `axis`, each slice of `grad` added where its index points.
+Tensor take_backward(const Tensor &grad, const Tensor &indices, int64_t axis, int64_t size);
 /// Waits for every queued op on every device; rethrows the first error since last time.
 void waitall();
 } // namespace npx

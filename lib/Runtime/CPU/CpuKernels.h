@@ -24,6 +24,7 @@ void register_reduce_kernels();
 void register_layout_kernels();
 void register_creation_kernels();
 void register_nn_kernels();
+void register_index_kernels(); // IndexKernels.cpp
 void register_optimizer_kernels(); // OptimizerKernels.cpp
 
 /// Element counts from which a loop is split over the device's OpenMP team: below it,

@@ -182,6 +182,7 @@ void register_cpu_kernels() {
   register_layout_kernels();
   register_creation_kernels();
   register_nn_kernels();
+  register_index_kernels();
   register_optimizer_kernels();
 }
 

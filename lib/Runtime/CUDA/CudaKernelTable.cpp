@@ -26,6 +26,7 @@ void register_cuda_kernels() {
   register_elementwise_kernels();
   register_reduce_kernels();
   register_layout_kernels();
+  register_index_kernels();
   register_loss_kernels();
   register_creation_kernels();
   register_blas_kernels();

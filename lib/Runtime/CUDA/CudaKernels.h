@@ -28,6 +28,7 @@ void register_elementwise_kernels(); // ElementwiseKernels.cu
 void register_reduce_kernels();      // ReduceKernels.cu
 void register_layout_kernels();      // LayoutKernels.cu
 void register_loss_kernels();        // LossKernels.cu
+void register_index_kernels();       // IndexKernels.cu
 void register_creation_kernels();    // CreationKernels.cu
 void register_blas_kernels();        // BlasKernels.cpp
 void register_cudnn_kernels();       // CudnnKernels.cpp
@@ -66,6 +67,19 @@ inline unsigned blocks_for(int64_t n) {
 using kernels::AxisSplit;
 using kernels::broadcast_strides;
 using kernels::split_at_axis;
+
+/// Calls f with `indices`' data as `const int32_t *` or `const int64_t *` (class labels,
+/// take's indices); any other dtype is a DTypeError naming `op` and `role`.
+template <typename F>
+void with_integer_data(const TensorRef &indices, const char *op, const char *role, F &&f) {
+  if (indices.dtype == DType::i64)
+    f(indices.as<const int64_t>());
+  else if (indices.dtype == DType::i32)
+    f(indices.as<const int32_t>());
+  else
+    throw DTypeError(std::string(op) + ": " + role + " must be int32 or int64, got " +
+                     dtype_name(indices.dtype));
+}
 
 /// numpy broadcasting on the device: the output's shape and, per operand, its element
 /// strides aligned to the output (0 where it broadcasts). Passed to kernels by value.

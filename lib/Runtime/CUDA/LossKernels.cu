@@ -79,16 +79,6 @@ int *labelCheck(const char *op, int64_t C) {
   return flag->device_pointer();
 }
 
-template <typename F> void withLabels(const TensorRef &labels, const char *op, F &&f) {
-  if (labels.dtype == DType::i64)
-    f(labels.as<const int64_t>());
-  else if (labels.dtype == DType::i32)
-    f(labels.as<const int32_t>());
-  else
-    throw DTypeError(std::string(op) + ": labels must be int32 or int64, got " +
-                     dtype_name(labels.dtype));
-}
-
 // loss (N) from logits (N, C) and labels (N)
 void softmaxCrossEntropy(const KernelArgs &k) {
   OpScope scope(ops::softmax_cross_entropy);
@@ -99,7 +89,7 @@ void softmaxCrossEntropy(const KernelArgs &k) {
   int *flag = labelCheck("softmax_cross_entropy", C);
   dispatch_float_dtype(k.inputs[0], [&](auto tag) {
     using T = decltype(tag);
-    withLabels(k.inputs[1], "softmax_cross_entropy", [&](auto labels) {
+    with_integer_data(k.inputs[1], "softmax_cross_entropy", "labels", [&](auto labels) {
       using Label = std::remove_const_t<std::remove_pointer_t<decltype(labels)>>;
       crossEntropyForward<T, Label><<<blocks_for(N), kThreads, 0, ctx.stream()>>>(
           k.inputs[0].as<const T>(), labels, k.outputs[0].as<T>(), N, C, flag);
@@ -118,7 +108,7 @@ void softmaxCrossEntropyBackward(const KernelArgs &k) {
   int *flag = labelCheck("softmax_cross_entropy_backward", C);
   dispatch_float_dtype(k.inputs[1], [&](auto tag) {
     using T = decltype(tag);
-    withLabels(k.inputs[2], "softmax_cross_entropy_backward", [&](auto labels) {
+    with_integer_data(k.inputs[2], "softmax_cross_entropy_backward", "labels", [&](auto labels) {
       using Label = std::remove_const_t<std::remove_pointer_t<decltype(labels)>>;
       crossEntropyBackward<T, Label><<<blocks_for(N), kThreads, 0, ctx.stream()>>>(
           k.inputs[0].as<const T>(), k.inputs[1].as<const T>(), labels, k.outputs[0].as<T>(), N,

@@ -97,6 +97,9 @@ _LEGACY = {
     "hard_sigmoid": lambda data, alpha=0.2, beta=0.5, **_: _npx.hard_sigmoid(data, alpha, beta),
     "clip": lambda data, a_min, a_max, **_: _np.clip(data, a_min, a_max),
     "SoftmaxActivation": lambda data, **_: _npx.softmax(data, axis=-1),
+    "Embedding": lambda data, weight, input_dim=None, output_dim=None, **_: _npx.embedding(
+        data, weight, input_dim, output_dim),
+    "take": lambda a, indices, axis=0, mode="raise", **_: _np.take(a, indices, axis=axis, mode=mode),
 }
 
 

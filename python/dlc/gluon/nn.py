@@ -2,7 +2,7 @@
 call, as Gluon's deferred initialization does; layers take NCHW input."""
 from .. import _dlc
 from .._dlc.gluon.nn import (ELU, GELU, SELU, Activation, AvgPool2D, BatchNorm, Conv2D,
-                             Conv2DTranspose, Dense,
+                             Conv2DTranspose, Dense, Embedding,
                              Dropout, Flatten, GlobalAvgPool2D, GlobalMaxPool2D, GroupNorm,
                              HardSigmoid, HardSwish, Identity, InstanceNorm, LayerNorm, LeakyReLU,
                              MaxPool2D, PReLU, ReflectionPad2D, SiLU, Swish, UpSampling2D)
@@ -79,4 +79,4 @@ __all__ = ["Block", "HybridBlock", "Sequential", "HybridSequential", "HybridConc
            "GlobalMaxPool2D", "BatchNorm", "Dense", "Dropout", "Flatten", "Activation", "Identity",
            "LeakyReLU", "PReLU", "ELU", "SELU", "GELU", "Swish", "SiLU", "HardSigmoid", "HardSwish",
            "LayerNorm", "InstanceNorm", "GroupNorm", "HybridLambda", "Lambda", "UpSampling2D",
-           "ReflectionPad2D"]
+           "ReflectionPad2D", "Embedding"]

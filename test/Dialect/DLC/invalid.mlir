@@ -1025,3 +1025,41 @@ func.func @prepared_operand_out_of_range(%x: tensor<1x16x8x8xf32>, %w: tensor<16
 func.func @prepared_operands_on_a_function() attributes {dlc.prepared_operands = array<i64: 0>} {
   return
 }
+
+// -----
+
+// take: the axis exists.
+func.func @take_axis(%table: tensor<100x16xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+2 {{axis 2 is out of range for input 100x16}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.take %table, %ids {axis = 2 : i64} : (tensor<100x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// take: integer indices.
+func.func @take_float_indices(%table: tensor<100x16xf32>, %ids: tensor<4xf32>) {
+  // expected-error @+1 {{operand #1 must be statically shaped tensor of}}
+  %0 = dlc.take %table, %ids : (tensor<100x16xf32>, tensor<4xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// take_backward: the gradient is take's result for these indices.
+func.func @take_backward_shape(%d: tensor<5x16xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+2 {{grad 5x16 is not take's result for indices 4 along axis 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.take_backward %d, %ids {size = 100 : i64} : (tensor<5x16xf32>, tensor<4xi64>) -> tensor<100x16xf32>
+  return
+}
+
+// -----
+
+// take_backward: float32 only.
+func.func @take_backward_f16(%d: tensor<4x16xf16>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float values}}
+  %0 = dlc.take_backward %d, %ids {size = 100 : i64} : (tensor<4x16xf16>, tensor<4xi64>) -> tensor<100x16xf16>
+  return
+}

@@ -173,6 +173,17 @@ func.func @gradients(%x: tensor<4x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %dy: te
   return
 }
 
+// CHECK-LABEL: func.func @take
+func.func @take(%table: tensor<100x16xf32>, %ids: tensor<4x7xi64>, %x: tensor<3x5x2xbf16>, %j: tensor<6xi32>) {
+  // CHECK: dlc.take %{{.*}}, %{{.*}} : (tensor<100x16xf32>, tensor<4x7xi64>) -> tensor<4x7x16xf32>
+  %v = dlc.take %table, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<4x7xi64>) -> tensor<4x7x16xf32>
+  // CHECK: dlc.take %{{.*}}, %{{.*}} {axis = -2 : i64} : (tensor<3x5x2xbf16>, tensor<6xi32>) -> tensor<3x6x2xbf16>
+  %t = dlc.take %x, %j {axis = -2 : i64} : (tensor<3x5x2xbf16>, tensor<6xi32>) -> tensor<3x6x2xbf16>
+  // CHECK: dlc.take_backward %{{.*}}, %{{.*}} {size = 100 : i64} : (tensor<4x7x16xf32>, tensor<4x7xi64>) -> tensor<100x16xf32>
+  %d = dlc.take_backward %v, %ids {axis = 0 : i64, size = 100 : i64} : (tensor<4x7x16xf32>, tensor<4x7xi64>) -> tensor<100x16xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @data_parallel
 func.func @data_parallel(%batch: tensor<5x3xf32> {dlc.device = #dlc.device<cpu:0>}) -> tensor<5x3xf32> {
   // CHECK: %[[A:.*]]:2 = dlc.split %{{.*}} : tensor<5x3xf32> -> tensor<3x3xf32>, tensor<2x3xf32>

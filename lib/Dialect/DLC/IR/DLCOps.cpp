@@ -522,6 +522,30 @@ LogicalResult SoftmaxCrossEntropyBackwardOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult TakeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  StringRef name = getOperationName();
+  auto input = shapeOf(loc, name, adaptor.getInput(), "input");
+  auto indices = shapeOf(loc, name, adaptor.getIndices(), "indices");
+  if (failed(input) || failed(indices))
+    return failure();
+  return accept(loc, name, rules::take(*input, *indices, adaptor.getAxis()),
+                elementTypeOf(adaptor.getInput()), results);
+}
+
+LogicalResult TakeBackwardOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &results) {
+  StringRef name = getOperationName();
+  auto grad = shapeOf(loc, name, adaptor.getGradOutput(), "grad_output");
+  auto indices = shapeOf(loc, name, adaptor.getIndices(), "indices");
+  if (failed(grad) || failed(indices))
+    return failure();
+  return accept(loc, name,
+                rules::takeBackward(*grad, *indices, adaptor.getAxis(), adaptor.getSize()),
+                elementTypeOf(adaptor.getGradOutput()), results);
+}
+
 LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {

@@ -792,6 +792,44 @@ def DLC_ArgmaxOp : DLC_Op<"argmax", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def DLC_TakeOp : DLC_Op<"take", [Pure, InferTypeOpAdaptor]> {
+  let summary = "The slices of a tensor along an axis that integer indices name (embedding lookup)";
+  let description = [{
+    `output[i..., j..., k...] = input[i..., indices[j...], k...]` with `i` the dimensions
+    before `axis` and `k` those after it: the result has the indices' shape in place of
+    the axis. An index in `[-size, 0)` counts from the end, as NumPy's; one outside
+    `[-size, size)` is an error naming it when the kernel runs. With `axis = 0` and a
+    `(vocabulary, features)` table this is an embedding lookup; the kernels copy
+    elements of any type.
+
+    ```mlir
+    %vectors = dlc.take %table, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<4x7xi64>) -> tensor<4x7x16xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input, DLC_LabelTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs DLC_Tensor:$output);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+}
+
+def DLC_TakeBackwardOp : DLC_Op<"take_backward", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of take with respect to its input: a scatter-add";
+  let description = [{
+    Zeros of the input's shape (`size` along `axis`), to which each slice of
+    `grad_output` is added at the index that took it; an index taken twice gets the sum,
+    added in the indices' order. Float32 only: the gradient of a 16-bit input is added in
+    float32 and rounded once (casts around this op), so that every device adds alike.
+
+    ```mlir
+    %dtable = dlc.take_backward %dvectors, %ids {axis = 0 : i64, size = 100 : i64} : (tensor<4x7x16xf32>, tensor<4x7xi64>) -> tensor<100x16xf32>
+    ```
+  }];
+  let arguments = (ins DLC_F32Tensor:$grad_output, DLC_LabelTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis, I64Attr:$size);
+  let results = (outs DLC_F32Tensor:$grad_input);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def DLC_SplitOp : DLC_Op<"split", [Pure, SameOperandsAndResultElementType]> {
   let summary = "Cuts a tensor along an axis into consecutive parts";
   let description = [{
