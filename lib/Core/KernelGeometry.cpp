@@ -40,6 +40,18 @@ std::vector<int64_t> transposed_strides(const Shape &input,
   return strides;
 }
 
+SliceWalk slice_walk(const Shape &input, const std::vector<int64_t> &begin,
+                     const std::vector<int64_t> &step) {
+  SliceWalk walk;
+  walk.strides.assign(input.size(), 0);
+  for (int64_t d = int64_t(input.size()) - 1, stride = 1; d >= 0; --d) {
+    walk.base += begin[size_t(d)] * stride;
+    walk.strides[size_t(d)] = step[size_t(d)] * stride;
+    stride *= input[size_t(d)];
+  }
+  return walk;
+}
+
 Pool2DGeometry pool_geometry(const Shape &x, const Shape &y, const Attrs &a) {
   auto pair = [&](const char *name, int64_t fallback) {
     std::vector<int64_t> values = a.get_ints(name, {fallback, fallback});

@@ -202,6 +202,50 @@ Inferred batchNormStats(const Shape &input, int64_t axis, const Shape &param,
   return {param, {}};
 }
 
+Inferred attention(const Shape &query, const Shape &key, const Shape &value, const Shape *mask) {
+  const size_t rank = query.size();
+  if (rank < 2 || key.size() != rank || value.size() != rank)
+    return Inferred::fail("query " + str(query) + ", key " + str(key) + " and value " +
+                          str(value) + " must have one rank, at least 2 (..., length, features)");
+  const Shape batch(query.begin(), query.end() - 2);
+  if (!std::equal(batch.begin(), batch.end(), key.begin()) ||
+      !std::equal(batch.begin(), batch.end(), value.begin()))
+    return Inferred::fail("query " + str(query) + ", key " + str(key) + " and value " +
+                          str(value) + " must have the same leading (batch, head) dimensions");
+  if (key[rank - 1] != query[rank - 1])
+    return Inferred::fail("key " + str(key) + " must have the query's " +
+                          std::to_string(query[rank - 1]) + " features (query " + str(query) +
+                          ")");
+  if (value[rank - 2] != key[rank - 2])
+    return Inferred::fail("value " + str(value) + " must have one row per key (key " +
+                          str(key) + ")");
+  Shape scores = batch;
+  scores.push_back(query[rank - 2]);
+  scores.push_back(key[rank - 2]);
+  if (mask && !broadcastsTo(*mask, scores))
+    return Inferred::fail("mask " + str(*mask) + " does not broadcast to the scores " +
+                          str(scores));
+  Shape out = batch;
+  out.push_back(query[rank - 2]);
+  out.push_back(value[rank - 1]);
+  return {std::move(out), {}};
+}
+
+Inferred layerNormStats(const Shape &input, int64_t axis, const Shape &gamma, const Shape &beta) {
+  int64_t a = normalizeAxis(axis, int64_t(input.size()));
+  if (a < 0)
+    return Inferred::fail("axis " + std::to_string(axis) + " is not a dimension of input " +
+                          str(input));
+  for (auto [param, name] : {std::pair{&gamma, "gamma"}, std::pair{&beta, "beta"}})
+    if (param->size() != 1 || (*param)[0] != input[size_t(a)])
+      return Inferred::fail(std::string(name) + " must be (" + std::to_string(input[size_t(a)]) +
+                            ") for input " + str(input) + " normalized over axis " +
+                            std::to_string(axis) + ", got " + str(*param));
+  Shape stats = input;
+  stats.erase(stats.begin() + a);
+  return {std::move(stats), {}};
+}
+
 Inferred flatten(const Shape &input) {
   if (input.empty())
     return Inferred::fail("input must have rank >= 1, got a scalar");
@@ -315,6 +359,60 @@ Inferred takeBackward(const Shape &grad, const Shape &indices, int64_t axis, int
     return Inferred::fail("grad " + str(grad) + " is not take's result for indices " +
                           str(indices) + " along axis " + std::to_string(axis));
   return {std::move(input), {}};
+}
+
+int64_t sliceLength(int64_t begin, int64_t end, int64_t step) {
+  if (step > 0)
+    return begin < end ? (end - begin + step - 1) / step : 0;
+  return begin > end ? (begin - end - step - 1) / -step : 0;
+}
+
+std::pair<int64_t, int64_t> resolveSlice(std::optional<int64_t> begin, std::optional<int64_t> end,
+                                         int64_t step, int64_t size) {
+  // The lowest and highest positions a bound may take in the step's direction.
+  const int64_t low = step > 0 ? 0 : -1, high = step > 0 ? size : size - 1;
+  auto resolve = [&](std::optional<int64_t> bound, int64_t missing) {
+    if (!bound)
+      return missing;
+    int64_t at = *bound < 0 ? *bound + size : *bound;
+    return std::clamp(at, low, high);
+  };
+  return {resolve(begin, step > 0 ? low : high), resolve(end, step > 0 ? high : low)};
+}
+
+Inferred slice(const Shape &input, const SliceParams &params) {
+  const size_t rank = input.size();
+  if (params.begin.size() != rank || params.end.size() != rank || params.step.size() != rank)
+    return Inferred::fail("begin, end and step need one entry per dimension of input " +
+                          str(input) + ", got " + std::to_string(params.begin.size()) + ", " +
+                          std::to_string(params.end.size()) + " and " +
+                          std::to_string(params.step.size()));
+  Shape out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t begin = params.begin[d], end = params.end[d], step = params.step[d];
+    if (step == 0)
+      return Inferred::fail("the step of axis " + std::to_string(d) + " is 0");
+    const int64_t low = step > 0 ? 0 : -1, high = step > 0 ? input[d] : input[d] - 1;
+    if (begin < low || begin > high || end < low || end > high)
+      return Inferred::fail("axis " + std::to_string(d) + " of input " + str(input) +
+                            ": begin " + std::to_string(begin) + " and end " +
+                            std::to_string(end) + " must lie in [" + std::to_string(low) +
+                            ", " + std::to_string(high) + "] for step " +
+                            std::to_string(step) +
+                            " (positions, with negative indices already resolved)");
+    out[d] = sliceLength(begin, end, step);
+  }
+  return {std::move(out), {}};
+}
+
+Inferred sliceBackward(const Shape &grad, const Shape &input, const SliceParams &params) {
+  Inferred forward = slice(input, params);
+  if (!forward.ok())
+    return forward;
+  if (forward.shape != grad)
+    return Inferred::fail("grad " + str(grad) + " must have the slice's shape " +
+                          str(forward.shape) + " (of input " + str(input) + ")");
+  return {input, {}};
 }
 
 } // namespace dlc::shape_rules

@@ -45,6 +45,8 @@ void registerEveryOp() {
     detail::register_reduce_ops();
     detail::register_layout_ops();
     detail::register_index_ops();
+    detail::register_norm_ops();
+    detail::register_attention_ops();
     detail::register_creation_ops();
     detail::register_nn_ops();
     detail::register_memory_layout_ops();

@@ -11,6 +11,8 @@ void register_linalg_ops();
 void register_reduce_ops();
 void register_layout_ops();
 void register_index_ops();
+void register_norm_ops();
+void register_attention_ops();
 void register_creation_ops();
 void register_nn_ops();
 void register_memory_layout_ops();

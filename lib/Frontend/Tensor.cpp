@@ -203,15 +203,17 @@ Tensor Tensor::astype(DType target) const {
 
 Tensor Tensor::slice(int64_t begin, int64_t end) const {
   requireDefined("slice()");
-  if (trace::Tracer *tracer = trace::Tracer::current(); tracer && tracer->produced(*this))
-    throw UnsupportedError("slicing a value computed inside a hybridized forward is not "
-                           "compiled yet; call hybridize(false) on the block");
   if (shape().empty())
     throw ShapeError("slice(): a 0-d tensor has no axis 0 to slice");
   int64_t rows = shape()[0];
   if (begin < 0 || end > rows || begin > end)
     throw ShapeError("slice(" + std::to_string(begin) + ", " + std::to_string(end) +
                      "): out of range for axis 0 of " + shape_rules::str(shape()));
+  // A value the trace knows (an argument or computed inside the hybridized forward) has
+  // no memory to view: the traced program slices it with dlc.slice.
+  if (trace::Tracer *tracer = trace::Tracer::current();
+      tracer && (tracer->produced(*this) || tracer->find(*this) >= 0))
+    return npx::slice_axis(*this, 0, begin, end);
   detail::make_plain_in_place(*this); // a view shares the tensor's (plain) memory
   auto impl = std::make_shared<Impl>(*impl_);
   impl->shape[0] = end - begin;

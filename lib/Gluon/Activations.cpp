@@ -47,12 +47,12 @@ std::string ELU::kind() const { return "ELU(" + number(alpha_) + ")"; }
 
 Tensor SELU::forward(const Tensor &x) { return npx::selu(x); }
 
-GELU::GELU(std::string approximation) {
-  if (approximation != "erf")
-    throw UnsupportedError("GELU: approximation '" + approximation +
-                           "' is not available; dlc computes the exact GELU ('erf')");
+GELU::GELU(std::string approximation) : tanh_(approximation == "tanh") {
+  if (approximation != "erf" && approximation != "tanh")
+    throw ValueError("GELU: approximation '" + approximation + "' is not one of 'erf' (exact) "
+                     "and 'tanh'");
 }
-Tensor GELU::forward(const Tensor &x) { return npx::gelu(x); }
+Tensor GELU::forward(const Tensor &x) { return tanh_ ? npx::gelu_tanh(x) : npx::gelu(x); }
 
 Swish::Swish(double beta) : beta_(beta) { requireFinite("Swish", "beta", beta); }
 Tensor Swish::forward(const Tensor &x) {

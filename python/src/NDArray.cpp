@@ -34,31 +34,32 @@ int64_t checked_index(int64_t index, int64_t extent, int64_t axis, const Shape &
   return index < 0 ? index + extent : index;
 }
 
-/// Elements [begin, end) along `axis` (a copy unless axis is 0).
-Tensor range_along(const Tensor &x, int64_t axis, int64_t begin, int64_t end) {
-  if (axis == 0)
-    return x.slice(begin, end);
-  int64_t extent = x.shape()[size_t(axis)];
-  if (begin == 0 && end == extent)
-    return x;
-  std::vector<int64_t> sizes;
-  int64_t part = 0;
-  if (begin > 0) {
-    sizes.push_back(begin);
-    part = 1;
-  }
-  if (end == begin) {
-    Shape shape = x.shape();
-    shape[size_t(axis)] = 0;
-    return np::zeros(shape, x.dtype(), x.device());
-  }
-  sizes.push_back(end - begin);
-  if (end < extent)
-    sizes.push_back(extent - end);
-  return np::split_sizes(x, sizes, axis)[size_t(part)];
+/// One slice of an index as a range: Python's start, stop and step (None: missing).
+npx::SliceRange range_of(const py::slice &slice) {
+  auto bound = [](const py::object &value) -> std::optional<int64_t> {
+    if (value.is_none())
+      return std::nullopt;
+    return py::int_(value).cast<int64_t>();
+  };
+  std::optional<int64_t> step = bound(slice.attr("step"));
+  if (step && *step == 0)
+    throw ValueError("ndarray[]: slice step cannot be zero");
+  return {bound(slice.attr("start")), bound(slice.attr("stop")), step.value_or(1)};
 }
 
-/// numpy's basic indexing with integers and step-1 slices (and one Ellipsis).
+bool is_integer_index(const py::object &item) {
+  if (py::isinstance<py::int_>(item))
+    return true;
+  if (py::isinstance<Tensor>(item)) {
+    Tensor t = item.cast<Tensor>();
+    return t.ndim() == 0 && !is_floating(t.dtype());
+  }
+  return py::hasattr(item, "__index__");
+}
+
+/// numpy's basic indexing: integers, slices with any step, None (a new axis of 1) and
+/// one Ellipsis. A step-1 range of axis 0 alone is a view of x; anything else one
+/// dlc.slice (a copy), so that hybridized code slices as eager code does.
 Tensor get_item(const Tensor &x, const py::handle &key) {
   std::vector<py::object> items;
   if (py::isinstance<py::tuple>(key))
@@ -66,56 +67,62 @@ Tensor get_item(const Tensor &x, const py::handle &key) {
       items.push_back(py::reinterpret_borrow<py::object>(item));
   else
     items.push_back(py::reinterpret_borrow<py::object>(key));
-  // Expand an Ellipsis into full slices.
+  const Shape &shape = x.shape();
   size_t explicit_axes = 0;
   for (const py::object &item : items)
-    if (!item.is(py::ellipsis()))
+    if (!item.is(py::ellipsis()) && !item.is_none())
       ++explicit_axes;
-  if (explicit_axes > x.shape().size())
-    throw IndexError("too many indices for an array of shape " + shape_rules::str(x.shape()) +
+  if (explicit_axes > shape.size())
+    throw IndexError("too many indices for an array of shape " + shape_rules::str(shape) +
                      ": " + std::to_string(explicit_axes) + " indices");
-  std::vector<py::object> expanded;
+  std::vector<npx::SliceRange> ranges; // one per axis of x the index names
+  Shape result;                        // the shape after integers and None
   bool seen_ellipsis = false;
+  auto whole_axis = [&] {
+    result.push_back(shape[ranges.size()]);
+    ranges.push_back({});
+  };
   for (const py::object &item : items) {
     if (item.is(py::ellipsis())) {
       if (seen_ellipsis)
         throw IndexError("an index can only have a single ellipsis ('...')");
       seen_ellipsis = true;
-      for (size_t k = explicit_axes; k < x.shape().size(); ++k)
-        expanded.push_back(py::slice(py::none(), py::none(), py::none()));
-    } else {
-      expanded.push_back(item);
-    }
-  }
-  Tensor result = x;
-  int64_t axis = 0; // the axis of `result` the next index applies to
-  for (const py::object &item : expanded) {
-    const Shape &shape = result.shape();
-    if (py::isinstance<py::slice>(item)) {
-      auto [begin, end] = slice_bounds(item.cast<py::slice>(), shape[size_t(axis)], "ndarray[]");
-      result = range_along(result, axis, begin, end);
-      ++axis;
-    } else if (py::isinstance<py::int_>(item) ||
-               (!py::isinstance<Tensor>(item) && py::hasattr(item, "__index__")) ||
-               (py::isinstance<Tensor>(item) && item.cast<Tensor>().ndim() == 0 &&
-                !is_floating(item.cast<Tensor>().dtype()))) {
+      for (size_t k = explicit_axes; k < shape.size(); ++k)
+        whole_axis();
+    } else if (item.is_none()) {
+      result.push_back(1);
+    } else if (py::isinstance<py::slice>(item)) {
+      npx::SliceRange range = range_of(item.cast<py::slice>());
+      int64_t extent = shape[ranges.size()];
+      auto [begin, end] = shape_rules::resolveSlice(range.begin, range.end, range.step, extent);
+      result.push_back(shape_rules::sliceLength(begin, end, range.step));
+      ranges.push_back(range);
+    } else if (is_integer_index(item)) {
+      int64_t axis = int64_t(ranges.size());
       int64_t index = checked_index(py::int_(item).cast<int64_t>(), shape[size_t(axis)], axis,
                                     shape);
-      if (axis == 0) {
-        result = result[index];
-      } else {
-        Tensor part = range_along(result, axis, index, index + 1);
-        Shape squeezed = part.shape();
-        squeezed.erase(squeezed.begin() + axis);
-        result = part.reshape(squeezed);
-      }
+      ranges.push_back({index, index + 1, 1});
     } else {
-      throw IndexError("ndarray[]: dlc supports integers, step-1 slices and '...' as indices; "
+      throw IndexError("ndarray[]: dlc supports integers, slices, None and '...' as indices; "
                        "got " + py::repr(item).cast<std::string>() +
-                       " (advanced indexing by arrays, None and steps are not supported)");
+                       " (advanced indexing by arrays is not supported: use np.take)");
     }
   }
-  return result;
+  while (ranges.size() < shape.size())
+    whole_axis();
+  // Only axis 0 cut, with step 1: Tensor::slice (a view of eager memory).
+  bool only_rows = !ranges.empty() && ranges[0].step == 1;
+  for (size_t d = 1; d < ranges.size() && only_rows; ++d)
+    only_rows = !ranges[d].begin && !ranges[d].end && ranges[d].step == 1;
+  Tensor sliced = x;
+  if (only_rows) {
+    auto [begin, end] = shape_rules::resolveSlice(ranges[0].begin, ranges[0].end, 1, shape[0]);
+    if (begin != 0 || end != shape[0])
+      sliced = x.slice(begin, std::max(begin, end));
+  } else if (!ranges.empty()) {
+    sliced = npx::slice(x, ranges);
+  }
+  return sliced.shape() == result ? sliced : sliced.reshape(result);
 }
 
 /// The view `x[key]` writes go through: axis 0 only, since only those views share memory.

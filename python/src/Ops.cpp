@@ -198,6 +198,38 @@ void bind_npx(py::module_ &m) {
         py::arg("data"), py::arg("axis") = -1, GilFree());
   m.def("log_softmax", [](const Tensor &x, int64_t axis) { return npx::log_softmax(x, axis); },
         py::arg("data"), py::arg("axis") = -1, GilFree());
+  // PyTorch's scaled_dot_product_attention as one fused dlc.attention; dropout applies as
+  // given (pass 0 outside training, as torch's callers do).
+  m.def("scaled_dot_product_attention",
+        [](const Tensor &query, const Tensor &key, const Tensor &value,
+           const std::optional<Tensor> &mask, bool causal, double dropout,
+           std::optional<double> scale) {
+          npx::AttentionOptions options;
+          if (mask)
+            options.mask = *mask;
+          options.causal = causal;
+          options.dropout = dropout;
+          options.scale = scale;
+          return npx::scaled_dot_product_attention(query, key, value, options);
+        },
+        py::arg("query"), py::arg("key"), py::arg("value"), py::arg("mask") = py::none(),
+        py::arg("causal") = false, py::arg("dropout") = 0.0, py::arg("scale") = py::none(),
+        GilFree());
+  // MXNet's masked_softmax / masked_log_softmax (a boolean mask, true: keep).
+  m.def("masked_softmax", [](const Tensor &x, const Tensor &mask, int64_t axis,
+                             double temperature, bool normalize) {
+    if (!normalize)
+      throw UnsupportedError("masked_softmax: normalize=False is not supported");
+    return npx::masked_softmax(x, mask, axis, temperature);
+  }, py::arg("data"), py::arg("mask"), py::arg("axis") = -1, py::arg("temperature") = 1.0,
+     py::arg("normalize") = true, GilFree());
+  m.def("masked_log_softmax", [](const Tensor &x, const Tensor &mask, int64_t axis,
+                                 double temperature, bool normalize) {
+    if (!normalize)
+      throw UnsupportedError("masked_log_softmax: normalize=False is not supported");
+    return npx::masked_log_softmax(x, mask, axis, temperature);
+  }, py::arg("data"), py::arg("mask"), py::arg("axis") = -1, py::arg("temperature") = 1.0,
+     py::arg("normalize") = true, GilFree());
   m.def("activation", [](const Tensor &x, const std::string &act_type) {
     return gluon::nn::activate(act_type, x);
   }, py::arg("data"), py::arg("act_type") = "relu", GilFree());
@@ -320,6 +352,23 @@ void bind_npx(py::module_ &m) {
     return npx::embedding(data, weight);
   }, py::arg("data"), py::arg("weight"), py::arg("input_dim") = py::none(),
      py::arg("output_dim") = py::none(), GilFree());
+  // MXNet's npx.slice: begin and end tuples whose entries may be None, step likewise.
+  m.def("slice", [](const Tensor &data, const std::vector<std::optional<int64_t>> &begin,
+                    const std::vector<std::optional<int64_t>> &end,
+                    const std::optional<std::vector<std::optional<int64_t>>> &step) {
+    if (begin.size() != end.size() || (step && step->size() != begin.size()))
+      throw ValueError("slice: begin, end and step must have one entry per sliced axis, got " +
+                       std::to_string(begin.size()) + ", " + std::to_string(end.size()) +
+                       " and " + std::to_string(step ? step->size() : begin.size()));
+    std::vector<npx::SliceRange> ranges;
+    for (size_t d = 0; d < begin.size(); ++d)
+      ranges.push_back({begin[d], end[d], step ? (*step)[d].value_or(1) : 1});
+    return npx::slice(data, ranges);
+  }, py::arg("data"), py::arg("begin"), py::arg("end"), py::arg("step") = py::none(), GilFree());
+  m.def("slice_axis", [](const Tensor &data, int64_t axis, int64_t begin,
+                         std::optional<int64_t> end) {
+    return npx::slice_axis(data, axis, begin, end);
+  }, py::arg("data"), py::arg("axis"), py::arg("begin"), py::arg("end"), GilFree());
   auto optional = [](const std::optional<Tensor> &t) { return t ? *t : Tensor(); };
   m.def("layer_norm", [optional](const Tensor &x, const std::optional<Tensor> &gamma,
                                  const std::optional<Tensor> &beta, int64_t axis, double eps) {

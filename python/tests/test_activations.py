@@ -95,8 +95,12 @@ def test_npx_functions_and_mxnet_names():
         npx.leaky_relu(x, act_type="rrelu")
     with pytest.raises(ValueError, match="gamma"):
         npx.leaky_relu(x, act_type="prelu")
-    with pytest.raises(NotImplementedError, match="tanh"):
-        nn.GELU("tanh")
+    with pytest.raises(ValueError, match="'erf' \\(exact\\) and 'tanh'"):
+        nn.GELU("sigmoid")
+    t = x.asnumpy()
+    onp.testing.assert_allclose(
+        nn.GELU("tanh")(x).asnumpy(),
+        0.5 * t * (1 + onp.tanh(onp.sqrt(2 / onp.pi) * (t + 0.044715 * t ** 3))), rtol=1e-5)
 
 
 MXNET_SCRIPT = """

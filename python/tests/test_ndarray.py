@@ -127,8 +127,7 @@ def test_indexing_and_assignment():
         a[2]
     with pytest.raises(IndexError):
         a[0, 0, 0, 0]
-    with pytest.raises(NotImplementedError):
-        a[::2]
+    onp.testing.assert_array_equal(a[::2, ::-1].asnumpy(), a_np[::2, ::-1])  # steps copy
     with pytest.raises(IndexError):
         a[np.array([0, 1], dtype="int64")]
     a[0] = 5

@@ -96,6 +96,50 @@ TEST(ShapeRules, BatchNormAndLoss) {
   EXPECT_FALSE(softmaxCrossEntropy({4, 2}, {3}).ok());
 }
 
+TEST(ShapeRules, SlicesResolveAsPythonsAndKeepTheirRank) {
+  // resolveSlice is Python's slice.indices.
+  EXPECT_EQ(resolveSlice(std::nullopt, std::nullopt, 1, 5), std::make_pair(int64_t(0), int64_t(5)));
+  EXPECT_EQ(resolveSlice(-2, std::nullopt, 1, 5), std::make_pair(int64_t(3), int64_t(5)));
+  EXPECT_EQ(resolveSlice(1, 99, 2, 5), std::make_pair(int64_t(1), int64_t(5)));
+  EXPECT_EQ(resolveSlice(std::nullopt, std::nullopt, -1, 5), std::make_pair(int64_t(4), int64_t(-1)));
+  EXPECT_EQ(resolveSlice(-99, 3, -1, 5), std::make_pair(int64_t(-1), int64_t(3)));
+  EXPECT_EQ(sliceLength(4, -1, -1), 5);
+  EXPECT_EQ(sliceLength(4, -1, -2), 3);
+  EXPECT_EQ(sliceLength(1, 5, 2), 2);
+  EXPECT_EQ(sliceLength(3, 1, 1), 0);
+  EXPECT_EQ(slice({4, 5, 6}, {{0, 4, 1}, {4, 3, 6}, {1, -1, 1}}).shape, (Shape{4, 1, 5}));
+  EXPECT_EQ(slice({4, 5, 6}, {{3, 0, 0}, {-1, 5, 6}, {-1, 2, 3}}).shape, (Shape{4, 3, 2}));
+  EXPECT_FALSE(slice({4, 5}, {{0}, {4}, {1}}).ok());          // one entry per axis
+  EXPECT_FALSE(slice({4, 5}, {{0, 0}, {4, 5}, {1, 0}}).ok());  // a step of 0
+  EXPECT_FALSE(slice({4, 5}, {{-1, 0}, {4, 5}, {1, 1}}).ok()); // -1 only with a negative step
+  EXPECT_FALSE(slice({4, 5}, {{0, 0}, {4, 6}, {1, 1}}).ok());  // past the end
+  EXPECT_EQ(sliceBackward({2, 5}, {4, 5}, {{0, 0}, {4, 5}, {2, 1}}).shape, (Shape{4, 5}));
+  EXPECT_FALSE(sliceBackward({3, 5}, {4, 5}, {{0, 0}, {4, 5}, {2, 1}}).ok());
+}
+
+TEST(ShapeRules, LayerNormStatisticsDropTheNormalizedAxis) {
+  EXPECT_EQ(layerNormStats({4, 7, 16}, -1, {16}, {16}).shape, (Shape{4, 7}));
+  EXPECT_EQ(layerNormStats({4, 7, 16}, 1, {7}, {7}).shape, (Shape{4, 16}));
+  EXPECT_EQ(layerNormStats({5}, 0, {5}, {5}).shape, Shape{});
+  EXPECT_FALSE(layerNormStats({4, 7}, 2, {7}, {7}).ok());
+  EXPECT_FALSE(layerNormStats({4, 7}, -1, {4}, {7}).ok());
+  EXPECT_FALSE(layerNormStats({4, 7}, -1, {7}, {1, 7}).ok());
+}
+
+TEST(ShapeRules, AttentionKeepsTheQueriesAndTheValuesFeatures) {
+  Shape mask{1, 1, 7, 9}, padding{2, 1, 1, 9}, wrong{1, 1, 9, 7};
+  EXPECT_EQ(attention({2, 4, 7, 16}, {2, 4, 9, 16}, {2, 4, 9, 8}, nullptr).shape,
+            (Shape{2, 4, 7, 8}));
+  EXPECT_EQ(attention({2, 4, 7, 16}, {2, 4, 9, 16}, {2, 4, 9, 8}, &mask).shape,
+            (Shape{2, 4, 7, 8}));
+  EXPECT_TRUE(attention({2, 4, 7, 16}, {2, 4, 9, 16}, {2, 4, 9, 8}, &padding).ok());
+  EXPECT_FALSE(attention({2, 4, 7, 16}, {2, 4, 9, 16}, {2, 4, 9, 8}, &wrong).ok());
+  EXPECT_FALSE(attention({2, 4, 7, 16}, {2, 4, 9, 15}, {2, 4, 9, 8}, nullptr).ok());
+  EXPECT_FALSE(attention({2, 4, 7, 16}, {2, 4, 9, 16}, {2, 4, 8, 8}, nullptr).ok());
+  EXPECT_FALSE(attention({2, 4, 7, 16}, {2, 3, 9, 16}, {2, 3, 9, 8}, nullptr).ok());
+  EXPECT_FALSE(attention({16}, {16}, {16}, nullptr).ok());
+}
+
 TEST(ShapeRules, TakeAndItsGradient) {
   EXPECT_EQ(take({100, 16}, {4, 7}, 0).shape, (Shape{4, 7, 16}));
   EXPECT_EQ(take({3, 5, 2}, {6}, 1).shape, (Shape{3, 6, 2}));

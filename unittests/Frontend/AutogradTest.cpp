@@ -110,6 +110,19 @@ TEST(Autograd, ReductionsAndShapes) {
   checkAutograd({randomTensor({5, 3}, 14)},
                 [&](const Inputs &v) { return npx::embedding(ids.astype(DType::f32), v[0]); },
                 "embedding");
+  // Strided slices (negative steps, a clamped end) and slice_backward, which is linear.
+  using R = npx::SliceRange;
+  checkAutograd({randomTensor({4, 5, 6}, 15)},
+                [](const Inputs &v) {
+                  return npx::slice(v[0], {R{1, std::nullopt, 2}, R{-1, std::nullopt, -2},
+                                           R{1, 99, 1}});
+                },
+                "slice");
+  checkAutograd({randomTensor({2, 3}, 16)},
+                [](const Inputs &v) {
+                  return npx::slice_backward(v[0], {4, 3}, {3, 0}, {-1, 3}, {-2, 1});
+                },
+                "slice_backward");
 }
 
 TEST(Autograd, NeuralNetworkOps) {
@@ -134,6 +147,18 @@ TEST(Autograd, NeuralNetworkOps) {
   Tensor images = randomTensor({2, 4, 3, 3}, 21) * 2.0;
   checkAutograd({images, randomTensor({3}, 22), randomTensor({3}, 23)},
                 [](const Inputs &v) { return npx::layer_norm(v[0], v[1], v[2]); }, "layer_norm");
+  Tensor keep = randomTensor({2, 1, 3, 3}, 28) > np::zeros({2, 1, 3, 3});
+  checkAutograd({images}, [keep](const Inputs &v) { return npx::masked_softmax(v[0], keep, -1, 1.5); },
+                "masked_softmax");
+  checkAutograd({images},
+                [keep](const Inputs &v) {
+                  // The -inf of masked elements would make finite differences meaningless.
+                  return np::where(keep, npx::masked_log_softmax(v[0], keep, 2), np::zeros({}));
+                },
+                "masked_log_softmax");
+  checkAutograd({images, randomTensor({4}, 26), randomTensor({4}, 27)},
+                [](const Inputs &v) { return npx::layer_norm(v[0], v[1], v[2], 1); },
+                "layer_norm over axis 1");
   checkAutograd({images, randomTensor({4}, 24), randomTensor({4}, 25)},
                 [](const Inputs &v) { return npx::instance_norm(v[0], v[1], v[2]); },
                 "instance_norm");

@@ -288,6 +288,96 @@ TEST(NNOps, LayerInstanceAndGroupNormsAgainstTheirDefinitions) {
   EXPECT_THROW(npx::layer_norm(x, Tensor(), Tensor(), 4), ShapeError);   // no axis 4
 }
 
+// Masked softmax against a loop over rows: masked elements and fully masked rows give 0
+// (log: -inf), the rest a softmax of the kept ones at the temperature; the mask
+// broadcasts (a (1, 5) padding mask over (3, 5) scores) and any axis works.
+TEST(NNOps, MaskedSoftmaxKeepsOnlyTheUnmaskedElements) {
+  Tensor x = randomTensor({3, 5}, 96) * 4.0;
+  std::vector<float> xs = x.to_vector<float>();
+  std::vector<int64_t> keep = {1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 1};
+  Tensor mask = np::array(keep).reshape({3, 5}) > np::zeros({3, 5}, DType::i64);
+  const double temperature = 2.0;
+  std::vector<float> y = npx::masked_softmax(x, mask, -1, temperature).to_vector<float>();
+  std::vector<float> logY = npx::masked_log_softmax(x, mask, 1, temperature).to_vector<float>();
+  for (int64_t r = 0; r < 3; ++r) {
+    double total = 0;
+    for (int64_t c = 0; c < 5; ++c)
+      if (keep[size_t(r * 5 + c)])
+        total += std::exp(xs[size_t(r * 5 + c)] / temperature);
+    for (int64_t c = 0; c < 5; ++c) {
+      size_t i = size_t(r * 5 + c);
+      double want = keep[i] ? std::exp(xs[i] / temperature) / total : 0.0;
+      EXPECT_NEAR(y[i], want, 1e-6) << "row " << r << ", column " << c;
+      if (keep[i])
+        EXPECT_NEAR(logY[i], std::log(want), 1e-5) << "row " << r << ", column " << c;
+      else
+        EXPECT_TRUE(std::isinf(logY[i]) && logY[i] < 0) << "row " << r << ", column " << c;
+    }
+  }
+  // A broadcast mask along axis 0.
+  Tensor columns = np::array(std::vector<int64_t>{1, 1, 0}).reshape({3, 1}) >
+                   np::zeros({3, 1}, DType::i64);
+  std::vector<float> byColumn = npx::masked_softmax(x, columns, 0).to_vector<float>();
+  for (int64_t c = 0; c < 5; ++c) {
+    double a = std::exp(xs[size_t(c)]), b = std::exp(xs[size_t(5 + c)]);
+    EXPECT_NEAR(byColumn[size_t(c)], a / (a + b), 1e-6);
+    EXPECT_EQ(byColumn[size_t(10 + c)], 0.f);
+  }
+  EXPECT_THROW(npx::masked_softmax(x, x, -1), DTypeError);
+  EXPECT_THROW(npx::masked_softmax(x, mask, -1, 0.0), ValueError);
+}
+
+// dlc.layer_norm's fast kernels (float32 vector lanes, row chunks for gamma's and beta's
+// gradients) against the reference's double sums: over the last axis of many rows and a
+// middle axis, in float32 and bfloat16; and its statistics are the rows' own.
+TEST(NNOps, LayerNormFastKernelsMatchTheReference) {
+  for (auto [shape, axis] : {std::pair<Shape, int64_t>{{3, 70, 200}, -1}, {{4, 9, 5}, 1}}) {
+    const int64_t n = shape[size_t(axis < 0 ? axis + 3 : axis)];
+    Tensor x = randomTensor(shape, 91) * 3.0 + 1.0, dy = randomTensor(shape, 92);
+    Tensor gamma = randomTensor({n}, 93), beta = randomTensor({n}, 94);
+    for (DType dtype : {DType::f32, DType::bf16}) {
+      Tensor xt = x.astype(dtype), dyt = dy.astype(dtype);
+      auto run = [&] {
+        npx::LayerNormResult r = npx::layer_norm_with_stats(xt, gamma, beta, axis);
+        npx::LayerNormGrads g = npx::layer_norm_backward(dyt, xt, gamma, r.mean, r.var, axis);
+        return std::vector<Tensor>{r.output, r.mean, r.var, g.input, g.gamma, g.beta};
+      };
+      if (dtype == DType::f32) {
+        expectFastMatchesReference(run, "layer_norm, float32");
+        continue;
+      }
+      // bfloat16 results: float32 and double sums may round to neighbouring values.
+      std::vector<Tensor> fast = run();
+      use_reference_kernels(true);
+      std::vector<Tensor> reference = run();
+      use_reference_kernels(false);
+      for (size_t k = 0; k < fast.size(); ++k) {
+        std::vector<float> f = fast[k].astype(DType::f32).to_vector<float>(),
+                           r = reference[k].astype(DType::f32).to_vector<float>();
+        for (size_t i = 0; i < f.size(); ++i)
+          ASSERT_NEAR(f[i], r[i], 8e-3 * std::max(1.f, std::abs(r[i])))
+              << "layer_norm, bfloat16, result " << k << " at " << i;
+      }
+    }
+    npx::LayerNormResult r = npx::layer_norm_with_stats(x, gamma, beta, axis);
+    int64_t a = axis < 0 ? axis + 3 : axis;
+    Tensor centred = x - np::mean(x, {a}, /*keepdims=*/true);
+    std::vector<float> mean = np::mean(x, {a}).to_vector<float>(),
+                       var = np::mean(centred * centred, {a}).to_vector<float>();
+    std::vector<float> gotMean = r.mean.to_vector<float>(), gotVar = r.var.to_vector<float>();
+    ASSERT_EQ(gotMean.size(), mean.size());
+    for (size_t i = 0; i < mean.size(); ++i) {
+      ASSERT_NEAR(gotMean[i], mean[i], 1e-5) << "row " << i;
+      ASSERT_NEAR(gotVar[i], var[i], 1e-4 * var[i]) << "row " << i;
+    }
+  }
+  Tensor x = randomTensor({2, 3}, 95);
+  EXPECT_THROW(npx::layer_norm_with_stats(x, np::ones({3}, DType::f16), np::zeros({3})),
+               DTypeError);
+  EXPECT_THROW(npx::layer_norm_backward(x, x, np::ones({3}), np::zeros({3}), np::ones({2})),
+               ShapeError); // statistics of 2 rows
+}
+
 // pad against numpy's definition, read index by index: constant fills, edge clamps,
 // reflect mirrors without repeating the edge; on 2 axes at once and at the widest
 // reflection (size - 1).
@@ -801,6 +891,56 @@ TEST(NNOps, InPlaceOptimizerUpdatesWriteTheSameBitsIntoTheirTensors) {
 
 // take against the definition, element by element: every dtype (it moves bytes), int32
 // and int64 indices, negative ones, every axis; an index out of range names itself.
+// Slices against an index walk written here: every element of y is x at begin + i * step
+// along each axis, NumPy's bounds (negative, clamped, reversed, empty).
+TEST(NNOps, StridedSlicesReadWhatNumPysWould) {
+  using R = npx::SliceRange;
+  Tensor x = randomTensor({4, 5, 6}, 82) * 10.0;
+  struct Case {
+    std::vector<R> ranges;
+    Shape shape;
+    std::vector<int64_t> begin, step; // resolved
+  };
+  const std::vector<Case> cases = {
+      {{R{1, 3, 1}}, {2, 5, 6}, {1, 0, 0}, {1, 1, 1}},
+      {{R{}, R{1, std::nullopt, 2}, R{-1, std::nullopt, -2}}, {4, 2, 3}, {0, 1, 5}, {1, 2, -2}},
+      {{R{std::nullopt, std::nullopt, -1}, R{-99, 99, 3}, R{-2, -6, -1}}, {4, 2, 4}, {3, 0, 4}, {-1, 3, -1}},
+      {{R{}, R{}, R{2, -1, 1}}, {4, 5, 3}, {0, 0, 2}, {1, 1, 1}},
+      {{R{3, 1, 1}}, {0, 5, 6}, {3, 0, 0}, {1, 1, 1}}, // empty
+  };
+  for (DType type : {DType::f32, DType::bf16, DType::i32})
+    for (size_t n = 0; n < cases.size(); ++n) {
+      const Case &c = cases[n];
+      Tensor y = npx::slice(x.astype(type), c.ranges);
+      ASSERT_EQ(y.shape(), c.shape) << "case " << n;
+      ASSERT_EQ(y.dtype(), type);
+      std::vector<float> ys = y.astype(DType::f32).to_vector<float>();
+      std::vector<float> xs = x.astype(type).astype(DType::f32).to_vector<float>();
+      for (int64_t i = 0; i < c.shape[0]; ++i)
+        for (int64_t j = 0; j < c.shape[1]; ++j)
+          for (int64_t k = 0; k < c.shape[2]; ++k) {
+            int64_t a = c.begin[0] + i * c.step[0], b = c.begin[1] + j * c.step[1],
+                    d = c.begin[2] + k * c.step[2];
+            float want = xs[size_t((a * 5 + b) * 6 + d)];
+            float at = ys[size_t((i * c.shape[1] + j) * c.shape[2] + k)];
+            ASSERT_EQ(at, want) << dtype_name(type) << ", case " << n << " at " << i << ","
+                                << j << "," << k;
+          }
+    }
+  // slice_axis, and Tensor::slice's view, read the same rows.
+  EXPECT_EQ(npx::slice_axis(x, -1, 2, std::nullopt).shape(), (Shape{4, 5, 4}));
+  EXPECT_EQ(npx::slice_axis(x, 0, 1, 3).to_vector<float>(), x.slice(1, 3).to_vector<float>());
+  // The gradient puts the slice back where it was read, zeros elsewhere.
+  Tensor g = npx::slice_backward(np::ones({2, 3}), {4, 3}, {3, 0}, {-1, 3}, {-2, 1});
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1}));
+  // Bad input is named.
+  EXPECT_THROW(npx::slice(x, {R{0, 2, 0}}), ValueError);
+  EXPECT_THROW(npx::slice(x, {R{}, R{}, R{}, R{}}), ShapeError);
+  EXPECT_THROW(npx::slice_axis(x, 3, 0, 1), ShapeError);
+  EXPECT_THROW(npx::slice_backward(np::ones({3, 3}), {4, 3}, {3, 0}, {-1, 3}, {-2, 1}),
+               ShapeError);
+}
+
 TEST(NNOps, TakeGathersSlicesAlongAnAxis) {
   Tensor x = randomTensor({3, 4, 5}, 81);
   std::vector<float> xs = x.to_vector<float>();

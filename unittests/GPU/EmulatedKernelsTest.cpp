@@ -525,6 +525,90 @@ TEST(EmulatedGpuKernels, TakeAndItsGradient) {
   }
 }
 
+TEST(EmulatedGpuKernels, AttentionAndItsGradient) {
+  // Causal with a boolean padding mask and dropout; an additive mask; unequal lengths and
+  // features; more keys than a block has threads.
+  struct Case {
+    Shape q, k, v;
+    std::optional<Input> mask;
+    Attrs attrs;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 9, 8}, {2, 3, 9, 8}, {2, 3, 9, 8}, Input{{2, 1, 1, 9}, DType::boolean, 0, 1},
+       Attrs{{"scale", 0.35}, {"causal", true}, {"dropout", 0.25}}},
+      {{3, 5, 6}, {3, 300, 6}, {3, 300, 4}, Input{{5, 300}, DType::f32},
+       Attrs{{"scale", 0.4}}},
+  };
+  for (const Case &c : cases)
+    for (DType dtype : kFloats) {
+      std::vector<Input> in{{c.q, dtype}, {c.k, dtype}, {c.v, dtype}};
+      if (c.mask) {
+        Input mask = *c.mask;
+        if (mask.dtype != DType::boolean)
+          mask.dtype = dtype;
+        in.push_back(mask);
+      }
+      Tolerance tolerance = dtype == DType::f32 ? Tolerance{1e-5, 1e-4} : Tolerance{2e-2, 2e-2};
+      Attrs forwardAttrs = c.attrs; // the backward reads the seed from the forward's result
+      forwardAttrs.set("seed", int64_t(5));
+      expectAgree("attention", in, forwardAttrs, tolerance);
+      // The backward from a forward's own output, log-sum-exp and seed.
+      std::vector<HostTensor> forwardIn;
+      for (const Input &i : in)
+        forwardIn.push_back(randomTensor(i));
+      std::vector<HostTensor> forward = runEmulated("attention", forwardIn, forwardAttrs);
+      Shape outShape = c.q;
+      outShape.back() = c.v.back();
+      std::vector<HostTensor> backwardIn{randomTensor({outShape, dtype}), forwardIn[0],
+                                         forwardIn[1], forwardIn[2], forward[0], forward[1],
+                                         forward[2]};
+      if (c.mask)
+        backwardIn.push_back(forwardIn[3]);
+      BothRuns run = runBoth("attention_backward", backwardIn, c.attrs);
+      for (size_t i = 0; i < run.reference.size(); ++i)
+        EXPECT_TRUE(sameValues(run.emulated[i], run.reference[i],
+                               dtype == DType::f32 ? Tolerance{1e-4, 1e-3} : Tolerance{5e-2, 5e-2}))
+            << "attention_backward output " << i << ", " << dtype_name(dtype);
+    }
+}
+
+TEST(EmulatedGpuKernels, LayerNormAndItsGradient) {
+  // The last axis (a transformer's features, longer than a block) and a middle one.
+  for (auto [shape, axis] : {std::pair<Shape, int64_t>{{3, 5, 300}, -1}, {{4, 7, 3}, 1}})
+    for (DType dtype : kFloats) {
+      const int64_t n = shape[size_t(axis < 0 ? axis + 3 : axis)];
+      Shape stats = shape;
+      stats.erase(stats.begin() + (axis < 0 ? axis + 3 : axis));
+      Attrs attrs{{"axis", axis}, {"epsilon", 1e-5}};
+      Tolerance tolerance = dtype == DType::f32 ? Tolerance{1e-5, 1e-5} : Tolerance{1e-2, 1e-2};
+      expectAgree("layer_norm", {{shape, dtype}, {{n}, DType::f32}, {{n}, DType::f32}}, attrs,
+                  tolerance);
+      // Statistics as a forward would give them: variances positive.
+      expectAgree("layer_norm_backward",
+                  {{shape, dtype}, {shape, dtype}, {{n}, DType::f32}, {stats, DType::f32},
+                   {stats, DType::f32, 0.5, 2}},
+                  attrs, dtype == DType::f32 ? Tolerance{1e-4, 1e-4} : Tolerance{3e-2, 3e-2});
+    }
+}
+
+TEST(EmulatedGpuKernels, StridedSlicesAndTheirGradient) {
+  // Reversed, strided and plain axes; an empty slice; a 1-element-wide last axis.
+  const Attrs strided{{"begin", std::vector<int64_t>{5, 1, 0}},
+                      {"end", std::vector<int64_t>{-1, 7, 3}},
+                      {"step", std::vector<int64_t>{-2, 3, 1}}};
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16, DType::i64, DType::i32, DType::u8})
+    expectAgree("slice", {{{7, 8, 3}, dtype, 0, 100}}, strided, Tolerance{0, 0});
+  expectAgree("slice", {{{7, 8, 3}, DType::f32}},
+              Attrs{{"begin", std::vector<int64_t>{0, 4, 2}},
+                    {"end", std::vector<int64_t>{7, 4, 3}},
+                    {"step", std::vector<int64_t>{1, 1, 1}}},
+              Tolerance{0, 0});
+  Attrs back = strided;
+  back.set("shape", std::vector<int64_t>{7, 8, 3});
+  for (DType dtype : {DType::f32, DType::bf16})
+    expectAgree("slice_backward", {{{3, 2, 3}, dtype}}, back, Tolerance{0, 0});
+}
+
 TEST(EmulatedGpuKernels, AnIndexOutOfRangeIsReportedWithItsPosition) {
   HostTensor table = randomTensor({{10, 4}, DType::f32});
   HostTensor ids = randomTensor({{30}, DType::i64, 0, 9});

@@ -389,6 +389,24 @@ TEST_F(Gpu, LayoutOps) {
   expectGpuMatchesCpu({randomOnCpu({2, 6, 4}, -1, 1, 11), ids},
                       [](auto &in) { return one(npx::take_backward(in[0], in[1], 1, 5)); },
                       "take_backward");
+  // Layer norm over the last and a middle axis, and its gradients.
+  Tensor gamma = randomOnCpu({4}, -1, 1, 13), beta = randomOnCpu({4}, -1, 1, 14);
+  expectGpuMatchesCpu({y, gamma, beta}, [](auto &in) {
+    npx::LayerNormResult r = npx::layer_norm_with_stats(in[0], in[1], in[2]);
+    npx::LayerNormGrads g = npx::layer_norm_backward(in[0] * 3.0, in[0], in[1], r.mean, r.var);
+    return std::vector<Tensor>{r.output, r.mean, r.var, g.input, g.gamma, g.beta};
+  }, "layer_norm");
+  expectGpuMatchesCpu({x, randomOnCpu({3}, -1, 1, 15), beta.slice(0, 3)}, [](auto &in) {
+    return one(npx::layer_norm(in[0], in[1], in[2], 1));
+  }, "layer_norm over axis 1");
+  // Strided slices (one reversed) and their gradient.
+  using R = npx::SliceRange;
+  expectGpuMatchesCpu({y}, [](auto &in) {
+    return one(npx::slice(in[0], {R{}, R{-1, std::nullopt, -2}, R{1, 3, 1}}));
+  }, "slice");
+  expectGpuMatchesCpu({randomOnCpu({2, 3, 2}, -1, 1, 12)}, [](auto &in) {
+    return one(npx::slice_backward(in[0], {2, 5, 4}, {0, 4, 1}, {2, -1, 3}, {1, -2, 1}));
+  }, "slice_backward");
 }
 
 TEST_F(Gpu, MatmulAndDense) {

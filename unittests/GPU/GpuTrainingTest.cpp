@@ -216,7 +216,9 @@ TEST_F(GpuTraining, NewLayersTrainOnGpusAsOnTheCpu) {
   const std::pair<const char *, Make> networks[] = {
       {"activations", dlc::testing::activationNetwork},
       {"transposed convolution", dlc::testing::upSamplingNetwork},
-      {"normalization", dlc::testing::normalizationNetwork}};
+      {"normalization", dlc::testing::normalizationNetwork},
+      {"slicing", dlc::testing::slicingNetwork},
+      {"attention", dlc::testing::attentionNetwork}};
   for (const auto &[name, make] : networks) {
     auto cpuSteps = dlc::testing::threeSteps(0, make, cpu());
     auto gpuSteps = dlc::testing::threeSteps(2, make, gpu(0));

@@ -268,6 +268,45 @@ TEST(Hybridize, ElementwiseChainRunsAsOneFusedKernel) {
       << "the trace itself is unfused";
 }
 
+namespace {
+/// Attention written in steps, as code ported from frameworks without a fused op does:
+/// scores, a scale, a padding mask, softmax, the weighted values.
+class UnfusedAttention : public HybridBlock {
+public:
+  Tensor forward(const Tensor &x) override {
+    Tensor q = x * 1.5, k = x * 0.5; // (2, 10, 8) computed values, as a projection gives
+    Tensor scores = np::matmul(q, k, false, true) * (1.0 / std::sqrt(8.0));
+    Tensor keep = np::arange(0, 10).reshape({1, 1, 10}) < np::full({}, 7.0);
+    Tensor weights = npx::softmax(np::where(keep, scores, np::full({}, -1e38)), -1);
+    return np::matmul(weights, x);
+  }
+  std::string kind() const override { return "UnfusedAttention"; }
+};
+} // namespace
+
+// dlc-fuse-attention turns the steps into one dlc.attention in a hybridized prediction,
+// with the eager steps' results; a recorded forward keeps the steps (the backward reads
+// the weights).
+TEST(Hybridize, AttentionWrittenInStepsRunsFused) {
+  UnfusedAttention block;
+  Tensor x = randomTensor({2, 10, 8}, 5) * 2.0;
+  std::vector<float> eager = block(x).to_vector<float>();
+  block.hybridize();
+  std::vector<float> compiled;
+  {
+    autograd::Pause predict;
+    compiled = block(x).to_vector<float>();
+  }
+  expectClose(eager, compiled, 1e-5, "fused attention against the eager steps");
+  // (The module's target attribute lists every op name: look for the ops themselves.)
+  EXPECT_NE(block.compiled()->compiled_ir().find("= dlc.attention "), std::string::npos)
+      << block.compiled()->compiled_ir();
+  EXPECT_EQ(block.compiled()->compiled_ir().find("= dlc.softmax "), std::string::npos)
+      << block.compiled()->compiled_ir();
+  EXPECT_EQ(block.compiled()->traced_ir().find("= dlc.attention "), std::string::npos)
+      << "the trace itself has the steps\n" << block.compiled()->traced_ir();
+}
+
 // Compile options are part of every compiled signature's key: the same block under two
 // option sets is two cache entries, each compiled as its options say, and going back
 // to the first reuses it.

@@ -73,6 +73,43 @@ inline std::shared_ptr<HybridSequential> normalizationNetwork() {
   return net;
 }
 
+/// Slices of values computed inside the forward (dlc.slice when hybridized): strided,
+/// reversed and clamped ranges of a convolution's output, and the batch's halves swapped
+/// with Tensor::slice along axis 0.
+inline std::shared_ptr<HybridSequential> slicingNetwork() {
+  using R = npx::SliceRange;
+  auto net = std::make_shared<HybridSequential>();
+  net->add(std::make_shared<nn::Conv2D>(6, 3),
+           std::make_shared<nn::HybridLambda>(
+               [](const Tensor &x) {
+                 Tensor y = npx::slice(x, {R{}, R{1, std::nullopt, 2},
+                                           R{-1, std::nullopt, -2}, R{1, 99, 1}});
+                 int64_t half = y.shape()[0] / 2;
+                 Tensor swapped = np::concatenate({y.slice(half, y.shape()[0]), y.slice(0, half)}, 0);
+                 return swapped + npx::slice_axis(y, 1, 0, 1);
+               },
+               "Slices"),
+           std::make_shared<nn::Dense>(3));
+  return net;
+}
+
+/// Fused attention inside the forward: a convolution's channels as 6 tokens of 49
+/// features, attending to themselves causally, then layer norm over the features.
+inline std::shared_ptr<HybridSequential> attentionNetwork() {
+  auto net = std::make_shared<HybridSequential>();
+  net->add(std::make_shared<nn::Conv2D>(6, 3),
+           std::make_shared<nn::HybridLambda>(
+               [](const Tensor &x) {
+                 Tensor tokens = x.reshape({x.shape()[0], 6, 49});
+                 npx::AttentionOptions causal;
+                 causal.causal = true;
+                 return npx::scaled_dot_product_attention(tokens, tokens * 0.5, tokens, causal);
+               },
+               "Attention"),
+           std::make_shared<nn::LayerNorm>(), std::make_shared<nn::Dense>(3));
+  return net;
+}
+
 /// Per-sample losses of each step, then the parameters, after `steps` SGD-with-momentum
 /// steps of `net` on one batch: eagerly (record, backward, Trainer::step; hybridized or
 /// not, as the net is) or as the compiled TrainStep with `options`.

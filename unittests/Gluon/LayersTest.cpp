@@ -299,7 +299,15 @@ TEST(Layers, ActivationLayersNameTheirParametersAndRefuseBadSettings) {
   EXPECT_EQ(net->children()[3].second->kind(), "LeakyReLU(0.1)");
   EXPECT_THROW(nn::PReLU(nullptr, 0), ValueError);
   EXPECT_THROW(nn::LeakyReLU(NAN), ValueError);
-  EXPECT_THROW(nn::GELU("tanh"), UnsupportedError);
+  EXPECT_THROW(nn::GELU("sigmoid"), ValueError);
+  // The tanh approximation against its formula.
+  Tensor g = randomTensor({50}, 9) * 4.0;
+  std::vector<float> gs = g.to_vector<float>(), approx = nn::GELU("tanh")(g).to_vector<float>();
+  for (size_t i = 0; i < gs.size(); ++i) {
+    double v = gs[i];
+    double want = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    EXPECT_NEAR(approx[i], want, 2e-6 * std::max(1.0, std::abs(want))) << v;
+  }
   EXPECT_THROW(nn::Activation("mish"), ValueError);
   // Slopes for 6 channels do not fit 4.
   nn::PReLU prelu(nullptr, 6);
@@ -394,6 +402,31 @@ TEST(Layers, UpSamplingAndLambdaHybridizeToTheirEagerResults) {
   EXPECT_NEAR(eagerGrad[0], blockSum * slope, 1e-4) << "the gradient of pixel (0, 0)";
   EXPECT_THROW(nn::UpSampling2D(0), ValueError);
   EXPECT_THROW(nn::HybridLambda(nullptr), ValueError);
+}
+
+// Slices inside the forward: dlc.slice and its gradient in the traced program end where
+// eager views and copies do.
+TEST(Layers, SlicesOfComputedValuesTrainAlikeEagerlyHybridizedAndCompiled) {
+  auto eager = expectSameTrainingEverywhere(dlc::testing::slicingNetwork);
+  // Only the convolution's channels 1, 3 and 5 reach the loss: 0, 2 and 4 get no gradient.
+  np::random::seed(4);
+  auto net = dlc::testing::slicingNetwork();
+  net->initialize(init::Xavier(), {cpu()});
+  {
+    autograd::Pause shapes;
+    (*net)(np::zeros({1, 2, 9, 9}));
+  }
+  std::vector<float> before = net->collect_params()["0.bias"]->data(cpu()).to_vector<float>();
+  const std::vector<float> &after = eager[3 + 1]; // 3 losses, the conv weight, its bias
+  ASSERT_EQ(after.size(), 6u);
+  for (size_t c = 0; c < 6; ++c)
+    EXPECT_EQ(after[c] != before[c], c % 2 == 1) << "channel " << c;
+}
+
+// dlc.attention and dlc.layer_norm inside the forward: the traced program and the compiled
+// step end where eager does.
+TEST(Layers, AttentionAndLayerNormTrainAlikeEagerlyHybridizedAndCompiled) {
+  expectSameTrainingEverywhere(dlc::testing::attentionNetwork);
 }
 
 TEST(Layers, ReflectionPaddingHybridizesToItsEagerResults) {

@@ -63,6 +63,16 @@ AxisSplit split_at_axis(const Shape &shape, int64_t axis);
 /// Per output dim i of a transpose, the row-major stride of input dim permutation[i].
 std::vector<int64_t> transposed_strides(const Shape &input, const std::vector<int64_t> &permutation);
 
+/// Where a slice reads its input: the element of output element 0 (`base`) and, per
+/// output dimension, how many input elements one step along it moves (negative for a
+/// negative step). Slice and its gradient walk the same way on every device.
+struct SliceWalk {
+  int64_t base = 0;
+  std::vector<int64_t> strides;
+};
+SliceWalk slice_walk(const Shape &input, const std::vector<int64_t> &begin,
+                     const std::vector<int64_t> &step);
+
 /// Sizes of one 2-D pooling; OH/OW as the dialect computes them (floor, or ceil_mode).
 struct Pool2DGeometry {
   int64_t N, C, H, W;

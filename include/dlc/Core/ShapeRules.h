@@ -10,7 +10,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dlc::shape_rules {
@@ -64,6 +66,17 @@ Inferred pool2d(const Shape &input, const Pool2DParams &params);
 Inferred batchNormStats(const Shape &input, int64_t axis, const Shape &param,
                         const char *paramName);
 
+/// Scaled dot-product attention: query (..., Lq, D), key (..., Lk, D) and value
+/// (..., Lk, Dv) with the same leading (batch and head) dimensions; a mask, when given
+/// (`mask` non-null), broadcasts to the scores (..., Lq, Lk). Returns the output's shape,
+/// (..., Lq, Dv); the log-sum-exp of each query's scores has the query's shape less D.
+Inferred attention(const Shape &query, const Shape &key, const Shape &value, const Shape *mask);
+
+/// Layer norm over `axis` (may be negative) of `input` (rank >= 1): gamma and beta must
+/// be vectors of input[axis] values. Returns the shape of the statistics (mean and
+/// variance of each normalized row): the input's without the axis.
+Inferred layerNormStats(const Shape &input, int64_t axis, const Shape &gamma, const Shape &beta);
+
 /// (N, d1, d2, ...) -> (N, d1*d2*...); rank >= 1.
 Inferred flatten(const Shape &input);
 /// Result dim i is input dim permutation[i].
@@ -80,6 +93,28 @@ Inferred take(const Shape &input, const Shape &indices, int64_t axis);
 /// take's gradient: the input's shape, whose size along `axis` is `size`, from the
 /// output gradient `grad` (which must have take's result shape).
 Inferred takeBackward(const Shape &grad, const Shape &indices, int64_t axis, int64_t size);
+
+/// A strided slice of every axis: along axis d, the elements begin[d], begin[d] +
+/// step[d], ... that come before end[d] (after it when the step is negative). begin and
+/// end are positions, resolved as Python's slice.indices resolves them (negative indices
+/// counted from the end and clamped by the frontend, see resolveSlice): for a positive
+/// step both lie in [0, size], for a negative one in [-1, size - 1], where end = -1 runs
+/// through element 0. A step is never 0.
+struct SliceParams {
+  std::vector<int64_t> begin, end, step;
+};
+/// The number of elements begin, begin + step, ... before end.
+int64_t sliceLength(int64_t begin, int64_t end, int64_t step);
+/// Python's `slice(begin, end, step).indices(size)`: a missing begin or end is the start
+/// or the end of the axis in the step's direction, a negative one counts from the end,
+/// and either is clamped to the axis. `step` must not be 0.
+std::pair<int64_t, int64_t> resolveSlice(std::optional<int64_t> begin, std::optional<int64_t> end,
+                                         int64_t step, int64_t size);
+/// The slice's shape: input's rank, sliceLength along each axis.
+Inferred slice(const Shape &input, const SliceParams &params);
+/// The slice's gradient: `input` (the sliced tensor's shape), from a gradient `grad` that
+/// must have the slice's shape.
+Inferred sliceBackward(const Shape &grad, const Shape &input, const SliceParams &params);
 
 /// Element count; 1 for rank 0. Callers hold shapes of tensors that exist, which
 /// tensorSizeError has vetted.

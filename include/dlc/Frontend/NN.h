@@ -49,9 +49,24 @@ Tensor deconvolution(const Tensor &x, const Tensor &weight, const Tensor &bias,
                      const DeconvOptions &options = {});
 
 /// Layer normalization (MXNet's LayerNorm): x standardized over `axis`, then
-/// * gamma + beta along that axis (either may be undefined: no scale, no shift).
+/// * gamma + beta along that axis (either may be undefined: no scale, no shift). One
+/// dlc.layer_norm, statistics in float32 whatever x's dtype.
 Tensor layer_norm(const Tensor &x, const Tensor &gamma, const Tensor &beta, int64_t axis = -1,
                   double eps = 1e-5);
+/// dlc.layer_norm itself: (y, mean, var) with float32 gamma and beta, the statistics of
+/// each row along `axis` (x's shape without the axis, float32).
+struct LayerNormResult {
+  Tensor output, mean, var;
+};
+LayerNormResult layer_norm_with_stats(const Tensor &x, const Tensor &gamma, const Tensor &beta,
+                                      int64_t axis = -1, double eps = 1e-5);
+struct LayerNormGrads {
+  Tensor input, gamma, beta;
+};
+/// layer_norm's gradients from the output gradient `dy` and the forward's statistics.
+LayerNormGrads layer_norm_backward(const Tensor &dy, const Tensor &x, const Tensor &gamma,
+                                   const Tensor &mean, const Tensor &var, int64_t axis = -1,
+                                   double eps = 1e-5);
 /// Instance normalization: each (sample, channel) standardized over its spatial axes,
 /// then the per-channel gamma (C) and beta (C).
 Tensor instance_norm(const Tensor &x, const Tensor &gamma, const Tensor &beta,
@@ -124,6 +139,30 @@ BatchNormGrads batch_norm_backward(const Tensor &dy, const Tensor &x, const Tens
 
 /// x (..., in_units) · weightᵀ (units, in_units) + bias (units); `bias` may be undefined.
 Tensor fully_connected(const Tensor &x, const Tensor &weight, const Tensor &bias);
+
+/// Options of scaled_dot_product_attention (PyTorch's arguments).
+struct AttentionOptions {
+  /// Broadcasts to the scores (..., Lq, Lk): boolean (true: may attend) or of the
+  /// queries' dtype (added to the scores); undefined: none.
+  Tensor mask;
+  bool causal = false; ///< query i attends keys j <= i
+  double dropout = 0;  ///< probability of dropping an attention weight
+  std::optional<double> scale; ///< default 1 / sqrt(features)
+  std::optional<uint64_t> seed; ///< the dropout's; default a fresh draw (np::random::seed)
+};
+struct AttentionResult {
+  Tensor output;
+  Tensor logsumexp; ///< of each query's scaled, masked scores: float32 (..., Lq)
+  Tensor used_seed; ///< the dropout's seed, 0-d int64
+};
+/// softmax(query · keyᵀ · scale + mask) · value for query (..., Lq, D), key (..., Lk, D)
+/// and value (..., Lk, Dv) with the same leading dimensions: one dlc.attention, whose
+/// kernels never hold the (Lq, Lk) scores whole. A query that may attend no key gets 0.
+Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key, const Tensor &value,
+                                    const AttentionOptions &options = {});
+/// The same, with the log-sum-exp and the seed the backward reads.
+AttentionResult attention(const Tensor &query, const Tensor &key, const Tensor &value,
+                          const AttentionOptions &options = {});
 
 struct DropoutResult {
   Tensor output, mask; ///< mask: bool, true where kept

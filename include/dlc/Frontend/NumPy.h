@@ -127,6 +127,10 @@ Tensor relu_backward(const Tensor &dy, const Tensor &x);
 Tensor sigmoid(const Tensor &x);
 /// The exact GELU, x * Phi(x) (Phi: the standard normal distribution function).
 Tensor gelu(const Tensor &x);
+/// GELU's tanh approximation (GPT-2's "gelu_new", PyTorch's approximate="tanh"):
+/// x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))). Element-wise ops (tanh, mul,
+/// add), which dlc-fuse joins into one generated kernel when compiled.
+Tensor gelu_tanh(const Tensor &x);
 /// Gradient of gelu: dy * (Phi(x) + x * phi(x)).
 Tensor gelu_backward(const Tensor &dy, const Tensor &x);
 /// The error function (float tensors).
@@ -158,6 +162,15 @@ Tensor elu(const Tensor &x, double alpha = 1.0);
 Tensor hard_sigmoid(const Tensor &x, double alpha = 0.2, double beta = 0.5);
 Tensor softmax(const Tensor &x, int64_t axis = -1);
 Tensor log_softmax(const Tensor &x, int64_t axis = -1);
+/// MXNet's masked_softmax: softmax(x / temperature) along `axis` over the elements where
+/// the boolean `mask` (broadcast to x) is true; the others, and rows with none, get 0.
+/// An additive mask (0 or a large negative number) needs no op of its own:
+/// softmax(x + mask).
+Tensor masked_softmax(const Tensor &x, const Tensor &mask, int64_t axis = -1,
+                      double temperature = 1.0);
+/// log of masked_softmax, -inf where the mask is false (MXNet's masked_log_softmax).
+Tensor masked_log_softmax(const Tensor &x, const Tensor &mask, int64_t axis = -1,
+                          double temperature = 1.0);
 /// (N, d1, d2, ...) to (N, d1*d2*...).
 Tensor batch_flatten(const Tensor &x);
 /// The rows of `weight` (input_dim, output_dim) that the ids in `data` name:
@@ -168,6 +181,24 @@ Tensor embedding(const Tensor &data, const Tensor &weight);
 /// take's gradient with respect to its input, float32: zeros with `size` slices along
 /// `axis`, each slice of `grad` added where its index points.
 Tensor take_backward(const Tensor &grad, const Tensor &indices, int64_t axis, int64_t size);
+/// One axis of a slice as Python writes it, begin:end:step; a missing bound is the start
+/// or the end of the axis in the step's direction, a negative one counts from the end,
+/// and both are clamped to the axis (NumPy's rules).
+struct SliceRange {
+  std::optional<int64_t> begin, end;
+  int64_t step = 1;
+};
+/// `x[r0, r1, ...]` with one range per leading axis (the others whole), always a copy:
+/// MXNet's npx.slice(data, begin, end, step). A step of 0 is a ValueError.
+Tensor slice(const Tensor &x, const std::vector<SliceRange> &ranges);
+/// Elements [begin, end) along `axis` (negative ones counting from the end), MXNet's
+/// slice_axis.
+Tensor slice_axis(const Tensor &x, int64_t axis, int64_t begin, std::optional<int64_t> end);
+/// slice's gradient: zeros of `shape`, with `grad` where the slice with these positions
+/// (resolved, as shape_rules::SliceParams holds them) was taken.
+Tensor slice_backward(const Tensor &grad, const std::vector<int64_t> &shape,
+                      const std::vector<int64_t> &begin, const std::vector<int64_t> &end,
+                      const std::vector<int64_t> &step);
 /// Waits for every queued op on every device; rethrows the first error since last time.
 void waitall();
 } // namespace npx

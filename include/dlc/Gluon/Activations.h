@@ -59,12 +59,15 @@ public:
   std::string kind() const override { return "SELU"; }
 };
 
-/// The exact GELU ("erf"); the tanh approximation is not available yet.
+/// GELU: exact ("erf", dlc.gelu) or its tanh approximation ("tanh", GPT-2's).
 class GELU : public HybridBlock {
 public:
   explicit GELU(std::string approximation = "erf");
   Tensor forward(const Tensor &x) override;
-  std::string kind() const override { return "GELU"; }
+  std::string kind() const override { return tanh_ ? "GELU(tanh)" : "GELU"; }
+
+private:
+  bool tanh_ = false;
 };
 
 /// x * sigmoid(beta * x); beta = 1 is SiLU.

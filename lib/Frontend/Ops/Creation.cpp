@@ -55,6 +55,9 @@ uint64_t splitmix64(uint64_t x) {
 
 Device orCurrent(std::optional<Device> device) { return device ? *device : current_device(); }
 
+Tensor arangeConstant(double start, double step, int64_t count, DType dtype,
+                      std::optional<Device> device);
+
 } // namespace
 
 int64_t detail::next_kernel_seed(Device device) {
@@ -101,6 +104,8 @@ Tensor np::arange(double start, double stop, double step, DType dtype,
     throw ValueError("arange(" + std::to_string(start) + ", " + std::to_string(stop) + ", " +
                      std::to_string(step) + "): needs finite bounds and a non-zero step");
   int64_t count = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
+  if (trace::active())
+    return arangeConstant(start, step, count, dtype, device);
   return create("arange", {count}, dtype, device, Attrs{{"start", start}, {"step", step}});
 }
 
@@ -146,6 +151,18 @@ Tensor fromValues(const std::vector<V> &values, std::optional<Shape> shape, DTyp
   for (size_t i = 0; i < values.size(); ++i)
     writeElement(host.data(), dtype, i, values[i]);
   return host.to(where);
+}
+} // namespace
+
+namespace {
+/// arange inside a hybridized forward: its values depend on its arguments only, so they
+/// are made now, on the host, and the trace captures them as a constant of the program.
+Tensor arangeConstant(double start, double step, int64_t count, DType dtype,
+                      std::optional<Device> device) {
+  std::vector<double> values(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    values[size_t(i)] = start + double(i) * step;
+  return fromValues(values, std::nullopt, dtype, device);
 }
 } // namespace
 

@@ -413,6 +413,12 @@ Tensor npx::relu6_backward(const Tensor &dy, const Tensor &y) {
   return invoke1(op, {dy, y});
 }
 
+Tensor npx::gelu_tanh(const Tensor &x) {
+  const double c = 0.7978845608028654; // sqrt(2 / pi)
+  Tensor inner = (x + x * x * x * 0.044715) * c;
+  return x * 0.5 * (np::tanh(inner) + 1.0);
+}
+
 Tensor npx::gelu_backward(const Tensor &dy, const Tensor &x) {
   static const OpDef &op = find_op("gelu_backward");
   return invoke1(op, {dy, x});

@@ -4,6 +4,7 @@
 #include "dlc/Frontend/NumPy.h"
 #include "dlc/Core/OpFacts.h"
 
+#include <limits>
 #include <numeric>
 
 namespace dlc {
@@ -117,6 +118,38 @@ Tensor np::argmax(const Tensor &x, int64_t axis, bool keepdims) {
 }
 
 Tensor npx::softmax(const Tensor &x, int64_t axis) { return softmaxLike("softmax", x, axis); }
+
+namespace {
+/// x / temperature where `mask` holds, the dtype's lowest value elsewhere: softmax gives
+/// the masked elements exp(lowest - max) = 0 unless a whole row is masked, which the
+/// callers zero. Dialect ops only (where, div, softmax), so it traces and compiles as is.
+Tensor maskedLogits(const char *op, const Tensor &x, const Tensor &mask, double temperature) {
+  if (mask.dtype() != DType::boolean)
+    throw DTypeError(std::string(op) + ": the mask must be boolean (true: keep), got " +
+                     dtype_name(mask.dtype()) + "; add an additive mask to the input instead");
+  if (!(temperature > 0))
+    throw ValueError(std::string(op) + ": temperature must be > 0, got " +
+                     std::to_string(temperature));
+  double lowest = x.dtype() == DType::f16    ? -65504.0
+                  : x.dtype() == DType::bf16 ? -3.3895313892515355e38
+                                             : double(std::numeric_limits<float>::lowest());
+  Tensor scaled = temperature == 1.0 ? x : x / temperature;
+  return np::where(mask, scaled, np::full({}, lowest, x.dtype(), x.device()));
+}
+} // namespace
+
+Tensor npx::masked_softmax(const Tensor &x, const Tensor &mask, int64_t axis,
+                           double temperature) {
+  Tensor y = softmax(maskedLogits("masked_softmax", x, mask, temperature), axis);
+  return y * mask.astype(x.dtype());
+}
+
+Tensor npx::masked_log_softmax(const Tensor &x, const Tensor &mask, int64_t axis,
+                               double temperature) {
+  Tensor y = log_softmax(maskedLogits("masked_log_softmax", x, mask, temperature), axis);
+  return np::where(mask, y,
+                   np::full({}, -std::numeric_limits<double>::infinity(), x.dtype(), x.device()));
+}
 Tensor npx::log_softmax(const Tensor &x, int64_t axis) {
   return softmaxLike("log_softmax", x, axis);
 }

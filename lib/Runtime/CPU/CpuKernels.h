@@ -25,6 +25,9 @@ void register_layout_kernels();
 void register_creation_kernels();
 void register_nn_kernels();
 void register_index_kernels(); // IndexKernels.cpp
+void register_slice_kernels(); // SliceKernels.cpp
+void register_norm_kernels(); // NormKernels.cpp
+void register_attention_kernels(); // AttentionKernels.cpp
 void register_optimizer_kernels(); // OptimizerKernels.cpp
 
 /// Element counts from which a loop is split over the device's OpenMP team: below it,
@@ -76,6 +79,22 @@ using kernels::transposed_strides;
 /// Calls `f(T{})` with the C++ type of `dtype`.
 template <typename F> void dispatch_dtype(DType dtype, F &&f) {
   dispatch_dtype_as<float16, bfloat16>(dtype, std::forward<F>(f));
+}
+
+/// Calls `f(T{})` for the floating-point dtypes the NN kernels take; a DTypeError naming
+/// `op` for any other.
+template <typename F> void dispatch_float_dtype(DType dtype, const char *op, F &&f) {
+  switch (dtype) {
+  case DType::f32:
+    return f(float{});
+  case DType::f16:
+    return f(float16{});
+  case DType::bf16:
+    return f(bfloat16{});
+  default:
+    throw DTypeError(std::string(op) + ": needs float32, float16 or bfloat16 tensors, got " +
+                     dtype_name(dtype));
+  }
 }
 
 /// Calls `f(outIndex, offsets)` for every element of `out`, where offsets[k] is the

@@ -183,6 +183,8 @@ void register_cpu_kernels() {
   register_creation_kernels();
   register_nn_kernels();
   register_index_kernels();
+  register_norm_kernels();
+  register_attention_kernels();
   register_optimizer_kernels();
 }
 

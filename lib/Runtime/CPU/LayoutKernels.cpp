@@ -80,6 +80,7 @@ void register_layout_kernels() {
   register_host_kernel(ops::transpose, transposeKernel);
   register_host_kernel(ops::concat, concatKernel);
   register_host_kernel(ops::split, splitKernel);
+  register_slice_kernels();
 }
 
 } // namespace dlc::cpu_kernels

@@ -27,6 +27,9 @@ void register_cuda_kernels() {
   register_reduce_kernels();
   register_layout_kernels();
   register_index_kernels();
+  register_slice_kernels();
+  register_norm_kernels();
+  register_attention_kernels();
   register_loss_kernels();
   register_creation_kernels();
   register_blas_kernels();

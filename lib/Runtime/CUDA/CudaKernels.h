@@ -29,6 +29,9 @@ void register_reduce_kernels();      // ReduceKernels.cu
 void register_layout_kernels();      // LayoutKernels.cu
 void register_loss_kernels();        // LossKernels.cu
 void register_index_kernels();       // IndexKernels.cu
+void register_slice_kernels();       // SliceKernels.cu
+void register_norm_kernels();        // NormKernels.cu
+void register_attention_kernels();   // AttentionKernels.cu
 void register_creation_kernels();    // CreationKernels.cu
 void register_blas_kernels();        // BlasKernels.cpp
 void register_cudnn_kernels();       // CudnnKernels.cpp

@@ -100,6 +100,8 @@ _LEGACY = {
     "Embedding": lambda data, weight, input_dim=None, output_dim=None, **_: _npx.embedding(
         data, weight, input_dim, output_dim),
     "take": lambda a, indices, axis=0, mode="raise", **_: _np.take(a, indices, axis=axis, mode=mode),
+    "slice": lambda data, begin, end, step=None, **_: _npx.slice(data, begin, end, step),
+    "slice_axis": lambda data, axis, begin, end, **_: _npx.slice_axis(data, axis, begin, end),
 }
 
 

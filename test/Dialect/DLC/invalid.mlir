@@ -1063,3 +1063,120 @@ func.func @take_backward_f16(%d: tensor<4x16xf16>, %ids: tensor<4xi64>) {
   %0 = dlc.take_backward %d, %ids {size = 100 : i64} : (tensor<4x16xf16>, tensor<4xi64>) -> tensor<100x16xf16>
   return
 }
+
+// -----
+
+// slice: positions inside the axis.
+func.func @slice_past_the_end(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{axis 1 of input 4x8: begin 0 and end 9 must lie in [0, 8] for step 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.slice %x {begin = array<i64: 0, 0>, end = array<i64: 4, 9>, step = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x9xf32>
+  return
+}
+
+// -----
+
+// slice: one entry per axis.
+func.func @slice_rank(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{begin, end and step need one entry per dimension of input 4x8, got 1, 1 and 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.slice %x {begin = array<i64: 0>, end = array<i64: 4>, step = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// slice: a step is never 0.
+func.func @slice_step_zero(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{the step of axis 0 is 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.slice %x {begin = array<i64: 0, 0>, end = array<i64: 4, 8>, step = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// slice_backward: the gradient has the slice's shape.
+func.func @slice_backward_shape(%d: tensor<3x2xf32>) {
+  // expected-error @+2 {{grad 3x2 must have the slice's shape 4x2 (of input 4x8)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = dlc.slice_backward %d {begin = array<i64: 0, 1>, end = array<i64: 4, 7>, step = array<i64: 1, 3>, shape = array<i64: 4, 8>} : (tensor<3x2xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// layer_norm: gamma has one value per index of the axis.
+func.func @layer_norm_gamma(%x: tensor<4x8xf32>, %g: tensor<4xf32>, %b: tensor<8xf32>) {
+  // expected-error @+2 {{gamma must be (8) for input 4x8 normalized over axis -1, got 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %m, %v = dlc.layer_norm %x, %g, %b : (tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+// layer_norm: epsilon > 0.
+func.func @layer_norm_epsilon(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{needs epsilon > 0, got 0}}
+  %y, %m, %v = dlc.layer_norm %x, %g, %g {epsilon = 0.0 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+// layer_norm_backward: the statistics are those of the input's rows.
+func.func @layer_norm_backward_stats(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %s: tensor<8xf32>) {
+  // expected-error @+2 {{mean must be float32 4, the statistics of this input and axis}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %dx, %dg, %db = dlc.layer_norm_backward %x, %x, %g, %s, %s : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+// layer_norm_backward: the gradient has the input's element type.
+func.func @layer_norm_backward_types(%dy: tensor<4x8xbf16>, %x: tensor<4x8xf32>, %g: tensor<8xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{needs grad_output of the input's element type 'f32', got 'bf16'}}
+  %dx, %dg, %db = dlc.layer_norm_backward %dy, %x, %g, %s, %s : (tensor<4x8xbf16>, tensor<4x8xf32>, tensor<8xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+// attention: keys have the queries' features.
+func.func @attention_features(%q: tensor<2x4x8xf32>, %k: tensor<2x6x7xf32>, %v: tensor<2x6x8xf32>) {
+  // expected-error @+2 {{key 2x6x7 must have the query's 8 features (query 2x4x8)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %o, %l, %s = dlc.attention %q, %k, %v {scale = 0.5 : f64} : (tensor<2x4x8xf32>, tensor<2x6x7xf32>, tensor<2x6x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4xf32>, tensor<i64>)
+  return
+}
+
+// -----
+
+// attention: the mask broadcasts to the scores.
+func.func @attention_mask(%q: tensor<2x4x8xf32>, %m: tensor<3x4xi1>) {
+  // expected-error @+2 {{mask 3x4 does not broadcast to the scores 2x4x4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %o, %l, %s = dlc.attention %q, %q, %q, %m {scale = 0.5 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<3x4xi1>) -> (tensor<2x4x8xf32>, tensor<2x4xf32>, tensor<i64>)
+  return
+}
+
+// -----
+
+// attention: dropout is a probability below 1.
+func.func @attention_dropout(%q: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{needs dropout in [0, 1), got 1}}
+  %o, %l, %s = dlc.attention %q, %q, %q {scale = 0.5 : f64, dropout = 1.0 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4xf32>, tensor<i64>)
+  return
+}
+
+// -----
+
+// attention_backward: the log-sum-exp is the forward's.
+func.func @attention_backward_lse(%q: tensor<2x4x8xf32>, %l: tensor<2x8xf32>, %s: tensor<i64>) {
+  // expected-error @+2 {{logsumexp must be the forward's (float32, the query's shape less its features)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %dq, %dk, %dv = dlc.attention_backward %q, %q, %q, %q, %q, %l, %s {scale = 0.5 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x8xf32>, tensor<i64>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>)
+  return
+}

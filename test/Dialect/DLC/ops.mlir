@@ -184,6 +184,41 @@ func.func @take(%table: tensor<100x16xf32>, %ids: tensor<4x7xi64>, %x: tensor<3x
   return
 }
 
+// CHECK-LABEL: func.func @slice
+func.func @slice(%x: tensor<4x8xf32>, %i: tensor<5xi64>) {
+  // CHECK: dlc.slice %{{.*}} {begin = array<i64: 0, 1>, end = array<i64: 4, 7>, step = array<i64: 1, 3>} : (tensor<4x8xf32>) -> tensor<4x2xf32>
+  %y = dlc.slice %x {begin = array<i64: 0, 1>, end = array<i64: 4, 7>, step = array<i64: 1, 3>} : (tensor<4x8xf32>) -> tensor<4x2xf32>
+  // CHECK: dlc.slice %{{.*}} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = dlc.slice %x {begin = array<i64: 3, 0>, end = array<i64: -1, 8>, step = array<i64: -1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  // CHECK: dlc.slice %{{.*}} : (tensor<5xi64>) -> tensor<0xi64>
+  %e = dlc.slice %i {begin = array<i64: 3>, end = array<i64: 1>, step = array<i64: 1>} : (tensor<5xi64>) -> tensor<0xi64>
+  // CHECK: dlc.slice_backward %{{.*}} : (tensor<4x2xf32>) -> tensor<4x8xf32>
+  %d = dlc.slice_backward %y {begin = array<i64: 0, 1>, end = array<i64: 4, 7>, step = array<i64: 1, 3>, shape = array<i64: 4, 8>} : (tensor<4x2xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @layer_norm
+func.func @layer_norm(%x: tensor<4x16x32xf32>, %h: tensor<4x32x2xbf16>, %g: tensor<32xf32>, %b: tensor<32xf32>) {
+  // CHECK: dlc.layer_norm %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x16x32xf32>, tensor<4x16xf32>, tensor<4x16xf32>)
+  %y, %m, %v = dlc.layer_norm %x, %g, %b : (tensor<4x16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x16x32xf32>, tensor<4x16xf32>, tensor<4x16xf32>)
+  // CHECK: dlc.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64, epsilon = 9.9999999999999998E-13 : f64} : (tensor<4x32x2xbf16>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32x2xbf16>, tensor<4x2xf32>, tensor<4x2xf32>)
+  %hy, %hm, %hv = dlc.layer_norm %h, %g, %b {axis = 1 : i64, epsilon = 1.0e-12 : f64} : (tensor<4x32x2xbf16>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32x2xbf16>, tensor<4x2xf32>, tensor<4x2xf32>)
+  // CHECK: dlc.layer_norm_backward
+  %dx, %dg, %db = dlc.layer_norm_backward %y, %x, %g, %m, %v : (tensor<4x16x32xf32>, tensor<4x16x32xf32>, tensor<32xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> (tensor<4x16x32xf32>, tensor<32xf32>, tensor<32xf32>)
+  return
+}
+
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<2x12x16x64xf32>, %kv: tensor<2x12x32x64xf32>, %pad: tensor<2x1x1x32xi1>, %h: tensor<4x16x8xbf16>) {
+  // CHECK: dlc.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {dropout = 1.000000e-01 : f64, scale = 1.250000e-01 : f64, seed = 7 : i64} : (tensor<2x12x16x64xf32>, tensor<2x12x32x64xf32>, tensor<2x12x32x64xf32>, tensor<2x1x1x32xi1>) -> (tensor<2x12x16x64xf32>, tensor<2x12x16xf32>, tensor<i64>)
+  %o, %l, %s = dlc.attention %q, %kv, %kv, %pad {dropout = 0.1 : f64, scale = 0.125 : f64, seed = 7 : i64} : (tensor<2x12x16x64xf32>, tensor<2x12x32x64xf32>, tensor<2x12x32x64xf32>, tensor<2x1x1x32xi1>) -> (tensor<2x12x16x64xf32>, tensor<2x12x16xf32>, tensor<i64>)
+  // CHECK: dlc.attention_backward
+  %dq, %dk, %dv = dlc.attention_backward %o, %q, %kv, %kv, %o, %l, %s, %pad {dropout = 0.1 : f64, scale = 0.125 : f64} : (tensor<2x12x16x64xf32>, tensor<2x12x16x64xf32>, tensor<2x12x32x64xf32>, tensor<2x12x32x64xf32>, tensor<2x12x16x64xf32>, tensor<2x12x16xf32>, tensor<i64>, tensor<2x1x1x32xi1>) -> (tensor<2x12x16x64xf32>, tensor<2x12x32x64xf32>, tensor<2x12x32x64xf32>)
+  // CHECK: dlc.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, scale = 0.35355339059327373 : f64} : (tensor<4x16x8xbf16>, tensor<4x16x8xbf16>, tensor<4x16x8xbf16>) -> (tensor<4x16x8xbf16>, tensor<4x16xf32>, tensor<i64>)
+  %c, %cl, %cs = dlc.attention %h, %h, %h {causal, scale = 0.35355339059327373 : f64} : (tensor<4x16x8xbf16>, tensor<4x16x8xbf16>, tensor<4x16x8xbf16>) -> (tensor<4x16x8xbf16>, tensor<4x16xf32>, tensor<i64>)
+  return
+}
+
 // CHECK-LABEL: func.func @data_parallel
 func.func @data_parallel(%batch: tensor<5x3xf32> {dlc.device = #dlc.device<cpu:0>}) -> tensor<5x3xf32> {
   // CHECK: %[[A:.*]]:2 = dlc.split %{{.*}} : tensor<5x3xf32> -> tensor<3x3xf32>, tensor<2x3xf32>

@@ -19,6 +19,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <cmath>
 #include <sstream>
 
 using namespace mlir;
@@ -396,6 +397,116 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   return success();
 }
 
+namespace {
+/// The statistics' type of a layer norm of `input` over `axis`, or failure (reported).
+FailureOr<Type> layerNormStatsType(std::optional<Location> loc, StringRef name, Value input,
+                                   Value gamma, Value beta, int64_t axis) {
+  auto in = shapeOf(loc, name, input, "input");
+  auto g = shapeOf(loc, name, gamma, "gamma");
+  auto b = shapeOf(loc, name, beta, "beta");
+  if (failed(in) || failed(g) || failed(b))
+    return failure();
+  rules::Inferred stats = rules::layerNormStats(*in, axis, *g, *b);
+  if (!stats.ok())
+    return inferError(loc, name, stats.error);
+  return Type(RankedTensorType::get(stats.shape, elementTypeOf(gamma)));
+}
+} // namespace
+
+namespace {
+/// attention's output and log-sum-exp types, or failure (reported).
+LogicalResult attentionTypes(std::optional<Location> loc, StringRef name, Value query,
+                             Value key, Value value, Value mask,
+                             SmallVectorImpl<Type> &results) {
+  auto q = shapeOf(loc, name, query, "query");
+  auto k = shapeOf(loc, name, key, "key");
+  auto v = shapeOf(loc, name, value, "value");
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  FailureOr<rules::Shape> m;
+  if (mask && failed(m = shapeOf(loc, name, mask, "mask")))
+    return failure();
+  Type element = elementTypeOf(query);
+  if (elementTypeOf(key) != element || elementTypeOf(value) != element)
+    return inferError(loc, name, "query, key and value must have one element type");
+  if (mask && elementTypeOf(mask) != element && !elementTypeOf(mask).isInteger(1))
+    return inferError(loc, name, "the mask must be boolean or of the query's element type");
+  rules::Inferred out = rules::attention(*q, *k, *v, mask ? &*m : nullptr);
+  if (!out.ok())
+    return inferError(loc, name, out.error);
+  rules::Shape lse(q->begin(), q->end() - 1);
+  results.push_back(tensorOf(out.shape, element));
+  results.push_back(tensorOf(lse, Float32Type::get(query.getContext())));
+  results.push_back(tensorOf({}, IntegerType::get(query.getContext(), 64)));
+  return success();
+}
+} // namespace
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  return attentionTypes(loc, getOperationName(), adaptor.getQuery(), adaptor.getKey(),
+                        adaptor.getValue(), adaptor.getMask(), results);
+}
+
+LogicalResult AttentionBackwardOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                    Adaptor adaptor,
+                                                    SmallVectorImpl<Type> &results) {
+  StringRef name = getOperationName();
+  SmallVector<Type, 3> forward;
+  if (failed(attentionTypes(loc, name, adaptor.getQuery(), adaptor.getKey(), adaptor.getValue(),
+                            adaptor.getMask(), forward)))
+    return failure();
+  if (adaptor.getOutput().getType() != forward[0] ||
+      adaptor.getGradOutput().getType() != forward[0])
+    return inferError(loc, name, "output and grad_output must be the forward's output type");
+  if (adaptor.getLogsumexp().getType() != forward[1])
+    return inferError(loc, name, "logsumexp must be the forward's (float32, the query's shape "
+                                 "less its features)");
+  if (adaptor.getUsedSeed().getType() != forward[2])
+    return inferError(loc, name, "used_seed must be the forward's 0-d int64 seed");
+  results.append({adaptor.getQuery().getType(), adaptor.getKey().getType(),
+                  adaptor.getValue().getType()});
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  FailureOr<Type> stats = layerNormStatsType(loc, getOperationName(), adaptor.getInput(),
+                                             adaptor.getGamma(), adaptor.getBeta(),
+                                             adaptor.getAxis());
+  if (failed(stats))
+    return failure();
+  results.append({adaptor.getInput().getType(), *stats, *stats});
+  return success();
+}
+
+LogicalResult LayerNormBackwardOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                    Adaptor adaptor,
+                                                    SmallVectorImpl<Type> &results) {
+  StringRef name = getOperationName();
+  FailureOr<Type> stats = layerNormStatsType(loc, name, adaptor.getInput(), adaptor.getGamma(),
+                                             adaptor.getGamma(), adaptor.getAxis());
+  if (failed(stats))
+    return failure();
+  auto statsShape = cast<RankedTensorType>(*stats).getShape();
+  for (auto [value, what] : {std::pair{Value(adaptor.getMean()), "mean"},
+                             std::pair{Value(adaptor.getVar()), "var"}})
+    if (value.getType() != *stats)
+      return inferError(loc, name, std::string(what) + " must be float32 " +
+                                       rules::str({statsShape.begin(), statsShape.end()}) +
+                                       ", the statistics of this input and axis");
+  auto input = shapeOf(loc, name, adaptor.getInput(), "input");
+  auto grad = shapeOf(loc, name, adaptor.getGradOutput(), "grad_output");
+  if (failed(grad))
+    return failure();
+  if (*grad != *input)
+    return inferError(loc, name, "grad_output " + rules::str(*grad) +
+                                     " must have the input's shape " + rules::str(*input));
+  results.append({adaptor.getInput().getType(), adaptor.getGamma().getType(),
+                  adaptor.getGamma().getType()});
+  return success();
+}
+
 LogicalResult BatchNormBackwardOp::inferReturnTypes(MLIRContext *,
                                                     std::optional<Location> loc,
                                                     Adaptor adaptor,
@@ -546,6 +657,40 @@ LogicalResult TakeBackwardOp::inferReturnTypes(MLIRContext *, std::optional<Loca
                 elementTypeOf(adaptor.getGradOutput()), results);
 }
 
+namespace {
+rules::SliceParams sliceParams(ArrayRef<int64_t> begin, ArrayRef<int64_t> end,
+                               ArrayRef<int64_t> step) {
+  return {{begin.begin(), begin.end()}, {end.begin(), end.end()}, {step.begin(), step.end()}};
+}
+} // namespace
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  StringRef name = getOperationName();
+  auto input = shapeOf(loc, name, adaptor.getInput(), "input");
+  if (failed(input))
+    return failure();
+  return accept(loc, name,
+                rules::slice(*input, sliceParams(adaptor.getBegin(), adaptor.getEnd(),
+                                                 adaptor.getStep())),
+                elementTypeOf(adaptor.getInput()), results);
+}
+
+LogicalResult SliceBackwardOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &results) {
+  StringRef name = getOperationName();
+  auto grad = shapeOf(loc, name, adaptor.getGradOutput(), "grad_output");
+  if (failed(grad))
+    return failure();
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  return accept(loc, name,
+                rules::sliceBackward(*grad, {shape.begin(), shape.end()},
+                                     sliceParams(adaptor.getBegin(), adaptor.getEnd(),
+                                                 adaptor.getStep())),
+                elementTypeOf(adaptor.getGradOutput()), results);
+}
+
 LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
@@ -672,6 +817,40 @@ LogicalResult BatchNormBackwardOp::verify() {
   if (gradient != input)
     return emitOpError() << "needs grad_output of the input's element type " << input
                          << ", got " << gradient;
+  return success();
+}
+
+/// The shared checks of attention and its backward.
+static LogicalResult verifyAttention(Operation *op, double scale, double dropout) {
+  if (!(scale > 0) || !std::isfinite(scale))
+    return op->emitOpError() << "needs a finite scale > 0, got " << num(scale);
+  if (!(dropout >= 0 && dropout < 1))
+    return op->emitOpError() << "needs dropout in [0, 1), got " << num(dropout);
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  return verifyAttention(*this, getScale().convertToDouble(), getDropout().convertToDouble());
+}
+
+LogicalResult AttentionBackwardOp::verify() {
+  return verifyAttention(*this, getScale().convertToDouble(), getDropout().convertToDouble());
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (!(getEpsilon().convertToDouble() > 0))
+    return emitOpError() << "needs epsilon > 0, got " << num(getEpsilon().convertToDouble());
+  return success();
+}
+
+LogicalResult LayerNormBackwardOp::verify() {
+  Type gradient = getGradOutput().getType().getElementType();
+  Type input = getInput().getType().getElementType();
+  if (gradient != input)
+    return emitOpError() << "needs grad_output of the input's element type " << input
+                         << ", got " << gradient;
+  if (!(getEpsilon().convertToDouble() > 0))
+    return emitOpError() << "needs epsilon > 0, got " << num(getEpsilon().convertToDouble());
   return success();
 }
 

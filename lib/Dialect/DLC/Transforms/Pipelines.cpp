@@ -13,6 +13,9 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target,
     placement.defaultDevice = "gpu:0";
     placement.allowFallback = true;
   }
+  // Before placement, which then places the fused op as it would have its steps.
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(createDLCFuseAttention());
   pm.addNestedPass<func::FuncOp>(createDLCPlaceDevices(placement));
   if (options.fuse)
     pm.addNestedPass<func::FuncOp>(createDLCFuse());

@@ -663,6 +663,105 @@ def DLC_BatchNormBackwardOp : DLC_Op<"batch_norm_backward",
   let hasVerifier = 1;
 }
 
+def DLC_AttentionOp : DLC_Op<"attention", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Scaled dot-product attention, fused: the score matrix never exists whole";
+  let description = [{
+    `output = dropout(softmax(query · keyᵀ · scale + mask)) · value` for each leading
+    (batch, head) index, with `query` (..., Lq, D), `key` (..., Lk, D) and `value`
+    (..., Lk, Dv) of one element type. The optional `mask` broadcasts to the scores
+    (..., Lq, Lk): boolean, true where a query may attend (a padding or causal mask), or
+    of the queries' type, added to the scores. With `causal` query i attends keys
+    j <= i. A query that may attend no key gets zeros. `dropout` drops attention weights
+    with that probability, scaling the kept ones by 1 / (1 - dropout); element (b, i, j)
+    is dropped by a hash of (`seed`, its index). A compiled program draws a fresh `seed`
+    for every run, as for `dlc.dropout`.
+
+    The second result is each query's log-sum-exp of its (scaled, masked) scores, float32,
+    the query's shape less its features; the third the seed the dropout used (0-d int64).
+    With the operands and the output they are all `dlc.attention_backward` needs: it
+    recomputes the weights, and drops the same ones. The kernels walk keys in blocks with a running maximum and
+    sum (an online softmax), so memory grows with the sequence, not with its square.
+
+    ```mlir
+    %o, %lse, %seed = dlc.attention %q, %k, %v {causal, scale = 0.125 : f64} : (tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>) -> (tensor<2x12x128x64xf32>, tensor<2x12x128xf32>, tensor<i64>)
+    %p, %plse, %pseed = dlc.attention %q, %k, %v, %pad {dropout = 0.1 : f64, scale = 0.125 : f64, seed = 7 : i64} : (tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>, tensor<2x1x1x128xi1>) -> (tensor<2x12x128x64xf32>, tensor<2x12x128xf32>, tensor<i64>)
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$query, DLC_FloatTensor:$key, DLC_FloatTensor:$value,
+                       Optional<DLC_Tensor>:$mask, F64Attr:$scale, UnitAttr:$causal,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs DLC_FloatTensor:$output, DLC_F32Tensor:$logsumexp,
+                      StaticShapeTensorOf<[I64]>:$used_seed);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DLC_AttentionBackwardOp : DLC_Op<"attention_backward", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradients of attention: query, key and value";
+  let description = [{
+    From the output gradient, the forward's operands, its output, log-sum-exp and seed,
+    with the forward's `scale`, `causal` and `dropout`: the weights are recomputed block
+    by block from the log-sum-exp, never stored. A mask gets no gradient.
+
+    ```mlir
+    %dq, %dk, %dv = dlc.attention_backward %do, %q, %k, %v, %o, %lse, %seed {causal, scale = 0.125 : f64} : (tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>, tensor<2x12x128xf32>, tensor<i64>) -> (tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>)
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$query,
+                       DLC_FloatTensor:$key, DLC_FloatTensor:$value, DLC_FloatTensor:$output,
+                       DLC_F32Tensor:$logsumexp, StaticShapeTensorOf<[I64]>:$used_seed,
+                       Optional<DLC_Tensor>:$mask, F64Attr:$scale, UnitAttr:$causal,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout);
+  let results = (outs DLC_FloatTensor:$grad_query, DLC_FloatTensor:$grad_key,
+                      DLC_FloatTensor:$grad_value);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DLC_LayerNormOp : DLC_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Layer normalization over one axis, with the statistics it used";
+  let description = [{
+    Each row along `axis` (the features of one token, say) is normalized with its own
+    mean and biased variance, `(x - mean) / sqrt(var + epsilon)`, then scaled by
+    `gamma` and shifted by `beta`, vectors of the axis's size. The statistics are
+    computed in float32 whatever the input's type (float32, float16 or bfloat16) and
+    returned, with the input's shape less the axis, for `dlc.layer_norm_backward`.
+
+    ```mlir
+    %y, %mean, %var = dlc.layer_norm %x, %g, %b {axis = -1 : i64} : (tensor<4x128x768xf32>, tensor<768xf32>, tensor<768xf32>) -> (tensor<4x128x768xf32>, tensor<4x128xf32>, tensor<4x128xf32>)
+    %h, %hmean, %hvar = dlc.layer_norm %xh, %g, %b {axis = 1 : i64, epsilon = 1.0e-12 : f64} : (tensor<4x768x2xbf16>, tensor<768xf32>, tensor<768xf32>) -> (tensor<4x768x2xbf16>, tensor<4x2xf32>, tensor<4x2xf32>)
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$input, DLC_F32Tensor:$gamma, DLC_F32Tensor:$beta,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs DLC_FloatTensor:$output, DLC_F32Tensor:$mean, DLC_F32Tensor:$var);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DLC_LayerNormBackwardOp : DLC_Op<"layer_norm_backward", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradients of layer_norm: input, gamma and beta";
+  let description = [{
+    `mean` and `var` are the statistics `dlc.layer_norm` returned for `input`.
+    `grad_output` has the input's shape and element type; gamma, the statistics and the
+    gradients of gamma and beta are float32, and every sum is taken in float32.
+
+    ```mlir
+    %dx, %dg, %db = dlc.layer_norm_backward %dy, %x, %g, %mean, %var {axis = -1 : i64} : (tensor<4x128x768xf32>, tensor<4x128x768xf32>, tensor<768xf32>, tensor<4x128xf32>, tensor<4x128xf32>) -> (tensor<4x128x768xf32>, tensor<768xf32>, tensor<768xf32>)
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$input,
+                       DLC_F32Tensor:$gamma, DLC_F32Tensor:$mean, DLC_F32Tensor:$var,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs DLC_FloatTensor:$grad_input, DLC_F32Tensor:$grad_gamma,
+                      DLC_F32Tensor:$grad_beta);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def DLC_DropoutOp : DLC_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
   let summary = "Seeded dropout returning the kept-element mask";
   let description = [{
@@ -828,6 +927,48 @@ def DLC_TakeBackwardOp : DLC_Op<"take_backward", [Pure, InferTypeOpAdaptor]> {
                        DefaultValuedAttr<I64Attr, "0">:$axis, I64Attr:$size);
   let results = (outs DLC_F32Tensor:$grad_input);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def DLC_SliceOp : DLC_Op<"slice", [Pure, SameOperandsAndResultElementType,
+                                   InferTypeOpAdaptor]> {
+  let summary = "A strided slice of every axis (NumPy's basic indexing)";
+  let description = [{
+    Along axis `d` the result keeps the elements `begin[d]`, `begin[d] + step[d]`, ...
+    that come before `end[d]` (after it when the step is negative), as
+    `input[b0:e0:s0, b1:e1:s1, ...]` does. `begin` and `end` are positions, resolved as
+    Python's `slice.indices` resolves them (the frontend turns NumPy's negative indices
+    into positions and clamps them): for a positive step both lie in `[0, size]`, for a
+    negative one in `[-1, size - 1]`, where `end = -1` runs through element 0. A step is
+    never 0. The kernels copy elements of any type.
+
+    ```mlir
+    %y = dlc.slice %x {begin = array<i64: 0, 1>, end = array<i64: 4, 7>, step = array<i64: 1, 3>} : (tensor<4x8xf32>) -> tensor<4x2xf32>
+    %r = dlc.slice %x {begin = array<i64: 3, 0>, end = array<i64: -1, 8>, step = array<i64: -1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input, DenseI64ArrayAttr:$begin, DenseI64ArrayAttr:$end,
+                       DenseI64ArrayAttr:$step);
+  let results = (outs DLC_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def DLC_SliceBackwardOp : DLC_Op<"slice_backward", [Pure, SameOperandsAndResultElementType,
+                                                    InferTypeOpAdaptor]> {
+  let summary = "Gradient of slice: the gradient placed where the slice was taken, zeros elsewhere";
+  let description = [{
+    The result has the sliced tensor's shape, `shape`; the elements that
+    `dlc.slice` with the same `begin`, `end` and `step` keeps hold `grad_output`, the
+    others are zero. A slice never takes an element twice, so nothing is added.
+
+    ```mlir
+    %dx = dlc.slice_backward %dy {begin = array<i64: 0, 1>, end = array<i64: 4, 7>, step = array<i64: 1, 3>, shape = array<i64: 4, 8>} : (tensor<4x2xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$grad_output, DenseI64ArrayAttr:$begin,
+                       DenseI64ArrayAttr:$end, DenseI64ArrayAttr:$step,
+                       DenseI64ArrayAttr:$shape);
+  let results = (outs DLC_Tensor:$grad_input);
+  let assemblyFormat = "$grad_output attr-dict `:` functional-type(operands, results)";
 }
 
 def DLC_SplitOp : DLC_Op<"split", [Pure, SameOperandsAndResultElementType]> {

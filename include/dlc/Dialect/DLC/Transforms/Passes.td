@@ -335,6 +335,32 @@ def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
 
+def DLCFuseAttention : Pass<"dlc-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Replace an unfused attention (matmul, scale, mask, softmax, matmul) by dlc.attention";
+  let description = [{
+    Code written before fused attention existed, or ported from a framework without it,
+    spells attention as its steps: the scores `dlc.matmul %q, %k {transpose_b}`, a scale
+    (`dlc.mul` or `dlc.div` by a one-element constant), optionally a mask (`dlc.add` of an
+    additive mask, or `dlc.select %mask, %scores, %fill` with a fill of -1e30 or lower),
+    `dlc.softmax` over the last axis, and `dlc.matmul` of the weights with the values.
+    Where each step's result has no other use (inference, `dlc-run`; a training step's
+    backward reads the weights) and query, key and value share their leading dimensions,
+    the chain becomes one `dlc.attention`, whose kernels never hold the scores whole.
+
+    ```mlir
+    // before
+    %s = dlc.matmul %q, %k {transpose_b} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x8xf32>
+    %c = dlc.constant dense<2.500000e-01> : tensor<f32>
+    %t = dlc.mul %s, %c : (tensor<2x8x8xf32>, tensor<f32>) -> tensor<2x8x8xf32>
+    %p = dlc.softmax %t {axis = -1 : i64} : (tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+    %o = dlc.matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+    // after
+    %o, %lse, %seed = dlc.attention %q, %k, %v {scale = 2.500000e-01 : f64} : (...) -> (tensor<2x8x16xf32>, tensor<2x8xf32>, tensor<i64>)
+    ```
+  }];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
+}
+
 def DLCFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
   let summary = "Group element-wise chains and library-op epilogues into dlc.fused regions";
   let description = [{

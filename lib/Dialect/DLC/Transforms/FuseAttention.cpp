@@ -1,0 +1,189 @@
+//===- FuseAttention.cpp - an unfused attention chain becomes dlc.attention ---===//
+//
+// Matches, from each dlc.softmax over the last axis, the chain that attention is when
+// written in steps: scores = matmul(q, k, transpose_b), times (or divided by) a scalar
+// constant, plus an additive mask or selected by a boolean one, softmax, and matmul
+// with the values. Every intermediate must have that chain as its only use: a training
+// step's backward reads the weights, and keeping them would save nothing.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+
+#include "dlc/Core/ShapeRules.h"
+#include "dlc/Dialect/DLC/IR/DLCOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+
+namespace mlir::dlc {
+
+#define GEN_PASS_DEF_DLCFUSEATTENTION
+#include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
+
+namespace {
+
+namespace rules = ::dlc::shape_rules;
+
+/// The value of a one-element float constant, if `value` is one.
+std::optional<double> scalarConstant(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!elements || !elements.isSplat() || !isa<FloatType>(elements.getElementType()) ||
+      elements.getNumElements() != 1)
+    return std::nullopt;
+  return elements.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// The lowest a boolean mask's fill may be: softmax gives it weight exp(fill - max) = 0.
+constexpr double kMaskFill = -1e30;
+
+/// A matched chain: the ops to erase (last first) and the fused op's operands.
+struct Chain {
+  Value query, key, value, mask;
+  double scale = 1.0;
+  SmallVector<Operation *> ops; // from the output's matmul back to the scores' matmul
+};
+
+bool onlyUse(Value value, Operation *user) {
+  return value.hasOneUse() && *value.getUsers().begin() == user;
+}
+
+std::optional<Chain> match(SoftmaxOp softmax) {
+  auto type = cast<RankedTensorType>(softmax.getType());
+  const int64_t rank = type.getRank();
+  if (rank < 2 || (softmax.getAxis() != -1 && softmax.getAxis() != rank - 1))
+    return std::nullopt;
+  Chain chain;
+  // The weights' one use: the product with the values.
+  if (!softmax->hasOneUse())
+    return std::nullopt;
+  auto output = dyn_cast<MatmulOp>(*softmax->getUsers().begin());
+  if (!output || output.getLhs() != softmax.getOutput() || output.getTransposeA() ||
+      output.getTransposeB())
+    return std::nullopt;
+  chain.ops.push_back(output);
+  chain.ops.push_back(softmax);
+  chain.value = output.getRhs();
+  // Back from the softmax's input: an optional mask, an optional scale, the scores.
+  Value scores = softmax.getInput();
+  Operation *user = softmax;
+  auto step = [&](Operation *op) {
+    chain.ops.push_back(op);
+    user = op;
+  };
+  if (auto add = scores.getDefiningOp<AddOp>(); add && onlyUse(scores, user)) {
+    // The scores side is q · kᵀ, perhaps scaled by a constant (a mask may be computed
+    // with products too: BERT's is (1 - mask) * -10000).
+    auto isScores = [](Value v) {
+      auto product = v.getDefiningOp<MatmulOp>();
+      return product && product.getTransposeB() && !product.getTransposeA();
+    };
+    auto fromScores = [&](Value v) {
+      if (isScores(v))
+        return true;
+      Operation *def = v.getDefiningOp();
+      if (!def || !isa<MulOp, DivOp>(def))
+        return false;
+      Value a = def->getOperand(0), b = def->getOperand(1);
+      return (isScores(a) && scalarConstant(b)) || (isa<MulOp>(def) && isScores(b) && scalarConstant(a));
+    };
+    Value lhs = add.getLhs(), rhs = add.getRhs();
+    if (fromScores(lhs) == fromScores(rhs))
+      return std::nullopt;
+    chain.mask = fromScores(lhs) ? rhs : lhs;
+    scores = fromScores(lhs) ? lhs : rhs;
+    step(add);
+  } else if (auto select = scores.getDefiningOp<SelectOp>(); select && onlyUse(scores, user)) {
+    std::optional<double> fill = scalarConstant(select.getOnFalse());
+    if (!fill || *fill > kMaskFill)
+      return std::nullopt;
+    chain.mask = select.getCondition();
+    scores = select.getOnTrue();
+    step(select);
+  }
+  if (auto mul = scores.getDefiningOp<MulOp>(); mul && onlyUse(scores, user)) {
+    std::optional<double> factor = scalarConstant(mul.getRhs());
+    Value other = mul.getLhs();
+    if (!factor) {
+      factor = scalarConstant(mul.getLhs());
+      other = mul.getRhs();
+    }
+    if (!factor)
+      return std::nullopt;
+    chain.scale = *factor;
+    scores = other;
+    step(mul);
+  } else if (auto div = scores.getDefiningOp<DivOp>(); div && onlyUse(scores, user)) {
+    std::optional<double> divisor = scalarConstant(div.getRhs());
+    if (!divisor || *divisor == 0)
+      return std::nullopt;
+    chain.scale = 1.0 / *divisor;
+    scores = div.getLhs();
+    step(div);
+  }
+  auto product = scores.getDefiningOp<MatmulOp>();
+  if (!product || !onlyUse(scores, user) || product.getTransposeA() || !product.getTransposeB())
+    return std::nullopt;
+  chain.ops.push_back(product);
+  chain.query = product.getLhs();
+  chain.key = product.getRhs();
+  if (!(chain.scale > 0) || !std::isfinite(chain.scale))
+    return std::nullopt;
+  // The fused op's own rules: one rank, shared leading dimensions, a mask that
+  // broadcasts, one float type (or a boolean mask).
+  auto shapeOf = [](Value v) {
+    auto shape = cast<RankedTensorType>(v.getType()).getShape();
+    return rules::Shape(shape.begin(), shape.end());
+  };
+  rules::Shape mask;
+  if (chain.mask)
+    mask = shapeOf(chain.mask);
+  if (!rules::attention(shapeOf(chain.query), shapeOf(chain.key), shapeOf(chain.value),
+                        chain.mask ? &mask : nullptr)
+           .ok())
+    return std::nullopt;
+  Type element = getElementTypeOrSelf(chain.query.getType());
+  if (getElementTypeOrSelf(chain.key.getType()) != element ||
+      getElementTypeOrSelf(chain.value.getType()) != element)
+    return std::nullopt;
+  if (chain.mask) {
+    Type maskElement = getElementTypeOrSelf(chain.mask.getType());
+    bool boolean = maskElement.isInteger(1);
+    // A boolean mask must be what select reads; an additive one of the scores' type.
+    if (boolean != isa<SelectOp>(chain.ops[2]) || (!boolean && maskElement != element))
+      return std::nullopt;
+  }
+  return chain;
+}
+
+class FuseAttentionPass : public impl::DLCFuseAttentionBase<FuseAttentionPass> {
+public:
+  void runOnOperation() override {
+    SmallVector<SoftmaxOp> softmaxes;
+    getOperation().walk([&](SoftmaxOp op) { softmaxes.push_back(op); });
+    for (SoftmaxOp softmax : softmaxes) {
+      std::optional<Chain> chain = match(softmax);
+      if (!chain)
+        continue;
+      Operation *output = chain->ops.front();
+      OpBuilder builder(output);
+      SmallVector<Value> operands{chain->query, chain->key, chain->value};
+      if (chain->mask)
+        operands.push_back(chain->mask);
+      SmallVector<NamedAttribute> attrs{
+          builder.getNamedAttr("scale", builder.getF64FloatAttr(chain->scale))};
+      auto fused = builder.create<AttentionOp>(output->getLoc(), operands, attrs);
+      output->getResult(0).replaceAllUsesWith(fused.getOutput());
+      for (Operation *op : chain->ops)
+        op->erase();
+    }
+  }
+};
+
+} // namespace
+
+} // namespace mlir::dlc

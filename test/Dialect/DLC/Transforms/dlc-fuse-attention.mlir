@@ -1,0 +1,89 @@
+// RUN: dlc-opt --dlc-fuse-attention --split-input-file %s | FileCheck %s
+
+// Scores scaled by a product, no mask: one dlc.attention with the scale.
+// CHECK-LABEL: func.func @scaled
+// CHECK: %[[O:.*]], %{{.*}}, %{{.*}} = dlc.attention %arg0, %arg1, %arg2 {scale = 2.500000e-01 : f64} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8xf32>, tensor<i64>)
+// CHECK-NOT: dlc.softmax
+// CHECK-NOT: dlc.matmul
+// CHECK: return %[[O]]
+func.func @scaled(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %s = dlc.matmul %q, %k {transpose_b} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x8xf32>
+  %c = dlc.constant dense<2.500000e-01> : tensor<f32>
+  %t = dlc.mul %s, %c : (tensor<2x8x8xf32>, tensor<f32>) -> tensor<2x8x8xf32>
+  %p = dlc.softmax %t {axis = -1 : i64} : tensor<2x8x8xf32>
+  %o = dlc.matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// -----
+
+// Divided by sqrt(d), then BERT's additive mask, (1 - mask) * -10000, itself a product.
+// CHECK-LABEL: func.func @additive_mask
+// CHECK: %[[M:.*]] = dlc.mul
+// CHECK-NEXT: dlc.attention %arg0, %arg1, %arg2, %[[M]] {scale = 1.250000e-01 : f64}
+// CHECK-NOT: dlc.softmax
+func.func @additive_mask(%q: tensor<2x4x6x64xf32>, %k: tensor<2x4x6x64xf32>, %v: tensor<2x4x6x64xf32>, %keep: tensor<2x1x1x6xf32>) -> tensor<2x4x6x64xf32> {
+  %s = dlc.matmul %q, %k {transpose_b} : (tensor<2x4x6x64xf32>, tensor<2x4x6x64xf32>) -> tensor<2x4x6x6xf32>
+  %d = dlc.constant dense<8.0> : tensor<f32>
+  %t = dlc.div %s, %d : (tensor<2x4x6x6xf32>, tensor<f32>) -> tensor<2x4x6x6xf32>
+  %one = dlc.constant dense<1.0> : tensor<f32>
+  %big = dlc.constant dense<-1.0e4> : tensor<f32>
+  %off = dlc.sub %one, %keep : (tensor<f32>, tensor<2x1x1x6xf32>) -> tensor<2x1x1x6xf32>
+  %m = dlc.mul %off, %big : (tensor<2x1x1x6xf32>, tensor<f32>) -> tensor<2x1x1x6xf32>
+  %u = dlc.add %t, %m : (tensor<2x4x6x6xf32>, tensor<2x1x1x6xf32>) -> tensor<2x4x6x6xf32>
+  %p = dlc.softmax %u {axis = 3 : i64} : tensor<2x4x6x6xf32>
+  %o = dlc.matmul %p, %v : (tensor<2x4x6x6xf32>, tensor<2x4x6x64xf32>) -> tensor<2x4x6x64xf32>
+  return %o : tensor<2x4x6x64xf32>
+}
+
+// -----
+
+// A boolean mask through select with a very negative fill; no scale (1).
+// CHECK-LABEL: func.func @boolean_mask
+// CHECK: dlc.attention %arg0, %arg1, %arg2, %arg3 {scale = 1.000000e+00 : f64}
+func.func @boolean_mask(%q: tensor<3x5x8xbf16>, %k: tensor<3x7x8xbf16>, %v: tensor<3x7x8xbf16>, %keep: tensor<5x7xi1>) -> tensor<3x5x8xbf16> {
+  %s = dlc.matmul %q, %k {transpose_b} : (tensor<3x5x8xbf16>, tensor<3x7x8xbf16>) -> tensor<3x5x7xbf16>
+  %fill = dlc.constant dense<-3.0e38> : tensor<bf16>
+  %t = dlc.select %keep, %s, %fill : (tensor<5x7xi1>, tensor<3x5x7xbf16>, tensor<bf16>) -> tensor<3x5x7xbf16>
+  %p = dlc.softmax %t : tensor<3x5x7xbf16>
+  %o = dlc.matmul %p, %v : (tensor<3x5x7xbf16>, tensor<3x7x8xbf16>) -> tensor<3x5x8xbf16>
+  return %o : tensor<3x5x8xbf16>
+}
+
+// -----
+
+// The weights are read elsewhere too (a training step's backward): nothing changes.
+// CHECK-LABEL: func.func @weights_kept
+// CHECK-NOT: dlc.attention
+// CHECK: dlc.softmax
+func.func @weights_kept(%q: tensor<2x8x16xf32>, %v: tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x8xf32>) {
+  %s = dlc.matmul %q, %q {transpose_b} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x8xf32>
+  %p = dlc.softmax %s : tensor<2x8x8xf32>
+  %o = dlc.matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o, %p : tensor<2x8x4xf32>, tensor<2x8x8xf32>
+}
+
+// -----
+
+// Not attention: softmax over the queries' axis, a scale that is not a constant, a fill
+// that would leave weight on masked keys, keys broadcast over the batch.
+// CHECK-LABEL: func.func @not_attention
+// CHECK-NOT: dlc.attention
+func.func @not_attention(%q: tensor<2x8x16xf32>, %v: tensor<2x8x4xf32>, %f: tensor<f32>, %keep: tensor<8x8xi1>, %k1: tensor<8x16xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) {
+  %s = dlc.matmul %q, %q {transpose_b} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x8xf32>
+  %p = dlc.softmax %s {axis = 1 : i64} : tensor<2x8x8xf32>
+  %o = dlc.matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %s2 = dlc.matmul %q, %q {transpose_b} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x8xf32>
+  %t2 = dlc.mul %s2, %f : (tensor<2x8x8xf32>, tensor<f32>) -> tensor<2x8x8xf32>
+  %p2 = dlc.softmax %t2 : tensor<2x8x8xf32>
+  %o2 = dlc.matmul %p2, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %s3 = dlc.matmul %q, %q {transpose_b} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x8xf32>
+  %zero = dlc.constant dense<-5.0> : tensor<f32>
+  %t3 = dlc.select %keep, %s3, %zero : (tensor<8x8xi1>, tensor<2x8x8xf32>, tensor<f32>) -> tensor<2x8x8xf32>
+  %p3 = dlc.softmax %t3 : tensor<2x8x8xf32>
+  %o3 = dlc.matmul %p3, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %s4 = dlc.matmul %q, %k1 {transpose_b} : (tensor<2x8x16xf32>, tensor<8x16xf32>) -> tensor<2x8x8xf32>
+  %p4 = dlc.softmax %s4 : tensor<2x8x8xf32>
+  %o4 = dlc.matmul %p4, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o, %o2, %o3, %o4 : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>
+}
