@@ -300,7 +300,25 @@ py::object call_block(const py::object &self, const py::args &args) {
       return std::move(items);
     return py::tuple(items);
   }
-  // Eagerly, forward runs as written, whatever it takes and returns.
+  // A C++ block with several inputs (MultiHeadAttention(x, mask)) runs its forward_multi;
+  // one written in Python runs its forward as written, whatever it takes and returns.
+  bool python = dynamic_cast<PyHybridBlock *>(&block) || dynamic_cast<PyBlock *>(&block);
+  if (args.size() > 1 && !python) {
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < args.size(); ++i)
+      inputs.push_back(args[i].cast<Tensor>());
+    std::vector<Tensor> outputs;
+    {
+      py::gil_scoped_release release;
+      outputs = block(inputs);
+    }
+    if (outputs.size() == 1)
+      return py::cast(outputs[0]);
+    py::list items;
+    for (const Tensor &t : outputs)
+      items.append(py::cast(t));
+    return py::tuple(items);
+  }
   return self.attr("forward")(*args);
 }
 
@@ -591,6 +609,53 @@ void bind_layers(py::module_ &m) {
            py::arg("input_dim"), py::arg("output_dim"), py::arg("dtype") = "float32",
            py::arg("weight_initializer") = py::none(), py::arg("sparse_grad") = false)
       .def_readonly("weight", &nn::Embedding::weight);
+  py::class_<nn::MultiHeadAttention, HybridBlock, std::shared_ptr<nn::MultiHeadAttention>>(
+      m, "MultiHeadAttention")
+      .def(py::init([](int64_t units, int64_t num_heads, bool causal, double dropout,
+                       bool use_bias, bool fused_qkv, int64_t in_units) {
+             nn::MultiHeadAttentionOptions o;
+             o.causal = causal;
+             o.dropout = dropout;
+             o.use_bias = use_bias;
+             o.fused_qkv = fused_qkv;
+             o.in_units = in_units;
+             return std::make_shared<nn::MultiHeadAttention>(units, num_heads, o);
+           }),
+           py::arg("units"), py::arg("num_heads"), py::arg("causal") = false,
+           py::arg("dropout") = 0.0, py::arg("use_bias") = true, py::arg("fused_qkv") = false,
+           py::arg("in_units") = 0)
+      .def_readonly("query_proj", &nn::MultiHeadAttention::query_proj)
+      .def_readonly("key_proj", &nn::MultiHeadAttention::key_proj)
+      .def_readonly("value_proj", &nn::MultiHeadAttention::value_proj)
+      .def_readonly("qkv_proj", &nn::MultiHeadAttention::qkv_proj)
+      .def_readonly("out_proj", &nn::MultiHeadAttention::out_proj);
+  py::class_<nn::TransformerEncoderLayer, HybridBlock,
+             std::shared_ptr<nn::TransformerEncoderLayer>>(m, "TransformerEncoderLayer")
+      .def(py::init([](int64_t units, int64_t hidden_size, int64_t num_heads, bool pre_norm,
+                       bool causal, const std::string &activation, bool gelu_tanh,
+                       double dropout, double attention_dropout, double layer_norm_eps,
+                       bool fused_qkv) {
+             nn::TransformerLayerOptions o;
+             o.pre_norm = pre_norm;
+             o.causal = causal;
+             o.activation = activation;
+             o.gelu_tanh = gelu_tanh;
+             o.dropout = dropout;
+             o.attention_dropout = attention_dropout;
+             o.layer_norm_eps = layer_norm_eps;
+             o.fused_qkv = fused_qkv;
+             return std::make_shared<nn::TransformerEncoderLayer>(units, hidden_size, num_heads, o);
+           }),
+           py::arg("units"), py::arg("hidden_size"), py::arg("num_heads"),
+           py::arg("pre_norm") = false, py::arg("causal") = false, py::arg("activation") = "gelu",
+           py::arg("gelu_tanh") = false, py::arg("dropout") = 0.0,
+           py::arg("attention_dropout") = 0.0, py::arg("layer_norm_eps") = 1e-12,
+           py::arg("fused_qkv") = false)
+      .def_readonly("attention", &nn::TransformerEncoderLayer::attention)
+      .def_readonly("attention_norm", &nn::TransformerEncoderLayer::attention_norm)
+      .def_readonly("ffn_hidden", &nn::TransformerEncoderLayer::ffn_hidden)
+      .def_readonly("ffn_out", &nn::TransformerEncoderLayer::ffn_out)
+      .def_readonly("ffn_norm", &nn::TransformerEncoderLayer::ffn_norm);
   py::class_<nn::Dropout, HybridBlock, std::shared_ptr<nn::Dropout>>(m, "Dropout")
       .def(py::init<double>(), py::arg("rate"));
   py::class_<nn::Flatten, HybridBlock, std::shared_ptr<nn::Flatten>>(m, "Flatten").def(py::init<>());

@@ -110,6 +110,28 @@ inline std::shared_ptr<HybridSequential> attentionNetwork() {
   return net;
 }
 
+/// Two transformer layers over a convolution's channels as 6 tokens: GPT-2's kind
+/// (pre-norm, causal, one fused projection, tanh GELU) then BERT's (post-norm).
+inline std::shared_ptr<HybridSequential> transformerNetwork() {
+  nn::TransformerLayerOptions gpt;
+  gpt.pre_norm = true;
+  gpt.causal = true;
+  gpt.fused_qkv = true;
+  gpt.gelu_tanh = true;
+  gpt.layer_norm_eps = 1e-5;
+  nn::DenseOptions tokens;
+  tokens.flatten = false;
+  auto net = std::make_shared<HybridSequential>();
+  net->add(std::make_shared<nn::Conv2D>(6, 3),
+           std::make_shared<nn::HybridLambda>(
+               [](const Tensor &x) { return x.reshape({x.shape()[0], 6, 49}); }, "Tokens"),
+           std::make_shared<nn::Dense>(16, "", tokens),
+           std::make_shared<nn::TransformerEncoderLayer>(16, 32, 4, gpt),
+           std::make_shared<nn::TransformerEncoderLayer>(16, 32, 2),
+           std::make_shared<nn::Dense>(3));
+  return net;
+}
+
 /// Per-sample losses of each step, then the parameters, after `steps` SGD-with-momentum
 /// steps of `net` on one batch: eagerly (record, backward, Trainer::step; hybridized or
 /// not, as the net is) or as the compiled TrainStep with `options`.

@@ -5,7 +5,8 @@ from .._dlc.gluon.nn import (ELU, GELU, SELU, Activation, AvgPool2D, BatchNorm, 
                              Conv2DTranspose, Dense, Embedding,
                              Dropout, Flatten, GlobalAvgPool2D, GlobalMaxPool2D, GroupNorm,
                              HardSigmoid, HardSwish, Identity, InstanceNorm, LayerNorm, LeakyReLU,
-                             MaxPool2D, PReLU, ReflectionPad2D, SiLU, Swish, UpSampling2D)
+                             MaxPool2D, MultiHeadAttention, PReLU, ReflectionPad2D, SiLU, Swish,
+                             TransformerEncoderLayer, UpSampling2D)
 from . import mxnet1
 from .block import Block, HybridBlock
 
@@ -79,4 +80,4 @@ __all__ = ["Block", "HybridBlock", "Sequential", "HybridSequential", "HybridConc
            "GlobalMaxPool2D", "BatchNorm", "Dense", "Dropout", "Flatten", "Activation", "Identity",
            "LeakyReLU", "PReLU", "ELU", "SELU", "GELU", "Swish", "SiLU", "HardSigmoid", "HardSwish",
            "LayerNorm", "InstanceNorm", "GroupNorm", "HybridLambda", "Lambda", "UpSampling2D",
-           "ReflectionPad2D", "Embedding"]
+           "ReflectionPad2D", "Embedding", "MultiHeadAttention", "TransformerEncoderLayer"]
