@@ -15,6 +15,7 @@
 #include "dlc/Gluon/Block.h"
 #include "dlc/Gluon/Data.h"
 #include "dlc/Gluon/Embedding.h"
+#include "dlc/Gluon/TextModels.h"
 #include "dlc/Gluon/Transformer.h"
 #include "dlc/Gluon/Initializer.h"
 #include "dlc/Gluon/Layers.h"

@@ -17,11 +17,23 @@ SoftmaxCrossEntropyLoss::SoftmaxCrossEntropyLoss(int64_t axis, bool sparse_label
     : axis_(axis), sparse_label_(sparse_label), from_logits_(from_logits) {}
 
 Tensor SoftmaxCrossEntropyLoss::operator()(const Tensor &pred, const Tensor &label) const {
-  if (pred.ndim() != 2 || shape_rules::normalizeAxis(axis_, 2) != 1)
-    throw ShapeError("SoftmaxCrossEntropyLoss: expects (batch, classes) predictions with the "
-                     "class axis last, got " + shape_rules::str(pred.shape()) + " and axis " +
+  if (pred.ndim() < 2 || shape_rules::normalizeAxis(axis_, pred.ndim()) != pred.ndim() - 1)
+    throw ShapeError("SoftmaxCrossEntropyLoss: expects (batch, ..., classes) predictions with "
+                     "the class axis last, got " + shape_rules::str(pred.shape()) + " and axis " +
                      std::to_string(axis_));
-  int64_t classes = pred.shape()[1];
+  int64_t classes = pred.shape().back();
+  if (pred.ndim() > 2) {
+    // (batch, d..., classes): one loss per position, averaged over d... per sample, as
+    // MXNet's (a language model's (batch, length, vocab) logits).
+    Shape positions(pred.shape().begin(), pred.shape().end() - 1);
+    if (sparse_label_ ? label.shape() != positions : label.shape() != pred.shape())
+      throw ShapeError("SoftmaxCrossEntropyLoss: labels " + shape_rules::str(label.shape()) +
+                       " for predictions " + shape_rules::str(pred.shape()) + " must be " +
+                       shape_rules::str(sparse_label_ ? positions : pred.shape()));
+    Tensor flat = (*this)(pred.reshape({-1, classes}),
+                          sparse_label_ ? label.reshape({-1}) : label.reshape({-1, classes}));
+    return np::mean(flat.reshape({pred.shape()[0], -1}), {1});
+  }
   if (sparse_label_) {
     if (label.size() != pred.shape()[0])
       throw ShapeError("SoftmaxCrossEntropyLoss: " + std::to_string(label.size()) +

@@ -8,6 +8,7 @@
 
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/MXNetParams.h"
+#include "dlc/Frontend/NumPy.h"
 #include "dlc/Frontend/SafeTensors.h"
 
 #include <set>
@@ -42,29 +43,56 @@ void loadFrom(const FileReader &reader, const std::string &path, ParameterDict &
               const std::vector<Device> &devices, const LoadOptions &options) {
   std::vector<std::string> problems;
   std::set<std::string> seen;
-  std::vector<std::pair<ParameterPtr, const safetensors::TensorInfo *>> matched;
+  struct Match {
+    ParameterPtr parameter;
+    const safetensors::TensorInfo *entry;
+    bool transpose;
+  };
+  std::vector<Match> matched;
   for (const safetensors::TensorInfo &entry : reader.tensors()) {
-    const std::string &name = entry.name;
-    seen.insert(name);
+    MappedName target{entry.name, false};
+    if (options.name_map) {
+      std::optional<MappedName> mapped = options.name_map(entry.name);
+      if (!mapped)
+        continue;
+      target = std::move(*mapped);
+    }
+    const std::string &name = target.parameter;
+    // How problems name the entry: the file's name, and the network's where they differ.
+    const std::string called =
+        "'" + entry.name + "'" + (name == entry.name ? "" : " (the network's '" + name + "')");
     if (!params.contains(name)) {
       if (!options.ignore_extra)
-        problems.push_back("'" + name + "' is in the file but not in the network");
+        problems.push_back(called + " is in the file but not in the network");
+      continue;
+    }
+    if (!seen.insert(name).second) {
+      problems.push_back(called + " fills a parameter another entry of the file fills too");
       continue;
     }
     const ParameterPtr &parameter = params[name];
-    if (parameter->shape_known() && entry.shape != parameter->shape()) {
-      problems.push_back("'" + name + "' has shape " + shape_rules::str(entry.shape) +
-                         " in the file but " + shape_rules::str(parameter->shape()) +
-                         " in the network");
+    Shape shape = entry.shape;
+    if (target.transpose) {
+      if (shape.size() != 2) {
+        problems.push_back(called + " has shape " + shape_rules::str(shape) +
+                           " in the file; only a 2-d value can be stored transposed");
+        continue;
+      }
+      std::swap(shape[0], shape[1]);
+    }
+    if (parameter->shape_known() && shape != parameter->shape()) {
+      problems.push_back(called + " has shape " + shape_rules::str(entry.shape) +
+                         " in the file" + (target.transpose ? " (stored transposed)" : "") +
+                         " but " + shape_rules::str(parameter->shape()) + " in the network");
       continue;
     }
     if (entry.dtype != parameter->dtype() && !options.cast_dtype) {
-      problems.push_back("'" + name + "' is " + dtype_name(entry.dtype) + " in the file but " +
+      problems.push_back(called + " is " + dtype_name(entry.dtype) + " in the file but " +
                          dtype_name(parameter->dtype()) +
                          " in the network (cast_dtype converts it)");
       continue;
     }
-    matched.emplace_back(parameter, &entry);
+    matched.push_back({parameter, &entry, target.transpose});
   }
   for (const std::string &name : params.keys())
     if (!seen.count(name) && !options.allow_missing)
@@ -79,8 +107,10 @@ void loadFrom(const FileReader &reader, const std::string &path, ParameterDict &
     throw Error("load_parameters('" + path + "'): the file does not match the network:" + text);
   }
   std::vector<std::pair<ParameterPtr, Tensor>> assignments;
-  for (const auto &[parameter, entry] : matched) {
+  for (const auto &[parameter, entry, transpose] : matched) {
     Tensor value = reader.read(*entry, devices.front());
+    if (transpose)
+      value = np::transpose(value);
     if (value.dtype() != parameter->dtype())
       value = value.astype(parameter->dtype());
     assignments.emplace_back(parameter, value);

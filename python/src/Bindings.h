@@ -101,6 +101,8 @@ void bind_ndarray(py::module_ &m);
 void bind_ops(py::module_ &m);
 void bind_autograd(py::module_ &m);
 void bind_gluon(py::module_ &m);
+/// gluon.model_zoo.text, into that module.
+void bind_text_zoo(py::module_ m);
 void bind_training(py::module_ &m);
 void bind_data(py::module_ &m);
 void bind_dist(py::module_ &m);

@@ -748,7 +748,7 @@ void bind_activation_layers(py::module_ &m) {
       .def(py::init<int64_t>(), py::arg("padding") = 0);
 }
 
-void bind_model_zoo(py::module_ &m) {
+void bind_model_zoo(py::module_ m) {
   namespace zoo = model_zoo::vision;
   m.def("get_model",
         [](const std::string &name, int64_t classes, bool pretrained, const std::string &root) {
@@ -778,9 +778,11 @@ void bind_gluon(py::module_ &m) {
   bind_blocks(gluon_module);
   py::module_ nn_module = gluon_module.def_submodule("nn", "layers (gluon.nn).");
   bind_layers(nn_module);
-  py::module_ zoo_module = gluon_module.def_submodule("model_zoo", "gluon.model_zoo.")
-                               .def_submodule("vision", "gluon.model_zoo.vision: MXNet's vision networks.");
-  bind_model_zoo(zoo_module);
+  py::module_ zoo_module = gluon_module.def_submodule("model_zoo", "gluon.model_zoo.");
+  bind_model_zoo(
+      zoo_module.def_submodule("vision", "gluon.model_zoo.vision: MXNet's vision networks."));
+  bind_text_zoo(zoo_module.def_submodule(
+      "text", "gluon.model_zoo.text: BERT and GPT-2, loading Hugging Face's checkpoints."));
 }
 
 } // namespace dlc::python

@@ -11,6 +11,7 @@ SOURCE_DIR = pathlib.Path(os.environ.get("DLC_SOURCE_DIR",
 BUILD_DIR = pathlib.Path(os.environ.get("DLC_BUILD_DIR", SOURCE_DIR / "build"))
 FASHION_MNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
 MXNET_FIXTURES = SOURCE_DIR / "unittests" / "Gluon" / "Inputs" / "mxnet"
+HUGGINGFACE_FIXTURES = SOURCE_DIR / "unittests" / "Gluon" / "Inputs" / "huggingface"
 
 
 def assert_same_parameters(first, second, tolerance=1e-5):

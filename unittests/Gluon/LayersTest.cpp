@@ -489,3 +489,17 @@ TEST(Layers, EmbeddingTrainsAlikeEagerlyHybridizedAndCompiled) {
   EXPECT_EQ(nn::Embedding(12, 5).kind(), "Embedding(12 -> 5, float32)");
   EXPECT_THROW(nn::Embedding(0, 5), ValueError);
 }
+
+TEST(Loss, SequenceLogitsAverageTheirPositionsPerSample) {
+  // A language model's (batch, length, vocab) logits and (batch, length) labels.
+  Tensor logits = randomTensor({2, 3, 5}, 31) * 3.0;
+  Tensor labels = np::array(std::vector<int64_t>{4, 0, 2, 1, 1, 3}).reshape({2, 3});
+  loss::SoftmaxCrossEntropyLoss lossFn;
+  Tensor perSample = lossFn(logits, labels);
+  ASSERT_EQ(perSample.shape(), (Shape{2}));
+  Tensor perPosition = lossFn(logits.reshape({6, 5}), labels.reshape({6}));
+  expectClose(np::mean(perPosition.reshape({2, 3}), {1}).to_vector<float>(),
+              perSample.to_vector<float>(), 1e-6, "per-sample loss");
+  EXPECT_THROW(lossFn(logits, labels.reshape({3, 2})), ShapeError);
+  EXPECT_THROW(loss::SoftmaxCrossEntropyLoss(1)(logits, labels), ShapeError);
+}

@@ -5,6 +5,7 @@
 #include "dlc/Hybridize/CompiledFunction.h"
 #include "dlc/Gluon/Parameter.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,11 +16,21 @@
 
 namespace dlc::gluon {
 
+/// Where an entry of another framework's parameter file goes in a network.
+struct MappedName {
+  std::string parameter;  ///< the network's name for it ("layers.0.attention.out_proj.weight")
+  bool transpose = false; ///< a 2-d value stored (in, out), as GPT-2's Conv1D layers store it
+};
+/// Translates a file's entry names to the network's; nullopt: the entry belongs to no
+/// parameter and is skipped (a buffer, a head the network does not have).
+using NameMap = std::function<std::optional<MappedName>(const std::string &entry)>;
+
 /// Options of load_parameters, as in Gluon.
 struct LoadOptions {
   bool allow_missing = false; ///< parameters absent from the file keep their values
   bool ignore_extra = false;  ///< entries of the file that match no parameter are skipped
   bool cast_dtype = false;    ///< values of another dtype are converted instead of refused
+  NameMap name_map;           ///< unset: the file's names are the network's
 };
 
 /// A layer or a network of layers. Children and parameters are registered under names,

@@ -1,4 +1,4 @@
-"""MXNet's Gluon model zoo (``gluon.model_zoo``): the vision networks."""
-from . import vision
+"""MXNet's Gluon model zoo (``gluon.model_zoo``): the vision networks, and BERT and GPT-2."""
+from . import text, vision
 
-__all__ = ["vision"]
+__all__ = ["text", "vision"]
