@@ -24,7 +24,7 @@ packages=(
   zlib1g-dev libzstd-dev nlohmann-json3-dev libssl-dev
   libgtest-dev libdnnl-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist fortunes
   python3-dev pybind11-dev python3-numpy python3-pytest python3-venv
   openmpi-bin libopenmpi-dev
 )

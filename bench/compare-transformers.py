@@ -1,20 +1,32 @@
 """Transformers in dlc and its peers, alternating round by round, each measurement in its
 own process (its peak resident memory read when it exits). 2 threads each.
 
-Attention alone (this part of the benchmark so far): causal, float32, batch 1, 12 heads of
-64 features, at sequence lengths 512, 2048 and 8192, forward and forward + backward:
-dlc's fused dlc.attention (npx.scaled_dot_product_attention) against PyTorch's
-scaled_dot_product_attention. Reports median ms and the memory the attention held (peak
+--parts picks what runs (all three by default):
+
+attention: causal float32 attention alone, batch 1, 12 heads of 64 features, at
+sequence lengths 512, 2048 and 8192, forward and forward + backward: dlc's fused
+dlc.attention (npx.scaled_dot_product_attention) against PyTorch's
+scaled_dot_product_attention. Median ms and the memory the attention held (peak
 resident MiB less the peak once the inputs existed). An unfused attention would hold the
 (L, L) weights of every head: 12 * L^2 * 4 bytes, 3 GiB at L = 8192.
 
-    bench/.venv/bin/python bench/compare-transformers.py [--rounds 2] [--repeats 3]
-        [--lengths 512 2048 8192]
+bert: BERT-base inference at sequence 128, batch 1 and 8, on random weights that
+`transformers` writes (a Hugging Face folder every framework loads): dlc's text-zoo
+BertModel hybridized (Python), the same network as a model file under `dlc-run
+--benchmark`, PyTorch eager and torch.compile, and ONNX Runtime on the model
+torch.onnx exports. The outputs agree (1e-4 of their scale) before any timing.
+
+gpt2: a GPT-2 124M training step (language-model loss, backward, Adam) at batch 4,
+sequence 128 and 512: dlc eager, hybridized (the seed's loop) and the compiled step,
+PyTorch eager and torch.compile. Tokens/s and peak resident memory.
+
+    bench/.venv/bin/python bench/compare-transformers.py [--parts bert gpt2] [--rounds 2]
 """
 import argparse
 import collections
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -37,13 +49,18 @@ def run(command, env):
     return json.loads(out.strip().splitlines()[-1]), usage.ru_maxrss / 1024
 
 
-def measure(args, framework, length, backward):
+def peer_env(args, framework):
+    """The interpreter and environment of a measurement: dlc's module is built for the
+    system Python, the peers live in this virtual environment."""
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    if framework == "dlc":
-        python = "/usr/bin/python3"  # the interpreter dlc's module is built for
+    if framework.startswith("dlc"):
         env["PYTHONPATH"] = os.path.join(args.build, "python")
-    else:
-        python = sys.executable
+        return "/usr/bin/python3", env
+    return sys.executable, env
+
+
+def measure_attention(args, framework, length, backward):
+    python, env = peer_env(args, framework)
     command = [python, os.path.join(HERE, "peers", "attention.py"), "--framework", framework,
                "--length", str(length), "--repeats", str(args.repeats),
                "--threads", str(args.threads)] + (["--backward"] if backward else [])
@@ -51,14 +68,7 @@ def measure(args, framework, length, backward):
     return result["ms"], peak - result["baseline_mib"]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--lengths", type=int, nargs="+", default=[512, 2048, 8192])
-    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
-    args = parser.parse_args()
+def attention_part(args):
     times = collections.defaultdict(list)
     memory = collections.defaultdict(list)
     for round_ in range(args.rounds):
@@ -66,7 +76,7 @@ def main():
             for backward in (False, True):
                 for framework in ("dlc", "torch"):
                     key = (length, "fwd+bwd" if backward else "fwd", framework)
-                    ms, held = measure(args, framework, length, backward)
+                    ms, held = measure_attention(args, framework, length, backward)
                     times[key].append(ms)
                     memory[key].append(held)
                     print(f"round {round_ + 1}: L={length} {key[1]} {framework}: {ms:.1f} ms, "
@@ -82,6 +92,170 @@ def main():
             tm = statistics.median(memory[(length, kind, "torch")])
             print(f"{length:>6} {kind:8} {d:>10.1f} ({dm:>5.0f}) {t:>10.1f} ({tm:>5.0f}) "
                   f"{d / t:>17.2f}x")
+
+
+def random_checkpoint(folder, family):
+    """A Hugging Face folder of `family` (bert-base or GPT-2 124M) with random weights."""
+    import torch
+    import transformers
+    if os.path.exists(os.path.join(folder, "model.safetensors")):
+        return
+    torch.manual_seed(0)
+    if family == "bert":
+        model = transformers.BertModel(transformers.BertConfig())
+    else:
+        model = transformers.GPT2LMHeadModel(transformers.GPT2Config())
+    model.save_pretrained(folder, safe_serialization=True)
+
+
+def export_bert_onnx(folder, inputs, path):
+    import torch
+    import transformers
+    model = transformers.BertModel.from_pretrained(folder).eval()
+
+    class Sequence(torch.nn.Module):
+        def __init__(self, bert):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, ids, types, mask):
+            return self.bert(input_ids=ids, token_type_ids=types,
+                             attention_mask=mask).last_hidden_state
+    x = tuple(torch.from_numpy(inputs[k]) for k in ("ids", "token_types", "mask"))
+    torch.onnx.export(Sequence(model), x, path, dynamo=True,
+                      input_names=["input_ids", "token_type_ids", "attention_mask"],
+                      output_names=["sequence"])
+
+
+def bert_part(args, work):
+    import numpy as onp
+    from safetensors.numpy import save_file
+    folder = os.path.join(work, "bert-base")
+    random_checkpoint(folder, "bert")
+    dlc_run = os.path.join(args.build, "bin", "dlc-run")
+    cases = {}
+    for batch in args.batches:
+        rng = onp.random.RandomState(batch)
+        inputs = {"ids": rng.randint(1, 30522, (batch, 128)).astype(onp.int64),
+                  "token_types": onp.zeros((batch, 128), onp.int64),
+                  "mask": onp.ones((batch, 128), onp.int64)}
+        prefix = os.path.join(work, f"bert-b{batch}")
+        onp.savez(prefix + ".npz", **inputs)
+        for i, key in enumerate(("ids", "token_types", "mask")):
+            save_file({f"data{i}": inputs[key]}, f"{prefix}.data{i}.safetensors")
+        export_bert_onnx(folder, inputs, prefix + ".onnx")
+        outputs = {}
+        for framework in ("dlc", "torch", "ort"):
+            python, env = peer_env(args, framework)
+            extra = ["--save-compiled", prefix + ".dlc"] if framework == "dlc" else []
+            run([python, os.path.join(HERE, "peers", "bert.py"), "--framework", framework,
+                 "--checkpoint", folder, "--inputs", prefix + ".npz", "--onnx", prefix + ".onnx",
+                 "--output", f"{prefix}.{framework}.npy", "--repeats", "1"] + extra, env)
+            outputs[framework] = onp.load(f"{prefix}.{framework}.npy")
+        scale = float(onp.abs(outputs["torch"]).max())
+        for framework in ("dlc", "ort"):
+            error = float(onp.abs(outputs[framework] - outputs["torch"]).max()) / scale
+            if error > 1e-4:
+                sys.exit(f"BERT batch {batch}: {framework} differs from PyTorch by {error:.2e}")
+        print(f"# BERT batch {batch}: dlc, PyTorch and ONNX Runtime agree", flush=True)
+        cases[batch] = prefix
+    times = collections.defaultdict(list)
+    memory = collections.defaultdict(list)
+    frameworks = ("dlc", "dlc-run", "torch", "torch-compile", "ort")
+    for round_ in range(args.rounds):
+        for batch, prefix in cases.items():
+            for framework in frameworks:
+                python, env = peer_env(args, framework)
+                if framework == "dlc-run":
+                    command = [dlc_run, prefix + ".dlc", "--benchmark", str(args.bert_repeats)]
+                    for i in range(3):
+                        command += ["--input", f"data{i}={prefix}.data{i}.safetensors"]
+                    with tempfile.TemporaryFile(mode="w+") as err:
+                        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err,
+                                                   text=True, env=env)
+                        out = process.stdout.read()
+                        _, status, usage = os.wait4(process.pid, 0)
+                    if os.waitstatus_to_exitcode(status):
+                        sys.exit(f"{' '.join(command)} failed")
+                    ms = float(re.search(r"latency p50 ([0-9.]+) ms", out).group(1))
+                    peak = usage.ru_maxrss / 1024
+                else:
+                    result, peak = run(
+                        [python, os.path.join(HERE, "peers", "bert.py"), "--framework", framework,
+                         "--checkpoint", os.path.join(work, "bert-base"), "--inputs",
+                         prefix + ".npz", "--onnx", prefix + ".onnx", "--repeats",
+                         str(args.bert_repeats), "--threads", str(args.threads)], env)
+                    ms = result["ms"]
+                times[(batch, framework)].append(ms)
+                memory[(batch, framework)].append(peak)
+                print(f"round {round_ + 1}: BERT batch {batch} {framework}: {ms:.1f} ms, "
+                      f"peak {peak:.0f} MiB", flush=True)
+    print(f"\nBERT-base inference, sequence 128, {args.threads} threads, median of "
+          f"{args.rounds} rounds: ms (peak MiB)")
+    print("| batch | " + " | ".join(frameworks) + " | dlc / ORT | dlc-run / ORT |")
+    print("|---:|" + "---:|" * (len(frameworks) + 2))
+    for batch in cases:
+        med = {f: statistics.median(times[(batch, f)]) for f in frameworks}
+        mem = {f: statistics.median(memory[(batch, f)]) for f in frameworks}
+        print(f"| {batch} | " + " | ".join(f"{med[f]:.1f} ({mem[f]:.0f})" for f in frameworks) +
+              f" | {med['dlc'] / med['ort']:.2f} | {med['dlc-run'] / med['ort']:.2f} |")
+
+
+def gpt2_part(args, work):
+    folder = os.path.join(work, "gpt2")
+    random_checkpoint(folder, "gpt2")
+    frameworks = ("dlc-eager", "dlc-hybrid", "dlc-step", "torch", "torch-compile")
+    times = collections.defaultdict(list)
+    memory = collections.defaultdict(list)
+    for round_ in range(args.rounds):
+        for length in args.gpt2_lengths:
+            for framework in frameworks:
+                python, env = peer_env(args, framework)
+                result, peak = run([python, os.path.join(HERE, "peers", "gpt2_step.py"),
+                                    "--framework", framework, "--checkpoint", folder,
+                                    "--batch", "4", "--length", str(length), "--repeats",
+                                    str(args.gpt2_repeats), "--threads", str(args.threads)], env)
+                times[(length, framework)].append(result["tokens_per_s"])
+                memory[(length, framework)].append(peak)
+                print(f"round {round_ + 1}: GPT-2 L={length} {framework}: "
+                      f"{result['tokens_per_s']:.0f} tokens/s, peak {peak:.0f} MiB", flush=True)
+    print(f"\nGPT-2 124M training step, batch 4, {args.threads} threads, median of "
+          f"{args.rounds} rounds: tokens/s (peak MiB)")
+    print("| L | " + " | ".join(frameworks) + " | step / torch | step / compile | step / eager |")
+    print("|---:|" + "---:|" * (len(frameworks) + 3))
+    for length in args.gpt2_lengths:
+        med = {f: statistics.median(times[(length, f)]) for f in frameworks}
+        mem = {f: statistics.median(memory[(length, f)]) for f in frameworks}
+        print(f"| {length} | " + " | ".join(f"{med[f]:.0f} ({mem[f]:.0f})" for f in frameworks) +
+              f" | {med['dlc-step'] / med['torch']:.2f} | "
+              f"{med['dlc-step'] / med['torch-compile']:.2f} | "
+              f"{med['dlc-step'] / med['dlc-eager']:.2f} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", nargs="+", default=["attention", "bert", "gpt2"],
+                        choices=["attention", "bert", "gpt2"])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3, help="attention calls timed")
+    parser.add_argument("--bert-repeats", type=int, default=20)
+    parser.add_argument("--gpt2-repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--lengths", type=int, nargs="+", default=[512, 2048, 8192])
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--gpt2-lengths", type=int, nargs="+", default=[128, 512])
+    parser.add_argument("--work", default=os.path.join(tempfile.gettempdir(),
+                                                       "dlc-compare-transformers"),
+                        help="where the random checkpoints and model files are kept")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    if "attention" in args.parts:
+        attention_part(args)
+    if "bert" in args.parts:
+        bert_part(args, args.work)
+    if "gpt2" in args.parts:
+        gpt2_part(args, args.work)
 
 
 if __name__ == "__main__":

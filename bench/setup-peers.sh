@@ -9,7 +9,7 @@ venv="$here/.venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install --upgrade pip
 "$venv/bin/pip" install "mxnet==1.9.1" "numpy<1.24" torch torchvision onnx onnxruntime \
-  transformers safetensors
+  transformers safetensors onnxscript
 "$venv/bin/python" - <<'PY'
 import mxnet, torch, numpy, onnx, onnxruntime, transformers
 print("mxnet", mxnet.__version__, "torch", torch.__version__, "numpy", numpy.__version__,

@@ -13,6 +13,9 @@
 // network of the vision model zoo (dlc/Gluon/ModelZoo.h), fed images resized to its
 // size (--image-size) with Fashion-MNIST's gray channel repeated into three.
 //
+// With --task lm it trains a byte-level GPT-2 on a text corpus instead
+// (LanguageModel.cpp).
+//
 // Under `mpirun -np N` the job's --devices are shared out among the N processes (each
 // takes its block, dist::local_devices), each process reads its share of every batch,
 // and the gradients are summed over all of them; process 0 alone prints, evaluates and
@@ -28,6 +31,8 @@
 #include <dlc/Gluon/ModelZoo.h>
 
 #include "../common/CompileOptionFlags.h"
+#include "LanguageModel.h"
+#include "Progress.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -56,11 +61,22 @@ namespace {
 /// dlc-train's own options: --help lists these, not the ones LLVM's libraries register.
 cl::OptionCategory trainOptions("dlc-train options");
 
+cl::opt<std::string> taskOption(
+    "task",
+    cl::desc("classify (images, the default) or lm (a byte-level GPT-2 language model on a "
+             "text corpus, Debian's fortunes by default)"),
+    cl::cat(trainOptions), cl::init("classify"));
 cl::opt<std::string> dataOption(
     "data",
     cl::desc("dataset: fashion-mnist, or imagefolder:PATH (PATH/train and PATH/test hold one "
-             "folder per class; images are resized to 28x28)"),
+             "folder per class; images are resized to 28x28); with --task lm: fortunes (the "
+             "default), or a text file or folder"),
     cl::cat(trainOptions), cl::init("fashion-mnist"));
+cl::opt<int> sequenceLength("seq-len", cl::desc("with --task lm: bytes per training sequence"),
+                            cl::cat(trainOptions), cl::init(128));
+cl::opt<int> sampleCount("samples",
+                         cl::desc("with --task lm: texts to sample from the trained model"),
+                         cl::cat(trainOptions), cl::init(3));
 cl::opt<std::string> exportFolder(
     "export-imagefolder",
     cl::desc("write Fashion-MNIST (the first --limit images of each split) as PNG files in "
@@ -73,7 +89,8 @@ cl::opt<std::string> networkOption(
     cl::desc("leafnet (the seed's LeafNetwork for 28x28 images), or a network of the model "
              "zoo: resnet18_v1 ... resnet152_v2, vgg11 ... vgg19_bn, alexnet, densenet121 ... "
              "densenet201, squeezenet1.0, squeezenet1.1, inceptionv3, mobilenet1.0 ... "
-             "mobilenet0.25, mobilenetv2_1.0 ... mobilenetv2_0.25"),
+             "mobilenet0.25, mobilenetv2_1.0 ... mobilenetv2_0.25; with --task lm: gpt2_small "
+             "(the default) or gpt2_124m"),
     cl::cat(trainOptions), cl::init("leafnet"));
 cl::opt<int> imageSizeOption(
     "image-size",
@@ -82,7 +99,9 @@ cl::opt<int> imageSizeOption(
              "ones, e.g. 32)"),
     cl::cat(trainOptions), cl::init(0));
 cl::opt<int> epochs("epochs", cl::desc("passes over the training set"), cl::cat(trainOptions), cl::init(5));
-cl::opt<int> batchSize("batch-size", cl::desc("samples per step, over all devices (of all processes)"),
+cl::opt<int> batchSize("batch-size",
+                       cl::desc("samples per step, over all devices (of all processes); 64, "
+                                "or 16 sequences with --task lm"),
                        cl::cat(trainOptions), cl::init(64));
 cl::opt<std::string> devicesOption("devices",
                                    cl::desc("devices, e.g. cpu:0,cpu:1 or gpu:0,gpu:1 "
@@ -96,7 +115,8 @@ cl::opt<std::string> resumeFrom("resume", cl::desc("parameters (.safetensors) to
                                 cl::cat(trainOptions), cl::init(""));
 cl::opt<int> limit("limit",
                    cl::desc("train on N samples only (0: all): Fashion-MNIST's first N, or N "
-                            "drawn with --seed from an image folder"),
+                            "drawn with --seed from an image folder; with --task lm, the "
+                            "first N bytes (and N/10 held out)"),
                    cl::cat(trainOptions), cl::init(0));
 cl::opt<bool> skipUnreadable(
     "skip-unreadable",
@@ -233,29 +253,6 @@ void exportSplit(const data::vision::FashionMNIST &set, const std::string &dir, 
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-/// Redraws the progress line: at most twice a second on a terminal, at every tenth of
-/// the epoch otherwise (so that logs stay short).
-void progress(int epoch, size_t done, size_t total, double samplesPerSecond, double loss,
-              double accuracy, double eta) {
-  static const bool terminal = isatty(fileno(stderr));
-  static auto last = std::chrono::steady_clock::now();
-  static size_t lastTenth = 0;
-  size_t tenth = total ? 10 * done / total : 10;
-  bool finished = done >= total;
-  if (terminal ? (!finished && secondsSince(last) < 0.5) : (tenth == lastTenth && !finished))
-    return;
-  last = std::chrono::steady_clock::now();
-  lastTenth = finished ? 0 : tenth;
-  const int width = 30;
-  int filled = total ? int(width * done / total) : width;
-  std::fprintf(stderr, terminal ? "\rEpoch %d [%s%s] %zu/%zu  %.0f samples/s  loss %.4f  acc %.4f  ETA %.0fs "
-                              : "Epoch %d [%s%s] %zu/%zu  %.0f samples/s  loss %.4f  acc %.4f  ETA %.0fs\n",
-               epoch, std::string(size_t(filled), '#').c_str(),
-               std::string(size_t(width - filled), '.').c_str(), done, total, samplesPerSecond,
-               loss, accuracy, eta);
-  std::fflush(stderr);
 }
 
 /// The samples of `dataset` at `indices`, in that order.
@@ -473,8 +470,9 @@ void writeSvg(const std::string &path, const std::vector<EpochLog> &log) {
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions({&trainOptions, &tools::compileOptionFlags});
   cl::ParseCommandLineOptions(argc, argv,
-                              "dlc-train: trains a LeafNetwork-style CNN on Fashion-MNIST on "
-                              "every device, with progress, a CSV log, a plot and checkpoints\n");
+                              "dlc-train: trains a LeafNetwork-style CNN on Fashion-MNIST (or "
+                              "with --task lm a GPT-2 on text) on every device, with progress, "
+                              "a CSV log, a plot and checkpoints\n");
   try {
     // First: under mpirun this joins the job (and shares the host's cores).
     dist::init();
@@ -510,6 +508,33 @@ int main(int argc, char **argv) {
       set_check_numerics(true);
     const CompileOptions compileOptions = tools::compileOptionsFromFlags();
     np::random::seed(seedOption);
+
+    if (taskOption == "lm") {
+      tools::LanguageModelJob job;
+      if (imageSizeOption.getNumOccurrences())
+        throw ValueError("--image-size is for images; --task lm trains on text");
+      job.data = dataOption.getNumOccurrences() ? dataOption.getValue() : "fortunes";
+      job.network = networkOption.getNumOccurrences() ? networkOption.getValue() : "gpt2_small";
+      job.epochs = epochs;
+      // Smaller batches than for images: more updates per byte read, at the same speed.
+      job.batchSize = batchSize.getNumOccurrences() ? batchSize.getValue() : 16;
+      job.sequenceLength = sequenceLength;
+      job.learningRate = learningRate;
+      job.optimizer = optimizerOption;
+      job.outputFolder = outputFolder;
+      job.resume = resumeFrom;
+      job.limit = limit;
+      job.seed = seedOption;
+      job.compiledStep = compiledStepOption;
+      job.hybridize = hybridizeOption;
+      job.devices = devices;
+      job.compileOptions = compileOptions;
+      job.sampleLines = sampleCount;
+      tools::trainLanguageModel(job);
+      return 0;
+    }
+    if (taskOption != "classify")
+      throw ValueError("--task " + taskOption + ": expected classify or lm");
 
     const bool zooNetwork = networkOption != "leafnet";
     int imageSize = 28;
@@ -739,9 +764,13 @@ int main(int argc, char **argv) {
         accuracy.update(labels, outputs);
         seen += size_t(batchSize);
         double elapsed = secondsSince(tic), rate = double(seen) / elapsed;
-        if (root) // its own share's loss and accuracy until the epoch's end
-          progress(epoch, seen, total, rate, lossSum / double(accuracy.num_inst()),
-                   accuracy.get().second, double(total - seen) / rate);
+        if (root) { // its own share's loss and accuracy until the epoch's end
+          char rateText[48], metrics[64];
+          std::snprintf(rateText, sizeof rateText, "%.0f samples/s", rate);
+          std::snprintf(metrics, sizeof metrics, "loss %.4f  acc %.4f",
+                        lossSum / double(accuracy.num_inst()), accuracy.get().second);
+          tools::showProgress(epoch, seen, total, rateText, metrics, double(total - seen) / rate);
+        }
         waitStart = std::chrono::steady_clock::now();
       }
       double trainSeconds = secondsSince(tic);

@@ -49,6 +49,23 @@ void refreshTypes(Operation *original, Operation *clone, int64_t axis, int64_t w
           shape, cast<RankedTensorType>(result.getType()).getElementType()));
     return;
   }
+  // A split's result types are written (they give the part sizes): a part keeps its
+  // size along the split axis and takes the operand's other dimensions (GPT-2's fused
+  // query-key-value projection, cut along its features). Parts of the batch axis itself
+  // keep their types, which the verifier then checks against the cut operand.
+  if (auto split = dyn_cast<SplitOp>(clone)) {
+    auto input = cast<RankedTensorType>(split.getInput().getType());
+    const int64_t along = split.getAxis();
+    if (along == axis)
+      return;
+    for (Value result : clone->getResults()) {
+      auto type = cast<RankedTensorType>(result.getType());
+      SmallVector<int64_t> shape(input.getShape());
+      shape[size_t(along)] = type.getDimSize(along);
+      result.setType(RankedTensorType::get(shape, type.getElementType()));
+    }
+    return;
+  }
   // Ops whose result type is written, not inferred, and holds the samples (reshapes,
   // broadcasts, the input gradients of convolution and pooling): the whole batch's axis
   // becomes a part's. Weight-shaped results (conv2d_backward_filter) keep their type.
@@ -61,12 +78,35 @@ void refreshTypes(Operation *original, Operation *clone, int64_t axis, int64_t w
     return;
   for (Value result : clone->getResults()) {
     auto type = dyn_cast<RankedTensorType>(result.getType());
-    if (!type || type.getRank() <= axis || type.getDimSize(axis) != whole)
+    if (!type || type.getRank() <= axis)
       continue;
     SmallVector<int64_t> shape(type.getShape());
-    shape[size_t(axis)] = part;
+    if (shape[size_t(axis)] == whole) {
+      shape[size_t(axis)] = part;
+    } else if (axis == 0 && isa<ReshapeOp>(clone) && shape[0] % whole == 0) {
+      // A reshape that merges the leading batch axis with the next ones (a language
+      // model's (batch, length) labels flattened for its loss): each sample fills
+      // shape[0] / whole rows, in order, so a part fills as many per sample.
+      shape[0] = shape[0] / whole * part;
+    } else {
+      continue;
+    }
     result.setType(RankedTensorType::get(shape, type.getElementType()));
   }
+}
+
+/// Whether an op that reads `value`, or a value computed from it (a few ops deep), also
+/// reads one of `samples`.
+bool reachesSamples(Value value, const llvm::DenseSet<Value> &samples, int depth = 6) {
+  for (Operation *user : value.getUsers()) {
+    if (llvm::any_of(user->getOperands(), [&](Value v) { return samples.contains(v); }))
+      return true;
+    if (depth > 0 && llvm::any_of(user->getResults(), [&](Value result) {
+          return reachesSamples(result, samples, depth - 1);
+        }))
+      return true;
+  }
+  return false;
 }
 
 struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelPass> {
@@ -391,14 +431,12 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
         flush();
       if (op->hasTrait<mlir::OpTrait::ConstantLike>()) {
         // Shared by the replicas; a splat with the whole batch's axis that per-sample ops
-        // read (a loss's head gradient) is cut to one part's size.
+        // read, directly or through reshapes and arithmetic (a loss's head gradient,
+        // broadcast over a language model's positions), is cut to one part's size.
         Operation *shared = builder.clone(*op);
         auto type = dyn_cast<RankedTensorType>(shared->getResult(0).getType());
         auto splat = dyn_cast_or_null<SplatElementsAttr>(shared->getAttr("value"));
-        bool readPerSample = llvm::any_of(op->getUsers(), [&](Operation *user) {
-          return llvm::any_of(user->getOperands(),
-                              [&](Value v) { return samples.contains(v); });
-        });
+        bool readPerSample = reachesSamples(op->getResult(0), samples);
         if (splat && type && type.getRank() > batchAxis &&
             type.getDimSize(batchAxis) == wholeBatch && readPerSample) {
           SmallVector<int64_t> shape(type.getShape());

@@ -107,6 +107,31 @@ func.func @uneven(%w: tensor<3xf32>, %x: tensor<5x3xf32> {dlc.batch}) -> tensor<
 
 // -----
 
+// A split of the samples' features (GPT-2's fused query-key-value projection): each
+// replica's parts keep their feature sizes and take the replica's half of the batch.
+// CHECK-LABEL: func.func @feature_split
+// CHECK: dlc.split %{{.*}} {axis = 1 : i64, dlc.device = #dlc.device<cpu:0>} : tensor<2x6xf32> -> tensor<2x2xf32>, tensor<2x4xf32>
+// CHECK: dlc.split %{{.*}} {axis = 1 : i64, dlc.device = #dlc.device<cpu:1>} : tensor<2x6xf32> -> tensor<2x2xf32>, tensor<2x4xf32>
+func.func @feature_split(%w: tensor<2xf32>, %x: tensor<4x6xf32> {dlc.batch}) -> (tensor<4x2xf32>, tensor<4x4xf32>) {
+  %a, %b = dlc.split %x {axis = 1 : i64} : tensor<4x6xf32> -> tensor<4x2xf32>, tensor<4x4xf32>
+  %y = dlc.mul %a, %w : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  return %y, %b : tensor<4x2xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// A reshape that merges the batch axis with the next (a language model's labels
+// flattened for its loss) gives each replica its samples' rows.
+// CHECK-LABEL: func.func @merged_batch
+// CHECK: dlc.reshape %{{.*}} {dlc.device = #dlc.device<cpu:0>} : tensor<2x3xi64> to tensor<6xi64>
+// CHECK: dlc.reshape %{{.*}} {dlc.device = #dlc.device<cpu:1>} : tensor<2x3xi64> to tensor<6xi64>
+func.func @merged_batch(%x: tensor<4x3xi64> {dlc.batch}) -> tensor<12xi64> {
+  %y = dlc.reshape %x : tensor<4x3xi64> to tensor<12xi64>
+  return %y : tensor<12xi64>
+}
+
+// -----
+
 // Functions without dlc.batch arguments are left alone.
 // CHECK-LABEL: func.func @untouched(%arg0: tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NEXT: dlc.relu %arg0 : tensor<4xf32>
