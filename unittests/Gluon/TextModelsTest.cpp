@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include <dlc/gluon.h>
 
+#include "dlc/Frontend/CompiledModel.h"
 #include "dlc/Frontend/SafeTensors.h"
 
 #include <gtest/gtest.h>
@@ -107,7 +108,11 @@ TEST(TextModels, BertHybridizedGivesTheSameOutputsAndGradients) {
     expectClose(out[1], want["output.pooled"], 1e-4, "pooled");
     expectGradients(*bert, "bert", want);
   }
-  EXPECT_EQ(bert->compile_stats().compiles, 1);
+  // Predicting, the feed-forward's GELU is the dense layer's epilogue (dense_gelu).
+  std::vector<Tensor> out = (*bert)({want["input.ids"], want["input.token_types"], want["input.mask"]});
+  expectClose(out[0], want["output.sequence"], 1e-4, "sequence, predicting");
+  expectClose(out[1], want["output.pooled"], 1e-4, "pooled, predicting");
+  EXPECT_EQ(bert->compile_stats().compiles, 2);
 }
 
 TEST(TextModels, GPT2GivesTransformersLogitsAndGradients) {
@@ -300,4 +305,24 @@ TEST(TextModels, GPT2CompiledTrainingStepLowersTheLoss) {
   for (int i = 0; i < 30; ++i)
     last = np::mean(step(inputs, labels)).item<float>();
   EXPECT_LT(last, first * 0.3) << "first " << first << ", last " << last;
+}
+
+// A hybridized BERT as one model file: three int64 inputs, the mask cast to bool, fused
+// attention and layer norms, run without the compiler as dlc-run runs it.
+TEST(TextModels, BertModelFileGivesTheHybridizedOutputs) {
+  auto want = expected("bert-tiny");
+  auto bert = text::from_pretrained(fixture("bert-tiny"));
+  bert->hybridize();
+  std::vector<Tensor> inputs{want["input.ids"], want["input.token_types"], want["input.mask"]};
+  std::vector<Tensor> hybridized = (*bert)(inputs);
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("dlc-bert-" + std::to_string(::getpid()) + ".dlc"))
+                         .string();
+  bert->save_compiled(path);
+  auto model = CompiledModel::load(path);
+  std::vector<Tensor> loaded = model->run(inputs);
+  ASSERT_EQ(loaded.size(), 2u);
+  expectClose(loaded[0], hybridized[0], 1e-6, "sequence");
+  expectClose(loaded[1], hybridized[1], 1e-6, "pooled");
+  std::filesystem::remove(path);
 }

@@ -70,6 +70,16 @@ bool kernelStep(Operation *op, Device device, ProgramStep &step, std::string &er
   step.kernels = *kernels;
   if (!mlir::dlc::readKernelAttrs(op, step.attrs, error))
     return false;
+  // A cast's target is its result type, which eager code passes as the "dtype"
+  // attribute: the step carries it the same way, so that the shape rule checking a model
+  // file's steps sees a cast to bool or float16 as one.
+  if (isa<mlir::dlc::CastOp>(op)) {
+    Shape shape;
+    DType dtype;
+    std::string why;
+    if (mlir::dlc::runtimeTensor(op->getResult(0).getType(), shape, dtype, why))
+      step.attrs.set("dtype", int64_t(dtype));
+  }
   step.fresh_seed = step.attrs.has("seed");
   return true;
 }
@@ -101,8 +111,11 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
     step.kernels = *find_kernel(step.op, device);
     if (!mlir::dlc::readKernelAttrs(ops[0], step.attrs, error))
       return std::nullopt;
-    // The epilogue op's name: relu (also the ReLU gradient after a backward op) or relu6.
-    std::string activation = mlir::isa<mlir::dlc::Relu6Op>(ops[1]) ? "relu6" : "relu";
+    // The epilogue op's name: relu (also the ReLU gradient after a backward op), relu6
+    // or gelu.
+    std::string activation = mlir::isa<mlir::dlc::Relu6Op>(ops[1])  ? "relu6"
+                             : mlir::isa<mlir::dlc::GeluOp>(ops[1]) ? "gelu"
+                                                                    : "relu";
     step.attrs.set("activation", activation);
     step.op += "+" + activation;
     return step;

@@ -1,5 +1,6 @@
 //===- LayoutKernels.cpp - transpose, concat and split on the CPU -------------===//
 #include "CpuKernels.h"
+#include "StridedRows.h"
 #include "dlc/Core/OpFacts.h"
 
 #include <cstring>
@@ -9,17 +10,19 @@ namespace dlc::cpu_kernels {
 namespace {
 
 // y = x with dimensions permuted: y dim i is x dim permutation[i]. Copies elements of
-// any dtype by their bytes.
+// any dtype by their bytes, row by row of y; rows are memcpy where the permutation keeps
+// the last axis (splitting and joining attention heads).
 void transposeKernel(const KernelArgs &args) {
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   std::vector<int64_t> permutation = args.attrs->get_ints("permutation", {});
-  size_t width = dtype_size(x.dtype);
-  std::vector<int64_t> strides = transposed_strides(x.shape, permutation);
+  const size_t width = dtype_size(x.dtype);
+  kernels::SliceWalk walk{0, transposed_strides(x.shape, permutation)};
+  const int64_t inner = y.shape.empty() ? 1 : y.shape.back();
+  const int64_t step = y.shape.empty() ? 1 : walk.strides.back();
   const char *px = static_cast<const char *>(x.data);
   char *py = static_cast<char *>(y.data);
-  std::array<std::vector<int64_t>, 1> walk{strides};
-  for_each_broadcast<1>(y.shape, walk, [&](int64_t i, const auto &at) {
-    std::memcpy(py + i * width, px + at[0] * width, width);
+  forEachRow(y.shape, walk, width, [&](int64_t row, int64_t at) {
+    copyRow(px + at * int64_t(width), step, py + row * int64_t(width), 1, inner, width);
   });
 }
 

@@ -81,6 +81,13 @@ bool reluEpilogue(const KernelArgs &k) {
   return activation == "relu";
 }
 
+/// A dense layer's epilogue: the ReLU, or GELU (dlc-fuse's dense_gelu regions).
+DenseEpilogue denseEpilogue(const KernelArgs &k) {
+  if (k.attrs->get_string("activation", "") == "gelu")
+    return DenseEpilogue::gelu;
+  return reluEpilogue(k);
+}
+
 /// A convolution's epilogue: the ReLU, or ReLU6 (dlc-fuse's conv2d_relu6 regions).
 ConvEpilogue convEpilogue(const KernelArgs &k) {
   if (k.attrs->get_string("activation", "") == "relu6")
@@ -244,7 +251,7 @@ template <bool Fast> struct NN {
     // empty dimension.
     (Fast && K > 0 ? onednn::dense_forward : ref::dense_forward)(M, K, units, f32(k.inputs[0]),
                                                         f32(k.inputs[1]), bias,
-                                                        f32out(k.outputs[0]), reluEpilogue(k));
+                                                        f32out(k.outputs[0]), denseEpilogue(k));
   }
 };
 

@@ -30,15 +30,26 @@ DenseDescs denseDescs(int64_t M, int64_t K, int64_t units, bool withBias) {
           withBias ? f32Desc({units}, tag::x) : memory::desc(), f32Desc({M, units}, tag::nc)};
 }
 
+/// The epilogue as oneDNN's post-op: ReLU, or GELU with erf.
+dnnl::primitive_attr epilogueAttr(DenseEpilogue epilogue) {
+  if (epilogue.kind != DenseEpilogue::gelu)
+    return reluEpilogue(epilogue.kind == DenseEpilogue::relu);
+  dnnl::primitive_attr attr;
+  dnnl::post_ops ops;
+  ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
 dnnl::inner_product_forward::primitive_desc forwardPd(const DenseDescs &d, prop_kind kind,
-                                                      bool relu = false) {
+                                                      DenseEpilogue epilogue = {}) {
   dnnl::inner_product_forward::desc desc(kind, d.src, d.weights, d.bias, d.dst);
-  return {desc, reluEpilogue(relu), threadEngine()};
+  return {desc, epilogueAttr(epilogue), threadEngine()};
 }
 
 /// Binds dense_forward's buffers (x, w, b if any, y) and adds `form`'s primitive.
 void buildForward(CachedKernel &k, DenseForm form, int64_t M, int64_t K, int64_t units,
-                  bool withBias, bool relu) {
+                  bool withBias, DenseEpilogue epilogue) {
   DenseDescs d = denseDescs(M, K, units, withBias);
   CachedKernel::Args args;
   if (form == DenseForm::inner_product) {
@@ -47,7 +58,7 @@ void buildForward(CachedKernel &k, DenseForm form, int64_t M, int64_t K, int64_t
     if (withBias)
       args[DNNL_ARG_BIAS] = k.bindUserBuffer(d.bias);
     args[DNNL_ARG_DST] = k.bindUserBuffer(d.dst);
-    k.addStep(dnnl::inner_product_forward(forwardPd(d, prop_kind::forward_inference, relu)),
+    k.addStep(dnnl::inner_product_forward(forwardPd(d, prop_kind::forward_inference, epilogue)),
               std::move(args));
     return;
   }
@@ -62,23 +73,23 @@ void buildForward(CachedKernel &k, DenseForm form, int64_t M, int64_t K, int64_t
   args[DNNL_ARG_DST] = k.bindUserBuffer(f32Desc({M, units}, tag::ab));
   dnnl::matmul::desc desc(f32Desc({M, K}, tag::ab), weights, bias,
                           f32Desc({M, units}, tag::ab));
-  k.addStep(dnnl::matmul({desc, reluEpilogue(relu), threadEngine()}), std::move(args));
+  k.addStep(dnnl::matmul({desc, epilogueAttr(epilogue), threadEngine()}), std::move(args));
 }
 
 std::string forwardKey(const char *form, int64_t M, int64_t K, int64_t units, bool withBias,
-                       bool relu) {
-  return geometryKey(form, {M, K, units, withBias, relu});
+                       DenseEpilogue epilogue) {
+  return geometryKey(form, {M, K, units, withBias, int64_t(epilogue.kind)});
 }
 
 } // namespace
 
 void dense_forward_as(DenseForm form, int64_t M, int64_t K, int64_t units, const float *x,
-                      const float *w, const float *b, float *y, bool relu) {
+                      const float *w, const float *b, float *y, DenseEpilogue epilogue) {
   const bool withBias = b != nullptr;
   CachedKernel &kernel = cachedKernel(
       forwardKey(form == DenseForm::matmul ? "dense_forward_matmul" : "dense_forward_ip", M, K,
-                 units, withBias, relu),
-      [&](CachedKernel &k) { buildForward(k, form, M, K, units, withBias, relu); });
+                 units, withBias, epilogue),
+      [&](CachedKernel &k) { buildForward(k, form, M, K, units, withBias, epilogue); });
   if (withBias)
     kernel.run({x, w, b, y});
   else
@@ -90,7 +101,7 @@ void dense_forward_as(DenseForm form, int64_t M, int64_t K, int64_t units, const
 // 0.9 ms for 32 rows (its plain-weights kernel is a GEMM that does not block well for
 // them). So both are timed once per shape, and every thread keeps the choice.
 void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
-                   const float *b, float *y, bool relu) {
+                   const float *b, float *y, DenseEpilogue epilogue) {
   const bool withBias = b != nullptr;
   // Below a million multiply-accumulates both take microseconds, and timing them would
   // only pick by noise (and two processes could compute different bits): the inner
@@ -100,14 +111,14 @@ void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const fl
   for (DenseForm form : {DenseForm::inner_product, DenseForm::matmul})
     if (form == DenseForm::inner_product || M * K * units >= kTimedWork)
       builds.push_back(
-          [=](CachedKernel &k) { buildForward(k, form, M, K, units, withBias, relu); });
-  // One choice for the layer with and without its ReLU epilogue: an eager Dense and
-  // ReLU then compute as the compiled dense + relu step does, number for number.
+          [=](CachedKernel &k) { buildForward(k, form, M, K, units, withBias, epilogue); });
+  // One choice for the layer with and without its epilogue: an eager Dense and ReLU
+  // then compute as the compiled dense + relu step does, number for number.
   CachedKernel &kernel =
-      cachedFastestKernel(forwardKey("dense_forward", M, K, units, withBias, relu), builds,
+      cachedFastestKernel(forwardKey("dense_forward", M, K, units, withBias, epilogue), builds,
                           withBias ? std::initializer_list<const void *>{x, w, b, y}
                                    : std::initializer_list<const void *>{x, w, y},
-                          forwardKey("dense_forward", M, K, units, withBias, false));
+                          forwardKey("dense_forward", M, K, units, withBias, {}));
   if (withBias)
     kernel.run({x, w, b, y});
   else

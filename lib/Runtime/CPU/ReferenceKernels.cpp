@@ -416,13 +416,17 @@ void batch_norm_backward(const BatchNormGeometry &g, const float *dy, const floa
 
 // x is (M,K), w is (units,K), b is (units) or nullptr, y is (M,units)
 void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
-                   const float *b, float *y, bool relu) {
+                   const float *b, float *y, DenseEpilogue epilogue) {
   for (int64_t m = 0; m < M; ++m)
     for (int64_t u = 0; u < units; ++u) {
       double acc = b ? b[u] : 0.0;
       for (int64_t k = 0; k < K; ++k)
         acc += double(x[m * K + k]) * double(w[u * K + k]);
-      y[m * units + u] = relu && acc < 0 ? 0.f : float(acc);
+      if (epilogue.kind == DenseEpilogue::relu)
+        acc = acc < 0 ? 0.0 : acc;
+      else if (epilogue.kind == DenseEpilogue::gelu)
+        acc = 0.5 * acc * (1.0 + std::erf(acc / std::sqrt(2.0)));
+      y[m * units + u] = float(acc);
     }
 }
 

@@ -400,6 +400,12 @@ TEST_P(DenseVsReference, Forward) {
   EXPECT_TRUE(allClose(got, want, kTolerance)) << "relu epilogue";
   for (float v : want)
     ASSERT_GE(v, 0.f);
+  ref::dense_forward(M, K, units, x.data(), w.data(), b.data(), want.data(), DenseEpilogue::gelu);
+  onednn::dense_forward(M, K, units, x.data(), w.data(), b.data(), got.data(),
+                        DenseEpilogue::gelu);
+  EXPECT_TRUE(allClose(got, want, kTolerance)) << "gelu epilogue";
+  ASSERT_TRUE(std::any_of(want.begin(), want.end(), [](float v) { return v < -0.01f; }))
+      << "GELU keeps some negative values: the inputs reach them";
 }
 
 // dense_forward keeps the faster of two forms per shape; each is checked on its own.

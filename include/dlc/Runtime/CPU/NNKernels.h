@@ -65,6 +65,15 @@ struct WeightsMemo {
   uint64_t generation = 0;
 };
 
+/// What a dense layer applies to its result in the same pass (dlc-fuse's dense_relu and
+/// dense_gelu regions): nothing, max(y, 0), or GELU (with erf, as dlc.gelu).
+struct DenseEpilogue {
+  enum Kind { none, relu, gelu } kind = none;
+  DenseEpilogue(bool relu = false) : kind(relu ? Kind::relu : Kind::none) {} // NOLINT
+  DenseEpilogue(Kind kind) : kind(kind) {}                                   // NOLINT
+  bool operator==(const DenseEpilogue &other) const { return kind == other.kind; }
+};
+
 /// What a forward convolution applies to its result in the same pass (dlc-fuse's
 /// conv2d_relu and conv2d_relu6 regions): nothing, max(y, 0), or min(max(y, 0), cap).
 struct ConvEpilogue {
@@ -114,7 +123,7 @@ struct ConvEpilogue {
                            const float *gamma, const float *mean, const float *var,       \
                            double epsilon, float *dx, float *dgamma, float *dbeta);       \
   void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w, \
-                     const float *b, float *y, bool relu = false);                        \
+                     const float *b, float *y, DenseEpilogue epilogue = {});              \
   void dense_backward(int64_t M, int64_t K, int64_t units, const float *dy,               \
                       const float *x, const float *w, float *dx, float *dw, float *db);
 
@@ -166,7 +175,7 @@ int64_t cached_primitive_count();
 /// place. For tests, which check each against the reference.
 enum class DenseForm { inner_product, matmul };
 void dense_forward_as(DenseForm form, int64_t M, int64_t K, int64_t units, const float *x,
-                      const float *w, const float *b, float *y, bool relu = false);
+                      const float *w, const float *b, float *y, DenseEpilogue epilogue = {});
 } // namespace onednn
 
 namespace direct {

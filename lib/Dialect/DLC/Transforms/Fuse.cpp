@@ -267,8 +267,16 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
       if (conv && joins(conv, relu6))
         pairs.push_back({conv, relu6});
     });
+    // GELU after a dense layer (BERT's feed-forward): oneDNN's gelu_erf post-op on host
+    // devices, op by op elsewhere.
+    function.walk([&](GeluOp gelu) {
+      auto dense = gelu.getInput().getDefiningOp<DenseOp>();
+      if (dense && joins(dense, gelu))
+        pairs.push_back({dense, gelu});
+    });
     for (auto [producer, relu] : pairs)
       outline({producer, relu}, isa<Relu6Op>(relu)        ? "conv2d_relu6"
+                                : isa<GeluOp>(relu)       ? "dense_gelu"
                                 : isa<Conv2DOp>(producer) ? "conv2d_relu"
                                 : isa<DenseOp>(producer)  ? "dense_relu"
                                                           : "max_pool2d_backward_relu");

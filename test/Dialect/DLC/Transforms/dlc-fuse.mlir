@@ -59,6 +59,28 @@ func.func @dense_used_twice(%x: tensor<4x16xf32>, %w: tensor<5x16xf32>) -> (tens
 
 // -----
 
+// GELU after a dense layer (BERT's feed-forward, predicting) is its epilogue too; in
+// training the backward reads the dense output again, and nothing is fused.
+// CHECK-LABEL: func.func @dense_gelu
+// CHECK: dlc.fused "dense_gelu"
+// CHECK-LABEL: func.func @dense_gelu_training
+// CHECK: %[[D:.*]] = dlc.dense
+// CHECK-NEXT: dlc.gelu %[[D]]
+// CHECK-NOT: dlc.fused "dense_gelu"
+func.func @dense_gelu(%x: tensor<4x16xf32>, %w: tensor<5x16xf32>, %b: tensor<5xf32>) -> tensor<4x5xf32> {
+  %d = dlc.dense %x, %w, %b : (tensor<4x16xf32>, tensor<5x16xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+  %g = dlc.gelu %d : tensor<4x5xf32>
+  return %g : tensor<4x5xf32>
+}
+func.func @dense_gelu_training(%x: tensor<4x16xf32>, %w: tensor<5x16xf32>, %dy: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>) {
+  %d = dlc.dense %x, %w : (tensor<4x16xf32>, tensor<5x16xf32>) -> tensor<4x5xf32>
+  %g = dlc.gelu %d : tensor<4x5xf32>
+  %dx = dlc.gelu_backward %dy, %d : tensor<4x5xf32>
+  return %g, %dx : tensor<4x5xf32>, tensor<4x5xf32>
+}
+
+// -----
+
 // The gradient of relu -> max_pool2d: the ReLU's mask at the pooling's input folds into
 // the pooling's backward. Not when the mask is another tensor's, nor when the pooling's
 // gradient is read again.

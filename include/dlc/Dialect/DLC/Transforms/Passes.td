@@ -385,7 +385,9 @@ def DLCFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
       after a convolution and dlc's own bias and activation kernel after cuBLAS's product.
       `dlc.relu6` of a `dlc.conv2d` likewise becomes a `conv2d_relu6` region: oneDNN's
       clip(0, 6) post-op on CPUs (MobileNetV2's blocks, once batch norm is folded); on
-      GPUs the region runs op by op.
+      GPUs the region runs op by op. `dlc.gelu` of a `dlc.dense` (BERT's feed-forward,
+      predicting) becomes a `dense_gelu` region: oneDNN's gelu_erf post-op on CPUs, op by
+      op on GPUs.
       In a backward function, `dlc.relu_backward %g, %x` of `%g = dlc.max_pool2d_backward
       %dy, %x` (the gradient of relu -> max_pool2d) becomes a region of kind
       `max_pool2d_backward_relu`: the pooling's backward passes a window's gradient only
