@@ -35,6 +35,34 @@ void requireSequence(const Tensor &x, const char *what) {
                      " must be (batch, length, units), got " + shape_rules::str(x.shape()));
 }
 
+/// Dropout after a sub-layer, while training only.
+Tensor residualDropout(const Tensor &t, double rate) {
+  if (!autograd::is_training() || rate == 0)
+    return t;
+  return npx::dropout(t, rate).output;
+}
+
+/// The position-wise feed-forward network: hidden layer, activation, output layer.
+Tensor feedForward(const char *layer, Dense &hidden, Dense &out, const Tensor &t,
+                   const TransformerLayerOptions &options) {
+  Tensor h = hidden(t);
+  if (options.activation == "gelu")
+    h = options.gelu_tanh ? npx::gelu_tanh(h) : npx::gelu(h);
+  else if (options.activation == "relu")
+    h = npx::relu(h);
+  else
+    throw ValueError(std::string(layer) + ": activation '" + options.activation +
+                     "' is not one of 'gelu' and 'relu'");
+  return out(h);
+}
+
+std::shared_ptr<LayerNorm> layerNorm(int64_t units, double epsilon) {
+  NormOptions norm;
+  norm.epsilon = epsilon;
+  norm.in_channels = units;
+  return std::make_shared<LayerNorm>(-1, norm);
+}
+
 } // namespace
 
 MultiHeadAttention::MultiHeadAttention(int64_t units, int64_t num_heads,
@@ -117,31 +145,16 @@ TransformerEncoderLayer::TransformerEncoderLayer(int64_t units, int64_t hidden_s
   attentionOptions.in_units = units;
   attention = register_child("attention", std::make_shared<MultiHeadAttention>(
                                               units, num_heads, attentionOptions));
-  NormOptions norm;
-  norm.epsilon = options.layer_norm_eps;
-  norm.in_channels = units;
-  attention_norm = register_child("attention_norm", std::make_shared<LayerNorm>(-1, norm));
+  attention_norm = register_child("attention_norm", layerNorm(units, options.layer_norm_eps));
   ffn_hidden = register_child("ffn_hidden", projection(hidden_size, true, units));
   ffn_out = register_child("ffn_out", projection(units, true, hidden_size));
-  ffn_norm = register_child("ffn_norm", std::make_shared<LayerNorm>(-1, norm));
+  ffn_norm = register_child("ffn_norm", layerNorm(units, options.layer_norm_eps));
 }
 
 Tensor TransformerEncoderLayer::run(const Tensor &x, const Tensor &mask) {
-  auto dropout = [&](const Tensor &t) {
-    if (!autograd::is_training() || options_.dropout == 0)
-      return t;
-    return npx::dropout(t, options_.dropout).output;
-  };
+  auto dropout = [&](const Tensor &t) { return residualDropout(t, options_.dropout); };
   auto ffn = [&](const Tensor &t) {
-    Tensor hidden = (*ffn_hidden)(t);
-    if (options_.activation == "gelu")
-      hidden = options_.gelu_tanh ? npx::gelu_tanh(hidden) : npx::gelu(hidden);
-    else if (options_.activation == "relu")
-      hidden = npx::relu(hidden);
-    else
-      throw ValueError("TransformerEncoderLayer: activation '" + options_.activation +
-                       "' is not one of 'gelu' and 'relu'");
-    return (*ffn_out)(hidden);
+    return feedForward("TransformerEncoderLayer", *ffn_hidden, *ffn_out, t, options_);
   };
   if (options_.pre_norm) {
     Tensor h = x + dropout(attention->attend((*attention_norm)(x), Tensor(), mask));
@@ -162,6 +175,70 @@ std::vector<Tensor> TransformerEncoderLayer::forward_multi(const std::vector<Ten
 
 std::string TransformerEncoderLayer::kind() const {
   return std::string("TransformerEncoderLayer(") + (options_.pre_norm ? "pre-norm" : "post-norm") +
+         (options_.causal ? ", causal" : "") + ")";
+}
+
+TransformerLayerOptions TransformerDecoderLayer::causalOptions() {
+  TransformerLayerOptions options;
+  options.causal = true;
+  return options;
+}
+
+TransformerDecoderLayer::TransformerDecoderLayer(int64_t units, int64_t hidden_size,
+                                                 int64_t num_heads,
+                                                 TransformerLayerOptions options)
+    : options_(options) {
+  if (!(options.dropout >= 0 && options.dropout < 1))
+    throw ValueError("TransformerDecoderLayer: dropout must be in [0, 1), got " +
+                     std::to_string(options.dropout));
+  if (options.fused_qkv)
+    throw UnsupportedError("TransformerDecoderLayer: fused_qkv: its cross-attention projects "
+                           "the queries and the memory apart");
+  MultiHeadAttentionOptions self;
+  self.causal = options.causal;
+  self.dropout = options.attention_dropout;
+  self.in_units = units;
+  MultiHeadAttentionOptions cross = self;
+  cross.causal = false;
+  self_attention = register_child("self_attention",
+                                  std::make_shared<MultiHeadAttention>(units, num_heads, self));
+  self_attention_norm = register_child("self_attention_norm", layerNorm(units, options.layer_norm_eps));
+  cross_attention = register_child("cross_attention",
+                                   std::make_shared<MultiHeadAttention>(units, num_heads, cross));
+  cross_attention_norm =
+      register_child("cross_attention_norm", layerNorm(units, options.layer_norm_eps));
+  ffn_hidden = register_child("ffn_hidden", projection(hidden_size, true, units));
+  ffn_out = register_child("ffn_out", projection(units, true, hidden_size));
+  ffn_norm = register_child("ffn_norm", layerNorm(units, options.layer_norm_eps));
+}
+
+Tensor TransformerDecoderLayer::run(const Tensor &x, const Tensor &memory,
+                                    const Tensor &memoryMask, const Tensor &selfMask) {
+  auto dropout = [&](const Tensor &t) { return residualDropout(t, options_.dropout); };
+  auto ffn = [&](const Tensor &t) {
+    return feedForward("TransformerDecoderLayer", *ffn_hidden, *ffn_out, t, options_);
+  };
+  if (options_.pre_norm) {
+    Tensor h = x + dropout(self_attention->attend((*self_attention_norm)(x), Tensor(), selfMask));
+    h = h + dropout(cross_attention->attend((*cross_attention_norm)(h), memory, memoryMask));
+    return h + dropout(ffn((*ffn_norm)(h)));
+  }
+  Tensor h = (*self_attention_norm)(x + dropout(self_attention->attend(x, Tensor(), selfMask)));
+  h = (*cross_attention_norm)(h + dropout(cross_attention->attend(h, memory, memoryMask)));
+  return (*ffn_norm)(h + dropout(ffn(h)));
+}
+
+std::vector<Tensor> TransformerDecoderLayer::forward_multi(const std::vector<Tensor> &inputs) {
+  if (inputs.size() < 2 || inputs.size() > 4)
+    throw ValueError("TransformerDecoderLayer: takes (x, memory), (x, memory, memory_mask) or "
+                     "(x, memory, memory_mask, self_mask), got " +
+                     std::to_string(inputs.size()) + " inputs");
+  return {run(inputs[0], inputs[1], inputs.size() > 2 ? inputs[2] : Tensor(),
+              inputs.size() > 3 ? inputs[3] : Tensor())};
+}
+
+std::string TransformerDecoderLayer::kind() const {
+  return std::string("TransformerDecoderLayer(") + (options_.pre_norm ? "pre-norm" : "post-norm") +
          (options_.causal ? ", causal" : "") + ")";
 }
 

@@ -656,6 +656,35 @@ void bind_layers(py::module_ &m) {
       .def_readonly("ffn_hidden", &nn::TransformerEncoderLayer::ffn_hidden)
       .def_readonly("ffn_out", &nn::TransformerEncoderLayer::ffn_out)
       .def_readonly("ffn_norm", &nn::TransformerEncoderLayer::ffn_norm);
+  py::class_<nn::TransformerDecoderLayer, HybridBlock,
+             std::shared_ptr<nn::TransformerDecoderLayer>>(
+      m, "TransformerDecoderLayer",
+      "Causal self-attention, attention over a memory, feed-forward: layer(x, memory"
+      "[, memory_mask[, self_mask]]).")
+      .def(py::init([](int64_t units, int64_t hidden_size, int64_t num_heads, bool pre_norm,
+                       bool causal, const std::string &activation, bool gelu_tanh,
+                       double dropout, double attention_dropout, double layer_norm_eps) {
+             nn::TransformerLayerOptions o;
+             o.pre_norm = pre_norm;
+             o.causal = causal;
+             o.activation = activation;
+             o.gelu_tanh = gelu_tanh;
+             o.dropout = dropout;
+             o.attention_dropout = attention_dropout;
+             o.layer_norm_eps = layer_norm_eps;
+             return std::make_shared<nn::TransformerDecoderLayer>(units, hidden_size, num_heads, o);
+           }),
+           py::arg("units"), py::arg("hidden_size"), py::arg("num_heads"),
+           py::arg("pre_norm") = false, py::arg("causal") = true, py::arg("activation") = "gelu",
+           py::arg("gelu_tanh") = false, py::arg("dropout") = 0.0,
+           py::arg("attention_dropout") = 0.0, py::arg("layer_norm_eps") = 1e-12)
+      .def_readonly("self_attention", &nn::TransformerDecoderLayer::self_attention)
+      .def_readonly("self_attention_norm", &nn::TransformerDecoderLayer::self_attention_norm)
+      .def_readonly("cross_attention", &nn::TransformerDecoderLayer::cross_attention)
+      .def_readonly("cross_attention_norm", &nn::TransformerDecoderLayer::cross_attention_norm)
+      .def_readonly("ffn_hidden", &nn::TransformerDecoderLayer::ffn_hidden)
+      .def_readonly("ffn_out", &nn::TransformerDecoderLayer::ffn_out)
+      .def_readonly("ffn_norm", &nn::TransformerDecoderLayer::ffn_norm);
   py::class_<nn::Dropout, HybridBlock, std::shared_ptr<nn::Dropout>>(m, "Dropout")
       .def(py::init<double>(), py::arg("rate"));
   py::class_<nn::Flatten, HybridBlock, std::shared_ptr<nn::Flatten>>(m, "Flatten").def(py::init<>());

@@ -1,7 +1,7 @@
-"""nn.MultiHeadAttention and nn.TransformerEncoderLayer: PyTorch's
+"""nn.MultiHeadAttention, nn.TransformerEncoderLayer and nn.TransformerDecoderLayer: PyTorch's
 nn.TransformerEncoderLayer with the same weights (post-norm with a padding mask; pre-norm
-and causal), outputs and input gradients (when bench/.venv has PyTorch); hybridized as
-eager; errors."""
+and causal) and nn.TransformerDecoderLayer (a padded memory, both norm placements),
+outputs and input gradients (when bench/.venv has PyTorch); hybridized as eager; errors."""
 import subprocess
 
 import numpy as onp
@@ -95,3 +95,74 @@ def test_attention_block_shapes_and_errors():
         nn.MultiHeadAttention(10, 3)
     with pytest.raises(ValueError, match="must be \\(batch, length, units\\)"):
         attention(np.array(onp.ones((2, 8), dtype=onp.float32)))
+
+
+DECODER_SCRIPT = """
+import sys
+import numpy as onp, torch
+args = onp.load(sys.argv[1])
+torch.manual_seed(4)
+layer = torch.nn.TransformerDecoderLayer(16, 4, dim_feedforward=24, dropout=0.0,
+                                         activation="gelu", layer_norm_eps=1e-5,
+                                         batch_first=True, norm_first=bool(args["norm_first"]))
+x = torch.tensor(args["x"], requires_grad=True)
+memory = torch.tensor(args["memory"], requires_grad=True)
+causal = torch.nn.Transformer.generate_square_subsequent_mask(x.shape[1])
+y = layer(x, memory, tgt_mask=causal, tgt_is_causal=True,
+          memory_key_padding_mask=torch.tensor(args["padding"]))
+(y * torch.tensor(args["w"])).sum().backward()
+weights = {name: p.detach().numpy() for name, p in layer.named_parameters()}
+onp.savez(sys.argv[2], y=y.detach().numpy(), dx=x.grad.numpy(), dmemory=memory.grad.numpy(),
+          **weights)
+"""
+
+
+def dlc_decoder(weights, norm_first):
+    layer = nn.TransformerDecoderLayer(16, 24, 4, pre_norm=norm_first, layer_norm_eps=1e-5)
+    layer.initialize()
+    params = layer.collect_params()
+    # PyTorch packs each attention's query, key and value weights in one in_proj_weight.
+    for ours, theirs in (("self_attention", "self_attn"), ("cross_attention", "multihead_attn")):
+        w, b = weights[theirs + ".in_proj_weight"], weights[theirs + ".in_proj_bias"]
+        for i, part in enumerate(("query_proj", "key_proj", "value_proj")):
+            params[f"{ours}.{part}.weight"].set_data(np.array(w[16 * i:16 * (i + 1)]))
+            params[f"{ours}.{part}.bias"].set_data(np.array(b[16 * i:16 * (i + 1)]))
+        params[f"{ours}.out_proj.weight"].set_data(np.array(weights[theirs + ".out_proj.weight"]))
+        params[f"{ours}.out_proj.bias"].set_data(np.array(weights[theirs + ".out_proj.bias"]))
+    for ours, theirs in (("ffn_hidden", "linear1"), ("ffn_out", "linear2")):
+        params[ours + ".weight"].set_data(np.array(weights[theirs + ".weight"]))
+        params[ours + ".bias"].set_data(np.array(weights[theirs + ".bias"]))
+    for ours, theirs in (("self_attention_norm", "norm1"), ("cross_attention_norm", "norm2"),
+                         ("ffn_norm", "norm3")):
+        params[ours + ".gamma"].set_data(np.array(weights[theirs + ".weight"]))
+        params[ours + ".beta"].set_data(np.array(weights[theirs + ".bias"]))
+    return layer
+
+
+@pytest.mark.skipif(not torch_available(), reason="PyTorch is not in bench/.venv "
+                                                  "(bench/setup-peers.sh)")
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_layer_agrees_with_pytorch(tmp_path, norm_first):
+    x = RNG.uniform(-1, 1, (2, 5, 16)).astype(onp.float32)
+    memory = RNG.uniform(-1, 1, (2, 7, 16)).astype(onp.float32)
+    w = RNG.uniform(-1, 1, (2, 5, 16)).astype(onp.float32)
+    padding = onp.zeros((2, 7), dtype=bool)
+    padding[1, 4:] = True
+    onp.savez(tmp_path / "in.npz", x=x, memory=memory, w=w, padding=padding,
+              norm_first=norm_first)
+    result = subprocess.run([str(VENV_PYTHON), "-c", DECODER_SCRIPT, str(tmp_path / "in.npz"),
+                             str(tmp_path / "out.npz")], capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    want = onp.load(tmp_path / "out.npz")
+    layer = dlc_decoder(want, norm_first)
+    layer.hybridize()
+    xs, ms = np.array(x), np.array(memory)
+    xs.attach_grad()
+    ms.attach_grad()
+    with autograd.record():
+        y = layer(xs, ms, np.array(~padding[:, None, None, :]))
+        (y * np.array(w)).sum().backward()
+    onp.testing.assert_allclose(y.asnumpy(), want["y"], rtol=1e-4, atol=1e-5)
+    onp.testing.assert_allclose(xs.grad.asnumpy(), want["dx"], rtol=1e-4, atol=1e-5)
+    onp.testing.assert_allclose(ms.grad.asnumpy(), want["dmemory"], rtol=1e-4, atol=1e-5)

@@ -1028,3 +1028,22 @@ TEST(NNOps, EmbeddingLooksUpRowsAndAddsGradientsOfRepeatedIds) {
   EXPECT_THROW(npx::take_backward(grad, ids.astype(DType::i64), 0, 0), ShapeError);
   EXPECT_THROW(npx::take_backward(grad.astype(DType::f16), ids.astype(DType::i64), 0, 6), DTypeError);
 }
+
+// A language model's loss: the fast kernels (rows over the threads, float exps) give the
+// reference's loss and gradient on random logits wide enough to be split over threads.
+TEST(NNOps, SoftmaxCrossEntropyFastMatchesReference) {
+  Tensor logits = randomTensor({37, 1000}, 91) * 8.0;
+  std::vector<int64_t> ids;
+  std::mt19937 rng(5);
+  for (int i = 0; i < 37; ++i)
+    ids.push_back(int64_t(rng() % 1000));
+  Tensor labels = np::array(ids), dloss = randomTensor({37}, 92);
+  expectFastMatchesReference(
+      [&] {
+        return std::vector<Tensor>{npx::softmax_cross_entropy(logits, labels),
+                                   npx::softmax_cross_entropy_backward(dloss, logits, labels)};
+      },
+      "softmax cross-entropy");
+  Tensor bad = np::array(std::vector<int64_t>(37, 1000));
+  EXPECT_THROW(npx::softmax_cross_entropy(logits, bad).to_vector<float>(), ValueError);
+}

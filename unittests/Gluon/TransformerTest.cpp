@@ -100,6 +100,38 @@ TEST(Transformer, PreNormCausalLayerWithAFusedProjectionIsItsFormula) {
   EXPECT_EQ(layer.collect_params()["attention.qkv_proj.weight"]->shape(), (Shape{36, 12}));
 }
 
+TEST(Transformer, DecoderLayerIsItsFormulaEagerlyAndHybridized) {
+  nn::TransformerDecoderLayer layer(8, 16, 2);
+  layer.initialize(init::Xavier());
+  Tensor x = randomTensor({2, 4, 8}, 7) * 2.0, memory = randomTensor({2, 6, 8}, 8) * 2.0;
+  Tensor memoryMask =
+      np::array(std::vector<int64_t>{1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1}).reshape({2, 1, 1, 6}) >
+      np::zeros({}, DType::i64);
+  Tensor y = layer({x, memory, memoryMask})[0];
+  const nn::MultiHeadAttention &sa = *layer.self_attention, &ca = *layer.cross_attention;
+  Tensor h = norm(*layer.self_attention_norm,
+                  x + linear(*sa.out_proj,
+                             unfusedAttention(linear(*sa.query_proj, x), linear(*sa.key_proj, x),
+                                              linear(*sa.value_proj, x), 2, Tensor(), true)),
+                  1e-12);
+  h = norm(*layer.cross_attention_norm,
+           h + linear(*ca.out_proj, unfusedAttention(linear(*ca.query_proj, h),
+                                                     linear(*ca.key_proj, memory),
+                                                     linear(*ca.value_proj, memory), 2,
+                                                     memoryMask, false)),
+           1e-12);
+  Tensor want = norm(*layer.ffn_norm,
+                     h + linear(*layer.ffn_out, npx::gelu(linear(*layer.ffn_hidden, h))), 1e-12);
+  expectClose(y, want, 1e-5, "decoder layer");
+  EXPECT_EQ(layer.kind(), "TransformerDecoderLayer(post-norm, causal)");
+  layer.hybridize();
+  expectClose(layer({x, memory, memoryMask})[0], want, 1e-5, "decoder layer, hybridized");
+  EXPECT_THROW(layer({x}), ValueError);
+  nn::TransformerLayerOptions fused = nn::TransformerDecoderLayer::causalOptions();
+  fused.fused_qkv = true;
+  EXPECT_THROW(nn::TransformerDecoderLayer(8, 16, 2, fused), UnsupportedError);
+}
+
 TEST(Transformer, BadSettingsAndInputsAreNamed) {
   EXPECT_THROW(nn::MultiHeadAttention(10, 3), ValueError);
   nn::MultiHeadAttention attention(8, 2);

@@ -78,6 +78,33 @@ private:
   TransformerLayerOptions options_;
 };
 
+/// A transformer decoder layer (the original transformer's, PyTorch's
+/// TransformerDecoderLayer): causal self-attention, attention over an encoder's output
+/// (the memory), and the feed-forward network, each with a residual connection and a
+/// layer norm (after the sum, or before the sub-layer with `pre_norm`).
+/// forward_multi({x, memory[, memory_mask[, self_mask]]}): x (B, L, units), memory
+/// (B, S, units); memory_mask broadcasts to (B, heads, L, S) (a (B, 1, 1, S) padding
+/// mask), self_mask to (B, heads, L, L); undefined masks are none. `options.causal`
+/// applies to the self-attention (true unless set otherwise); `fused_qkv` is refused.
+class TransformerDecoderLayer : public HybridBlock {
+public:
+  TransformerDecoderLayer(int64_t units, int64_t hidden_size, int64_t num_heads,
+                          TransformerLayerOptions options = causalOptions());
+  std::vector<Tensor> forward_multi(const std::vector<Tensor> &inputs) override;
+  std::string kind() const override;
+  Tensor run(const Tensor &x, const Tensor &memory, const Tensor &memoryMask,
+             const Tensor &selfMask);
+  /// The defaults with causal self-attention.
+  static TransformerLayerOptions causalOptions();
+
+  std::shared_ptr<MultiHeadAttention> self_attention, cross_attention;
+  std::shared_ptr<LayerNorm> self_attention_norm, cross_attention_norm, ffn_norm;
+  std::shared_ptr<Dense> ffn_hidden, ffn_out;
+
+private:
+  TransformerLayerOptions options_;
+};
+
 } // namespace dlc::gluon::nn
 
 #endif // DLC_GLUON_TRANSFORMER_H

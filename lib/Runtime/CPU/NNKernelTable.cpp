@@ -265,19 +265,21 @@ std::vector<int64_t> labelsOf(const TensorRef &labels) {
 }
 
 // loss (N) from logits (N, C) and labels (N)
-void softmaxCrossEntropy(const KernelArgs &k) {
+template <bool Fast> void softmaxCrossEntropy(const KernelArgs &k) {
   requireF32(k, "softmax_cross_entropy");
   const Shape &logits = k.inputs[0].shape;
-  ref::softmax_cross_entropy_forward(logits[0], logits[1], f32(k.inputs[0]),
-                                     labelsOf(k.inputs[1]).data(), f32out(k.outputs[0]));
+  (Fast ? fast::softmax_cross_entropy_forward : ref::softmax_cross_entropy_forward)(
+      logits[0], logits[1], f32(k.inputs[0]), labelsOf(k.inputs[1]).data(),
+      f32out(k.outputs[0]));
 }
 
 // dlogits (N, C) from dloss (N), logits (N, C), labels (N)
-void softmaxCrossEntropyBackward(const KernelArgs &k) {
+template <bool Fast> void softmaxCrossEntropyBackward(const KernelArgs &k) {
   requireF32(k, "softmax_cross_entropy_backward");
   const Shape &logits = k.inputs[1].shape;
-  ref::softmax_cross_entropy_backward(logits[0], logits[1], f32(k.inputs[0]), f32(k.inputs[1]),
-                                      labelsOf(k.inputs[2]).data(), f32out(k.outputs[0]));
+  (Fast ? fast::softmax_cross_entropy_backward : ref::softmax_cross_entropy_backward)(
+      logits[0], logits[1], f32(k.inputs[0]), f32(k.inputs[1]), labelsOf(k.inputs[2]).data(),
+      f32out(k.outputs[0]));
 }
 
 // (y, mask) = dropout(x): each element kept with probability 1 - ratio, scaled by
@@ -403,8 +405,9 @@ void register_nn_kernels() {
   registerPair<NN<true>::batchNormBackward, NN<false>::batchNormBackward>(
       ops::batch_norm_backward);
   registerPair<NN<true>::dense, NN<false>::dense>(ops::dense);
-  registerOne<softmaxCrossEntropy>(ops::softmax_cross_entropy);
-  registerOne<softmaxCrossEntropyBackward>(ops::softmax_cross_entropy_backward);
+  registerPair<softmaxCrossEntropy<true>, softmaxCrossEntropy<false>>(ops::softmax_cross_entropy);
+  registerPair<softmaxCrossEntropyBackward<true>, softmaxCrossEntropyBackward<false>>(
+      ops::softmax_cross_entropy_backward);
   registerOne<dropout>(ops::dropout);
   register_host_kernel(ops::to_layout, reorderLayout);
 }

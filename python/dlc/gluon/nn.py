@@ -6,7 +6,7 @@ from .._dlc.gluon.nn import (ELU, GELU, SELU, Activation, AvgPool2D, BatchNorm, 
                              Dropout, Flatten, GlobalAvgPool2D, GlobalMaxPool2D, GroupNorm,
                              HardSigmoid, HardSwish, Identity, InstanceNorm, LayerNorm, LeakyReLU,
                              MaxPool2D, MultiHeadAttention, PReLU, ReflectionPad2D, SiLU, Swish,
-                             TransformerEncoderLayer, UpSampling2D)
+                             TransformerDecoderLayer, TransformerEncoderLayer, UpSampling2D)
 from . import mxnet1
 from .block import Block, HybridBlock
 
@@ -80,4 +80,5 @@ __all__ = ["Block", "HybridBlock", "Sequential", "HybridSequential", "HybridConc
            "GlobalMaxPool2D", "BatchNorm", "Dense", "Dropout", "Flatten", "Activation", "Identity",
            "LeakyReLU", "PReLU", "ELU", "SELU", "GELU", "Swish", "SiLU", "HardSigmoid", "HardSwish",
            "LayerNorm", "InstanceNorm", "GroupNorm", "HybridLambda", "Lambda", "UpSampling2D",
-           "ReflectionPad2D", "Embedding", "MultiHeadAttention", "TransformerEncoderLayer"]
+           "ReflectionPad2D", "Embedding", "MultiHeadAttention", "TransformerEncoderLayer",
+           "TransformerDecoderLayer"]

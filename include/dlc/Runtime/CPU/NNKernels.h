@@ -155,6 +155,16 @@ void softmax_cross_entropy_backward(int64_t N, int64_t C, const float *dloss,
                                     float *dlogits);
 } // namespace ref
 
+/// The fast CPU kernels of softmax cross-entropy (a language model's (tokens, vocab)
+/// logits): rows over the threads, float exps with double sums; same contract as ref's.
+namespace fast {
+void softmax_cross_entropy_forward(int64_t N, int64_t C, const float *logits,
+                                   const int64_t *labels, float *loss);
+void softmax_cross_entropy_backward(int64_t N, int64_t C, const float *dloss,
+                                    const float *logits, const int64_t *labels,
+                                    float *dlogits);
+} // namespace fast
+
 namespace onednn {
 DLC_NN_KERNELS_OF_BOTH
 
