@@ -10,6 +10,9 @@ scaled_dot_product_attention. Median ms and the memory the attention held (peak
 resident MiB less the peak once the inputs existed). An unfused attention would hold the
 (L, L) weights of every head: 12 * L^2 * 4 bytes, 3 GiB at L = 8192.
 
+Peak memory is each measuring process's own high-water mark (VmHWM; GNU time's for
+dlc-run), not ru_maxrss, which Linux carries from a forking parent across exec.
+
 bert: BERT-base inference at sequence 128, batch 1 and 8, on random weights that
 `transformers` writes (a Hugging Face folder every framework loads): dlc's text-zoo
 BertModel hybridized (Python), the same network as a model file under `dlc-run
@@ -122,7 +125,7 @@ def export_bert_onnx(folder, inputs, path):
             return self.bert(input_ids=ids, token_type_ids=types,
                              attention_mask=mask).last_hidden_state
     x = tuple(torch.from_numpy(inputs[k]) for k in ("ids", "token_types", "mask"))
-    torch.onnx.export(Sequence(model), x, path, dynamo=True,
+    torch.onnx.export(Sequence(model).eval(), x, path, dynamo=True,
                       input_names=["input_ids", "token_type_ids", "attention_mask"],
                       output_names=["sequence"])
 
@@ -167,25 +170,25 @@ def bert_part(args, work):
             for framework in frameworks:
                 python, env = peer_env(args, framework)
                 if framework == "dlc-run":
-                    command = [dlc_run, prefix + ".dlc", "--benchmark", str(args.bert_repeats)]
+                    # Under GNU time, which forks dlc-run from its own small process:
+                    # its %M is dlc-run's peak alone (ru_maxrss carries a forking
+                    # parent's across exec, and this driver holds PyTorch).
+                    command = ["/usr/bin/time", "-f", "peak_kib=%M", dlc_run, prefix + ".dlc",
+                               "--benchmark", str(args.bert_repeats)]
                     for i in range(3):
                         command += ["--input", f"data{i}={prefix}.data{i}.safetensors"]
-                    with tempfile.TemporaryFile(mode="w+") as err:
-                        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err,
-                                                   text=True, env=env)
-                        out = process.stdout.read()
-                        _, status, usage = os.wait4(process.pid, 0)
-                    if os.waitstatus_to_exitcode(status):
-                        sys.exit(f"{' '.join(command)} failed")
-                    ms = float(re.search(r"latency p50 ([0-9.]+) ms", out).group(1))
-                    peak = usage.ru_maxrss / 1024
+                    done = subprocess.run(command, capture_output=True, text=True, env=env)
+                    if done.returncode:
+                        sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+                    ms = float(re.search(r"latency p50 ([0-9.]+) ms", done.stdout).group(1))
+                    peak = int(re.search(r"peak_kib=([0-9]+)", done.stderr).group(1)) / 1024
                 else:
-                    result, peak = run(
+                    result, _ = run(
                         [python, os.path.join(HERE, "peers", "bert.py"), "--framework", framework,
                          "--checkpoint", os.path.join(work, "bert-base"), "--inputs",
                          prefix + ".npz", "--onnx", prefix + ".onnx", "--repeats",
                          str(args.bert_repeats), "--threads", str(args.threads)], env)
-                    ms = result["ms"]
+                    ms, peak = result["ms"], result["peak_mib"]
                 times[(batch, framework)].append(ms)
                 memory[(batch, framework)].append(peak)
                 print(f"round {round_ + 1}: BERT batch {batch} {framework}: {ms:.1f} ms, "
@@ -211,10 +214,11 @@ def gpt2_part(args, work):
         for length in args.gpt2_lengths:
             for framework in frameworks:
                 python, env = peer_env(args, framework)
-                result, peak = run([python, os.path.join(HERE, "peers", "gpt2_step.py"),
+                result, _ = run([python, os.path.join(HERE, "peers", "gpt2_step.py"),
                                     "--framework", framework, "--checkpoint", folder,
                                     "--batch", "4", "--length", str(length), "--repeats",
                                     str(args.gpt2_repeats), "--threads", str(args.threads)], env)
+                peak = result["peak_mib"]
                 times[(length, framework)].append(result["tokens_per_s"])
                 memory[(length, framework)].append(peak)
                 print(f"round {round_ + 1}: GPT-2 L={length} {framework}: "

@@ -13,6 +13,7 @@ import os
 
 import numpy as onp
 
+from peak_memory import peak_mib
 from timing import median_seconds
 
 
@@ -74,7 +75,7 @@ def main():
     if args.output:
         onp.save(args.output, first)
     seconds = median_seconds(call, 3, args.repeats)
-    print(json.dumps({"ms": seconds * 1000, "pid": os.getpid()}))
+    print(json.dumps({"ms": seconds * 1000, "peak_mib": peak_mib(), "pid": os.getpid()}))
 
 
 if __name__ == "__main__":

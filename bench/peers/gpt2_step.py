@@ -13,6 +13,7 @@ import os
 
 import numpy as onp
 
+from peak_memory import peak_mib
 from timing import median_seconds
 
 
@@ -75,7 +76,7 @@ def main():
             step_fn().item()
     seconds = median_seconds(call, 2, args.repeats)
     print(json.dumps({"ms": seconds * 1000, "tokens_per_s": args.batch * args.length / seconds,
-                      "pid": os.getpid()}))
+                      "peak_mib": peak_mib(), "pid": os.getpid()}))
 
 
 if __name__ == "__main__":

@@ -234,3 +234,43 @@ TEST_F(GpuTraining, NewLayersTrainOnGpusAsOnTheCpu) {
     dlc::testing::expectClose(cpuSteps[k], gpuSteps[k], 2e-5,
                               "embedding, vector #" + std::to_string(k));
 }
+
+// BERT and GPT-2 of the text zoo predict on a GPU what they predict on the CPU: int64
+// ids, the mask cast to bool, fused attention, layer norms, and BERT's dense + GELU
+// region, which GPUs run op by op (the CPU runs it as one oneDNN call).
+TEST_F(GpuTraining, TextModelsPredictOnGpusAsOnTheCpu) {
+  namespace text = model_zoo::text;
+  text::BertConfig bertConfig;
+  bertConfig.vocab_size = 50, bertConfig.units = 32, bertConfig.hidden_size = 48;
+  bertConfig.num_layers = 2, bertConfig.num_heads = 4, bertConfig.max_length = 16;
+  text::GPT2Config gptConfig = text::GPT2Config::small();
+  gptConfig.units = 32, gptConfig.num_layers = 2, gptConfig.max_length = 16;
+  Tensor ids = np::array(std::vector<int64_t>{3, 7, 1, 49, 0, 12, 5, 5, 9, 30, 2, 8}).reshape({2, 6});
+  Tensor types = np::array(std::vector<int64_t>{0, 0, 0, 1, 1, 1, 0, 1, 0, 1, 0, 1}).reshape({2, 6});
+  Tensor mask = np::array(std::vector<int64_t>{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0}).reshape({2, 6});
+  std::vector<std::shared_ptr<HybridBlock>> nets{std::make_shared<text::BertModel>(bertConfig),
+                                                 std::make_shared<text::GPT2Model>(gptConfig)};
+  for (auto &net : nets) {
+    np::random::seed(17);
+    net->initialize(init::Normal(0.3), {cpu()});
+    net->hybridize();
+    bool bert = std::dynamic_pointer_cast<text::BertModel>(net) != nullptr;
+    auto predict = [&](Device d) {
+      std::vector<Tensor> in{ids.to(d)};
+      if (bert)
+        in.push_back(types.to(d));
+      in.push_back(mask.to(d));
+      std::vector<Tensor> out = (*net)(in);
+      for (Tensor &t : out)
+        t = t.to(cpu());
+      return out;
+    };
+    std::vector<Tensor> onCpu = predict(cpu());
+    net->reset_device({gpus[0]});
+    std::vector<Tensor> onGpu = predict(gpus[0]);
+    ASSERT_EQ(onCpu.size(), onGpu.size());
+    for (size_t k = 0; k < onCpu.size(); ++k)
+      dlc::testing::expectClose(onCpu[k].to_vector<float>(), onGpu[k].to_vector<float>(), 2e-5,
+                                net->kind() + ", output #" + std::to_string(k));
+  }
+}
