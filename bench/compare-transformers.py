@@ -136,6 +136,8 @@ def bert_part(args, work):
     folder = os.path.join(work, "bert-base")
     random_checkpoint(folder, "bert")
     dlc_run = os.path.join(args.build, "bin", "dlc-run")
+    if not os.path.exists("/usr/bin/time"):
+        sys.exit("bert: dlc-run's peak memory is read with GNU time: apt-get install time")
     cases = {}
     for batch in args.batches:
         rng = onp.random.RandomState(batch)

@@ -635,16 +635,10 @@ void bind_layers(py::module_ &m) {
                        bool causal, const std::string &activation, bool gelu_tanh,
                        double dropout, double attention_dropout, double layer_norm_eps,
                        bool fused_qkv) {
-             nn::TransformerLayerOptions o;
-             o.pre_norm = pre_norm;
-             o.causal = causal;
-             o.activation = activation;
-             o.gelu_tanh = gelu_tanh;
-             o.dropout = dropout;
-             o.attention_dropout = attention_dropout;
-             o.layer_norm_eps = layer_norm_eps;
-             o.fused_qkv = fused_qkv;
-             return std::make_shared<nn::TransformerEncoderLayer>(units, hidden_size, num_heads, o);
+             return std::make_shared<nn::TransformerEncoderLayer>(
+                 units, hidden_size, num_heads,
+                 nn::TransformerLayerOptions{pre_norm, causal, activation, gelu_tanh, dropout,
+                                             attention_dropout, layer_norm_eps, fused_qkv});
            }),
            py::arg("units"), py::arg("hidden_size"), py::arg("num_heads"),
            py::arg("pre_norm") = false, py::arg("causal") = false, py::arg("activation") = "gelu",
@@ -664,15 +658,10 @@ void bind_layers(py::module_ &m) {
       .def(py::init([](int64_t units, int64_t hidden_size, int64_t num_heads, bool pre_norm,
                        bool causal, const std::string &activation, bool gelu_tanh,
                        double dropout, double attention_dropout, double layer_norm_eps) {
-             nn::TransformerLayerOptions o;
-             o.pre_norm = pre_norm;
-             o.causal = causal;
-             o.activation = activation;
-             o.gelu_tanh = gelu_tanh;
-             o.dropout = dropout;
-             o.attention_dropout = attention_dropout;
-             o.layer_norm_eps = layer_norm_eps;
-             return std::make_shared<nn::TransformerDecoderLayer>(units, hidden_size, num_heads, o);
+             return std::make_shared<nn::TransformerDecoderLayer>(
+                 units, hidden_size, num_heads,
+                 nn::TransformerLayerOptions{pre_norm, causal, activation, gelu_tanh, dropout,
+                                             attention_dropout, layer_norm_eps, false});
            }),
            py::arg("units"), py::arg("hidden_size"), py::arg("num_heads"),
            py::arg("pre_norm") = false, py::arg("causal") = true, py::arg("activation") = "gelu",

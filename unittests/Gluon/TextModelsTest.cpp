@@ -281,6 +281,16 @@ TEST(TextModels, ZooNamesAndInputChecks) {
   EXPECT_THROW((*gpt)(np::zeros({4}, DType::i64)), ShapeError);
   Tensor bad = np::array(std::vector<int64_t>{1, 2, 256}).reshape({1, 3});
   EXPECT_THROW((*gpt)(bad).to_vector<float>(), IndexError);
+  // The layers are read from the children at each call: a replaced one runs, and one
+  // of another kind is named.
+  gpt->layers->replace_child("1", std::make_shared<nn::Dense>(4));
+  try {
+    (*gpt)(np::zeros({1, 3}, DType::i64));
+    FAIL();
+  } catch (const ValueError &e) {
+    EXPECT_NE(std::string(e.what()).find("GPT2Model: layers.1 is a Dense(4)"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(TextModels, GPT2CompiledTrainingStepLowersTheLoss) {

@@ -65,7 +65,6 @@ public:
 private:
   std::vector<Tensor> run(const Tensor &ids, const Tensor &tokenTypes, const Tensor &mask);
   BertConfig config_;
-  std::vector<std::shared_ptr<nn::TransformerEncoderLayer>> encoderLayers_;
 };
 
 /// Hugging Face's GPT2Config fields, in dlc's words (its defaults: GPT-2 124M).
@@ -108,7 +107,6 @@ public:
 
 private:
   GPT2Config config_;
-  std::vector<std::shared_ptr<nn::TransformerEncoderLayer>> decoderLayers_;
 };
 
 /// The families the name maps know: "bert" and "gpt2" (Hugging Face's model_type).

@@ -44,12 +44,9 @@ BertModel::BertModel(BertConfig config) : config_(config) {
   layer.attention_dropout = config.attention_dropout;
   layer.layer_norm_eps = config.layer_norm_eps;
   layers = register_child("layers", std::make_shared<HybridSequential>());
-  for (int64_t i = 0; i < config.num_layers; ++i) {
-    auto encoder = std::make_shared<nn::TransformerEncoderLayer>(config.units, config.hidden_size,
-                                                                 config.num_heads, layer);
-    layers->add(encoder);
-    encoderLayers_.push_back(encoder);
-  }
+  for (int64_t i = 0; i < config.num_layers; ++i)
+    layers->add(std::make_shared<nn::TransformerEncoderLayer>(config.units, config.hidden_size,
+                                                              config.num_heads, layer));
   nn::DenseOptions dense;
   dense.flatten = false;
   dense.in_units = config.units;
@@ -72,8 +69,7 @@ std::vector<Tensor> BertModel::run(const Tensor &ids, const Tensor &tokenTypes,
   }
   x = dropoutWhileTraining((*embed_norm)(x), config_.dropout);
   Tensor keys = keyMask("BertModel", mask, ids.shape());
-  for (const auto &layer : encoderLayers_)
-    x = layer->run(x, keys);
+  x = runLayers("BertModel", *layers, x, keys);
   Tensor first = npx::slice_axis(x, 1, 0, 1).reshape({ids.shape()[0], config_.units});
   return {x, (*pooler)(first)};
 }

@@ -45,12 +45,9 @@ GPT2Model::GPT2Model(GPT2Config config) : config_(config) {
   layer.attention_dropout = config_.attention_dropout;
   layer.layer_norm_eps = config_.layer_norm_eps;
   layers = register_child("layers", std::make_shared<HybridSequential>());
-  for (int64_t i = 0; i < config_.num_layers; ++i) {
-    auto decoder = std::make_shared<nn::TransformerEncoderLayer>(
-        config_.units, config_.hidden_size, config_.num_heads, layer);
-    layers->add(decoder);
-    decoderLayers_.push_back(decoder);
-  }
+  for (int64_t i = 0; i < config_.num_layers; ++i)
+    layers->add(std::make_shared<nn::TransformerEncoderLayer>(config_.units, config_.hidden_size,
+                                                              config_.num_heads, layer));
   final_norm = register_child("final_norm", layerNorm(config_.units, config_.layer_norm_eps));
 }
 
@@ -59,8 +56,7 @@ Tensor GPT2Model::features(const Tensor &ids, const Tensor &attention_mask) {
   Tensor x = (*word_embed)(ids) + positionRows(*position_embed, length, ids.device());
   x = dropoutWhileTraining(x, config_.dropout);
   Tensor keys = keyMask("GPT2Model", attention_mask, ids.shape());
-  for (const auto &layer : decoderLayers_)
-    x = layer->run(x, keys);
+  x = runLayers("GPT2Model", *layers, x, keys);
   return (*final_norm)(x);
 }
 

@@ -28,6 +28,11 @@ Tensor dropoutWhileTraining(const Tensor &x, double rate);
 /// boolean (B, 1, 1, L) mask dlc.attention takes; undefined stays undefined.
 Tensor keyMask(const char *model, const Tensor &mask, const Shape &idsShape);
 
+/// x through the children of `layers` in order, each a TransformerEncoderLayer given
+/// `mask` (the children are read at every call, so one replaced with replace_child runs;
+/// a child of another kind is a ValueError naming it).
+Tensor runLayers(const char *model, const HybridSequential &layers, Tensor x, const Tensor &mask);
+
 /// Loads Hugging Face's safetensors file `path` into `model` through the name map of
 /// `family` (huggingface_name), every parameter required; 16-bit files are converted.
 void loadHuggingFace(Block &model, const std::string &family, const std::string &path,

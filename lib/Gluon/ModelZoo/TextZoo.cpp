@@ -67,6 +67,17 @@ Tensor keyMask(const char *model, const Tensor &mask, const Shape &idsShape) {
   return keys.reshape({idsShape[0], 1, 1, idsShape[1]});
 }
 
+Tensor runLayers(const char *model, const HybridSequential &layers, Tensor x, const Tensor &mask) {
+  for (const auto &[name, child] : layers.children()) {
+    auto layer = std::dynamic_pointer_cast<nn::TransformerEncoderLayer>(child);
+    if (!layer)
+      throw ValueError(std::string(model) + ": layers." + name + " is a " + child->kind() +
+                      ", not a TransformerEncoderLayer");
+    x = layer->run(x, mask);
+  }
+  return x;
+}
+
 void loadHuggingFace(Block &model, const std::string &family, const std::string &path,
                      const std::vector<Device> &devices) {
   LoadOptions options;
