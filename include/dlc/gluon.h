@@ -25,5 +25,6 @@
 #include "dlc/Gluon/TrainStep.h"
 #include "dlc/Gluon/Trainer.h"
 #include "dlc/Gluon/Vision.h"
+#include "dlc/Gluon/VisionTransformer.h"
 
 #endif // DLC_GLUON_H

@@ -769,17 +769,52 @@ void bind_activation_layers(py::module_ &m) {
 void bind_model_zoo(py::module_ m) {
   namespace zoo = model_zoo::vision;
   m.def("get_model",
-        [](const std::string &name, int64_t classes, bool pretrained, const std::string &root) {
+        [](const std::string &name, int64_t classes, bool pretrained, const std::string &root,
+           int64_t image_size) {
           zoo::ModelOptions o;
           o.classes = classes;
           o.pretrained = pretrained;
           o.root = root;
+          o.image_size = image_size;
           return zoo::get_model(name, o);
         },
         py::arg("name"), py::arg("classes") = 1000, py::arg("pretrained") = false,
-        py::arg("root") = "",
+        py::arg("root") = "", py::arg("image_size") = 0,
         "MXNet 1.9.1's model-zoo network `name`, with MXNet's parameter names.");
   m.def("model_names", &zoo::model_names, "Every name get_model takes.");
+  m.def("mxnet_model_names", &zoo::mxnet_model_names,
+        "The names of MXNet 1.9.1's own zoo (all but vit_b_16).");
+  py::class_<zoo::VisionTransformer, HybridBlock, std::shared_ptr<zoo::VisionTransformer>>(
+      m, "VisionTransformer",
+      "ViT laid out as Hugging Face's ViTForImageClassification. net(images) -> (B, "
+      "classes) logits, or the first token's (B, units) features without a classifier.")
+      .def_property_readonly("config",
+                             [](const zoo::VisionTransformer &v) {
+                               const zoo::ViTConfig &c = v.config();
+                               py::dict d;
+                               d["image_size"] = c.image_size, d["patch_size"] = c.patch_size;
+                               d["channels"] = c.channels, d["units"] = c.units;
+                               d["hidden_size"] = c.hidden_size, d["num_layers"] = c.num_layers;
+                               d["num_heads"] = c.num_heads, d["classes"] = c.classes;
+                               d["layer_norm_eps"] = c.layer_norm_eps, d["dropout"] = c.dropout;
+                               d["attention_dropout"] = c.attention_dropout;
+                               d["activation"] = c.activation, d["gelu_tanh"] = c.gelu_tanh;
+                               return d;
+                             })
+      .def("features", &zoo::VisionTransformer::features, py::arg("images"),
+           "The final layer norm's output (B, 1 + patches, units).")
+      .def("load_huggingface",
+           [](zoo::VisionTransformer &v, const std::string &path, const py::object &device) {
+             v.load_huggingface(path, to_devices(device));
+           },
+           py::arg("path"), py::arg("device") = py::none(),
+           "Reads Hugging Face's model.safetensors of this configuration.")
+      .def_readonly("cls_token", &zoo::VisionTransformer::cls_token)
+      .def_readonly("position_embed", &zoo::VisionTransformer::position_embed)
+      .def_readonly("patch_embed", &zoo::VisionTransformer::patch_embed)
+      .def_readonly("layers", &zoo::VisionTransformer::layers)
+      .def_readonly("final_norm", &zoo::VisionTransformer::final_norm)
+      .def_readonly("head", &zoo::VisionTransformer::head);
   m.def("pretrained_file", &zoo::pretrained_file, py::arg("name"), py::arg("root") = "",
         "Where pretrained=True looks for MXNet's published weights.");
 }

@@ -36,8 +36,9 @@ def expect_mxnet_prediction(name, params, output, hybridize):
 
 
 def test_names_and_constructors_are_mxnets():
-    names = vision.model_names()
+    names = vision.mxnet_model_names()
     assert len(names) == 34
+    assert vision.model_names() == names + ["vit_b_16"]
     for name in ("resnet50_v1", "resnet152_v2", "vgg19_bn", "alexnet", "densenet201",
                  "squeezenet1.0", "inceptionv3", "mobilenet0.25", "mobilenetv2_0.75"):
         assert name in names
@@ -82,7 +83,7 @@ needs_mxnet = pytest.mark.skipif(not mxnet_available(),
 
 @needs_mxnet
 def test_every_network_mxnet_saved_predicts_as_mxnet(tmp_path):
-    names = vision.model_names()
+    names = vision.mxnet_model_names()
     subprocess.run([str(VENV_PYTHON), str(SOURCE_DIR / "python" / "tests" / "mxnet_zoo_reference.py"),
                     str(tmp_path), "10", *names], check=True, capture_output=True)
     for name in names:

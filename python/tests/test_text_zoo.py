@@ -1,5 +1,6 @@
-"""gluon.model_zoo.text from Python: BERT and GPT-2 give what `transformers` computes with
-the same weights (outputs to 1e-4, parameter gradients to 1e-3 of each tensor's scale),
+"""gluon.model_zoo.text from Python: BERT, GPT-2 and the vision zoo's ViT give what
+`transformers` computes with the same weights (outputs to 1e-4, parameter gradients to
+1e-3 of each tensor's scale),
 eagerly and hybridized. The committed checkpoints (unittests/Gluon/Inputs/huggingface)
 always run; where bench/.venv has transformers, the zoo's small configurations run too,
 with weights and results that library writes for the test (huggingface_reference.py)."""
@@ -10,7 +11,7 @@ import pytest
 
 from conftest import HUGGINGFACE_FIXTURES, SOURCE_DIR
 from dlc import autograd, gluon, init, np, npx
-from dlc.gluon.model_zoo import text
+from dlc.gluon.model_zoo import text, vision
 from test_mxnet_parity import VENV_PYTHON
 
 
@@ -31,15 +32,20 @@ def assert_close(got, want, tolerance, what):
 def check_checkpoint(folder, hybridize):
     want = {k: v.asnumpy() for k, v in npx.load(str(folder / "expected.safetensors")).items()}
     net = text.from_pretrained(str(folder))
-    family = "bert" if isinstance(net, text.BertModel) else "gpt2"
+    family = ("bert" if isinstance(net, text.BertModel) else
+              "vit" if isinstance(net, vision.VisionTransformer) else "gpt2")
     if hybridize:
         net.hybridize()
-    ids, mask = np.array(want["input.ids"]), np.array(want["input.mask"])
     with autograd.record():
-        if family == "bert":
+        if family == "vit":
+            images = np.array(want["input.images"])
+            outputs = {"sequence": net.features(images), "logits": net(images)}
+        elif family == "bert":
+            ids, mask = np.array(want["input.ids"]), np.array(want["input.mask"])
             outputs = dict(zip(("sequence", "pooled"),
                                net(ids, np.array(want["input.token_types"]), mask)))
         else:
+            ids, mask = np.array(want["input.ids"]), np.array(want["input.mask"])
             outputs = {"logits": net(ids, mask)}
         loss = sum((out * np.array(want["input.weights_" + name])).sum()
                    for name, out in outputs.items())
@@ -59,7 +65,7 @@ def check_checkpoint(folder, hybridize):
 
 
 @pytest.mark.parametrize("hybridize", [False, True])
-@pytest.mark.parametrize("checkpoint", ["bert-tiny", "gpt2-tiny"])
+@pytest.mark.parametrize("checkpoint", ["bert-tiny", "gpt2-tiny", "vit-tiny"])
 def test_committed_checkpoints_give_transformers_results(checkpoint, hybridize):
     check_checkpoint(HUGGINGFACE_FIXTURES / checkpoint, hybridize)
 
@@ -70,12 +76,15 @@ SMALL = {
              "intermediate_size=2048"],
     "gpt2": ["vocab_size=256", "n_embd=256", "n_layer=4", "n_head=4", "n_positions=256",
              "bos_token_id=0", "eos_token_id=0"],
+    # ViT-B/16's patches and layer shape, narrower and shallower, on 64x64 images.
+    "vit": ["image_size=64", "patch_size=16", "hidden_size=192", "num_hidden_layers=3",
+            "num_attention_heads=3", "intermediate_size=768", "num_labels=10"],
 }
 
 
 @pytest.mark.skipif(not transformers_available(),
                     reason="transformers is not in bench/.venv (bench/setup-peers.sh)")
-@pytest.mark.parametrize("family", ["bert", "gpt2"])
+@pytest.mark.parametrize("family", ["bert", "gpt2", "vit"])
 def test_small_configurations_give_transformers_results(family, tmp_path):
     result = subprocess.run(
         [str(VENV_PYTHON), str(SOURCE_DIR / "python" / "tests" / "huggingface_reference.py"),
@@ -83,9 +92,12 @@ def test_small_configurations_give_transformers_results(family, tmp_path):
         capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     config = text.from_pretrained(str(tmp_path)).config
-    zoo = text.get_model(family + "_small").config
-    for key in ("units", "num_layers", "num_heads", "vocab_size"):
-        assert config[key] == zoo[key], key
+    if family == "vit":
+        assert (config["units"], config["num_layers"], config["classes"]) == (192, 3, 10)
+    else:
+        zoo = text.get_model(family + "_small").config
+        for key in ("units", "num_layers", "num_heads", "vocab_size"):
+            assert config[key] == zoo[key], key
     check_checkpoint(tmp_path, hybridize=True)
 
 
@@ -109,6 +121,11 @@ def test_zoo_names_configs_and_errors(tmp_path):
         gpt.load_huggingface(str(HUGGINGFACE_FIXTURES / "bert-tiny" / "model.safetensors"))
     with pytest.raises(Exception, match="config.json"):
         text.from_pretrained(str(tmp_path))
+    vit = vision.vit_b_16(classes=10)
+    assert isinstance(vit, vision.VisionTransformer)
+    assert vit.config["patch_size"] == 16 and vit.head is not None
+    with pytest.raises(ValueError, match="from_pretrained"):
+        vision.vit_b_16(pretrained=True)
 
 
 def test_gpt2_trains_as_a_language_model():

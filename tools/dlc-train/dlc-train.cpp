@@ -89,14 +89,14 @@ cl::opt<std::string> networkOption(
     cl::desc("leafnet (the seed's LeafNetwork for 28x28 images), or a network of the model "
              "zoo: resnet18_v1 ... resnet152_v2, vgg11 ... vgg19_bn, alexnet, densenet121 ... "
              "densenet201, squeezenet1.0, squeezenet1.1, inceptionv3, mobilenet1.0 ... "
-             "mobilenet0.25, mobilenetv2_1.0 ... mobilenetv2_0.25; with --task lm: gpt2_small "
-             "(the default) or gpt2_124m"),
+             "mobilenet0.25, mobilenetv2_1.0 ... mobilenetv2_0.25, vit_b_16; with --task lm: "
+             "gpt2_small (the default) or gpt2_124m"),
     cl::cat(trainOptions), cl::init("leafnet"));
 cl::opt<int> imageSizeOption(
     "image-size",
     cl::desc("side of the square images a model-zoo network is fed (0: its own, 224, or 299 "
              "for inceptionv3; networks that end in a global pool also train on smaller "
-             "ones, e.g. 32)"),
+             "ones, e.g. 32; vit_b_16 on any multiple of 16)"),
     cl::cat(trainOptions), cl::init(0));
 cl::opt<int> epochs("epochs", cl::desc("passes over the training set"), cl::cat(trainOptions), cl::init(5));
 cl::opt<int> batchSize("batch-size",
@@ -542,8 +542,10 @@ int main(int argc, char **argv) {
       networkChannels = 3;
       imageSize = imageSizeOption > 0 ? imageSizeOption.getValue()
                                       : (networkOption == "inceptionv3" ? 299 : 224);
-      // The name is checked before any data is read.
-      model_zoo::vision::get_model(networkOption);
+      // The name (and a ViT's image size) is checked before any data is read.
+      model_zoo::vision::ModelOptions check;
+      check.image_size = imageSize;
+      model_zoo::vision::get_model(networkOption, check);
     } else if (imageSizeOption != 0) {
       throw ValueError("--image-size " + std::to_string(imageSizeOption) +
                        ": the leafnet network takes 28x28 images; --image-size is for "
@@ -644,10 +646,14 @@ int main(int argc, char **argv) {
     }
 
     std::shared_ptr<HybridBlock> net;
-    if (zooNetwork)
-      net = model_zoo::vision::get_model(networkOption, classes);
-    else
+    if (zooNetwork) {
+      model_zoo::vision::ModelOptions zooOptions;
+      zooOptions.classes = classes;
+      zooOptions.image_size = imageSize; // a ViT is built for it
+      net = model_zoo::vision::get_model(networkOption, zooOptions);
+    } else {
       net = leafnet::fashion_network();
+    }
     net->initialize(init::Xavier(), devices, /*force_reinit=*/true);
     net->forward(sampleBatch.to(devices[0])); // settles the deferred shapes
     int firstEpoch = 1;

@@ -1,4 +1,4 @@
-//===- TextModelsTest.cpp - BERT and GPT-2 against transformers' own results ---===//
+//===- TextModelsTest.cpp - BERT, GPT-2 and ViT against transformers' results --===//
 //
 // The fixtures in Inputs/huggingface are checkpoints `transformers` wrote with random
 // (perturbed) weights, with its outputs and parameter gradients for fixed inputs
@@ -12,6 +12,7 @@
 
 #include "dlc/Frontend/CompiledModel.h"
 #include "dlc/Frontend/SafeTensors.h"
+#include "dlc/Gluon/ModelZoo.h"
 
 #include <gtest/gtest.h>
 
@@ -23,6 +24,7 @@
 using namespace dlc;
 using namespace dlc::gluon;
 namespace text = dlc::gluon::model_zoo::text;
+namespace vision = dlc::gluon::model_zoo::vision;
 
 namespace {
 
@@ -248,6 +250,8 @@ TEST(TextModels, ConfigurationsDlcCannotFollowAreRefused) {
   EXPECT_NE(message().find("model_type \"t5\""), std::string::npos) << message();
   write(R"({"model_type": "bert", "hidden_size": "wide"})");
   EXPECT_NE(message().find("\"hidden_size\" must be an integer"), std::string::npos) << message();
+  write(R"({"model_type": "vit", "qkv_bias": false})");
+  EXPECT_NE(message().find("qkv_bias false"), std::string::npos) << message();
   write(R"({"model_type": "gpt2", "tie_word_embeddings": false})");
   EXPECT_NE(message().find("tie_word_embeddings"), std::string::npos) << message();
   write("not json");
@@ -335,4 +339,127 @@ TEST(TextModels, BertModelFileGivesTheHybridizedOutputs) {
   expectClose(loaded[0], hybridized[0], 1e-6, "sequence");
   expectClose(loaded[1], hybridized[1], 1e-6, "pooled");
   std::filesystem::remove(path);
+}
+
+// The vision zoo's ViT, loaded from a ViTForImageClassification checkpoint: the final
+// layer norm's sequence and the logits, and every parameter's gradient of both.
+TEST(TextModels, ViTGivesTransformersOutputsAndGradients) {
+  auto want = expected("vit-tiny");
+  auto vit = std::dynamic_pointer_cast<vision::VisionTransformer>(
+      text::from_pretrained(fixture("vit-tiny")));
+  ASSERT_TRUE(vit);
+  EXPECT_EQ(vit->config().classes, 5);
+  EXPECT_EQ(vit->patches(), 16);
+  Tensor images = want["input.images"];
+  {
+    autograd::Record record;
+    Tensor sequence = vit->features(images), logits = (*vit)(images);
+    Tensor loss = np::sum(sequence * want["input.weights_sequence"]) +
+                  np::sum(logits * want["input.weights_logits"]);
+    loss.backward();
+    expectClose(sequence, want["output.sequence"], 1e-4, "sequence");
+    expectClose(logits, want["output.logits"], 1e-4, "logits");
+  }
+  expectGradients(*vit, "vit", want);
+
+  // Hybridized: the same logits, and the same gradients of the logits' loss as eagerly.
+  auto hybrid = std::dynamic_pointer_cast<vision::VisionTransformer>(
+      text::from_pretrained(fixture("vit-tiny")));
+  hybrid->hybridize();
+  for (auto *net : {vit.get(), hybrid.get()}) {
+    autograd::Record record;
+    Tensor logits = (*net)(images);
+    np::sum(logits * want["input.weights_logits"]).backward();
+    expectClose(logits, want["output.logits"], 1e-4, "logits");
+  }
+  ParameterDict eagerParams = vit->collect_params(), hybridParams = hybrid->collect_params();
+  for (const std::string &name : eagerParams.keys())
+    expectClose(hybridParams[name]->grad(cpu()), eagerParams[name]->grad(cpu()), 1e-4,
+                "hybridized gradient of " + name);
+  EXPECT_EQ(hybrid->compile_stats().compiles, 1);
+}
+
+TEST(TextModels, ViTB16IsInTheVisionZoo) {
+  auto net = vision::get_model("vit_b_16", 1000);
+  auto vit = std::dynamic_pointer_cast<vision::VisionTransformer>(net);
+  ASSERT_TRUE(vit);
+  int64_t count = 0;
+  for (const ParameterPtr &p : net->collect_params().values())
+    count += shape_rules::numElements(p->shape());
+  EXPECT_EQ(count, 86567656) << "ViT-B/16's parameters (torchvision and Hugging Face agree)";
+  EXPECT_EQ(vit->patches(), 196);
+  vision::ModelOptions pretrained;
+  pretrained.pretrained = true;
+  try {
+    vision::get_model("vit_b_16", pretrained);
+    FAIL() << "MXNet published no ViT";
+  } catch (const ValueError &e) {
+    EXPECT_NE(std::string(e.what()).find("from_pretrained"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(text::huggingface_name("vit", "vit.encoder.layer.7.attention.attention.key.bias")
+                ->parameter,
+            "layers.7.attention.key_proj.bias");
+  EXPECT_EQ(text::huggingface_name("vit", "vit.encoder.layer.0.layernorm_after.weight")->parameter,
+            "layers.0.ffn_norm.gamma");
+  EXPECT_EQ(text::huggingface_name("vit", "classifier.weight")->parameter, "head.weight");
+  EXPECT_FALSE(text::huggingface_name("vit", "pooler.dense.weight"));
+
+  // Without a classifier: the first token's features. Images of another size are named.
+  vision::ViTConfig small;
+  small.image_size = 32, small.patch_size = 8, small.units = 16, small.hidden_size = 32;
+  small.num_layers = 1, small.num_heads = 2, small.classes = 0;
+  vision::VisionTransformer features(small);
+  features.initialize(init::Normal(0.02));
+  EXPECT_EQ(features(np::random::normal(0, 1, {3, 3, 32, 32})).shape(), (Shape{3, 16}));
+  EXPECT_FALSE(features.head);
+  try {
+    features(np::random::normal(0, 1, {1, 3, 30, 30}));
+    FAIL();
+  } catch (const ShapeError &e) {
+    EXPECT_NE(std::string(e.what()).find("images must be batch x 3 x 32 x 32, got 1x3x30x30"),
+              std::string::npos)
+        << e.what();
+  }
+  small.patch_size = 7;
+  EXPECT_THROW(vision::VisionTransformer{small}, ValueError);
+}
+
+// The compiled step split over two devices (each replica takes half of the images and
+// broadcasts the [CLS] token to its half, dlc-shard-data-parallel) ends where the
+// compiled step on one device does, from the same weights.
+TEST(TextModels, ViTDataParallelStepEqualsOneDevices) {
+  vision::ViTConfig config;
+  config.image_size = 16, config.patch_size = 4, config.channels = 1, config.units = 32;
+  config.hidden_size = 64, config.num_layers = 2, config.num_heads = 4, config.classes = 3;
+  Tensor images = np::random::normal(0, 1, {8, 1, 16, 16});
+  Tensor labels = np::random::randint(0, 3, {8});
+  std::vector<std::vector<float>> ends[2];
+  float losses[2][2];
+  vision::VisionTransformer reference(config);
+  reference.initialize(init::Normal(0.02));
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Device> devices =
+        run ? std::vector<Device>{cpu(0), cpu(1)} : std::vector<Device>{cpu()};
+    vision::VisionTransformer vit(config);
+    vit.initialize(init::Zero(), devices);
+    ParameterDict params = vit.collect_params(), start = reference.collect_params();
+    for (const std::string &name : params.keys())
+      params[name]->set_data(start[name]->data(cpu()));
+    Trainer trainer(params, "sgd", {{"learning_rate", 0.1}});
+    loss::SoftmaxCrossEntropyLoss lossFn;
+    TrainStep step(vit, lossFn, trainer, devices);
+    losses[run][0] = np::mean(step(images, labels)).item<float>();
+    for (int i = 0; i < 2; ++i)
+      losses[run][1] = np::mean(step(images, labels)).item<float>();
+    for (const ParameterPtr &p : params.values())
+      ends[run].push_back(p->data(cpu()).to_vector<float>());
+  }
+  EXPECT_NEAR(losses[1][0], losses[0][0], 1e-5);
+  EXPECT_NEAR(losses[1][1], losses[0][1], 1e-5);
+  EXPECT_LT(losses[0][1], losses[0][0]);
+  ASSERT_EQ(ends[0].size(), ends[1].size());
+  for (size_t p = 0; p < ends[0].size(); ++p)
+    for (size_t i = 0; i < ends[0][p].size(); ++i)
+      ASSERT_NEAR(ends[1][p][i], ends[0][p][i], 1e-5 * std::max(1.f, std::abs(ends[0][p][i])))
+          << "parameter #" << p << " element " << i;
 }

@@ -28,11 +28,18 @@ struct ModelOptions {
   bool pretrained = false;
   /// The model store, MXNet's default: $MXNET_HOME/models, else ~/.mxnet/models.
   std::string root;
+  /// The images' side, for a network built for one size (vit_b_16: a multiple of its
+  /// 16-pixel patch; 0: its own 224). The convolutional networks take every size their
+  /// pooling allows whatever this says.
+  int64_t image_size = 0;
 };
 
 /// Every name get_model takes, in MXNet's spelling (resnet50_v1, mobilenet0.25,
-/// mobilenetv2_1.0, squeezenet1.1, ...).
+/// mobilenetv2_1.0, squeezenet1.1, ...), and vit_b_16 (see VisionTransformer.h).
 const std::vector<std::string> &model_names();
+/// The names of MXNet 1.9.1's own zoo (all but vit_b_16): the networks whose `.params`
+/// files MXNet writes and publishes.
+const std::vector<std::string> &mxnet_model_names();
 
 /// The network `name` (one of model_names()), its parameters not yet initialized
 /// (deferred, as Gluon's) unless `pretrained` loads them. Unknown names are a

@@ -109,7 +109,8 @@ private:
   GPT2Config config_;
 };
 
-/// The families the name maps know: "bert" and "gpt2" (Hugging Face's model_type).
+/// The families the name maps know: "bert", "gpt2" and "vit" (Hugging Face's model_type;
+/// the ViT is model_zoo::vision::VisionTransformer).
 /// Where Hugging Face's entry `entry` goes in dlc's network of `family` (see
 /// dlc/Gluon/Block.h's MappedName); nullopt for what the network does not hold
 /// (pre-training heads, GPT-2's mask buffers, its tied output layer). An entry no rule
@@ -124,8 +125,8 @@ std::shared_ptr<HybridBlock> get_model(const std::string &name);
 
 /// A Hugging Face checkpoint: `path` is a folder holding config.json and
 /// model.safetensors (as save_pretrained writes them). The network its config.json
-/// describes (model_type "bert" or "gpt2"), with the file's weights on `devices`
-/// (16-bit files are converted to float32).
+/// describes (model_type "bert", "gpt2", or "vit": a vision::VisionTransformer), with the
+/// file's weights on `devices` (16-bit files are converted to float32).
 std::shared_ptr<HybridBlock> from_pretrained(const std::string &path,
                                              const std::vector<Device> &devices = {cpu()});
 

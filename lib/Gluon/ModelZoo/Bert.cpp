@@ -43,10 +43,8 @@ BertModel::BertModel(BertConfig config) : config_(config) {
   layer.dropout = config.dropout;
   layer.attention_dropout = config.attention_dropout;
   layer.layer_norm_eps = config.layer_norm_eps;
-  layers = register_child("layers", std::make_shared<HybridSequential>());
-  for (int64_t i = 0; i < config.num_layers; ++i)
-    layers->add(std::make_shared<nn::TransformerEncoderLayer>(config.units, config.hidden_size,
-                                                              config.num_heads, layer));
+  layers = register_child("layers", layerStack(config.num_layers, config.units,
+                                                  config.hidden_size, config.num_heads, layer));
   nn::DenseOptions dense;
   dense.flatten = false;
   dense.in_units = config.units;

@@ -44,10 +44,8 @@ GPT2Model::GPT2Model(GPT2Config config) : config_(config) {
   layer.dropout = config_.dropout;
   layer.attention_dropout = config_.attention_dropout;
   layer.layer_norm_eps = config_.layer_norm_eps;
-  layers = register_child("layers", std::make_shared<HybridSequential>());
-  for (int64_t i = 0; i < config_.num_layers; ++i)
-    layers->add(std::make_shared<nn::TransformerEncoderLayer>(config_.units, config_.hidden_size,
-                                                              config_.num_heads, layer));
+  layers = register_child("layers", layerStack(config_.num_layers, config_.units,
+                                                  config_.hidden_size, config_.num_heads, layer));
   final_norm = register_child("final_norm", layerNorm(config_.units, config_.layer_norm_eps));
 }
 

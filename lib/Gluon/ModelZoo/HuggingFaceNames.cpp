@@ -4,7 +4,7 @@
 // safetensors file, its replacement is the dlc parameter the entry fills ($1... are the
 // pattern's groups), or null when the network holds nothing of it. Files of the bare
 // model (BertModel, GPT2Model) and of a model with heads (BertForPreTraining's "bert.",
-// GPT2LMHeadModel's "transformer.") both load. docs/design/transformers.md shows the
+// GPT2LMHeadModel's "transformer.", ViTForImageClassification's "vit.") both load. docs/design/transformers.md shows the
 // tables.
 //
 //===----------------------------------------------------------------------===//
@@ -86,6 +86,35 @@ const NameRule kGPT2Rules[] = {
     {R"(lm_head\.weight)", nullptr},
 };
 
+// ViTForImageClassification's "vit." prefix; ViTModel's pooler is not dlc's ViT's (it
+// classifies the first token's final features, as ViTForImageClassification does).
+const NameRule kViTRules[] = {
+    {R"((?:vit\.)?embeddings\.cls_token)", "cls_token"},
+    {R"((?:vit\.)?embeddings\.position_embeddings)", "position_embed"},
+    {R"((?:vit\.)?embeddings\.patch_embeddings\.projection\.(weight|bias))", "patch_embed.$1"},
+    {R"((?:vit\.)?encoder\.layer\.(\d+)\.attention\.attention\.query\.(weight|bias))",
+     "layers.$1.attention.query_proj.$2"},
+    {R"((?:vit\.)?encoder\.layer\.(\d+)\.attention\.attention\.key\.(weight|bias))",
+     "layers.$1.attention.key_proj.$2"},
+    {R"((?:vit\.)?encoder\.layer\.(\d+)\.attention\.attention\.value\.(weight|bias))",
+     "layers.$1.attention.value_proj.$2"},
+    {R"((?:vit\.)?encoder\.layer\.(\d+)\.attention\.output\.dense\.(weight|bias))",
+     "layers.$1.attention.out_proj.$2"},
+    {R"((?:vit\.)?encoder\.layer\.(\d+)\.layernorm_before\.weight)",
+     "layers.$1.attention_norm.gamma"},
+    {R"((?:vit\.)?encoder\.layer\.(\d+)\.layernorm_before\.bias)", "layers.$1.attention_norm.beta"},
+    {R"((?:vit\.)?encoder\.layer\.(\d+)\.intermediate\.dense\.(weight|bias))",
+     "layers.$1.ffn_hidden.$2"},
+    {R"((?:vit\.)?encoder\.layer\.(\d+)\.output\.dense\.(weight|bias))", "layers.$1.ffn_out.$2"},
+    {R"((?:vit\.)?encoder\.layer\.(\d+)\.layernorm_after\.weight)", "layers.$1.ffn_norm.gamma"},
+    {R"((?:vit\.)?encoder\.layer\.(\d+)\.layernorm_after\.bias)", "layers.$1.ffn_norm.beta"},
+    {R"((?:vit\.)?layernorm\.weight)", "final_norm.gamma"},
+    {R"((?:vit\.)?layernorm\.bias)", "final_norm.beta"},
+    {R"(classifier\.(weight|bias))", "head.$1"},
+    {R"((?:vit\.)?pooler\..*)", nullptr},
+    {R"((?:vit\.)?embeddings\.mask_token)", nullptr},
+};
+
 template <size_t N> std::vector<CompiledRule> compile(const NameRule (&rules)[N]) {
   std::vector<CompiledRule> compiled;
   for (const NameRule &rule : rules)
@@ -98,14 +127,17 @@ template <size_t N> std::vector<CompiledRule> compile(const NameRule (&rules)[N]
 std::optional<MappedName> huggingface_name(const std::string &family, const std::string &entry) {
   static const std::vector<CompiledRule> bert = compile(kBertRules);
   static const std::vector<CompiledRule> gpt2 = compile(kGPT2Rules);
+  static const std::vector<CompiledRule> vit = compile(kViTRules);
   const std::vector<CompiledRule> *rules = nullptr;
   if (family == "bert")
     rules = &bert;
   else if (family == "gpt2")
     rules = &gpt2;
+  else if (family == "vit")
+    rules = &vit;
   else
     throw ValueError("huggingface_name: the family '" + family +
-                     "' is not one of 'bert' and 'gpt2'");
+                     "' is not one of 'bert', 'gpt2' and 'vit'");
   std::smatch match;
   for (const CompiledRule &compiled : *rules) {
     if (!std::regex_match(entry, match, compiled.pattern))

@@ -10,6 +10,7 @@
 #include "dlc/Gluon/ModelZoo.h"
 
 #include "dlc/Core/Error.h"
+#include "dlc/Gluon/VisionTransformer.h"
 
 #include <openssl/evp.h>
 
@@ -26,8 +27,9 @@ namespace dlc::gluon::model_zoo::vision {
 namespace {
 
 struct Entry {
-  std::function<std::shared_ptr<HybridBlock>(int64_t classes)> make;
-  const char *sha1; ///< of MXNet's published .params file
+  /// imageSize: ModelOptions::image_size, which only networks built for one size read.
+  std::function<std::shared_ptr<HybridBlock>(int64_t classes, int64_t imageSize)> make;
+  const char *sha1; ///< of MXNet's published .params file; null: MXNet published none
 };
 
 const std::vector<std::pair<std::string, Entry>> &zoo() {
@@ -46,10 +48,10 @@ const std::vector<std::pair<std::string, Entry>> &zoo() {
                                                {152, "f2695542de38cf7e71ed58f02893d82bb409415e"}};
     for (auto [layers, sha] : v1)
       add("resnet" + std::to_string(layers) + "_v1",
-          {[layers = layers](int64_t c) { return resnet(1, layers, c); }, sha});
+          {[layers = layers](int64_t c, int64_t) { return resnet(1, layers, c); }, sha});
     for (auto [layers, sha] : v2)
       add("resnet" + std::to_string(layers) + "_v2",
-          {[layers = layers](int64_t c) { return resnet(2, layers, c); }, sha});
+          {[layers = layers](int64_t c, int64_t) { return resnet(2, layers, c); }, sha});
     const std::tuple<int, bool, const char *> vggs[] = {
         {11, false, "dd221b160977f36a53f464cb54648d227c707a05"},
         {13, false, "6bc5de58a05a5e2e7f493e2d75a580d83efde38c"},
@@ -61,8 +63,8 @@ const std::vector<std::pair<std::string, Entry>> &zoo() {
         {19, true, "f360b758e856f1074a85abd5fd873ed1d98297c3"}};
     for (auto [layers, bn, sha] : vggs)
       add("vgg" + std::to_string(layers) + (bn ? "_bn" : ""),
-          {[layers = layers, bn = bn](int64_t c) { return vgg(layers, bn, c); }, sha});
-    add("alexnet", {[](int64_t c) { return alexnet(c); }, "44335d1f0046b328243b32a26a4fbd62d9057b45"});
+          {[layers = layers, bn = bn](int64_t c, int64_t) { return vgg(layers, bn, c); }, sha});
+    add("alexnet", {[](int64_t c, int64_t) { return alexnet(c); }, "44335d1f0046b328243b32a26a4fbd62d9057b45"});
     const std::pair<int, const char *> densenets[] = {
         {121, "f27dbf2dbd5ce9a80b102d89c7483342cd33cb31"},
         {161, "b6c8a95717e3e761bd88d145f4d0a214aaa515dc"},
@@ -70,12 +72,12 @@ const std::vector<std::pair<std::string, Entry>> &zoo() {
         {201, "1cdbc116bc3a1b65832b18cf53e1cb8e7da017eb"}};
     for (auto [layers, sha] : densenets)
       add("densenet" + std::to_string(layers),
-          {[layers = layers](int64_t c) { return densenet(layers, c); }, sha});
-    add("squeezenet1.0", {[](int64_t c) { return squeezenet("1.0", c); },
+          {[layers = layers](int64_t c, int64_t) { return densenet(layers, c); }, sha});
+    add("squeezenet1.0", {[](int64_t c, int64_t) { return squeezenet("1.0", c); },
                           "264ba4970a0cc87a4f15c96e25246a1307caf523"});
-    add("squeezenet1.1", {[](int64_t c) { return squeezenet("1.1", c); },
+    add("squeezenet1.1", {[](int64_t c, int64_t) { return squeezenet("1.1", c); },
                           "33ba0f93753c83d86e1eb397f38a667eaf2e9376"});
-    add("inceptionv3", {[](int64_t c) { return inception_v3(c); },
+    add("inceptionv3", {[](int64_t c, int64_t) { return inception_v3(c); },
                         "ed47ec45a937b656fcc94dabde85495bbef5ba1f"});
     const std::tuple<const char *, double, const char *> mobilenets[] = {
         {"1.0", 1.0, "6b8c5106c730e8750bcd82ceb75220a3351157cd"},
@@ -83,7 +85,7 @@ const std::vector<std::pair<std::string, Entry>> &zoo() {
         {"0.5", 0.5, "8e9d539cc66aa5efa71c4b6af983b936ab8701c3"},
         {"0.25", 0.25, "9f83e440996887baf91a6aff1cccc1c903a64274"}};
     for (auto [suffix, m, sha] : mobilenets)
-      add(std::string("mobilenet") + suffix, {[m = m](int64_t c) { return mobilenet(m, c); }, sha});
+      add(std::string("mobilenet") + suffix, {[m = m](int64_t c, int64_t) { return mobilenet(m, c); }, sha});
     const std::tuple<const char *, double, const char *> mobilenetsV2[] = {
         {"1.0", 1.0, "36da4ff1867abccd32b29592d79fc753bca5a215"},
         {"0.75", 0.75, "e2be7b72a79fe4a750d1dd415afedf01c3ea818d"},
@@ -91,7 +93,16 @@ const std::vector<std::pair<std::string, Entry>> &zoo() {
         {"0.25", 0.25, "ae8f9392789b04822cbb1d98c27283fc5f8aa0a7"}};
     for (auto [suffix, m, sha] : mobilenetsV2)
       add(std::string("mobilenetv2_") + suffix,
-          {[m = m](int64_t c) { return mobilenet_v2(m, c); }, sha});
+          {[m = m](int64_t c, int64_t) { return mobilenet_v2(m, c); }, sha});
+    // MXNet 1.9.1 has no ViT; its weights come from Hugging Face (text::from_pretrained).
+    add("vit_b_16", {[](int64_t c, int64_t imageSize) {
+                       ViTConfig config = ViTConfig::b16();
+                       config.classes = c;
+                       if (imageSize > 0)
+                         config.image_size = imageSize;
+                       return vit(config);
+                     },
+                     nullptr});
     return t;
   }();
   return table;
@@ -156,8 +167,23 @@ const std::vector<std::string> &model_names() {
   return names;
 }
 
+const std::vector<std::string> &mxnet_model_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto &[name, entry] : zoo())
+      if (entry.sha1)
+        out.push_back(name);
+    return out;
+  }();
+  return names;
+}
+
 std::string pretrained_file(const std::string &name, const std::string &root) {
   const Entry &entry = entryOf(name);
+  if (!entry.sha1)
+    throw ValueError("model_zoo.vision: MXNet published no weights for " + name +
+                     "; load a Hugging Face checkpoint of it with "
+                     "model_zoo::text::from_pretrained(folder)");
   return storeRoot(root) + "/" + name + "-" + std::string(entry.sha1, 8) + ".params";
 }
 
@@ -166,14 +192,17 @@ std::shared_ptr<HybridBlock> get_model(const std::string &name, const ModelOptio
   if (options.classes <= 0)
     throw ValueError("model_zoo.vision: " + name + " needs classes > 0, got " +
                      std::to_string(options.classes));
-  std::shared_ptr<HybridBlock> net = entry.make(options.classes);
+  if (options.image_size < 0)
+    throw ValueError("model_zoo.vision: " + name + " needs image_size >= 0, got " +
+                     std::to_string(options.image_size));
+  std::shared_ptr<HybridBlock> net = entry.make(options.classes, options.image_size);
   if (!options.pretrained)
     return net;
+  const std::string path = pretrained_file(name, options.root);
   if (options.classes != 1000)
     throw ValueError("model_zoo.vision: " + name + "'s published weights classify 1000 classes, "
                      "asked for " + std::to_string(options.classes) +
                      "; load them with classes=1000 and replace the output layer");
-  const std::string path = pretrained_file(name, options.root);
   if (!std::filesystem::exists(path))
     throw Error("model_zoo.vision: " + name + "'s weights are not in the model store: put "
                   "MXNet's file " + std::filesystem::path(path).filename().string() + " (the "

@@ -28,6 +28,12 @@ Tensor dropoutWhileTraining(const Tensor &x, double rate);
 /// boolean (B, 1, 1, L) mask dlc.attention takes; undefined stays undefined.
 Tensor keyMask(const char *model, const Tensor &mask, const Shape &idsShape);
 
+/// `count` TransformerEncoderLayers of one shape and `options`, children "0", "1", ...
+/// of a HybridSequential (the `layers` of BERT, GPT-2 and the ViT).
+std::shared_ptr<HybridSequential> layerStack(int64_t count, int64_t units, int64_t hiddenSize,
+                                             int64_t heads,
+                                             const nn::TransformerLayerOptions &options);
+
 /// x through the children of `layers` in order, each a TransformerEncoderLayer given
 /// `mask` (the children are read at every call, so one replaced with replace_child runs;
 /// a child of another kind is a ValueError naming it).

@@ -1,9 +1,10 @@
 //===- TextZoo.cpp - get_model, from_pretrained and the parts BERT and GPT-2 share -===//
 //
 // from_pretrained reads Hugging Face's config.json (nlohmann::json, as the safetensors
-// header is read) into the families' configurations; a setting dlc's layers cannot
-// follow (another activation, relative positions) is an UnsupportedError naming it, so
-// that no checkpoint loads into a network that computes something else.
+// header is read) into the families' configurations (BERT, GPT-2 and the vision zoo's
+// ViT); a setting dlc's layers cannot follow (another activation, relative positions) is
+// an UnsupportedError naming it, so that no checkpoint loads into a network that
+// computes something else.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Gluon/TextModels.h"
@@ -11,6 +12,7 @@
 #include "dlc/Frontend/Autograd.h"
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
+#include "dlc/Gluon/VisionTransformer.h"
 #include "TextModelParts.h"
 
 #include <nlohmann/json.hpp>
@@ -18,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 
 namespace dlc::gluon::model_zoo::text {
 
@@ -65,6 +68,15 @@ Tensor keyMask(const char *model, const Tensor &mask, const Shape &idsShape) {
                      shape_rules::str(idsShape) + ", got " + shape_rules::str(mask.shape()));
   Tensor keys = mask.dtype() == DType::boolean ? mask : mask.astype(DType::boolean);
   return keys.reshape({idsShape[0], 1, 1, idsShape[1]});
+}
+
+std::shared_ptr<HybridSequential> layerStack(int64_t count, int64_t units, int64_t hiddenSize,
+                                             int64_t heads,
+                                             const nn::TransformerLayerOptions &options) {
+  auto layers = std::make_shared<HybridSequential>();
+  for (int64_t i = 0; i < count; ++i)
+    layers->add(std::make_shared<nn::TransformerEncoderLayer>(units, hiddenSize, heads, options));
+  return layers;
 }
 
 Tensor runLayers(const char *model, const HybridSequential &layers, Tensor x, const Tensor &mask) {
@@ -121,14 +133,43 @@ public:
     return read<double>(key, fallback, "a number");
   }
   bool flag(const char *key, bool fallback) const { return read<bool>(key, fallback, "a boolean"); }
+  /// The strings of the list `key` (none when absent).
+  std::set<std::string> names(const char *key) const {
+    std::set<std::string> out;
+    const nlohmann::json *it = find(key);
+    if (!it)
+      return out;
+    if (!it->is_array())
+      throw ValueError("from_pretrained('" + path_ + "'): \"" + key +
+                       "\" must be a list of strings, got " + it->dump());
+    for (const auto &item : *it)
+      if (item.is_string())
+        out.insert(item.get<std::string>());
+    return out;
+  }
+  /// How many entries the object `key` has (`fallback` when absent).
+  int64_t entries(const char *key, int64_t fallback) const {
+    const nlohmann::json *it = find(key);
+    if (!it)
+      return fallback;
+    if (!it->is_object())
+      throw ValueError("from_pretrained('" + path_ + "'): \"" + key +
+                       "\" must be an object, got " + it->dump());
+    return int64_t(it->size());
+  }
   [[noreturn]] void unsupported(const std::string &what) const {
     throw UnsupportedError("from_pretrained('" + path_ + "'): " + what);
   }
 
 private:
-  template <typename T> T read(const char *key, T fallback, const char *kind) const {
+  /// The value of `key`, or null when it is absent or JSON's null.
+  const nlohmann::json *find(const char *key) const {
     auto it = json_.find(key);
-    if (it == json_.end() || it->is_null())
+    return it == json_.end() || it->is_null() ? nullptr : &*it;
+  }
+  template <typename T> T read(const char *key, T fallback, const char *kind) const {
+    const nlohmann::json *it = find(key);
+    if (!it)
       return fallback;
     bool fits = std::is_same_v<T, std::string>   ? it->is_string()
                 : std::is_same_v<T, bool>        ? it->is_boolean()
@@ -143,6 +184,22 @@ private:
   nlohmann::json json_;
 };
 
+/// BERT's and ViT's hidden_act as a layer's activation and tanh flag.
+void readHiddenAct(const ConfigFile &file, std::string &activation, bool &geluTanh) {
+  std::string act = file.text("hidden_act", "gelu");
+  if (act == "gelu") {
+    activation = "gelu";
+  } else if (act == "gelu_new" || act == "gelu_pytorch_tanh") {
+    activation = "gelu";
+    geluTanh = true;
+  } else if (act == "relu") {
+    activation = "relu";
+  } else {
+    file.unsupported("hidden_act \"" + act + "\" is not one of gelu, gelu_new, "
+                     "gelu_pytorch_tanh and relu");
+  }
+}
+
 BertConfig bertConfig(const ConfigFile &file) {
   BertConfig c;
   c.vocab_size = file.integer("vocab_size", c.vocab_size);
@@ -155,18 +212,7 @@ BertConfig bertConfig(const ConfigFile &file) {
   c.layer_norm_eps = file.number("layer_norm_eps", c.layer_norm_eps);
   c.dropout = file.number("hidden_dropout_prob", c.dropout);
   c.attention_dropout = file.number("attention_probs_dropout_prob", c.attention_dropout);
-  std::string act = file.text("hidden_act", "gelu");
-  if (act == "gelu") {
-    c.activation = "gelu";
-  } else if (act == "gelu_new" || act == "gelu_pytorch_tanh") {
-    c.activation = "gelu";
-    c.gelu_tanh = true;
-  } else if (act == "relu") {
-    c.activation = "relu";
-  } else {
-    file.unsupported("hidden_act \"" + act + "\" is not one of gelu, gelu_new, "
-                     "gelu_pytorch_tanh and relu");
-  }
+  readHiddenAct(file, c.activation, c.gelu_tanh);
   std::string positions = file.text("position_embedding_type", "absolute");
   if (positions != "absolute")
     file.unsupported("position_embedding_type \"" + positions + "\": only absolute positions");
@@ -195,6 +241,30 @@ GPT2Config gpt2Config(const ConfigFile &file) {
                      "embedding");
   if (!file.flag("scale_attn_weights", true) || file.flag("scale_attn_by_inverse_layer_idx", false))
     file.unsupported("attention scaled other than by 1/sqrt(head size)");
+  return c;
+}
+
+/// A ViT whose classifier has id2label's outputs when the file is a
+/// ViTForImageClassification, and none (the first token's features) for a ViTModel.
+vision::ViTConfig vitConfig(const ConfigFile &file) {
+  vision::ViTConfig c;
+  c.image_size = file.integer("image_size", c.image_size);
+  c.patch_size = file.integer("patch_size", c.patch_size);
+  c.channels = file.integer("num_channels", c.channels);
+  c.units = file.integer("hidden_size", c.units);
+  c.hidden_size = file.integer("intermediate_size", c.hidden_size);
+  c.num_layers = file.integer("num_hidden_layers", c.num_layers);
+  c.num_heads = file.integer("num_attention_heads", c.num_heads);
+  c.layer_norm_eps = file.number("layer_norm_eps", c.layer_norm_eps);
+  c.dropout = file.number("hidden_dropout_prob", c.dropout);
+  c.attention_dropout = file.number("attention_probs_dropout_prob", c.attention_dropout);
+  readHiddenAct(file, c.activation, c.gelu_tanh);
+  if (!file.flag("qkv_bias", true))
+    file.unsupported("qkv_bias false: dlc's ViT layers project queries, keys and values "
+                     "with biases");
+  c.classes = file.names("architectures").count("ViTForImageClassification")
+                  ? file.entries("id2label", 2)
+                  : 0;
   return c;
 }
 
@@ -240,7 +310,12 @@ std::shared_ptr<HybridBlock> from_pretrained(const std::string &path,
     model->load_huggingface(weights, devices);
     return model;
   }
-  config.unsupported("model_type \"" + type + "\" is not one of \"bert\" and \"gpt2\"");
+  if (type == "vit") {
+    auto model = std::make_shared<vision::VisionTransformer>(vitConfig(config));
+    model->load_huggingface(weights, devices);
+    return model;
+  }
+  config.unsupported("model_type \"" + type + "\" is not one of \"bert\", \"gpt2\" and \"vit\"");
 }
 
 } // namespace dlc::gluon::model_zoo::text

@@ -24,9 +24,41 @@ namespace mlir::dlc {
 
 namespace {
 
+/// A slice that keeps the whole batch axis of samples (ViT's first token of every image:
+/// x[:, 0:1]) keeps a replica's whole part; so does its gradient, whose `shape` is the
+/// sliced input's. The positions are attributes, so they are rewritten before the
+/// result types are inferred again.
+void keepWholeBatchInSlices(Operation *clone, int64_t axis, int64_t whole, int64_t part) {
+  auto partOf = [&](ArrayRef<int64_t> begin, ArrayRef<int64_t> end, ArrayRef<int64_t> step,
+                    Value sliced) -> std::optional<SmallVector<int64_t>> {
+    auto type = cast<RankedTensorType>(sliced.getType());
+    if (int64_t(end.size()) <= axis || type.getRank() <= axis || type.getDimSize(axis) != part ||
+        begin[size_t(axis)] != 0 || end[size_t(axis)] != whole || step[size_t(axis)] != 1)
+      return std::nullopt;
+    SmallVector<int64_t> cut(end);
+    cut[size_t(axis)] = part;
+    return cut;
+  };
+  MLIRContext *context = clone->getContext();
+  if (auto slice = dyn_cast<SliceOp>(clone)) {
+    if (auto end = partOf(slice.getBegin(), slice.getEnd(), slice.getStep(), slice.getInput()))
+      slice.setEndAttr(DenseI64ArrayAttr::get(context, *end));
+  } else if (auto back = dyn_cast<SliceBackwardOp>(clone)) {
+    SmallVector<int64_t> shape(back.getShape());
+    if (int64_t(shape.size()) <= axis || shape[size_t(axis)] != whole)
+      return;
+    if (auto end = partOf(back.getBegin(), back.getEnd(), back.getStep(), back.getGradOutput())) {
+      back.setEndAttr(DenseI64ArrayAttr::get(context, *end));
+      shape[size_t(axis)] = part;
+      back.setShapeAttr(DenseI64ArrayAttr::get(context, shape));
+    }
+  }
+}
+
 /// Result types of a replica's clone, whose operands may now be batch parts.
 void refreshTypes(Operation *original, Operation *clone, int64_t axis, int64_t whole,
                   int64_t part) {
+  keepWholeBatchInSlices(clone, axis, whole, part);
   if (auto infer = dyn_cast<InferTypeOpInterface>(clone)) {
     SmallVector<Type> types;
     if (succeeded(infer.inferReturnTypes(clone->getContext(), clone->getLoc(),
@@ -93,6 +125,30 @@ void refreshTypes(Operation *original, Operation *clone, int64_t axis, int64_t w
     }
     result.setType(RankedTensorType::get(shape, type.getElementType()));
   }
+}
+
+/// Whether `op` broadcasts a value shared by the samples along the batch axis for ops
+/// that read it beside the samples (ViT's [CLS] token, one row per image, concatenated
+/// with the image's patches): an explicit broadcast_to from size 1 to the whole batch
+/// whose result meets a per-sample value of its rank and batch size at one of its users.
+/// Each replica then needs one row per sample of its part.
+bool broadcastsAlongSamples(Operation *op, const llvm::DenseSet<Value> &samples, int64_t axis,
+                            int64_t whole) {
+  auto broadcast = dyn_cast<BroadcastToOp>(op);
+  if (!broadcast)
+    return false;
+  auto from = cast<RankedTensorType>(broadcast.getInput().getType());
+  auto to = cast<RankedTensorType>(broadcast.getType());
+  if (from.getRank() != to.getRank() || to.getRank() <= axis || from.getDimSize(axis) != 1 ||
+      to.getDimSize(axis) != whole)
+    return false;
+  return llvm::any_of(broadcast->getUsers(), [&](Operation *user) {
+    return llvm::any_of(user->getOperands(), [&](Value v) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      return samples.contains(v) && type && type.getRank() == to.getRank() &&
+             type.getDimSize(axis) == whole;
+    });
+  });
 }
 
 /// Whether an op that reads `value`, or a value computed from it (a few ops deep), also
@@ -456,6 +512,12 @@ struct ShardDataParallelPass : impl::DLCShardDataParallelBase<ShardDataParallelP
           clone->setAttr(deviceName, targets[d]);
         clone->removeAttr(DLCDialect::getGradientAttrName());
         refreshTypes(op, clone, batchAxis, wholeBatch, partBatch);
+        if (broadcastsAlongSamples(op, samples, batchAxis, wholeBatch)) {
+          auto type = cast<RankedTensorType>(clone->getResult(0).getType());
+          SmallVector<int64_t> shape(type.getShape());
+          shape[size_t(batchAxis)] = partBatch;
+          clone->getResult(0).setType(RankedTensorType::get(shape, type.getElementType()));
+        }
         clones.push_back(clone);
       }
       if (syncBatchNorm) {

@@ -3,13 +3,18 @@ parameter names, so that ``load_parameters`` reads the ``.params`` files MXNet s
 
     net = vision.get_model("resnet50_v1", classes=10)
     net = vision.resnet50_v1(pretrained=True)   # MXNet's file, from ~/.mxnet/models
+
+``vit_b_16`` (a ``VisionTransformer``) is not in MXNet 1.9.1; its weights load from a
+Hugging Face checkpoint with ``model_zoo.text.from_pretrained(folder)``.
 """
-from ..._dlc.gluon.model_zoo.vision import get_model, model_names, pretrained_file
+from ..._dlc.gluon.model_zoo.vision import (VisionTransformer, get_model, model_names,
+                                            mxnet_model_names, pretrained_file)
 
 
 def _constructor(name):
-    def make(classes=1000, pretrained=False, root=""):
-        return get_model(name, classes=classes, pretrained=pretrained, root=root)
+    def make(classes=1000, pretrained=False, root="", image_size=0):
+        return get_model(name, classes=classes, pretrained=pretrained, root=root,
+                         image_size=image_size)
     make.__name__ = name.replace(".", "_")
     make.__doc__ = f"get_model({name!r}, ...)"
     return make
@@ -24,6 +29,7 @@ for _name in model_names():
         _function = "inception_v3"
     globals()[_function] = _constructor(_name)
 
-__all__ = ["get_model", "model_names", "pretrained_file"] + [
-    n for n in list(globals()) if n not in ("get_model", "model_names", "pretrained_file")
-    and not n.startswith("_") and callable(globals()[n])]
+_BOUND = ("VisionTransformer", "get_model", "model_names", "mxnet_model_names",
+          "pretrained_file")
+__all__ = list(_BOUND) + [n for n in list(globals()) if n not in _BOUND
+                          and not n.startswith("_") and callable(globals()[n])]

@@ -132,6 +132,36 @@ func.func @merged_batch(%x: tensor<4x3xi64> {dlc.batch}) -> tensor<12xi64> {
 
 // -----
 
+// A shared row broadcast along the batch to sit beside each sample (ViT's [CLS] token)
+// is broadcast to a replica's part; a broadcast that only meets shared values keeps
+// the whole batch's size.
+// CHECK-LABEL: func.func @row_per_sample
+// CHECK: dlc.broadcast_to %{{.*}} {dlc.device = #dlc.device<cpu:0>} : tensor<1x1x3xf32> to tensor<2x1x3xf32>
+// CHECK: dlc.broadcast_to %{{.*}} {dlc.device = #dlc.device<cpu:1>} : tensor<1x1x3xf32> to tensor<2x1x3xf32>
+// CHECK: dlc.concat %{{.*}}, %{{.*}} {axis = 1 : i64, dlc.device = #dlc.device<cpu:0>} : (tensor<2x1x3xf32>, tensor<2x2x3xf32>) -> tensor<2x3x3xf32>
+// CHECK: dlc.broadcast_to %{{.*}} {dlc.device = #dlc.device<cpu:0>} : tensor<1x3xf32> to tensor<4x3xf32>
+func.func @row_per_sample(%cls: tensor<1x1x3xf32>, %w: tensor<1x3xf32>, %x: tensor<4x2x3xf32> {dlc.batch}) -> (tensor<4x3x3xf32>, tensor<4x3xf32>) {
+  %row = dlc.broadcast_to %cls : tensor<1x1x3xf32> to tensor<4x1x3xf32>
+  %y = dlc.concat %row, %x {axis = 1 : i64} : (tensor<4x1x3xf32>, tensor<4x2x3xf32>) -> tensor<4x3x3xf32>
+  %shared = dlc.broadcast_to %w : tensor<1x3xf32> to tensor<4x3xf32>
+  return %y, %shared : tensor<4x3x3xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// A slice that keeps every sample (the first token of each) keeps a replica's part
+// whole, and so does its gradient.
+// CHECK-LABEL: func.func @first_token
+// CHECK: dlc.slice %{{.*}} {begin = array<i64: 0, 0>, dlc.device = #dlc.device<cpu:0>, end = array<i64: 2, 1>, step = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+// CHECK: dlc.slice_backward %{{.*}} {begin = array<i64: 0, 0>, dlc.device = #dlc.device<cpu:0>, end = array<i64: 2, 1>, shape = array<i64: 2, 3>, step = array<i64: 1, 1>} : (tensor<2x1xf32>) -> tensor<2x3xf32>
+func.func @first_token(%x: tensor<4x3xf32> {dlc.batch}) -> tensor<4x3xf32> {
+  %first = dlc.slice %x {begin = array<i64: 0, 0>, end = array<i64: 4, 1>, step = array<i64: 1, 1>} : (tensor<4x3xf32>) -> tensor<4x1xf32>
+  %back = dlc.slice_backward %first {begin = array<i64: 0, 0>, end = array<i64: 4, 1>, step = array<i64: 1, 1>, shape = array<i64: 4, 3>} : (tensor<4x1xf32>) -> tensor<4x3xf32>
+  return %back : tensor<4x3xf32>
+}
+
+// -----
+
 // Functions without dlc.batch arguments are left alone.
 // CHECK-LABEL: func.func @untouched(%arg0: tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NEXT: dlc.relu %arg0 : tensor<4xf32>
