@@ -110,8 +110,20 @@ inline std::shared_ptr<HybridSequential> attentionNetwork() {
   return net;
 }
 
+/// A decoder layer whose memory is its own input (one input, as a HybridSequential's
+/// children take): causal self-attention, then attention over the same tokens.
+class DecoderOverItsInput : public HybridBlock {
+public:
+  DecoderOverItsInput(int64_t units, int64_t hidden, int64_t heads) {
+    register_child("decoder", std::make_shared<nn::TransformerDecoderLayer>(units, hidden, heads));
+  }
+  Tensor forward(const Tensor &x) override { return child("decoder")->forward_multi({x, x})[0]; }
+  std::string kind() const override { return "DecoderOverItsInput"; }
+};
+
 /// Two transformer layers over a convolution's channels as 6 tokens: GPT-2's kind
-/// (pre-norm, causal, one fused projection, tanh GELU) then BERT's (post-norm).
+/// (pre-norm, causal, one fused projection, tanh GELU) then BERT's (post-norm), then
+/// the original transformer's decoder layer.
 inline std::shared_ptr<HybridSequential> transformerNetwork() {
   nn::TransformerLayerOptions gpt;
   gpt.pre_norm = true;
@@ -128,7 +140,7 @@ inline std::shared_ptr<HybridSequential> transformerNetwork() {
            std::make_shared<nn::Dense>(16, "", tokens),
            std::make_shared<nn::TransformerEncoderLayer>(16, 32, 4, gpt),
            std::make_shared<nn::TransformerEncoderLayer>(16, 32, 2),
-           std::make_shared<nn::Dense>(3));
+           std::make_shared<DecoderOverItsInput>(16, 32, 2), std::make_shared<nn::Dense>(3));
   return net;
 }
 
