@@ -168,8 +168,13 @@ int main(int argc, char **argv) {
                          input.name + "=FILE.safetensors");
       }
     }
-    if (!files.empty())
-      throw ValueError("--input " + files.begin()->first + ": the model has no such input");
+    if (!files.empty()) {
+      std::string known;
+      for (const ModelTensor &input : model->inputs())
+        known += (known.empty() ? "" : ", ") + describe(input);
+      throw ValueError("--input " + files.begin()->first +
+                       ": the model has no such input; its inputs are " + known);
+    }
 
     std::printf("dlc-run: %s: %s model on %s, inputs", modelPath.c_str(), model->target().c_str(),
                 model->device().str().c_str());

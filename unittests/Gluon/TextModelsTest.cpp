@@ -379,6 +379,26 @@ TEST(TextModels, ViTGivesTransformersOutputsAndGradients) {
   EXPECT_EQ(hybrid->compile_stats().compiles, 1);
 }
 
+// A hybridized ViT as a model file: its [CLS] token broadcast to the batch is a step
+// whose target shape the file carries, checked and run as dlc-run runs it.
+TEST(TextModels, ViTModelFileGivesTheHybridizedLogits) {
+  auto want = expected("vit-tiny");
+  auto vit = text::from_pretrained(fixture("vit-tiny"));
+  vit->hybridize();
+  Tensor images = want["input.images"];
+  ASSERT_EQ(images.shape()[0], 2) << "a batch of several images, which the broadcast fills";
+  Tensor hybridized = (*vit)(images);
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("dlc-vit-" + std::to_string(::getpid()) + ".dlc"))
+                         .string();
+  vit->save_compiled(path);
+  auto model = CompiledModel::load(path);
+  std::vector<Tensor> loaded = model->run({images});
+  ASSERT_EQ(loaded.size(), 1u);
+  expectClose(loaded[0], hybridized, 1e-6, "logits");
+  std::filesystem::remove(path);
+}
+
 TEST(TextModels, ViTB16IsInTheVisionZoo) {
   auto net = vision::get_model("vit_b_16", 1000);
   auto vit = std::dynamic_pointer_cast<vision::VisionTransformer>(net);
