@@ -19,11 +19,14 @@ BertModel hybridized (Python), the same network as a model file under `dlc-run
 --benchmark`, PyTorch eager and torch.compile, and ONNX Runtime on the model
 torch.onnx exports. The outputs agree (1e-4 of their scale) before any timing.
 
+vit: ViT-B/16 inference on 224x224 images, batch 1 and 8, as bert (its random
+checkpoint a ViTForImageClassification of 1000 classes; the logits agree).
+
 gpt2: a GPT-2 124M training step (language-model loss, backward, Adam) at batch 4,
 sequence 128 and 512: dlc eager, hybridized (the seed's loop) and the compiled step,
 PyTorch eager and torch.compile. Tokens/s and peak resident memory.
 
-    bench/.venv/bin/python bench/compare-transformers.py [--parts bert gpt2] [--rounds 2]
+    bench/.venv/bin/python bench/compare-transformers.py [--parts bert gpt2 vit] [--rounds 2]
 """
 import argparse
 import collections
@@ -98,7 +101,8 @@ def attention_part(args):
 
 
 def random_checkpoint(folder, family):
-    """A Hugging Face folder of `family` (bert-base or GPT-2 124M) with random weights."""
+    """A Hugging Face folder of `family` (BERT-base, GPT-2 124M or ViT-B/16 with 1000
+    classes) with random weights."""
     import torch
     import transformers
     if os.path.exists(os.path.join(folder, "model.safetensors")):
@@ -106,69 +110,98 @@ def random_checkpoint(folder, family):
     torch.manual_seed(0)
     if family == "bert":
         model = transformers.BertModel(transformers.BertConfig())
+    elif family == "vit":
+        model = transformers.ViTForImageClassification(transformers.ViTConfig(num_labels=1000))
     else:
         model = transformers.GPT2LMHeadModel(transformers.GPT2Config())
     model.save_pretrained(folder, safe_serialization=True)
 
 
-def export_bert_onnx(folder, inputs, path):
+def export_onnx(model_name, folder, inputs, path):
+    """The peer model as ONNX (torch.onnx's dynamo exporter), its first output only."""
     import torch
     import transformers
-    model = transformers.BertModel.from_pretrained(folder).eval()
+    if model_name == "bert":
+        model = transformers.BertModel.from_pretrained(folder).eval()
+        names = ["input_ids", "token_type_ids", "attention_mask"]
+        keys = ("ids", "token_types", "mask")
+    else:
+        model = transformers.ViTForImageClassification.from_pretrained(folder).eval()
+        names, keys = ["pixel_values"], ("images",)
 
-    class Sequence(torch.nn.Module):
-        def __init__(self, bert):
+    class FirstOutput(torch.nn.Module):
+        def __init__(self, inner):
             super().__init__()
-            self.bert = bert
+            self.inner = inner
 
-        def forward(self, ids, types, mask):
-            return self.bert(input_ids=ids, token_type_ids=types,
-                             attention_mask=mask).last_hidden_state
-    x = tuple(torch.from_numpy(inputs[k]) for k in ("ids", "token_types", "mask"))
-    torch.onnx.export(Sequence(model).eval(), x, path, dynamo=True,
-                      input_names=["input_ids", "token_type_ids", "attention_mask"],
-                      output_names=["sequence"])
+        def forward(self, *x):
+            out = self.inner(**dict(zip(names, x)))
+            return out.last_hidden_state if model_name == "bert" else out.logits
+    x = tuple(torch.from_numpy(inputs[k]) for k in keys)
+    torch.onnx.export(FirstOutput(model).eval(), x, path, dynamo=True, input_names=names,
+                      output_names=["output"])
 
 
-def bert_part(args, work):
+def bert_inputs(rng, batch):
+    return {"ids": rng.randint(1, 30522, (batch, 128)).astype("int64"),
+            "token_types": rng.randint(0, 1, (batch, 128)).astype("int64"),
+            "mask": rng.randint(1, 2, (batch, 128)).astype("int64")}
+
+
+def vit_inputs(rng, batch):
+    return {"images": rng.standard_normal((batch, 3, 224, 224)).astype("float32")}
+
+
+# What the inference part measures of each model: its random checkpoint's folder, its
+# inputs for a batch, and the table's title.
+INFERENCE = {
+    "bert": {"folder": "bert-base", "inputs": bert_inputs,
+             "title": "BERT-base inference, sequence 128"},
+    "vit": {"folder": "vit-base", "inputs": vit_inputs,
+            "title": "ViT-B/16 inference, 224x224 images"},
+}
+
+
+def inference_part(args, work, model):
+    """BERT or ViT inference: dlc hybridized, dlc-run, PyTorch eager and torch.compile,
+    ONNX Runtime; the outputs agree before any timing."""
     import numpy as onp
     from safetensors.numpy import save_file
-    folder = os.path.join(work, "bert-base")
-    random_checkpoint(folder, "bert")
+    spec = INFERENCE[model]
+    folder = os.path.join(work, spec["folder"])
+    random_checkpoint(folder, model)
     dlc_run = os.path.join(args.build, "bin", "dlc-run")
     if not os.path.exists("/usr/bin/time"):
-        sys.exit("bert: dlc-run's peak memory is read with GNU time: apt-get install time")
+        sys.exit(f"{model}: dlc-run's peak memory is read with GNU time: apt-get install time")
+    peer = os.path.join(HERE, "peers", "transformer_inference.py")
     cases = {}
     for batch in args.batches:
-        rng = onp.random.RandomState(batch)
-        inputs = {"ids": rng.randint(1, 30522, (batch, 128)).astype(onp.int64),
-                  "token_types": onp.zeros((batch, 128), onp.int64),
-                  "mask": onp.ones((batch, 128), onp.int64)}
-        prefix = os.path.join(work, f"bert-b{batch}")
+        inputs = spec["inputs"](onp.random.RandomState(batch), batch)
+        prefix = os.path.join(work, f"{model}-b{batch}")
         onp.savez(prefix + ".npz", **inputs)
-        for i, key in enumerate(("ids", "token_types", "mask")):
+        for i, key in enumerate(inputs):
             save_file({f"data{i}": inputs[key]}, f"{prefix}.data{i}.safetensors")
-        export_bert_onnx(folder, inputs, prefix + ".onnx")
+        export_onnx(model, folder, inputs, prefix + ".onnx")
         outputs = {}
         for framework in ("dlc", "torch", "ort"):
             python, env = peer_env(args, framework)
             extra = ["--save-compiled", prefix + ".dlc"] if framework == "dlc" else []
-            run([python, os.path.join(HERE, "peers", "bert.py"), "--framework", framework,
-                 "--checkpoint", folder, "--inputs", prefix + ".npz", "--onnx", prefix + ".onnx",
+            run([python, peer, "--model", model, "--framework", framework, "--checkpoint", folder,
+                 "--inputs", prefix + ".npz", "--onnx", prefix + ".onnx",
                  "--output", f"{prefix}.{framework}.npy", "--repeats", "1"] + extra, env)
             outputs[framework] = onp.load(f"{prefix}.{framework}.npy")
         scale = float(onp.abs(outputs["torch"]).max())
         for framework in ("dlc", "ort"):
             error = float(onp.abs(outputs[framework] - outputs["torch"]).max()) / scale
             if error > 1e-4:
-                sys.exit(f"BERT batch {batch}: {framework} differs from PyTorch by {error:.2e}")
-        print(f"# BERT batch {batch}: dlc, PyTorch and ONNX Runtime agree", flush=True)
-        cases[batch] = prefix
+                sys.exit(f"{model} batch {batch}: {framework} differs from PyTorch by {error:.2e}")
+        print(f"# {model} batch {batch}: dlc, PyTorch and ONNX Runtime agree", flush=True)
+        cases[batch] = (prefix, len(inputs))
     times = collections.defaultdict(list)
     memory = collections.defaultdict(list)
     frameworks = ("dlc", "dlc-run", "torch", "torch-compile", "ort")
     for round_ in range(args.rounds):
-        for batch, prefix in cases.items():
+        for batch, (prefix, count) in cases.items():
             for framework in frameworks:
                 python, env = peer_env(args, framework)
                 if framework == "dlc-run":
@@ -177,8 +210,10 @@ def bert_part(args, work):
                     # parent's across exec, and this driver holds PyTorch).
                     command = ["/usr/bin/time", "-f", "peak_kib=%M", dlc_run, prefix + ".dlc",
                                "--benchmark", str(args.bert_repeats)]
-                    for i in range(3):
-                        command += ["--input", f"data{i}={prefix}.data{i}.safetensors"]
+                    # A model file names one input "data", several data0, data1, ...
+                    for i in range(count):
+                        name = f"data{i}" if count > 1 else "data"
+                        command += ["--input", f"{name}={prefix}.data{i}.safetensors"]
                     done = subprocess.run(command, capture_output=True, text=True, env=env)
                     if done.returncode:
                         sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
@@ -186,17 +221,17 @@ def bert_part(args, work):
                     peak = int(re.search(r"peak_kib=([0-9]+)", done.stderr).group(1)) / 1024
                 else:
                     result, _ = run(
-                        [python, os.path.join(HERE, "peers", "bert.py"), "--framework", framework,
-                         "--checkpoint", os.path.join(work, "bert-base"), "--inputs",
-                         prefix + ".npz", "--onnx", prefix + ".onnx", "--repeats",
-                         str(args.bert_repeats), "--threads", str(args.threads)], env)
+                        [python, peer, "--model", model, "--framework", framework,
+                         "--checkpoint", folder, "--inputs", prefix + ".npz", "--onnx",
+                         prefix + ".onnx", "--repeats", str(args.bert_repeats), "--threads",
+                         str(args.threads)], env)
                     ms, peak = result["ms"], result["peak_mib"]
                 times[(batch, framework)].append(ms)
                 memory[(batch, framework)].append(peak)
-                print(f"round {round_ + 1}: BERT batch {batch} {framework}: {ms:.1f} ms, "
+                print(f"round {round_ + 1}: {model} batch {batch} {framework}: {ms:.1f} ms, "
                       f"peak {peak:.0f} MiB", flush=True)
-    print(f"\nBERT-base inference, sequence 128, {args.threads} threads, median of "
-          f"{args.rounds} rounds: ms (peak MiB)")
+    print(f"\n{spec['title']}, {args.threads} threads, median of {args.rounds} rounds: "
+          f"ms (peak MiB)")
     print("| batch | " + " | ".join(frameworks) + " | dlc / ORT | dlc-run / ORT |")
     print("|---:|" + "---:|" * (len(frameworks) + 2))
     for batch in cases:
@@ -240,11 +275,12 @@ def gpt2_part(args, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", nargs="+", default=["attention", "bert", "gpt2"],
-                        choices=["attention", "bert", "gpt2"])
+    parser.add_argument("--parts", nargs="+", default=["attention", "bert", "gpt2", "vit"],
+                        choices=["attention", "bert", "gpt2", "vit"])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3, help="attention calls timed")
-    parser.add_argument("--bert-repeats", type=int, default=20)
+    parser.add_argument("--bert-repeats", type=int, default=20,
+                        help="BERT and ViT calls timed")
     parser.add_argument("--gpt2-repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--lengths", type=int, nargs="+", default=[512, 2048, 8192])
@@ -259,9 +295,11 @@ def main():
     if "attention" in args.parts:
         attention_part(args)
     if "bert" in args.parts:
-        bert_part(args, args.work)
+        inference_part(args, args.work, "bert")
     if "gpt2" in args.parts:
         gpt2_part(args, args.work)
+    if "vit" in args.parts:
+        inference_part(args, args.work, "vit")
 
 
 if __name__ == "__main__":
