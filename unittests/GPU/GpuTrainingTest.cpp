@@ -238,7 +238,7 @@ TEST_F(GpuTraining, NewLayersTrainOnGpusAsOnTheCpu) {
 // BERT and GPT-2 of the text zoo predict on a GPU what they predict on the CPU: int64
 // ids, the mask cast to bool, fused attention, layer norms, and BERT's dense + GELU
 // region, which GPUs run op by op (the CPU runs it as one oneDNN call).
-TEST_F(GpuTraining, TextModelsPredictOnGpusAsOnTheCpu) {
+TEST_F(GpuTraining, TransformerModelsPredictOnGpusAsOnTheCpu) {
   namespace text = model_zoo::text;
   text::BertConfig bertConfig;
   bertConfig.vocab_size = 50, bertConfig.units = 32, bertConfig.hidden_size = 48;
@@ -273,4 +273,19 @@ TEST_F(GpuTraining, TextModelsPredictOnGpusAsOnTheCpu) {
       dlc::testing::expectClose(onCpu[k].to_vector<float>(), onGpu[k].to_vector<float>(), 2e-5,
                                 net->kind() + ", output #" + std::to_string(k));
   }
+  // The vision zoo's ViT: patches by a strided convolution, the [CLS] token broadcast
+  // over the batch and concatenated, the first token sliced for the head.
+  model_zoo::vision::ViTConfig vitConfig;
+  vitConfig.image_size = 16, vitConfig.patch_size = 4, vitConfig.units = 32;
+  vitConfig.hidden_size = 48, vitConfig.num_layers = 2, vitConfig.num_heads = 4;
+  vitConfig.classes = 5;
+  auto vit = std::make_shared<model_zoo::vision::VisionTransformer>(vitConfig);
+  np::random::seed(17);
+  vit->initialize(init::Normal(0.3), {cpu()});
+  vit->hybridize();
+  Tensor images = np::random::normal(0, 1, {3, 3, 16, 16});
+  std::vector<float> onCpu = (*vit)(images).to_vector<float>();
+  vit->reset_device({gpus[0]});
+  std::vector<float> onGpu = (*vit)(images.to(gpus[0])).to(cpu()).to_vector<float>();
+  dlc::testing::expectClose(onCpu, onGpu, 2e-5, vit->kind());
 }
