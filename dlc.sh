@@ -22,6 +22,7 @@ packages=(
   g++ cmake ninja-build ccache python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   zlib1g-dev libzstd-dev nlohmann-json3-dev libssl-dev
+  libonnx-dev libprotobuf-dev libonnx-testdata
   libgtest-dev libdnnl-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   dataset-fashion-mnist fortunes

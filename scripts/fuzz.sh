@@ -27,11 +27,11 @@ while [ $# -gt 0 ]; do
     --runs) runs="$2"; shift 2 ;;
     --build-dir) build_dir="$2"; shift 2 ;;
     -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    safetensors|idx|image|mlir|compile|model) targets+=("$1"); shift ;;
+    safetensors|idx|image|mlir|compile|model|onnx) targets+=("$1"); shift ;;
     *) echo "fuzz: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors idx image mlir compile model)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors idx image mlir compile model onnx)
 started=$SECONDS
 say() { printf '[fuzz %4ds] %s\n' "$((SECONDS - started))" "$*"; }
 
@@ -76,6 +76,15 @@ for target in "${targets[@]}"; do
   seeds=("$root/fuzz/corpus/$target")
   # dlc-compile's modules are MLIR too: the compile target also starts from the lit IR.
   [ "$target" != compile ] || seeds+=("$root/fuzz/corpus/mlir")
+  # ONNX models: the one-node models of ONNX's backend tests (libonnx-testdata, which
+  # dlc.sh installs), copied out of their folders of reference data.
+  if [ "$target" = onnx ]; then
+    seeds=("$build_dir/seeds/onnx")
+    mkdir -p "${seeds[0]}"
+    for model in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
+      [ -e "$model" ] && cp "$model" "${seeds[0]}/$(basename "$(dirname "$model")").onnx"
+    done
+  fi
   say "$target: $([ -n "$runs" ] && echo "$runs runs" || echo "$seconds s") from ${seeds[*]#"$root/"}"
   before="$(ls "$findings")"
   if "$build_dir/fuzz/dlc-fuzz-$target" "${budget[@]}" -timeout=20 -rss_limit_mb=3072 \

@@ -106,6 +106,7 @@ void bind_text_zoo(py::module_ m);
 void bind_training(py::module_ &m);
 void bind_data(py::module_ &m);
 void bind_dist(py::module_ &m);
+void bind_onnx(py::module_ &m);
 
 } // namespace dlc::python
 

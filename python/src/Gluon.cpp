@@ -300,10 +300,11 @@ py::object call_block(const py::object &self, const py::args &args) {
       return std::move(items);
     return py::tuple(items);
   }
-  // A C++ block with several inputs (MultiHeadAttention(x, mask)) runs its forward_multi;
-  // one written in Python runs its forward as written, whatever it takes and returns.
+  // A C++ block runs its forward_multi (MultiHeadAttention(x, mask), an imported ONNX
+  // model's several outputs), which is its forward for one input and one output; one
+  // written in Python runs its forward as written, whatever it takes and returns.
   bool python = dynamic_cast<PyHybridBlock *>(&block) || dynamic_cast<PyBlock *>(&block);
-  if (args.size() > 1 && !python) {
+  if (!python && args.size() > 0) {
     std::vector<Tensor> inputs;
     for (size_t i = 0; i < args.size(); ++i)
       inputs.push_back(args[i].cast<Tensor>());

@@ -170,5 +170,6 @@ PYBIND11_MODULE(_dlc, m) {
   bind_training(m);
   bind_data(m);
   bind_dist(m);
+  bind_onnx(m);
   register_submodules(m);
 }

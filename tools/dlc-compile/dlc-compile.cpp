@@ -2,16 +2,19 @@
 //
 //   dlc-compile net.mlir net.safetensors -o net.dlc [--target cpu|cuda]
 //   dlc-compile net.mlir net.safetensors --emit=mlir
+//   dlc-compile model.onnx [--input-shape input=1x3x224x224] -o model.dlc
 //
 // Reads what HybridBlock::export_model writes (the traced module and the parameters),
 // compiles the module's forward for the target with the pipeline hybridize uses, binds
 // its argument "data" as the model's input and the others to the parameters of their
 // names, and writes a `.dlc` file (docs/design/model-file.md) that dlc-run and libdlc run
-// without the compiler. --emit=mlir prints the module after the pipeline instead.
+// without the compiler. --emit=mlir prints the module after the pipeline instead. An ONNX
+// model is imported and traced first (dlc-import-onnx's work, into a folder removed after).
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Core/Error.h"
 #include "dlc/Hybridize/ModelCompiler.h"
+#include "dlc/Onnx/Import.h"
 #include "dlc/Runtime/Files/ModelFile.h"
 
 #include "../common/CompileOptionFlags.h"
@@ -19,6 +22,9 @@
 #include "llvm/Support/CommandLine.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <random>
 
 using namespace dlc;
 namespace cl = llvm::cl;
@@ -28,10 +34,13 @@ namespace {
 enum class Emit { model, mlir };
 
 cl::OptionCategory compileOptions("dlc-compile options");
-cl::opt<std::string> modulePath(cl::Positional, cl::desc("<prefix.mlir>"), cl::Required,
-                                cl::cat(compileOptions));
-cl::opt<std::string> weightsPath(cl::Positional, cl::desc("<prefix.safetensors>"), cl::Required,
-                                 cl::cat(compileOptions));
+cl::list<std::string> sources(cl::Positional, cl::OneOrMore,
+                              cl::desc("<prefix.mlir> <prefix.safetensors> | <model.onnx>"),
+                              cl::cat(compileOptions));
+cl::list<std::string> inputShapes("input-shape",
+                                  cl::desc("ONNX models: the shape of an input the model "
+                                           "leaves open"),
+                                  cl::value_desc("name=1x3x224x224"), cl::cat(compileOptions));
 cl::opt<std::string> outputPath("o", cl::desc("the model file to write"),
                                 cl::value_desc("model.dlc"), cl::cat(compileOptions));
 cl::opt<std::string> targetOption("target", cl::desc("cpu or cuda (default: cpu)"),
@@ -43,6 +52,24 @@ cl::opt<Emit> emit("emit", cl::desc("what to write"), cl::init(Emit::model),
                               clEnumValN(Emit::mlir, "mlir",
                                          "the module after the pipeline, to stdout")),
                    cl::cat(compileOptions));
+
+namespace fs = std::filesystem;
+
+/// A folder of this process's own, removed with everything in it when it goes.
+struct TemporaryFolder {
+  TemporaryFolder() {
+    std::random_device random;
+    path = fs::temp_directory_path() / ("dlc-compile-" + std::to_string(random()));
+    fs::create_directories(path);
+  }
+  ~TemporaryFolder() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  TemporaryFolder(const TemporaryFolder &) = delete;
+  TemporaryFolder &operator=(const TemporaryFolder &) = delete;
+  fs::path path;
+};
 
 std::string describe(const std::vector<ModelTensor> &tensors) {
   std::string text;
@@ -64,6 +91,25 @@ int main(int argc, char **argv) {
     if (emit == Emit::model && outputPath.empty())
       throw ValueError("give the model file to write with -o model.dlc (or --emit=mlir to "
                        "print the optimized module)");
+    std::string modulePath, weightsPath;
+    std::optional<TemporaryFolder> imported;
+    if (sources.size() == 1 && fs::path(sources[0]).extension() == ".onnx") {
+      onnx::ImportOptions importOptions;
+      for (const std::string &text : inputShapes)
+        onnx::parse_input_shape(text, importOptions.input_shapes);
+      std::shared_ptr<onnx::OnnxBlock> block = onnx::import(sources[0], importOptions);
+      imported.emplace();
+      std::string prefix = (imported->path / "model").string();
+      onnx::export_traced(*block, prefix);
+      modulePath = prefix + ".mlir";
+      weightsPath = prefix + ".safetensors";
+    } else if (sources.size() == 2) {
+      modulePath = sources[0];
+      weightsPath = sources[1];
+    } else {
+      throw ValueError("give an exported block (prefix.mlir prefix.safetensors) or one ONNX "
+                       "model (model.onnx)");
+    }
     CompiledExportedModel compiled = compile_exported_model(
         modulePath, weightsPath, targetOption == "cpu" ? DeviceKind::cpu : DeviceKind::gpu,
         functionName, tools::compileOptionsFromFlags());

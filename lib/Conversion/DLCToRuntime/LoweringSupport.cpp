@@ -70,18 +70,21 @@ bool kernelStep(Operation *op, Device device, ProgramStep &step, std::string &er
   step.kernels = *kernels;
   if (!mlir::dlc::readKernelAttrs(op, step.attrs, error))
     return false;
-  // A cast's and a broadcast's target is their result type, which eager code passes as
-  // the "dtype" and "shape" attributes: the step carries it the same way, so that the
-  // shape rule checking a model file's steps sees a cast to bool or float16 as one, and
-  // a broadcast to the batch (ViT's [CLS] token) as that.
-  if (isa<mlir::dlc::CastOp, mlir::dlc::BroadcastToOp>(op)) {
+  // A cast's, a broadcast's and a created tensor's target is their result type, which
+  // eager code passes as the "dtype" and "shape" attributes: the step carries it the same
+  // way, so that the shape rule checking a model file's steps sees a cast to bool or
+  // float16 as one, a broadcast to the batch (ViT's [CLS] token) as that, and a constant
+  // of shape (1) (an imported ONNX model's) as one.
+  bool created = isa<mlir::dlc::ConstantOp, mlir::dlc::RandomUniformOp,
+                     mlir::dlc::RandomNormalOp>(op);
+  if (created || isa<mlir::dlc::CastOp, mlir::dlc::BroadcastToOp>(op)) {
     Shape shape;
     DType dtype;
     std::string why;
     if (mlir::dlc::runtimeTensor(op->getResult(0).getType(), shape, dtype, why)) {
-      if (isa<mlir::dlc::CastOp>(op))
+      if (created || isa<mlir::dlc::CastOp>(op))
         step.attrs.set("dtype", int64_t(dtype));
-      else
+      if (created || isa<mlir::dlc::BroadcastToOp>(op))
         step.attrs.set("shape", std::vector<int64_t>(shape.begin(), shape.end()));
     }
   }

@@ -1,0 +1,477 @@
+//===- OpsNN.cpp - ONNX's convolutions, pools, norms, products, softmax, resize ===//
+//
+// dlc's convolutions and pools are two-dimensional with the same padding on both sides
+// of an axis. One-dimensional ones run as two-dimensional ones of height 1; unequal
+// padding (SAME_UPPER on an even window, exporters' asymmetric pads) is an explicit
+// npx::pad before them.
+//
+//===----------------------------------------------------------------------===//
+#include "Ops.h"
+
+#include "dlc/Frontend/NN.h"
+#include "dlc/Frontend/NumPy.h"
+
+#include <cmath>
+#include <limits>
+
+namespace dlc::onnx::detail {
+namespace {
+
+using Tensors = std::vector<Tensor>;
+
+/// The spatial geometry of a convolution or pool, two axes (height first), as ONNX
+/// gives it after auto_pad is resolved.
+struct Window {
+  std::array<int64_t, 2> kernel{1, 1}, stride{1, 1}, dilation{1, 1};
+  std::array<int64_t, 2> begin{0, 0}, end{0, 0}; ///< padding
+  bool symmetric() const { return begin == end; }
+};
+
+/// Reads kernel_shape/strides/dilations/pads/auto_pad for `spatial` (1 or 2) axes of
+/// an input whose spatial sizes are `sizes`; 1-D windows become height-1 ones.
+Window readWindow(const OpContext &c, size_t spatial, const std::vector<int64_t> &kernel,
+                  const std::vector<int64_t> &sizes, bool transposed = false) {
+  auto fill = [&](const char *name, int64_t fallback) {
+    std::vector<int64_t> v = c.attr_ints(name, std::vector<int64_t>(spatial, fallback));
+    if (v.size() != spatial)
+      c.fail(std::string("attribute '") + name + "' has " + std::to_string(v.size()) +
+             " values for " + std::to_string(spatial) + " spatial axes");
+    for (int64_t x : v)
+      if (x < 1)
+        c.fail(std::string("attribute '") + name + "' holds " + std::to_string(x) +
+               ", expected values >= 1");
+    return v;
+  };
+  std::vector<int64_t> strides = fill("strides", 1), dilations = fill("dilations", 1);
+  std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+  if (pads.size() != 2 * spatial)
+    c.fail("attribute 'pads' has " + std::to_string(pads.size()) + " values, expected " +
+           std::to_string(2 * spatial));
+  for (int64_t p : pads)
+    if (p < 0)
+      c.fail("negative padding " + std::to_string(p));
+  std::string autoPad = c.attr_string("auto_pad", "NOTSET");
+  Window w;
+  size_t first = 2 - spatial; // a 1-D window is the width of a 2-D one
+  for (size_t a = 0; a < spatial; ++a) {
+    w.kernel[first + a] = kernel[a];
+    w.stride[first + a] = strides[a];
+    w.dilation[first + a] = dilations[a];
+    int64_t begin = pads[a], end = pads[a + spatial];
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      if (transposed)
+        c.fail("auto_pad=" + autoPad + " on a transposed convolution");
+      int64_t out = (sizes[a] + strides[a] - 1) / strides[a];
+      int64_t total =
+          std::max<int64_t>((out - 1) * strides[a] + (kernel[a] - 1) * dilations[a] + 1 - sizes[a], 0);
+      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    } else if (autoPad == "VALID") {
+      begin = end = 0;
+    } else if (autoPad != "NOTSET") {
+      c.fail("auto_pad='" + autoPad + "' (expected NOTSET, SAME_UPPER, SAME_LOWER or VALID)");
+    }
+    w.begin[first + a] = begin;
+    w.end[first + a] = end;
+  }
+  return w;
+}
+
+size_t spatialAxes(const OpContext &c, const Shape &shape) {
+  if (shape.size() != 3 && shape.size() != 4)
+    c.fail("input of shape " + shape_rules::str(shape) +
+           ": dlc converts 1-D and 2-D ones (N, C, W) or (N, C, H, W)");
+  return shape.size() - 2;
+}
+
+/// (N, C, W) -> (N, C, 1, W); 4-D tensors stay.
+Tensor as2d(const Tensor &x) {
+  if (x.ndim() != 3)
+    return x;
+  return np::reshape(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]});
+}
+Tensor back(const Tensor &y, size_t spatial) {
+  if (spatial == 2)
+    return y;
+  return np::reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]});
+}
+
+/// Explicit padding of the spatial axes, with `value`.
+Tensor padSpatial(const Tensor &x, const Window &w, double value) {
+  return npx::pad(x, npx::PadMode::constant,
+                  {0, 0, 0, 0, w.begin[0], w.end[0], w.begin[1], w.end[1]}, value);
+}
+
+Tensor conv(const OpContext &c) {
+  Tensor x = c.in(0), weight = c.in(1);
+  size_t spatial = spatialAxes(c, x.shape());
+  if (weight.ndim() != x.ndim())
+    c.fail("weight " + shape_rules::str(weight.shape()) + " for input " +
+           shape_rules::str(x.shape()));
+  std::vector<int64_t> kernel(weight.shape().begin() + 2, weight.shape().end());
+  if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape") != kernel)
+    c.fail("kernel_shape " + shape_rules::str(c.attr_ints("kernel_shape")) +
+           " differs from the weight's " + shape_rules::str(kernel));
+  std::vector<int64_t> sizes(x.shape().begin() + 2, x.shape().end());
+  Window w = readWindow(c, spatial, kernel, sizes);
+  x = as2d(x);
+  weight = as2d(weight);
+  npx::ConvOptions options;
+  options.stride = w.stride;
+  options.dilation = w.dilation;
+  options.groups = c.attr_int("group", 1);
+  if (w.symmetric())
+    options.padding = w.begin;
+  else
+    x = padSpatial(x, w, 0);
+  return back(npx::convolution(x, weight, c.optional(2), options), spatial);
+}
+
+Tensor convTranspose(const OpContext &c) {
+  Tensor x = c.in(0), weight = c.in(1);
+  size_t spatial = spatialAxes(c, x.shape());
+  std::vector<int64_t> kernel(weight.shape().begin() + 2, weight.shape().end());
+  std::vector<int64_t> sizes(x.shape().begin() + 2, x.shape().end());
+  Window w = readWindow(c, spatial, kernel, sizes, /*transposed=*/true);
+  int64_t groups = c.attr_int("group", 1);
+  std::vector<int64_t> outPad = c.attr_ints("output_padding", std::vector<int64_t>(spatial, 0));
+  if (outPad.size() != spatial)
+    c.fail("attribute 'output_padding' has " + std::to_string(outPad.size()) + " values");
+  std::array<int64_t, 2> extra{0, 0};
+  size_t first = 2 - spatial;
+  for (size_t a = 0; a < spatial; ++a)
+    extra[first + a] = outPad[a];
+  if (c.has_attr("output_shape")) {
+    std::vector<int64_t> target = c.attr_ints("output_shape");
+    if (target.size() != spatial)
+      c.fail("attribute 'output_shape' has " + std::to_string(target.size()) + " values");
+    bool upper = c.attr_string("auto_pad", "NOTSET") == "SAME_UPPER";
+    for (size_t a = 0; a < spatial; ++a) {
+      size_t k = first + a;
+      int64_t total = w.stride[k] * (sizes[a] - 1) + extra[k] +
+                      (kernel[a] - 1) * w.dilation[k] + 1 - target[a];
+      // Floor division, as ONNX's reference computes it (a negative total pads the end).
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      w.begin[k] = upper ? half : total - half;
+      w.end[k] = total - w.begin[k];
+    }
+  }
+  x = as2d(x);
+  weight = as2d(weight);
+  npx::DeconvOptions options;
+  options.conv.stride = w.stride;
+  options.conv.dilation = w.dilation;
+  options.conv.groups = groups;
+  bool direct = w.symmetric() && w.begin[0] >= 0 && w.begin[1] >= 0 &&
+                extra[0] < w.stride[0] && extra[1] < w.stride[1];
+  if (direct) {
+    options.conv.padding = w.begin;
+    options.output_padding = extra;
+    return back(npx::deconvolution(x, weight, c.optional(2), options), spatial);
+  }
+  // Unequal (or negative) padding: the whole transposed convolution, then the window of
+  // it the padding keeps (zeros past its end), then the bias.
+  Tensor full = npx::deconvolution(x, weight, Tensor(), options);
+  std::vector<int64_t> widths{0, 0, 0, 0};
+  std::vector<npx::SliceRange> ranges{{}, {}};
+  for (size_t k = 0; k < 2; ++k) {
+    int64_t length = full.shape()[2 + k] + extra[k] - w.begin[k] - w.end[k];
+    int64_t before = std::max<int64_t>(-w.begin[k], 0);
+    int64_t start = std::max<int64_t>(w.begin[k], 0);
+    int64_t after = std::max<int64_t>(start + length - before - full.shape()[2 + k], 0);
+    widths.push_back(before);
+    widths.push_back(after);
+    ranges.push_back({start, start + length - before, 1});
+  }
+  Tensor y = npx::slice(npx::pad(full, npx::PadMode::constant, widths, 0), ranges);
+  if (c.has(2))
+    y = y + np::reshape(c.in(2), {1, y.shape()[1], 1, 1});
+  return back(y, spatial);
+}
+
+Tensor pool(const OpContext &c, bool max) {
+  Tensor x = c.in(0);
+  size_t spatial = spatialAxes(c, x.shape());
+  std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
+  if (kernel.size() != spatial)
+    c.fail("kernel_shape " + shape_rules::str(kernel) + " for input " +
+           shape_rules::str(x.shape()));
+  std::vector<int64_t> sizes(x.shape().begin() + 2, x.shape().end());
+  Window w = readWindow(c, spatial, kernel, sizes);
+  if (w.dilation != std::array<int64_t, 2>{1, 1})
+    c.fail("dilations " + shape_rules::str(c.attr_ints("dilations")) +
+           " (dlc's pools have none)");
+  if (max && c.attr_int("storage_order", 0) != 0)
+    c.fail("storage_order=1 (column-major indices)");
+  if (c.node().outputs.size() > 1 && !c.node().outputs[1].empty())
+    c.fail("the Indices output (dlc's max pool gives values only)");
+  x = as2d(x);
+  npx::PoolOptions options;
+  options.kernel = w.kernel;
+  options.stride = w.stride;
+  options.ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  bool includePad = c.attr_int("count_include_pad", 0) != 0;
+  options.count_include_pad = includePad;
+  if (w.symmetric()) {
+    options.padding = w.begin;
+    return back(max ? npx::max_pool2d(x, options) : npx::avg_pool2d(x, options), spatial);
+  }
+  if (max)
+    return back(npx::max_pool2d(padSpatial(x, w, -std::numeric_limits<double>::infinity()),
+                                options),
+                spatial);
+  options.count_include_pad = true;
+  Tensor sums = npx::avg_pool2d(padSpatial(x, w, 0), options);
+  if (includePad)
+    return back(sums, spatial);
+  // Averages over the input's elements only: the same pool of a padded plane of ones
+  // counts them.
+  Tensor ones = np::ones({1, 1, x.shape()[2], x.shape()[3]}, x.dtype(), x.device());
+  return back(sums / npx::avg_pool2d(padSpatial(ones, w, 0), options), spatial);
+}
+
+Tensor globalPool(const OpContext &c, bool max) {
+  Tensor x = c.in(0);
+  if (x.ndim() < 3)
+    c.fail("input of shape " + shape_rules::str(x.shape()) + ", expected (N, C, ...)");
+  if (x.ndim() == 4) {
+    npx::PoolOptions options;
+    options.kernel = {x.shape()[2], x.shape()[3]};
+    return max ? npx::max_pool2d(x, options) : npx::avg_pool2d(x, options);
+  }
+  std::vector<int64_t> axes;
+  for (int64_t a = 2; a < x.ndim(); ++a)
+    axes.push_back(a);
+  return max ? np::max(x, axes, true) : np::mean(x, axes, true);
+}
+
+Tensor batchNorm(const OpContext &c) {
+  if (c.attr_int("training_mode", 0) != 0)
+    c.fail("training_mode=1 (dlc imports batch normalization for inference, with the "
+           "running statistics)");
+  if (c.node().outputs.size() > 1)
+    c.fail("the running mean and variance outputs (training mode)");
+  Tensor x = c.in(0);
+  if (x.ndim() < 2)
+    c.fail("input of shape " + shape_rules::str(x.shape()) + ", expected (N, C, ...)");
+  Shape shape = x.shape();
+  int64_t rest = 1;
+  for (size_t a = 2; a < shape.size(); ++a)
+    rest *= shape[a];
+  Tensor x4 = x.ndim() == 4 ? x : np::reshape(x, {shape[0], shape[1], rest, 1});
+  Tensor y = npx::batch_norm_inference(x4, c.in(1), c.in(2), c.in(3), c.in(4),
+                                       c.attr_float("epsilon", 1e-5));
+  return x.ndim() == 4 ? y : np::reshape(y, shape);
+}
+
+Tensors layerNorm(const OpContext &c) {
+  Tensor x = c.in(0);
+  int64_t axis = c.axis(c.attr_int("axis", -1), x.ndim());
+  if (c.attr_int("stash_type", 1) != 1)
+    c.fail("stash_type " + std::to_string(c.attr_int("stash_type", 1)) +
+           " (dlc keeps the statistics in float32)");
+  Shape shape = x.shape();
+  int64_t rows = 1, width = 1;
+  for (int64_t a = 0; a < x.ndim(); ++a)
+    (a < axis ? rows : width) *= shape[size_t(a)];
+  bool lastAxis = axis == x.ndim() - 1;
+  Tensor flat = lastAxis ? x : np::reshape(x, {rows, width});
+  Tensor gamma = c.in(1), beta = c.optional(2);
+  if (!lastAxis) {
+    gamma = np::reshape(np::broadcast_to(gamma, Shape(shape.begin() + axis, shape.end())), {width});
+    if (beta.defined())
+      beta = np::reshape(np::broadcast_to(beta, Shape(shape.begin() + axis, shape.end())), {width});
+  } else if (gamma.ndim() != 1) {
+    gamma = np::reshape(np::broadcast_to(gamma, {width}), {width});
+    if (beta.defined())
+      beta = np::reshape(np::broadcast_to(beta, {width}), {width});
+  }
+  double eps = c.attr_float("epsilon", 1e-5);
+  npx::LayerNormResult r = npx::layer_norm_with_stats(flat, gamma, beta, -1, eps);
+  Tensors out{lastAxis ? r.output : np::reshape(r.output, shape)};
+  if (c.node().outputs.size() > 1) {
+    // Mean and 1/sqrt(var + eps), of shape x.shape[:axis] + [1] * (rank - axis).
+    Shape stats(shape.begin(), shape.begin() + axis);
+    stats.resize(shape.size(), 1);
+    out.push_back(np::reshape(r.mean, stats));
+    Tensor var = np::reshape(r.var, stats);
+    out.push_back(np::rsqrt(var + np::full({}, eps, var.dtype(), var.device())));
+  }
+  return out;
+}
+
+Tensor gemm(const OpContext &c) {
+  Tensor a = c.in(0), b = c.in(1);
+  bool ta = c.attr_int("transA", 0) != 0, tb = c.attr_int("transB", 0) != 0;
+  double alpha = c.attr_float("alpha", 1.0), beta = c.attr_float("beta", 1.0);
+  if (a.ndim() != 2 || b.ndim() != 2)
+    c.fail("operands " + shape_rules::str(a.shape()) + " and " + shape_rules::str(b.shape()) +
+           ", expected matrices");
+  Tensor bias = c.optional(2);
+  // PyTorch's Linear: A·Bᵀ + C with a row of biases, dlc's fully connected layer.
+  if (!ta && tb && alpha == 1.0 && beta == 1.0 &&
+      (!bias.defined() || (bias.ndim() == 1 && bias.shape()[0] == b.shape()[0])))
+    return npx::fully_connected(a, b, bias);
+  Tensor y = np::matmul(a, b, ta, tb);
+  if (alpha != 1.0)
+    y = y * alpha;
+  if (bias.defined())
+    y = y + (beta == 1.0 ? bias : bias * beta);
+  return y;
+}
+
+Tensor matmul(const OpContext &c) {
+  Tensor a = c.in(0), b = c.in(1);
+  if (a.ndim() == 0 || b.ndim() == 0)
+    c.fail("0-d operands (MatMul needs vectors or matrices)");
+  bool vectorA = a.ndim() == 1, vectorB = b.ndim() == 1;
+  if (vectorA)
+    a = np::reshape(a, {1, a.shape()[0]});
+  if (vectorB)
+    b = np::reshape(b, {b.shape()[0], 1});
+  Tensor y;
+  if (b.ndim() == 2 && a.ndim() > 2) {
+    // (..., K) · (K, N): one product of all rows.
+    Shape lead(a.shape().begin(), a.shape().end() - 1);
+    int64_t k = a.shape().back();
+    y = np::matmul(np::reshape(a, {-1, k}), b);
+    lead.push_back(b.shape()[1]);
+    y = np::reshape(y, lead);
+  } else {
+    y = np::matmul(a, b);
+  }
+  Shape out = y.shape();
+  if (vectorA)
+    out.erase(out.end() - 2);
+  if (vectorB)
+    out.erase(out.end() - 1);
+  return out == y.shape() ? y : np::reshape(y, out);
+}
+
+Tensor softmax(const OpContext &c, bool log) {
+  Tensor x = c.in(0);
+  if (c.opset() >= 13) {
+    int64_t axis = c.axis(c.attr_int("axis", -1), x.ndim());
+    return log ? npx::log_softmax(x, axis) : npx::softmax(x, axis);
+  }
+  // Before opset 13: over all axes from `axis` on (default 1), as one row per sample.
+  int64_t axis = c.axis(c.attr_int("axis", 1), x.ndim());
+  int64_t rows = 1, cols = 1;
+  for (int64_t a = 0; a < x.ndim(); ++a)
+    (a < axis ? rows : cols) *= x.shape()[size_t(a)];
+  Tensor flat = np::reshape(x, {rows, cols});
+  Tensor y = log ? npx::log_softmax(flat, 1) : npx::softmax(flat, 1);
+  return np::reshape(y, x.shape());
+}
+
+Tensor resize(const OpContext &c) {
+  Tensor x = c.in(0);
+  if (x.ndim() != 4)
+    c.fail("input of shape " + shape_rules::str(x.shape()) + ": dlc resizes (N, C, H, W)");
+  if (c.has_attr("axes") || c.attr_int("antialias", 0) != 0)
+    c.fail("the axes and antialias attributes");
+  std::vector<int64_t> sizes;
+  if (c.has(3)) {
+    sizes = c.ints(3);
+  } else if (c.has(2)) {
+    std::vector<double> scales = c.floats(2);
+    if (scales.size() != 4)
+      c.fail("scales of " + std::to_string(scales.size()) + " values for a 4-d input");
+    for (size_t a = 0; a < 4; ++a) {
+      double scaled = double(x.shape()[a]) * scales[a];
+      // ONNX maps coordinates with the scale itself; dlc's resizes map them with the
+      // ratio of the sizes, the same only where the scaled size is whole.
+      if (scaled != std::floor(scaled))
+        c.fail("scale " + std::to_string(scales[a]) + " of axis " + std::to_string(a) +
+               " gives a size of " + std::to_string(scaled) +
+               " (dlc resizes by scales that give whole sizes)");
+      sizes.push_back(int64_t(scaled));
+    }
+  } else {
+    c.fail("neither scales nor sizes given");
+  }
+  if (sizes.size() == 4)
+    c.creatable(sizes);
+  if (sizes.size() != 4 || sizes[0] != x.shape()[0] || sizes[1] != x.shape()[1])
+    c.fail("output sizes " + shape_rules::str(sizes) + " for input " +
+           shape_rules::str(x.shape()) + ": dlc resizes the two spatial axes only");
+  std::string mode = c.attr_string("mode", "nearest");
+  std::string coordinates = c.attr_string("coordinate_transformation_mode", "half_pixel");
+  if (mode == "nearest") {
+    int64_t scale = sizes[2] / x.shape()[2];
+    bool integral = sizes[2] == scale * x.shape()[2] && sizes[3] == scale * x.shape()[3];
+    std::string rounding = c.attr_string("nearest_mode", "round_prefer_floor");
+    // Integer up-sampling copies each pixel `scale` times whenever the source pixel is
+    // floor(out / scale): the asymmetric transform with floor (PyTorch's export).
+    if (integral && scale >= 1 && coordinates == "asymmetric" && rounding == "floor")
+      return scale == 1 ? x : npx::upsampling_nearest(x, scale);
+    c.fail("nearest resizing from " + shape_rules::str(x.shape()) + " to " +
+           shape_rules::str(sizes) + " with coordinate_transformation_mode='" + coordinates +
+           "', nearest_mode='" + rounding +
+           "' (dlc has integer up-sampling with 'asymmetric' and 'floor')");
+  }
+  if (mode == "linear") {
+    if (coordinates == "align_corners")
+      return npx::bilinear_resize(x, sizes[2], sizes[3], true);
+    if (coordinates == "half_pixel" ||
+        (coordinates == "pytorch_half_pixel" && sizes[2] > 1 && sizes[3] > 1))
+      return npx::bilinear_resize(x, sizes[2], sizes[3], false);
+    c.fail("linear resizing with coordinate_transformation_mode='" + coordinates + "'");
+  }
+  c.fail("mode='" + mode + "' (dlc resizes with 'nearest' and 'linear')");
+}
+
+} // namespace
+
+void add_nn_ops(std::vector<OpSpec> &specs) {
+  const std::vector<std::string> window{"kernel_shape", "strides", "dilations", "pads",
+                                        "auto_pad"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.end(), window.begin(), window.end());
+    return extra;
+  };
+  specs.push_back({"Conv", 11, [](OpContext &c) { return Tensors{conv(c)}; }, {},
+                   with({"group"}), OpKind::pure, {}, "1-D and 2-D"});
+  specs.push_back({"ConvTranspose", 11, [](OpContext &c) { return Tensors{convTranspose(c)}; },
+                   {}, with({"group", "output_padding", "output_shape"}), OpKind::pure, {},
+                   "1-D and 2-D; no auto_pad SAME_*"});
+  specs.push_back({"MaxPool", 11, [](OpContext &c) { return Tensors{pool(c, true)}; }, {},
+                   with({"ceil_mode", "storage_order"}), OpKind::pure, {},
+                   "1-D and 2-D; no dilations, no Indices output"});
+  specs.push_back({"AveragePool", 11, [](OpContext &c) { return Tensors{pool(c, false)}; }, {},
+                   with({"ceil_mode", "count_include_pad"}), OpKind::pure, {},
+                   "1-D and 2-D; no dilations"});
+  specs.push_back({"GlobalAveragePool", 11,
+                   [](OpContext &c) { return Tensors{globalPool(c, false)}; }});
+  specs.push_back({"GlobalMaxPool", 11, [](OpContext &c) { return Tensors{globalPool(c, true)}; }});
+  specs.push_back({"BatchNormalization", 11, [](OpContext &c) { return Tensors{batchNorm(c)}; },
+                   {}, {"epsilon", "momentum", "training_mode"}, OpKind::pure, {3, 4},
+                   "inference (running statistics)"});
+  specs.push_back({"LayerNormalization", 17, layerNorm, {}, {"axis", "epsilon", "stash_type"},
+                   OpKind::pure, {}, "stash_type 1"});
+  specs.push_back({"InstanceNormalization", 11,
+                   [](OpContext &c) {
+                     if (c.in(0).ndim() != 4)
+                       c.fail("input of shape " + shape_rules::str(c.shape(0)) +
+                              ", dlc normalizes (N, C, H, W) instances");
+                     return Tensors{npx::instance_norm(c.in(0), c.in(1), c.in(2),
+                                                       c.attr_float("epsilon", 1e-5))};
+                   },
+                   {}, {"epsilon"}, OpKind::pure, {}, "4-D inputs"});
+  specs.push_back({"Gemm", 11, [](OpContext &c) { return Tensors{gemm(c)}; }, {},
+                   {"alpha", "beta", "transA", "transB"}});
+  specs.push_back({"MatMul", 11, [](OpContext &c) { return Tensors{matmul(c)}; }});
+  specs.push_back({"Softmax", 11, [](OpContext &c) { return Tensors{softmax(c, false)}; }, {},
+                   {"axis"}});
+  specs.push_back({"LogSoftmax", 11, [](OpContext &c) { return Tensors{softmax(c, true)}; }, {},
+                   {"axis"}});
+  specs.push_back({"Resize", 11, [](OpContext &c) { return Tensors{resize(c)}; }, {1, 2, 3},
+                   {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+                    "exclude_outside", "extrapolation_value", "antialias", "axes",
+                    "keep_aspect_ratio_policy"},
+                   OpKind::pure, {},
+                   "4-D; nearest: integer up-sampling ('asymmetric', 'floor'); linear: "
+                   "'align_corners', 'half_pixel', 'pytorch_half_pixel'"});
+}
+
+} // namespace dlc::onnx::detail

@@ -1,0 +1,9 @@
+"""ONNX models in dlc: ``dlc.onnx.import_model(path)`` gives a block that runs the model
+eagerly, hybridized (compiled through the dlc dialect) or fine-tuned (its initializers
+are its parameters), as MXNet's ``mx.onnx.import_model`` and ``SymbolBlock.imports`` did.
+
+docs/onnx.md (in the repository) lists the ONNX ops and opsets dlc imports.
+"""
+from ._dlc.onnx import OnnxBlock, import_model
+
+__all__ = ["import_model", "OnnxBlock"]
