@@ -4,6 +4,7 @@
 #include "CompilerInternal.h"
 
 #include "dlc/Compiler/UntrustedInput/UntrustedInput.h"
+#include "dlc/Conversion/DLCToOnnx/DLCToOnnx.h"
 #include "dlc/Conversion/DLCToRuntime/DLCToRuntime.h"
 #include "dlc/Conversion/Pipelines.h"
 
@@ -243,6 +244,20 @@ std::string compile_exported(const std::string &text, const std::string &source,
     out.argument_names.push_back(name ? name.str() : "arg" + std::to_string(i));
   }
   return "";
+}
+
+std::string translate_exported_to_onnx(const std::string &text, const std::string &source,
+                                       const std::string &function, mlir::dlc::OnnxGraph &out) {
+  Compilation compilation;
+  std::string error =
+      compilation.parseExported(text, source, function, DeviceKind::cpu, CompileOptions());
+  if (!error.empty())
+    return error;
+  func::FuncOp kept = compilation.function(function);
+  if (!kept)
+    return source + ": function @" + function + " vanished";
+  error = mlir::dlc::translateToOnnx(kept, out);
+  return error.empty() ? "" : source + ": " + error;
 }
 
 std::string compile_data_parallel(const Graph &step, const std::vector<Device> &devices,

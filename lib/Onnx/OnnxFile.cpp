@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Onnx/OnnxFile.h"
 
+#include "dlc/Core/AtomicFile.h"
 #include "dlc/Core/InputFile.h"
 #include "dlc/Frontend/NumPy.h"
 
@@ -279,31 +280,11 @@ std::string onnx_dtype_name(int32_t code) {
   return "code " + std::to_string(code);
 }
 
-std::optional<DType> dtype_from_onnx(int32_t code) {
-  switch (code) {
-  case proto::FLOAT: return DType::f32;
-  case proto::FLOAT16: return DType::f16;
-  case proto::BFLOAT16: return DType::bf16;
-  case proto::INT32: return DType::i32;
-  case proto::INT64: return DType::i64;
-  case proto::UINT8: return DType::u8;
-  case proto::BOOL: return DType::boolean;
-  default: return std::nullopt;
-  }
-}
-
-int32_t onnx_dtype_of(DType dtype) {
-  switch (dtype) {
-  case DType::f32: return proto::FLOAT;
-  case DType::f16: return proto::FLOAT16;
-  case DType::bf16: return proto::BFLOAT16;
-  case DType::i32: return proto::INT32;
-  case DType::i64: return proto::INT64;
-  case DType::u8: return proto::UINT8;
-  case DType::boolean: return proto::BOOL;
-  }
-  return proto::UNDEFINED;
-}
+static_assert(onnx_code::float32 == proto::FLOAT && onnx_code::uint8 == proto::UINT8 &&
+                  onnx_code::int32 == proto::INT32 && onnx_code::int64 == proto::INT64 &&
+                  onnx_code::boolean == proto::BOOL && onnx_code::float16 == proto::FLOAT16 &&
+                  onnx_code::bfloat16 == proto::BFLOAT16,
+              "dlc/Onnx/DTypes.h must give TensorProto.DataType's numbers");
 
 Model parse_model(const void *bytes, size_t size, const std::string &name,
                   const std::string &folder) {
@@ -322,6 +303,110 @@ Model read_model(const std::string &path) {
   std::string bytes = readWhole(path, "ONNX model");
   std::string folder = fs::path(path).parent_path().string();
   return parse_model(bytes.data(), bytes.size(), path, folder.empty() ? "." : folder);
+}
+
+namespace {
+
+void toProto(const std::string &name, const Tensor &tensor, proto &t) {
+  t.set_name(name);
+  t.set_data_type(onnx_dtype_of(tensor.dtype()));
+  for (int64_t d : tensor.shape())
+    t.add_dims(d);
+  Tensor host = tensor.device().is_host() && tensor.impl()->layout == Layout::plain
+                    ? tensor
+                    : tensor.copyto(npx::cpu(0));
+  host.wait_to_read();
+  t.set_raw_data(std::string(static_cast<const char *>(host.data()), host.nbytes()));
+}
+
+void toProto(const ValueInfo &info, ::onnx::ValueInfoProto &v) {
+  v.set_name(info.name);
+  auto *type = v.mutable_type()->mutable_tensor_type();
+  type->set_elem_type(info.dtype ? onnx_dtype_of(*info.dtype) : info.onnx_dtype);
+  if (!info.has_shape)
+    return;
+  auto *shape = type->mutable_shape();
+  for (size_t a = 0; a < info.dims.size(); ++a) {
+    auto *dim = shape->add_dim();
+    if (info.dims[a] >= 0)
+      dim->set_dim_value(info.dims[a]);
+    else if (a < info.dim_names.size() && !info.dim_names[a].empty())
+      dim->set_dim_param(info.dim_names[a]);
+  }
+}
+
+void toProto(const std::string &name, const Attribute &a, ::onnx::AttributeProto &p) {
+  using A = ::onnx::AttributeProto;
+  p.set_name(name);
+  switch (a.kind) {
+  case Attribute::Kind::float_: p.set_type(A::FLOAT); p.set_f(float(a.f)); break;
+  case Attribute::Kind::int_: p.set_type(A::INT); p.set_i(a.i); break;
+  case Attribute::Kind::string: p.set_type(A::STRING); p.set_s(a.s); break;
+  case Attribute::Kind::tensor: p.set_type(A::TENSOR); toProto(name, a.tensor, *p.mutable_t()); break;
+  case Attribute::Kind::floats:
+    p.set_type(A::FLOATS);
+    for (double f : a.floats)
+      p.add_floats(float(f));
+    break;
+  case Attribute::Kind::ints:
+    p.set_type(A::INTS);
+    for (int64_t i : a.ints)
+      p.add_ints(i);
+    break;
+  case Attribute::Kind::strings:
+    p.set_type(A::STRINGS);
+    for (const std::string &s : a.strings)
+      p.add_strings(s);
+    break;
+  case Attribute::Kind::graph:
+  case Attribute::Kind::other:
+    throw FileError("attribute '" + name + "' of kind " + attribute_kind_name(a.kind) +
+                    " cannot be written");
+  }
+}
+
+} // namespace
+
+void write_model(const Model &model, const std::string &path) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(model.ir_version ? model.ir_version : 8);
+  m.set_producer_name(model.producer_name.empty() ? "dlc" : model.producer_name);
+  m.set_producer_version(model.producer_version);
+  auto *opset = m.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(model.opset);
+  for (const auto &[domain, version] : model.other_opsets) {
+    auto *other = m.add_opset_import();
+    other->set_domain(domain);
+    other->set_version(version);
+  }
+  ::onnx::GraphProto &g = *m.mutable_graph();
+  g.set_name(model.graph.name.empty() ? "dlc" : model.graph.name);
+  for (const ValueInfo &v : model.graph.inputs)
+    toProto(v, *g.add_input());
+  for (const ValueInfo &v : model.graph.outputs)
+    toProto(v, *g.add_output());
+  for (const auto &[name, tensor] : model.graph.initializers)
+    toProto(name, tensor, *g.add_initializer());
+  for (const Node &node : model.graph.nodes) {
+    ::onnx::NodeProto &n = *g.add_node();
+    n.set_name(node.name);
+    n.set_op_type(node.op_type);
+    n.set_domain(node.domain);
+    for (const std::string &i : node.inputs)
+      n.add_input(i);
+    for (const std::string &o : node.outputs)
+      n.add_output(o);
+    for (const auto &[name, attribute] : node.attributes)
+      toProto(name, attribute, *n.add_attribute());
+  }
+  if (m.ByteSizeLong() > kMaxMessageBytes)
+    throw FileError(path + ": the model is " + std::to_string(m.ByteSizeLong()) +
+                    " bytes, above protobuf's 2 GiB limit");
+  write_file_atomically(path, [&](std::ostream &out) {
+    if (!m.SerializeToOstream(&out))
+      throw FileError(path + ": the model could not be serialized");
+  }, "ONNX export");
 }
 
 Tensor read_tensor_file(const std::string &path) {

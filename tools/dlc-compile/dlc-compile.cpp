@@ -3,6 +3,7 @@
 //   dlc-compile net.mlir net.safetensors -o net.dlc [--target cpu|cuda]
 //   dlc-compile net.mlir net.safetensors --emit=mlir
 //   dlc-compile model.onnx [--input-shape input=1x3x224x224] -o model.dlc
+//   dlc-compile net.mlir net.safetensors --emit=onnx -o net.onnx
 //
 // Reads what HybridBlock::export_model writes (the traced module and the parameters),
 // compiles the module's forward for the target with the pipeline hybridize uses, binds
@@ -10,10 +11,13 @@
 // names, and writes a `.dlc` file (docs/design/model-file.md) that dlc-run and libdlc run
 // without the compiler. --emit=mlir prints the module after the pipeline instead. An ONNX
 // model is imported and traced first (dlc-import-onnx's work, into a folder removed after).
+// --emit=onnx writes the exported block as an ONNX file instead (dlc/Onnx/Export.h).
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Core/Error.h"
 #include "dlc/Hybridize/ModelCompiler.h"
+#include "dlc/Frontend/SafeTensors.h"
+#include "dlc/Onnx/Export.h"
 #include "dlc/Onnx/Import.h"
 #include "dlc/Runtime/Files/ModelFile.h"
 
@@ -23,6 +27,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <random>
 
@@ -31,7 +36,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { model, mlir };
+enum class Emit { model, mlir, onnx };
 
 cl::OptionCategory compileOptions("dlc-compile options");
 cl::list<std::string> sources(cl::Positional, cl::OneOrMore,
@@ -50,7 +55,9 @@ cl::opt<std::string> functionName("function", cl::desc("the exported function to
 cl::opt<Emit> emit("emit", cl::desc("what to write"), cl::init(Emit::model),
                    cl::values(clEnumValN(Emit::model, "model", "the .dlc model file (-o)"),
                               clEnumValN(Emit::mlir, "mlir",
-                                         "the module after the pipeline, to stdout")),
+                                         "the module after the pipeline, to stdout"),
+                              clEnumValN(Emit::onnx, "onnx",
+                                         "the exported block as an ONNX file (-o)")),
                    cl::cat(compileOptions));
 
 namespace fs = std::filesystem;
@@ -88,9 +95,11 @@ int main(int argc, char **argv) {
   try {
     if (targetOption != "cpu" && targetOption != "cuda")
       throw ValueError("--target " + targetOption + ": expected cpu or cuda");
-    if (emit == Emit::model && outputPath.empty())
-      throw ValueError("give the model file to write with -o model.dlc (or --emit=mlir to "
-                       "print the optimized module)");
+    if (emit != Emit::mlir && outputPath.empty())
+      throw ValueError(emit == Emit::onnx
+                           ? "give the ONNX file to write with -o model.onnx"
+                           : "give the model file to write with -o model.dlc (or --emit=mlir "
+                             "to print the optimized module)");
     std::string modulePath, weightsPath;
     std::optional<TemporaryFolder> imported;
     if (sources.size() == 1 && fs::path(sources[0]).extension() == ".onnx") {
@@ -109,6 +118,24 @@ int main(int argc, char **argv) {
     } else {
       throw ValueError("give an exported block (prefix.mlir prefix.safetensors) or one ONNX "
                        "model (model.onnx)");
+    }
+    if (emit == Emit::onnx) {
+      if (imported)
+        throw ValueError("--emit=onnx writes an exported block (prefix.mlir "
+                         "prefix.safetensors) as ONNX; the input is ONNX already");
+      std::ifstream in(modulePath, std::ios::binary);
+      if (!in)
+        throw Error("cannot read " + modulePath);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      safetensors::Reader weights(weightsPath);
+      onnx::export_module(text, modulePath, [&](const std::string &name) {
+        for (const safetensors::TensorInfo &info : weights.tensors())
+          if (info.name == name)
+            return weights.read(info);
+        throw Error(weightsPath + " has no tensor '" + name + "', a parameter of " + modulePath);
+      }, outputPath, functionName);
+      std::printf("dlc-compile: wrote %s\n", outputPath.c_str());
+      return 0;
     }
     CompiledExportedModel compiled = compile_exported_model(
         modulePath, weightsPath, targetOption == "cpu" ? DeviceKind::cpu : DeviceKind::gpu,

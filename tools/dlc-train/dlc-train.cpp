@@ -29,6 +29,7 @@
 #include <dlc/Runtime/Distributed/ProcessGroup.h>
 #include "../../examples/LeafNetwork.h"
 #include <dlc/Gluon/ModelZoo.h>
+#include <dlc/Onnx/Export.h>
 
 #include "../common/CompileOptionFlags.h"
 #include "LanguageModel.h"
@@ -141,6 +142,11 @@ cl::opt<bool> checkNumerics(
              "makes one, naming it (slow: for finding where a run diverges; the same as "
              "DLC_CHECK_NUMERICS=1)"),
     cl::cat(trainOptions), cl::init(false));
+cl::opt<bool> exportOnnxOption(
+    "export-onnx",
+    cl::desc("also write the trained network as model.onnx (ONNX opset 17, one image per "
+             "call) for ONNX Runtime and other ONNX consumers; --export-onnx=false does not"),
+    cl::cat(trainOptions), cl::init(true));
 cl::opt<bool> hybridizeOption(
     "hybridize",
     cl::desc("compile the network (forward and backward) per input signature; "
@@ -298,7 +304,7 @@ void removeLeftovers(const std::string &folder) {
     std::string name = entry.path().filename().string();
     for (const std::string &prefix :
          {checkpoint, states, std::string("log.csv.tmp"), std::string("accuracy.svg.tmp"),
-          std::string("model.dlc.tmp")})
+          std::string("model.dlc.tmp"), std::string("model.onnx.tmp")})
       if (name.rfind(prefix, 0) == 0 && entry.is_regular_file()) {
         std::printf("dlc-train: removing %s, left by an interrupted run\n", entry.path().c_str());
         fs::remove(entry.path());
@@ -878,9 +884,19 @@ int main(int argc, char **argv) {
                   (long long)stats.compiles, stats.last_compile_seconds, (long long)stats.calls,
                   (long long)stats.forward_steps, (long long)stats.backward_steps);
     }
-    std::printf("dlc-train: test accuracy %.4f; parameters, log.csv%s and accuracy.svg in %s/\n",
+    // After the statistics above: the export traces the network afresh.
+    std::string onnxFile;
+    if (exportOnnxOption && !log.empty()) {
+      onnxFile = outputFolder + "/model.onnx";
+      Shape oneImage = sampleBatch.shape();
+      oneImage[0] = 1;
+      onnx::export_onnx(*net, onnxFile, std::vector<Shape>{oneImage});
+    }
+    std::printf("dlc-train: test accuracy %.4f; parameters, log.csv%s%s and accuracy.svg in "
+                "%s/\n",
                 log.empty() ? 0.0 : log.back().testAccuracy,
-                modelFile.empty() ? "" : ", model.dlc", outputFolder.c_str());
+                modelFile.empty() ? "" : ", model.dlc", onnxFile.empty() ? "" : ", model.onnx",
+                outputFolder.c_str());
   } catch (const std::exception &e) {
     if (dist::size() > 1) {
       // The others would wait for this process's share of the next sum forever.

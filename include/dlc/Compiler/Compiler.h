@@ -17,6 +17,10 @@
 #include <string>
 #include <vector>
 
+namespace mlir::dlc {
+struct OnnxGraph;
+} // namespace mlir::dlc
+
 namespace dlc::compiler {
 
 struct CompiledModule {
@@ -72,6 +76,12 @@ struct CompiledExport {
 std::string compile_exported(const std::string &text, const std::string &source,
                              const std::string &function, DeviceKind target, CompiledExport &out,
                              const CompileOptions &options);
+
+/// Parses `text` as compile_exported does and writes its function `function`, as traced
+/// (before any pass), as ONNX nodes into `out` (dlc/Conversion/DLCToOnnx/DLCToOnnx.h).
+/// Returns "" on success, else the problem (an op with no ONNX form, named).
+std::string translate_exported_to_onnx(const std::string &text, const std::string &source,
+                                       const std::string &function, mlir::dlc::OnnxGraph &out);
 
 } // namespace dlc::compiler
 

@@ -11,6 +11,7 @@
 #define DLC_ONNX_ONNXFILE_H
 
 #include "dlc/Frontend/Tensor.h"
+#include "dlc/Onnx/DTypes.h"
 
 #include <cstdint>
 #include <map>
@@ -84,15 +85,15 @@ Model read_model(const std::string &path);
 /// from `folder`, or refused when `folder` is empty.
 Model parse_model(const void *bytes, size_t size, const std::string &name,
                   const std::string &folder = "");
+/// Writes `model` as an ONNX file at `path` (whole or not at all): tensors as raw data,
+/// the opset of ONNX's domain and the others as given.
+void write_model(const Model &model, const std::string &path);
+
 /// Reads one serialized TensorProto (the ONNX backend tests' input_0.pb, output_0.pb).
 Tensor read_tensor_file(const std::string &path);
 
 /// ONNX's TensorProto.DataType name ("FLOAT", "DOUBLE", ...) of a code.
 std::string onnx_dtype_name(int32_t code);
-/// dlc's dtype for an ONNX code, if dlc has it.
-std::optional<DType> dtype_from_onnx(int32_t code);
-/// The ONNX code of a dlc dtype.
-int32_t onnx_dtype_of(DType dtype);
 
 } // namespace dlc::onnx
 
