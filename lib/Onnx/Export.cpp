@@ -25,9 +25,39 @@ void export_module(const std::string &module_text, const std::string &source,
   model.opset = mlir::dlc::kOnnxExportOpset;
   model.producer_name = "dlc";
   model.graph.name = translated.name;
-  model.graph.inputs = std::move(translated.inputs);
-  model.graph.outputs = std::move(translated.outputs);
-  model.graph.nodes = std::move(translated.nodes);
+  auto valueInfo = [](const mlir::dlc::OnnxValue &v) {
+    ValueInfo info;
+    info.name = v.name;
+    info.dtype = v.dtype;
+    info.onnx_dtype = onnx_dtype_of(v.dtype);
+    info.has_shape = true;
+    info.dims = v.dims;
+    info.dim_names.assign(v.dims.size(), "");
+    return info;
+  };
+  for (const mlir::dlc::OnnxValue &v : translated.inputs)
+    model.graph.inputs.push_back(valueInfo(v));
+  for (const mlir::dlc::OnnxValue &v : translated.outputs)
+    model.graph.outputs.push_back(valueInfo(v));
+  for (mlir::dlc::OnnxNode &n : translated.nodes) {
+    Node node;
+    node.name = std::move(n.name);
+    node.op_type = std::move(n.op_type);
+    node.inputs = std::move(n.inputs);
+    node.outputs = std::move(n.outputs);
+    for (auto &[name, a] : n.attributes) {
+      Attribute attribute;
+      using Kind = mlir::dlc::OnnxAttribute::Kind;
+      attribute.kind = a.kind == Kind::int_     ? Attribute::Kind::int_
+                       : a.kind == Kind::float_ ? Attribute::Kind::float_
+                                                : Attribute::Kind::ints;
+      attribute.i = a.i;
+      attribute.f = a.f;
+      attribute.ints = std::move(a.ints);
+      node.attributes[name] = std::move(attribute);
+    }
+    model.graph.nodes.push_back(std::move(node));
+  }
   for (mlir::dlc::OnnxInitializer &init : translated.initializers) {
     if (init.parameter) {
       Tensor value = parameter(init.name);

@@ -384,7 +384,7 @@ std::vector<Tensor> OnnxBlock::forward_multi(const std::vector<Tensor> &given) {
   for (const auto &[id, tensor] : plan.constants)
     values[size_t(id)] = {tensor, true};
   for (const auto &[id, parameter] : plan.parameters)
-    values[size_t(id)] = {parameter->data(device), false};
+    values[size_t(id)] = {parameter->data(device), false, true};
 
   for (const Plan::Step &step : plan.steps) {
     std::vector<const Value *> inputs;

@@ -24,6 +24,7 @@ namespace dlc::onnx::detail {
 struct Value {
   Tensor tensor;
   bool known = false;
+  bool parameter = false; ///< a parameter of the block (a weight the file gave)
 };
 
 class OpContext {
@@ -47,6 +48,9 @@ public:
   Tensor optional(size_t i) const { return has(i) ? in(i) : Tensor(); }
   /// Whether input `i` is given and known (made of constants and input shapes only).
   bool known(size_t i) const { return has(i) && inputs_[i]->known; }
+  /// Whether input `i` is one of the block's parameters: work on it alone is done once
+  /// per change of the parameter in compiled programs (prepare_parameters).
+  bool parameter(size_t i) const { return has(i) && inputs_[i]->parameter; }
   const Shape &shape(size_t i) const;
   DType dtype(size_t i) const;
   /// A known input's values (an op's shape, axes, bounds); throws when the input is

@@ -308,10 +308,11 @@ Tensor gemm(const OpContext &c) {
     c.fail("operands " + shape_rules::str(a.shape()) + " and " + shape_rules::str(b.shape()) +
            ", expected matrices");
   Tensor bias = c.optional(2);
-  // PyTorch's Linear: A·Bᵀ + C with a row of biases, dlc's fully connected layer.
-  if (!ta && tb && alpha == 1.0 && beta == 1.0 &&
-      (!bias.defined() || (bias.ndim() == 1 && bias.shape()[0] == b.shape()[0])))
-    return npx::fully_connected(a, b, bias);
+  // PyTorch's Linear: A·Bᵀ + C with a row of biases, dlc's fully connected layer (and
+  // A·B with B a weight: on Bᵀ, which compiled programs transpose once).
+  bool row = !bias.defined() || (bias.ndim() == 1 && bias.shape()[0] == b.shape()[tb ? 0 : 1]);
+  if (!ta && alpha == 1.0 && beta == 1.0 && row && (tb || c.parameter(1)))
+    return npx::fully_connected(a, tb ? b : np::transpose(b, {1, 0}), bias);
   Tensor y = np::matmul(a, b, ta, tb);
   if (alpha != 1.0)
     y = y * alpha;
@@ -330,7 +331,11 @@ Tensor matmul(const OpContext &c) {
   if (vectorB)
     b = np::reshape(b, {b.shape()[0], 1});
   Tensor y;
-  if (b.ndim() == 2 && a.ndim() > 2) {
+  if (b.ndim() == 2 && !vectorB && c.parameter(1)) {
+    // x · W with W a weight (PyTorch's Linear on more than two axes): dlc's dense layer
+    // on Wᵀ, a transpose of the weight alone, which compiled programs do once.
+    y = npx::fully_connected(a, np::transpose(b, {1, 0}), Tensor());
+  } else if (b.ndim() == 2 && a.ndim() > 2) {
     // (..., K) · (K, N): one product of all rows.
     Shape lead(a.shape().begin(), a.shape().end() - 1);
     int64_t k = a.shape().back();

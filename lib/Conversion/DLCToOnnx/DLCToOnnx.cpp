@@ -11,6 +11,7 @@
 #include "dlc/Dialect/DLC/IR/DLCDialect.h"
 #include "dlc/Dialect/DLC/IR/DLCExecution.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
+#include "dlc/Onnx/DTypes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -20,7 +21,6 @@
 #include <limits>
 
 using namespace mlir;
-namespace donnx = ::dlc::onnx;
 
 namespace mlir::dlc {
 namespace {
@@ -59,8 +59,8 @@ public:
   /// A node of `op` type; returns its first output's name.
   std::string node(const std::string &type, std::vector<std::string> inputs,
                    std::vector<std::string> outputs,
-                   std::map<std::string, donnx::Attribute> attributes = {}) {
-    donnx::Node n;
+                   std::map<std::string, OnnxAttribute> attributes = {}) {
+    OnnxNode n;
     n.op_type = type;
     n.name = type + "_" + std::to_string(graph_.nodes.size());
     n.inputs = std::move(inputs);
@@ -71,11 +71,11 @@ public:
   }
   /// A node whose one output is a fresh value.
   std::string temp(const std::string &type, std::vector<std::string> inputs,
-                   std::map<std::string, donnx::Attribute> attributes = {}) {
+                   std::map<std::string, OnnxAttribute> attributes = {}) {
     return node(type, std::move(inputs), {fresh(type)}, std::move(attributes));
   }
   /// An initializer holding `bytes` (elements of `dtype`, `shape`).
-  std::string constant(::dlc::DType dtype, ::dlc::Shape shape, std::string bytes,
+  std::string constant(::dlc::DType dtype, ::dlc::shape_rules::Shape shape, std::string bytes,
                        const std::string &hint = "const") {
     std::string n = fresh(hint);
     graph_.initializers.push_back({n, dtype, std::move(shape), std::move(bytes), false});
@@ -111,30 +111,30 @@ private:
   int64_t next_ = 0;
 };
 
-donnx::Attribute intAttr(int64_t v) {
-  donnx::Attribute a;
-  a.kind = donnx::Attribute::Kind::int_;
+OnnxAttribute intAttr(int64_t v) {
+  OnnxAttribute a;
+  a.kind = OnnxAttribute::Kind::int_;
   a.i = v;
   return a;
 }
-donnx::Attribute floatAttr(double v) {
-  donnx::Attribute a;
-  a.kind = donnx::Attribute::Kind::float_;
+OnnxAttribute floatAttr(double v) {
+  OnnxAttribute a;
+  a.kind = OnnxAttribute::Kind::float_;
   a.f = v;
   return a;
 }
-donnx::Attribute intsAttr(llvm::ArrayRef<int64_t> v) {
-  donnx::Attribute a;
-  a.kind = donnx::Attribute::Kind::ints;
+OnnxAttribute intsAttr(llvm::ArrayRef<int64_t> v) {
+  OnnxAttribute a;
+  a.kind = OnnxAttribute::Kind::ints;
   a.ints.assign(v.begin(), v.end());
   return a;
 }
 
-::dlc::Shape shapeOf(Value v) {
-  return ::dlc::Shape(cast<RankedTensorType>(v.getType()).getShape());
+::dlc::shape_rules::Shape shapeOf(Value v) {
+  return ::dlc::shape_rules::Shape(cast<RankedTensorType>(v.getType()).getShape());
 }
 ::dlc::DType dtypeOf(Value v, Operation *op, Writer &w) {
-  ::dlc::Shape shape;
+  ::dlc::shape_rules::Shape shape;
   ::dlc::DType dtype = ::dlc::DType::f32;
   std::string why;
   if (!runtimeTensor(v.getType(), shape, dtype, why))
@@ -179,7 +179,7 @@ void translateOp(Operation *op, Writer &w) {
   };
   llvm::TypeSwitch<Operation *>(op)
       .Case<ConstantOp>([&](ConstantOp c) {
-        ::dlc::Shape shape = shapeOf(c.getResult());
+        ::dlc::shape_rules::Shape shape = shapeOf(c.getResult());
         ::dlc::DType dtype = dtypeOf(c.getResult(), op, w);
         w.bind(c.getResult(),
                w.constant(dtype, shape,
@@ -286,8 +286,8 @@ void translateOp(Operation *op, Writer &w) {
       .Case<Conv2DBackwardDataOp>([&](Conv2DBackwardDataOp c) {
         // A transposed convolution: the padding below the stride that the output's size
         // asks for is ONNX's output_padding.
-        ::dlc::Shape x = shapeOf(c.getGradOutput()), y = shapeOf(c.getGradInput());
-        ::dlc::Shape k = shapeOf(c.getWeight());
+        ::dlc::shape_rules::Shape x = shapeOf(c.getGradOutput()), y = shapeOf(c.getGradInput());
+        ::dlc::shape_rules::Shape k = shapeOf(c.getWeight());
         llvm::ArrayRef<int64_t> s = c.getStride(), p = c.getPadding(), d = c.getDilation();
         std::vector<int64_t> extra;
         for (size_t a = 0; a < 2; ++a)
@@ -301,7 +301,7 @@ void translateOp(Operation *op, Writer &w) {
       })
       .Case<MaxPool2DOp, AvgPool2DOp>([&](auto pool) {
         llvm::ArrayRef<int64_t> p = pool.getPadding();
-        std::map<std::string, donnx::Attribute> attrs{
+        std::map<std::string, OnnxAttribute> attrs{
             {"kernel_shape", intsAttr(pool.getKernel())},
             {"strides", intsAttr(pool.getStride())},
             {"pads", intsAttr({p[0], p[1], p[0], p[1]})},
@@ -332,7 +332,7 @@ void translateOp(Operation *op, Writer &w) {
         if (a.getDropout().convertToDouble() != 0)
           return w.fail(where(op) + ": attention dropout (trace it for predicting)");
         ::dlc::DType t = dtypeOf(a.getQuery(), op, w);
-        ::dlc::Shape q = shapeOf(a.getQuery()), k = shapeOf(a.getKey());
+        ::dlc::shape_rules::Shape q = shapeOf(a.getQuery()), k = shapeOf(a.getKey());
         int64_t rank = int64_t(q.size());
         std::vector<int64_t> perm;
         for (int64_t i = 0; i < rank; ++i)
@@ -370,7 +370,7 @@ void translateOp(Operation *op, Writer &w) {
         w.node("Expand", {in(0), w.ints(shapeOf(op->getResult(0)))}, {out()});
       })
       .Case<ReduceOp>([&](ReduceOp r) {
-        std::map<std::string, donnx::Attribute> attrs{{"keepdims", intAttr(r.getKeepdims() ? 1 : 0)}};
+        std::map<std::string, OnnxAttribute> attrs{{"keepdims", intAttr(r.getKeepdims() ? 1 : 0)}};
         std::vector<int64_t> axes(r.getAxes().begin(), r.getAxes().end());
         switch (r.getKind()) {
         case ReduceKind::sum: w.node("ReduceSum", {in(0), w.ints(axes)}, {out()}, attrs); return;
@@ -405,7 +405,7 @@ void translateOp(Operation *op, Writer &w) {
         std::vector<std::string> outputs;
         int64_t axis = s.getAxis();
         for (Value r : s.getOutputs()) {
-          ::dlc::Shape shape = shapeOf(r);
+          ::dlc::shape_rules::Shape shape = shapeOf(r);
           sizes.push_back(shape[size_t(axis < 0 ? axis + int64_t(shape.size()) : axis)]);
           outputs.push_back(w.name(r));
         }
@@ -431,15 +431,8 @@ void translateOp(Operation *op, Writer &w) {
       });
 }
 
-donnx::ValueInfo valueInfo(const std::string &name, Value v, Operation *owner, Writer &w) {
-  donnx::ValueInfo info;
-  info.name = name;
-  info.dtype = dtypeOf(v, owner, w);
-  info.onnx_dtype = donnx::onnx_dtype_of(*info.dtype);
-  info.has_shape = true;
-  info.dims = shapeOf(v);
-  info.dim_names.assign(info.dims.size(), "");
-  return info;
+OnnxValue valueInfo(const std::string &name, Value v, Operation *owner, Writer &w) {
+  return {name, dtypeOf(v, owner, w), shapeOf(v)};
 }
 
 } // namespace

@@ -11,7 +11,11 @@
 #ifndef DLC_CONVERSION_DLCTOONNX_DLCTOONNX_H
 #define DLC_CONVERSION_DLCTOONNX_DLCTOONNX_H
 
-#include "dlc/Onnx/OnnxFile.h"
+#include "dlc/Core/DType.h"
+#include "dlc/Core/ShapeRules.h"
+
+#include <map>
+#include <vector>
 
 #include <string>
 
@@ -28,16 +32,40 @@ constexpr int64_t kOnnxExportOpset = 17;
 struct OnnxInitializer {
   std::string name;
   ::dlc::DType dtype = ::dlc::DType::f32;
-  ::dlc::Shape shape;
+  ::dlc::shape_rules::Shape shape;
   std::string bytes;
   bool parameter = false;
 };
 
-/// The translated graph: ONNX nodes, inputs and outputs as dlc's reader has them.
+/// The attributes the translation writes: an int, a float or a list of ints.
+struct OnnxAttribute {
+  enum class Kind { int_, float_, ints };
+  Kind kind = Kind::int_;
+  int64_t i = 0;
+  double f = 0;
+  std::vector<int64_t> ints;
+};
+
+/// An ONNX node (dlc/Onnx/Export.h writes it with protobuf; the compiler, built without
+/// exceptions, holds no tensors).
+struct OnnxNode {
+  std::string name, op_type;
+  std::vector<std::string> inputs, outputs;
+  std::map<std::string, OnnxAttribute> attributes;
+};
+
+/// A graph input or output: its name, dtype and dimensions.
+struct OnnxValue {
+  std::string name;
+  ::dlc::DType dtype = ::dlc::DType::f32;
+  ::dlc::shape_rules::Shape dims;
+};
+
+/// The translated graph.
 struct OnnxGraph {
   std::string name;
-  std::vector<::dlc::onnx::ValueInfo> inputs, outputs;
-  std::vector<::dlc::onnx::Node> nodes;
+  std::vector<OnnxValue> inputs, outputs;
+  std::vector<OnnxNode> nodes;
   std::vector<OnnxInitializer> initializers;
 };
 

@@ -1,9 +1,10 @@
 //===- FuseAttention.cpp - an unfused attention chain becomes dlc.attention ---===//
 //
 // Matches, from each dlc.softmax over the last axis, the chain that attention is when
-// written in steps: scores = matmul(q, k, transpose_b), times (or divided by) a scalar
-// constant, plus an additive mask or selected by a boolean one, softmax, and matmul
-// with the values. Every intermediate must have that chain as its only use: a training
+// written in steps: scores = matmul(q, k, transpose_b) (or of q and an explicit
+// transpose of k, either perhaps scaled by a constant first), times (or divided by) a
+// scalar constant, plus an additive mask or selected by a boolean one, softmax, and
+// matmul with the values. Every intermediate must have that chain as its only use: a training
 // step's backward reads the weights, and keeping them would save nothing.
 //
 //===----------------------------------------------------------------------===//
@@ -52,6 +53,70 @@ bool onlyUse(Value value, Operation *user) {
   return value.hasOneUse() && *value.getUsers().begin() == user;
 }
 
+/// q · kᵀ as a program may write it: matmul(q, k, transpose_b), or matmul(q, transpose(k))
+/// swapping the last two axes (exporters' form), each operand perhaps scaled by a
+/// constant first (PyTorch's ONNX export scales q and kᵀ by √scale each).
+struct Product {
+  Value query, key;
+  double scale = 1.0;
+  SmallVector<Operation *> ops; // the matmul first, then what fed it
+};
+
+/// Peels products with (and quotients by) scalar constants off `v`, each the only use
+/// of its result by `user`, multiplying `scale`.
+Value peelScales(Value v, Operation *user, double &scale, SmallVector<Operation *> &ops) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!onlyUse(v, user) || !isa<MulOp, DivOp>(def))
+      break;
+    Value a = def->getOperand(0), b = def->getOperand(1);
+    std::optional<double> factor = scalarConstant(b);
+    Value other = a;
+    if (!factor && isa<MulOp>(def)) {
+      factor = scalarConstant(a);
+      other = b;
+    }
+    if (!factor || (isa<DivOp>(def) && *factor == 0))
+      break;
+    scale *= isa<DivOp>(def) ? 1.0 / *factor : *factor;
+    ops.push_back(def);
+    user = def;
+    v = other;
+  }
+  return v;
+}
+
+std::optional<Product> matchProduct(Value scores, Operation *user) {
+  auto product = scores.getDefiningOp<MatmulOp>();
+  if (!product || !onlyUse(scores, user) || product.getTransposeA())
+    return std::nullopt;
+  Product p;
+  p.ops.push_back(product);
+  p.query = peelScales(product.getLhs(), product, p.scale, p.ops);
+  if (product.getTransposeB()) {
+    p.key = peelScales(product.getRhs(), product, p.scale, p.ops);
+    return p;
+  }
+  SmallVector<Operation *> keyOps;
+  Operation *transposeUser = product;
+  Value keyT = peelScales(product.getRhs(), product, p.scale, keyOps);
+  if (!keyOps.empty())
+    transposeUser = keyOps.back();
+  auto transpose = keyT.getDefiningOp<TransposeOp>();
+  if (!transpose || !onlyUse(keyT, transposeUser))
+    return std::nullopt;
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  int64_t rank = int64_t(perm.size());
+  for (int64_t a = 0; a < rank; ++a) {
+    int64_t expected = a == rank - 1 ? rank - 2 : a == rank - 2 ? rank - 1 : a;
+    if (perm[size_t(a)] != expected)
+      return std::nullopt;
+  }
+  p.ops.append(keyOps.begin(), keyOps.end());
+  p.ops.push_back(transpose);
+  p.key = peelScales(transpose.getInput(), transpose, p.scale, p.ops);
+  return p;
+}
+
 std::optional<Chain> match(SoftmaxOp softmax) {
   auto type = cast<RankedTensorType>(softmax.getType());
   const int64_t rank = type.getRank();
@@ -78,10 +143,7 @@ std::optional<Chain> match(SoftmaxOp softmax) {
   if (auto add = scores.getDefiningOp<AddOp>(); add && onlyUse(scores, user)) {
     // The scores side is q · kᵀ, perhaps scaled by a constant (a mask may be computed
     // with products too: BERT's is (1 - mask) * -10000).
-    auto isScores = [](Value v) {
-      auto product = v.getDefiningOp<MatmulOp>();
-      return product && product.getTransposeB() && !product.getTransposeA();
-    };
+    auto isScores = [&](Value v) { return matchProduct(v, v.hasOneUse() ? *v.getUsers().begin() : nullptr).has_value(); };
     auto fromScores = [&](Value v) {
       if (isScores(v))
         return true;
@@ -125,12 +187,13 @@ std::optional<Chain> match(SoftmaxOp softmax) {
     scores = div.getLhs();
     step(div);
   }
-  auto product = scores.getDefiningOp<MatmulOp>();
-  if (!product || !onlyUse(scores, user) || product.getTransposeA() || !product.getTransposeB())
+  std::optional<Product> product = matchProduct(scores, user);
+  if (!product)
     return std::nullopt;
-  chain.ops.push_back(product);
-  chain.query = product.getLhs();
-  chain.key = product.getRhs();
+  chain.ops.append(product->ops.begin(), product->ops.end());
+  chain.query = product->query;
+  chain.key = product->key;
+  chain.scale *= product->scale;
   if (!(chain.scale > 0) || !std::isfinite(chain.scale))
     return std::nullopt;
   // The fused op's own rules: one rank, shared leading dimensions, a mask that

@@ -87,3 +87,37 @@ func.func @not_attention(%q: tensor<2x8x16xf32>, %v: tensor<2x8x4xf32>, %f: tens
   %o4 = dlc.matmul %p4, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   return %o, %o2, %o3, %o4 : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>
 }
+
+// -----
+
+// PyTorch's ONNX export: an explicit transpose of the keys, q and kᵀ each scaled by
+// √(1/√d) (a one-element constant of shape (1)), the product unscaled.
+// CHECK-LABEL: func.func @exported
+// CHECK: %[[O:.*]], %{{.*}}, %{{.*}} = dlc.attention %arg0, %arg1, %arg2 {scale = 0.1249999{{[0-9]+}} : f64}
+// CHECK-NOT: dlc.transpose
+// CHECK-NOT: dlc.softmax
+// CHECK: return %[[O]]
+func.func @exported(%q: tensor<1x12x197x64xf32>, %k: tensor<1x12x197x64xf32>, %v: tensor<1x12x197x64xf32>) -> tensor<1x12x197x64xf32> {
+  %kt = dlc.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<1x12x197x64xf32>) -> tensor<1x12x64x197xf32>
+  %c = dlc.constant dense<0.353553385> : tensor<1xf32>
+  %qs = dlc.mul %q, %c : (tensor<1x12x197x64xf32>, tensor<1xf32>) -> tensor<1x12x197x64xf32>
+  %ks = dlc.mul %kt, %c : (tensor<1x12x64x197xf32>, tensor<1xf32>) -> tensor<1x12x64x197xf32>
+  %s = dlc.matmul %qs, %ks : (tensor<1x12x197x64xf32>, tensor<1x12x64x197xf32>) -> tensor<1x12x197x197xf32>
+  %p = dlc.softmax %s {axis = -1 : i64} : tensor<1x12x197x197xf32>
+  %o = dlc.matmul %p, %v : (tensor<1x12x197x197xf32>, tensor<1x12x197x64xf32>) -> tensor<1x12x197x64xf32>
+  return %o : tensor<1x12x197x64xf32>
+}
+
+// -----
+
+// A transpose that is not of the last two axes is no kᵀ: nothing fuses.
+// CHECK-LABEL: func.func @other_transpose
+// CHECK-NOT: dlc.attention
+// CHECK: dlc.softmax
+func.func @other_transpose(%q: tensor<2x8x8xf32>, %k: tensor<8x2x8xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %kt = dlc.transpose %k {permutation = array<i64: 1, 2, 0>} : (tensor<8x2x8xf32>) -> tensor<2x8x8xf32>
+  %s = dlc.matmul %q, %kt : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %p = dlc.softmax %s {axis = -1 : i64} : tensor<2x8x8xf32>
+  %o = dlc.matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}

@@ -339,8 +339,10 @@ def DLCFuseAttention : Pass<"dlc-fuse-attention", "mlir::func::FuncOp"> {
   let summary = "Replace an unfused attention (matmul, scale, mask, softmax, matmul) by dlc.attention";
   let description = [{
     Code written before fused attention existed, or ported from a framework without it,
-    spells attention as its steps: the scores `dlc.matmul %q, %k {transpose_b}`, a scale
-    (`dlc.mul` or `dlc.div` by a one-element constant), optionally a mask (`dlc.add` of an
+    spells attention as its steps: the scores `dlc.matmul %q, %k {transpose_b}` (or
+    `dlc.matmul` of `%q` and a `dlc.transpose` of `%k` swapping its last two axes, as
+    ONNX exports write it, either operand perhaps scaled by a one-element constant), a
+    scale (`dlc.mul` or `dlc.div` by a one-element constant), optionally a mask (`dlc.add` of an
     additive mask, or `dlc.select %mask, %scores, %fill` with a fill of -1e30 or lower),
     `dlc.softmax` over the last axis, and `dlc.matmul` of the weights with the values.
     Where each step's result has no other use (inference, `dlc-run`; a training step's
