@@ -33,6 +33,8 @@ Tensor integerDivide(const OpContext &c) {
   for (size_t i = 0; i < a.size(); ++i) {
     if (b[i] == 0)
       c.fail("integer division by zero");
+    if (b[i] == -1 && a[i] == std::numeric_limits<int64_t>::min())
+      c.fail("integer division overflows");
     a[i] /= b[i];
   }
   return np::array(a, shape, npx::cpu(0)).astype(c.dtype(0));

@@ -19,6 +19,10 @@ namespace {
 
 using Tensors = std::vector<Tensor>;
 
+/// The largest window, stride, dilation or padding a file may give: the arithmetic on
+/// them stays far from overflowing.
+constexpr int64_t kMostWindow = int64_t(1) << 31;
+
 /// The spatial geometry of a convolution or pool, two axes (height first), as ONNX
 /// gives it after auto_pad is resolved.
 struct Window {
@@ -37,19 +41,25 @@ Window readWindow(const OpContext &c, size_t spatial, const std::vector<int64_t>
       c.fail(std::string("attribute '") + name + "' has " + std::to_string(v.size()) +
              " values for " + std::to_string(spatial) + " spatial axes");
     for (int64_t x : v)
-      if (x < 1)
+      if (x < 1 || x > kMostWindow)
         c.fail(std::string("attribute '") + name + "' holds " + std::to_string(x) +
-               ", expected values >= 1");
+               ", expected values from 1 to 2^31");
     return v;
   };
+  if (kernel.size() != spatial || sizes.size() != spatial)
+    c.fail("a window of " + std::to_string(kernel.size()) + " axes for an input of " +
+           std::to_string(sizes.size()) + " spatial axes");
   std::vector<int64_t> strides = fill("strides", 1), dilations = fill("dilations", 1);
   std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
   if (pads.size() != 2 * spatial)
     c.fail("attribute 'pads' has " + std::to_string(pads.size()) + " values, expected " +
            std::to_string(2 * spatial));
   for (int64_t p : pads)
-    if (p < 0)
-      c.fail("negative padding " + std::to_string(p));
+    if (p < 0 || p > kMostWindow)
+      c.fail("padding " + std::to_string(p) + " (expected 0 to 2^31)");
+  for (int64_t k : kernel)
+    if (k < 1 || k > kMostWindow)
+      c.fail("a window of " + std::to_string(k) + " (expected 1 to 2^31)");
   std::string autoPad = c.attr_string("auto_pad", "NOTSET");
   Window w;
   size_t first = 2 - spatial; // a 1-D window is the width of a 2-D one
@@ -130,6 +140,9 @@ Tensor conv(const OpContext &c) {
 Tensor convTranspose(const OpContext &c) {
   Tensor x = c.in(0), weight = c.in(1);
   size_t spatial = spatialAxes(c, x.shape());
+  if (weight.ndim() != x.ndim())
+    c.fail("weight " + shape_rules::str(weight.shape()) + " for input " +
+           shape_rules::str(x.shape()));
   std::vector<int64_t> kernel(weight.shape().begin() + 2, weight.shape().end());
   std::vector<int64_t> sizes(x.shape().begin() + 2, x.shape().end());
   Window w = readWindow(c, spatial, kernel, sizes, /*transposed=*/true);
@@ -137,6 +150,9 @@ Tensor convTranspose(const OpContext &c) {
   std::vector<int64_t> outPad = c.attr_ints("output_padding", std::vector<int64_t>(spatial, 0));
   if (outPad.size() != spatial)
     c.fail("attribute 'output_padding' has " + std::to_string(outPad.size()) + " values");
+  for (int64_t p : outPad)
+    if (p < 0 || p > kMostWindow)
+      c.fail("output_padding " + std::to_string(p) + " (expected 0 to 2^31)");
   std::array<int64_t, 2> extra{0, 0};
   size_t first = 2 - spatial;
   for (size_t a = 0; a < spatial; ++a)
@@ -145,6 +161,9 @@ Tensor convTranspose(const OpContext &c) {
     std::vector<int64_t> target = c.attr_ints("output_shape");
     if (target.size() != spatial)
       c.fail("attribute 'output_shape' has " + std::to_string(target.size()) + " values");
+    for (int64_t t : target)
+      if (t < 1 || t > kMostWindow)
+        c.fail("output_shape " + shape_rules::str(target) + " (sizes from 1 to 2^31)");
     bool upper = c.attr_string("auto_pad", "NOTSET") == "SAME_UPPER";
     for (size_t a = 0; a < spatial; ++a) {
       size_t k = first + a;

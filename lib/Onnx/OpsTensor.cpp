@@ -312,6 +312,8 @@ Tensor pad(const OpContext &c) {
   for (size_t i = 0; i < axes.size(); ++i) {
     if (pads[i] < 0 || pads[i + axes.size()] < 0)
       c.fail("negative pads (cropping)");
+    if (pads[i] > (int64_t(1) << 31) || pads[i + axes.size()] > (int64_t(1) << 31))
+      c.fail("pads above 2^31");
     widths[size_t(2 * axes[i])] = pads[i];
     widths[size_t(2 * axes[i] + 1)] = pads[i + axes.size()];
   }
@@ -340,9 +342,10 @@ Tensor tile(const OpContext &c) {
   for (size_t a = 0; a < repeats.size(); ++a) {
     spread.insert(spread.end(), {1, x.shape()[a]});
     wide.insert(wide.end(), {repeats[a], x.shape()[a]});
-    out.push_back(repeats[a] * x.shape()[a]);
   }
-  c.creatable(wide);
+  c.creatable(wide); // before any product of its numbers
+  for (size_t a = 0; a < repeats.size(); ++a)
+    out.push_back(repeats[a] * x.shape()[a]);
   return reshape(np::broadcast_to(reshape(x, spread), wide), out);
 }
 
@@ -366,7 +369,7 @@ Tensor depthToSpace(const OpContext &c, bool toSpace) {
   if (x.ndim() != 4)
     c.fail("input of shape " + shape_rules::str(x.shape()) + ", expected (N, C, H, W)");
   int64_t b = c.attr_int("blocksize", 0);
-  if (b < 1)
+  if (b < 1 || b > (int64_t(1) << 16))
     c.fail("blocksize " + std::to_string(b));
   int64_t n = x.shape()[0], ch = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
   if (!toSpace) {

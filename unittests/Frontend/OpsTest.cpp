@@ -452,3 +452,19 @@ TEST(Ops, EmptyMatmulsGiveEmptyOrZeroResults) {
   EXPECT_EQ(zeros.shape(), (Shape{2, 3}));
   EXPECT_EQ(zeros.to_vector<float>(), std::vector<float>(6, 0.f));
 }
+
+// A float beyond an integer type's range saturates and NaN gives 0, in casts and in
+// constants: the C++ conversion is undefined there (an ONNX file filling uint8 with -inf
+// reached one through a constant).
+TEST(Ops, FloatsOutsideAnIntegersRangeSaturate) {
+  double inf = std::numeric_limits<double>::infinity();
+  Tensor x = np::array(std::vector<double>{1e30, -1e30, std::nan(""), -2.7, 2.7},
+                       std::nullopt, DType::f32);
+  EXPECT_EQ(x.astype(DType::i32).to_vector<int64_t>(),
+            (std::vector<int64_t>{INT32_MAX, INT32_MIN, 0, -2, 2}));
+  EXPECT_EQ(x.astype(DType::u8).to_vector<int64_t>(), (std::vector<int64_t>{255, 0, 0, 0, 2}));
+  EXPECT_EQ(x.astype(DType::boolean).to_vector<int64_t>(), (std::vector<int64_t>{1, 1, 1, 1, 1}));
+  EXPECT_EQ(np::full({2}, -inf, DType::u8).to_vector<int64_t>(), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(np::full({2}, inf, DType::i64).to_vector<int64_t>(),
+            (std::vector<int64_t>{INT64_MAX, INT64_MAX}));
+}

@@ -7,6 +7,7 @@
 #include "dlc/Runtime/CPU/NNKernels.h"
 #include "dlc/Runtime/Engine/Kernel.h"
 
+#include <limits>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -67,6 +68,27 @@ inline float load(bfloat16 value) { return to_float(value); }
 template <typename T, typename C> inline T store(C value) { return static_cast<T>(value); }
 template <> inline float16 store<float16, float>(float value) { return to_float16(value); }
 template <> inline bfloat16 store<bfloat16, float>(float value) { return to_bfloat16(value); }
+
+/// `value` as a To element: 16-bit floats rounded, integers truncated toward zero as
+/// numpy does, a value beyond the integer type's range saturated and NaN made 0 (a cast
+/// there is undefined in C++: an ONNX file's constant of -inf filling uint8 reached one).
+template <typename To, typename From> inline To convert_number(From value) {
+  if constexpr (std::is_same_v<To, float16> || std::is_same_v<To, bfloat16>) {
+    return store<To>(static_cast<float>(value));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return value != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    if (value != value)
+      return To(0);
+    if (value <= From(std::numeric_limits<To>::lowest()))
+      return std::numeric_limits<To>::lowest();
+    if (value >= From(std::numeric_limits<To>::max()))
+      return std::numeric_limits<To>::max();
+    return static_cast<To>(value);
+  } else {
+    return static_cast<To>(value);
+  }
+}
 
 // The index math the CUDA kernels share (dlc/Core/KernelGeometry.h).
 using kernels::AxisSplit;

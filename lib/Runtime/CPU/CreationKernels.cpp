@@ -21,11 +21,7 @@ template <typename F> void fill(const TensorRef &y, F &&value) {
     using T = decltype(tag);
     T *py = y.as<T>();
     for (int64_t i = 0, n = y.numel(); i < n; ++i) {
-      double v = value(i);
-      if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
-        py[i] = store<T>(float(v));
-      else
-        py[i] = static_cast<T>(v);
+      py[i] = convert_number<T>(value(i));
     }
   });
 }

@@ -141,7 +141,8 @@ void selectKernel(const KernelArgs &args) {
   });
 }
 
-// y = x converted to y's dtype, element by element (float to int truncates, as numpy).
+// y = x converted to y's dtype, element by element (float to int truncates, as numpy;
+// out of range it saturates, NaN gives 0: convert_number).
 void castKernel(const KernelArgs &args) {
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   int64_t n = y.numel();
@@ -151,13 +152,8 @@ void castKernel(const KernelArgs &args) {
       using To = decltype(toTag);
       const From *px = x.as<From>();
       To *py = y.as<To>();
-      for (int64_t i = 0; i < n; ++i) {
-        auto value = load(px[i]);
-        if constexpr (std::is_same_v<To, float16> || std::is_same_v<To, bfloat16>)
-          py[i] = store<To>(static_cast<float>(value));
-        else
-          py[i] = static_cast<To>(value);
-      }
+      for (int64_t i = 0; i < n; ++i)
+        py[i] = convert_number<To>(load(px[i]));
     });
   });
 }
