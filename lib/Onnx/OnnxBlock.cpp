@@ -112,13 +112,13 @@ namespace {
 
 /// Runs one node on known values, on the host, outside any trace or recording.
 std::vector<Tensor> runOnHost(const Node &node, const OpSpec &spec, int64_t opset,
-                              const std::vector<const Value *> &inputs) {
+                              const std::vector<const Value *> &inputs, int64_t maxCreated) {
   std::optional<trace::Pause> untraced;
   if (trace::active())
     untraced.emplace();
   autograd::Pause unrecorded;
   OpContext context(node, opset, inputs, /*host=*/true, npx::cpu(0),
-                    [](size_t) -> Tensor { return Tensor(); });
+                    [](size_t) -> Tensor { return Tensor(); }, maxCreated);
   return spec.run(context);
 }
 
@@ -169,7 +169,8 @@ void checkSupported(const Model &model, const std::string &source) {
 } // namespace
 
 OnnxBlock::OnnxBlock(Model model, std::string source, const ImportOptions &options)
-    : model_(std::move(model)), source_(std::move(source)), plan_(std::make_unique<Plan>()) {
+    : model_(std::move(model)), source_(std::move(source)),
+      maxCreated_(options.max_created_elements), plan_(std::make_unique<Plan>()) {
   if (model_.opset == 0 && !model_.other_opsets.empty())
     throw UnsupportedError(source_ + ": imports no opset of ONNX's own domain, only '" +
                            model_.other_opsets.begin()->first + "'");
@@ -284,7 +285,7 @@ OnnxBlock::OnnxBlock(Model model, std::string source, const ImportOptions &optio
         held.push_back({plan.constants.at(id), true});
         inputs.push_back(&held.back());
       }
-      std::vector<Tensor> results = runOnHost(node, *spec, model_.opset, inputs);
+      std::vector<Tensor> results = runOnHost(node, *spec, model_.opset, inputs, maxCreated_);
       for (size_t j = 0; j < step.outputs.size(); ++j) {
         if (step.outputs[j] < 0)
           continue;
@@ -393,10 +394,11 @@ std::vector<Tensor> OnnxBlock::forward_multi(const std::vector<Tensor> &given) {
     std::vector<Tensor> results;
     try {
       if (step.host) {
-        results = runOnHost(*step.node, *step.spec, model_.opset, inputs);
+        results = runOnHost(*step.node, *step.spec, model_.opset, inputs, maxCreated_);
       } else {
         OpContext context(*step.node, model_.opset, inputs, false, device,
-                          [&](size_t i) { return materialize(inputs[i]->tensor, device); });
+                          [&](size_t i) { return materialize(inputs[i]->tensor, device); },
+                          maxCreated_);
         results = step.spec->run(context);
       }
     } catch (const UnsupportedError &) {

@@ -7,9 +7,10 @@
 namespace dlc::onnx::detail {
 
 OpContext::OpContext(const Node &node, int64_t opset, std::vector<const Value *> inputs,
-                     bool host, Device device, std::function<Tensor(size_t)> materialize)
+                     bool host, Device device, std::function<Tensor(size_t)> materialize,
+                     int64_t max_created_elements)
     : node_(node), opset_(opset), inputs_(std::move(inputs)), host_(host), device_(device),
-      materialize_(std::move(materialize)) {}
+      materialize_(std::move(materialize)), maxCreated_(max_created_elements) {}
 
 const Value &OpContext::value(size_t i) const {
   if (!has(i))
@@ -106,13 +107,13 @@ Shape OpContext::broadcast(const Shape &a, const Shape &b) const {
 }
 
 const Shape &OpContext::creatable(const Shape &shape) const {
-  constexpr int64_t kMostElements = int64_t(1) << 31;
   int64_t count = 1;
   for (int64_t d : shape) {
     if (d < 0)
       fail("shape " + shape_rules::str(shape) + " has a negative dimension");
-    if (d > 0 && count > kMostElements / d)
-      fail("shape " + shape_rules::str(shape) + " has more than 2^31 elements");
+    if (d > 0 && count > maxCreated_ / d)
+      fail("shape " + shape_rules::str(shape) + " has more than " +
+           std::to_string(maxCreated_) + " elements (ImportOptions::max_created_elements)");
     count *= d;
   }
   return shape;

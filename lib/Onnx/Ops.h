@@ -31,7 +31,8 @@ class OpContext {
 public:
   /// `materialize` turns a known input into a tensor on the device (device-mode nodes).
   OpContext(const Node &node, int64_t opset, std::vector<const Value *> inputs, bool host,
-            Device device, std::function<Tensor(size_t)> materialize);
+            Device device, std::function<Tensor(size_t)> materialize,
+            int64_t max_created_elements);
 
   const Node &node() const { return node_; }
   int64_t opset() const { return opset_; }
@@ -72,7 +73,8 @@ public:
   /// Numpy broadcasting of two shapes; fails naming both when they do not broadcast.
   Shape broadcast(const Shape &a, const Shape &b) const;
   /// Fails for a shape a conversion is to create (a ConstantOfShape's, an Expand's) with
-  /// a negative dimension or more than 2^31 elements: a file's numbers, not memory yet.
+  /// a negative dimension or more elements than ImportOptions::max_created_elements: a
+  /// file's numbers, not memory yet.
   const Shape &creatable(const Shape &shape) const;
   /// An axis in [-rank, rank) made non-negative; fails naming `what` otherwise.
   int64_t axis(int64_t axis, int64_t rank, const char *what = "axis") const;
@@ -85,6 +87,7 @@ private:
   bool host_;
   Device device_;
   std::function<Tensor(size_t)> materialize_;
+  int64_t maxCreated_;
 };
 
 using Convert = std::function<std::vector<Tensor>(OpContext &)>;
@@ -96,6 +99,13 @@ enum class OpKind {
 };
 
 struct OpSpec {
+  OpSpec(std::string type, int64_t since, Convert run, std::vector<size_t> host_inputs = {},
+         std::vector<std::string> attributes = {}, OpKind kind = OpKind::pure,
+         std::vector<size_t> frozen_inputs = {}, std::string note = "")
+      : type(std::move(type)), since(since), run(std::move(run)),
+        host_inputs(std::move(host_inputs)), attributes(std::move(attributes)), kind(kind),
+        frozen_inputs(std::move(frozen_inputs)), note(std::move(note)) {}
+
   std::string type;
   int64_t since = 11; ///< the first opset dlc imports it at
   Convert run;

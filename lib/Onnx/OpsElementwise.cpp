@@ -163,10 +163,10 @@ Tensor gelu(const OpContext &c) {
 Tensors dropout(const OpContext &c) {
   bool training = c.has(2) && c.scalar(2) != 0;
   if (!training) {
-    Tensors out{c.in(0)};
-    if (c.node().outputs.size() > 1 && !c.node().outputs[1].empty())
-      out.push_back(np::full(c.shape(0), 1, DType::boolean, c.device()));
-    return out;
+    Tensor kept = c.in(0);
+    if (c.node().outputs.size() < 2 || c.node().outputs[1].empty())
+      return {kept};
+    return {kept, np::full(c.shape(0), 1, DType::boolean, c.device())};
   }
   double ratio = c.has(1) ? c.scalar(1) : 0.5;
   std::optional<uint64_t> seed;

@@ -35,6 +35,10 @@ struct ImportOptions {
   /// Inputs given their values now, by name: they become constants of the block (and
   /// leave its inputs), for models that take a shape, axes or bounds as an input.
   std::map<std::string, Tensor> input_values;
+  /// The most elements a conversion creates from a file's numbers (ConstantOfShape,
+  /// Expand, Tile, Range, Pad, Resize); beyond, the node is refused before any
+  /// allocation. A cap for untrusted files (the fuzzer sets a small one).
+  int64_t max_created_elements = int64_t(1) << 31;
 };
 
 /// An imported ONNX model: forward_multi takes the graph's inputs in order (those that
@@ -62,6 +66,7 @@ private:
   Model model_;
   std::string source_;
   std::vector<ValueInfo> inputs_;
+  int64_t maxCreated_;
   std::unique_ptr<Plan> plan_;
 };
 
