@@ -21,6 +21,7 @@
 #include "dlc/Gluon/Initializer.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -122,7 +123,23 @@ std::vector<Tensor> runOnHost(const Node &node, const OpSpec &spec, int64_t opse
   return spec.run(context);
 }
 
-void checkSupported(const Model &model, const std::string &source) {
+/// A model older than kOldestOpset imports when each of its nodes means what it means at
+/// kOldestOpset: ONNX has not changed the op's definition between the two.
+std::optional<std::string> changedSinceModel(const Node &node, int64_t opset) {
+  if (opset >= kOldestOpset)
+    return std::nullopt;
+  int64_t then = op_version(node.op_type, opset), oldest = op_version(node.op_type, kOldestOpset);
+  if (then == 0)
+    return "ONNX has no " + node.op_type + " at opset " + std::to_string(opset);
+  if (then == oldest)
+    return std::nullopt;
+  return node.op_type + "-" + std::to_string(then) + " differs from " + node.op_type + "-" +
+         std::to_string(oldest) + ", the oldest definition dlc imports " +
+         "(onnx.version_converter converts the model to opset " + std::to_string(kOldestOpset) +
+         " or later)";
+}
+
+void checkSupported(const Model &model, int64_t opset, const std::string &source) {
   std::vector<std::string> problems;
   for (const Node &node : model.graph.nodes) {
     std::string where = node.label() + ", opset " + std::to_string(model.opset) + ": ";
@@ -135,7 +152,11 @@ void checkSupported(const Model &model, const std::string &source) {
       problems.push_back(where + "no conversion for " + node.op_type);
       continue;
     }
-    if (model.opset < spec->since) {
+    if (std::optional<std::string> changed = changedSinceModel(node, model.opset)) {
+      problems.push_back(where + *changed);
+      continue;
+    }
+    if (opset < spec->since) {
       problems.push_back(where + node.op_type + " is imported from opset " +
                          std::to_string(spec->since));
       continue;
@@ -174,12 +195,14 @@ OnnxBlock::OnnxBlock(Model model, std::string source, const ImportOptions &optio
   if (model_.opset == 0 && !model_.other_opsets.empty())
     throw UnsupportedError(source_ + ": imports no opset of ONNX's own domain, only '" +
                            model_.other_opsets.begin()->first + "'");
-  if (model_.opset < kOldestOpset || model_.opset > kNewestOpset)
+  if (model_.opset < 1 || model_.opset > kNewestOpset)
     throw UnsupportedError(source_ + ": opset " + std::to_string(model_.opset) +
                            " of ONNX's domain; dlc imports opsets " +
                            std::to_string(kOldestOpset) + " to " + std::to_string(kNewestOpset) +
-                           " (onnx.version_converter converts between them)");
-  checkSupported(model_, source_);
+                           ", and older ones whose ops have not changed since (" +
+                           "onnx.version_converter converts between them)");
+  opset_ = std::max(model_.opset, kOldestOpset);
+  checkSupported(model_, opset_, source_);
   Plan &plan = *plan_;
   const Graph &graph = model_.graph;
 
@@ -285,7 +308,7 @@ OnnxBlock::OnnxBlock(Model model, std::string source, const ImportOptions &optio
         held.push_back({plan.constants.at(id), true});
         inputs.push_back(&held.back());
       }
-      std::vector<Tensor> results = runOnHost(node, *spec, model_.opset, inputs, maxCreated_);
+      std::vector<Tensor> results = runOnHost(node, *spec, opset_, inputs, maxCreated_);
       for (size_t j = 0; j < step.outputs.size(); ++j) {
         if (step.outputs[j] < 0)
           continue;
@@ -394,9 +417,9 @@ std::vector<Tensor> OnnxBlock::forward_multi(const std::vector<Tensor> &given) {
     std::vector<Tensor> results;
     try {
       if (step.host) {
-        results = runOnHost(*step.node, *step.spec, model_.opset, inputs, maxCreated_);
+        results = runOnHost(*step.node, *step.spec, opset_, inputs, maxCreated_);
       } else {
-        OpContext context(*step.node, model_.opset, inputs, false, device,
+        OpContext context(*step.node, opset_, inputs, false, device,
                           [&](size_t i) { return materialize(inputs[i]->tensor, device); },
                           maxCreated_);
         results = step.spec->run(context);

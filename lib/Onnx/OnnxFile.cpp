@@ -11,6 +11,7 @@
 #include "dlc/Core/InputFile.h"
 #include "dlc/Frontend/NumPy.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -272,6 +273,14 @@ const char *attribute_kind_name(Attribute::Kind kind) {
 std::string Node::label() const {
   std::string who = !name.empty() ? name : !outputs.empty() ? outputs[0] : std::string("?");
   return "node '" + who + "' (" + (domain.empty() ? "" : domain + ".") + op_type + ")";
+}
+
+int64_t op_version(const std::string &op_type, int64_t opset) {
+  if (opset < 1 || opset > std::numeric_limits<int>::max())
+    return 0;
+  const ::onnx::OpSchema *schema =
+      ::onnx::OpSchemaRegistry::Schema(op_type, int(opset), ::onnx::ONNX_DOMAIN);
+  return schema ? schema->SinceVersion() : 0;
 }
 
 std::string onnx_dtype_name(int32_t code) {

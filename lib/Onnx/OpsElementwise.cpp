@@ -104,8 +104,9 @@ Tensor logical(const OpContext &c, const char *which) {
   Tensor yes = np::full({}, 1, DType::boolean, a.device());
   Tensor no = np::full({}, 0, DType::boolean, a.device());
   std::string op = which;
+  // Booleans go through where: the dialect compares numbers only.
   if (op == "Not")
-    return np::equal(a, no);
+    return np::where(a, no, yes);
   Tensor b = c.in(1);
   if (op == "And")
     return np::broadcast_to(np::where(a, b, no),
@@ -113,7 +114,8 @@ Tensor logical(const OpContext &c, const char *which) {
   if (op == "Or")
     return np::broadcast_to(np::where(a, yes, b),
                             c.broadcast(a.shape(), b.shape()));
-  return np::not_equal(a, b); // Xor
+  return np::broadcast_to(np::where(a, np::where(b, no, yes), b), // Xor
+                          c.broadcast(a.shape(), b.shape()));
 }
 
 Tensor clip(const OpContext &c) {
@@ -231,7 +233,7 @@ void add_elementwise_ops(std::vector<OpSpec> &specs) {
                      bool positive = c.attr_int("detect_positive", 1) != 0;
                      bool negative = c.attr_int("detect_negative", 1) != 0;
                      if (positive && negative)
-                       return Tensors{np::not_equal(up, down)};
+                       return Tensors{np::where(up, up, down)};
                      if (positive)
                        return Tensors{up};
                      if (negative)

@@ -42,9 +42,11 @@ void printSupportedOps() {
   std::printf("# ONNX ops dlc imports\n\n"
               "Generated from the importer's table (`dlc-import-onnx --supported-ops`, "
               "`ninja -C build dlc-update-docs`); docs/onnx.md explains. Opsets %lld to "
-              "%lld of ONNX's own domain; an attribute not listed for an op is refused by "
+              "%lld of ONNX's own domain (and older files whose ops have not changed "
+              "definition since %lld); an attribute not listed for an op is refused by "
               "name when the model is imported.\n\n",
-              static_cast<long long>(onnx::kOldestOpset), static_cast<long long>(onnx::kNewestOpset));
+              static_cast<long long>(onnx::kOldestOpset), static_cast<long long>(onnx::kNewestOpset),
+              static_cast<long long>(onnx::kOldestOpset));
   std::printf("| ONNX op | from opset | attributes read | not covered |\n");
   std::printf("|---|---|---|---|\n");
   for (const onnx::SupportedOp &op : onnx::supported_ops()) {

@@ -254,9 +254,40 @@ TEST(OnnxImport, EveryUnsupportedNodeIsNamedWithItsOpAndOpset) {
             std::string::npos)
       << text;
 
+  m.mutable_opset_import(0)->set_version(22);
+  text = messageOf([&] { dlc::onnx::import(save(m, dir / "new.onnx")); });
+  EXPECT_NE(text.find("opset 22 of ONNX's domain; dlc imports opsets 11 to 21"),
+            std::string::npos)
+      << text;
+}
+
+// A file older than opset 11 imports where its ops mean what they mean at 11 (ONNX's
+// schema registry says which changed), and runs; a changed op is refused by name.
+TEST(OnnxImport, AnOlderFileImportsWhereItsOpsHaveNotChanged) {
+  ::onnx::ModelProto m = model(7);
+  ::onnx::GraphProto &g = *m.mutable_graph();
+  declare(g.add_input(), "x", {2, 3});
+  declare(g.add_input(), "y", {3});
+  declare(g.add_output(), "z", {2, 3});
+  node(g, "Add", {"x", "y"}, {"sum"});
+  node(g, "Relu", {"sum"}, {"z"});
+  fs::path dir = scratch("older");
+  auto block = dlc::onnx::import(save(m, dir / "add-relu.onnx"));
+  Tensor x = np::array(std::vector<float>{-1, 2, -3, 4, -5, 6}, Shape{2, 3});
+  Tensor y = np::array(std::vector<float>{0.5f, 1.5f, 4}, Shape{3});
+  std::vector<Tensor> z = block->forward_multi({x, y});
+  ASSERT_EQ(z.size(), 1u);
+  std::vector<float> got = z[0].to_vector<float>(), want = {0.0f, 3.5f, 1.0f, 4.5f, 0.0f, 10.0f};
+  EXPECT_EQ(got, want);
+
+  // Softmax-1 coerced its input to 2-D; Softmax-11 has the same attribute with another
+  // meaning, so an opset-9 Softmax must not pass for an opset-11 one.
+  node(g, "Softmax", {"z"}, {"p"}, "soft");
+  g.mutable_output(0)->set_name("p");
   m.mutable_opset_import(0)->set_version(9);
-  text = messageOf([&] { dlc::onnx::import(save(m, dir / "old.onnx")); });
-  EXPECT_NE(text.find("opset 9 of ONNX's domain; dlc imports opsets 11 to 21"),
+  std::string text = messageOf([&] { dlc::onnx::import(save(m, dir / "softmax.onnx")); });
+  EXPECT_NE(text.find("node 'soft' (Softmax), opset 9: Softmax-1 differs from Softmax-11, "
+                      "the oldest definition dlc imports"),
             std::string::npos)
       << text;
 }

@@ -24,7 +24,8 @@
 
 namespace dlc::onnx {
 
-/// The opsets of ONNX's own domain that dlc imports.
+/// The opsets of ONNX's own domain that dlc imports (and older ones where none of the
+/// model's ops has changed definition since kOldestOpset).
 constexpr int64_t kOldestOpset = 11;
 constexpr int64_t kNewestOpset = 21;
 
@@ -67,6 +68,9 @@ private:
   std::string source_;
   std::vector<ValueInfo> inputs_;
   int64_t maxCreated_;
+  /// The opset the conversions read: the model's, or kOldestOpset for an older model
+  /// whose ops have not changed since (checked per node at construction).
+  int64_t opset_ = kOldestOpset;
   std::unique_ptr<Plan> plan_;
 };
 

@@ -92,6 +92,11 @@ void write_model(const Model &model, const std::string &path);
 /// Reads one serialized TensorProto (the ONNX backend tests' input_0.pb, output_0.pb).
 Tensor read_tensor_file(const std::string &path);
 
+/// The version of `op_type`'s definition (in ONNX's own domain) that a model of `opset`
+/// uses: the opset that last changed it, per libonnx's schema registry; 0 where ONNX has
+/// no such op at that opset. Two opsets with the same version mean the same node.
+int64_t op_version(const std::string &op_type, int64_t opset);
+
 /// ONNX's TensorProto.DataType name ("FLOAT", "DOUBLE", ...) of a code.
 std::string onnx_dtype_name(int32_t code);
 
