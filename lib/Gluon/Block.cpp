@@ -5,11 +5,13 @@
 #include "dlc/Frontend/NumPy.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cxxabi.h>
 #include <typeinfo>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 namespace dlc::gluon {
@@ -49,6 +51,13 @@ std::vector<Tensor> Block::forward_multi(const std::vector<Tensor> &inputs) {
   return {forward(inputs[0])};
 }
 
+namespace {
+/// Counts changes to any block's parameters or children, so that a compiled function
+/// re-collects its block's parameters only after one (an imported ONNX block registers
+/// what its conversions derive during its first call, inside the trace).
+std::atomic<uint64_t> structureChanges{0};
+} // namespace
+
 void Block::addChild(const std::string &name, std::shared_ptr<Block> child) {
   if (!child)
     throw ValueError("register_child: '" + name + "' is a null block");
@@ -56,6 +65,7 @@ void Block::addChild(const std::string &name, std::shared_ptr<Block> child) {
     if (entry.first == name)
       throw Error("a child named '" + name + "' is already registered");
   children_.emplace_back(name, std::move(child));
+  ++structureChanges;
 }
 
 std::shared_ptr<Block> Block::child(const std::string &name) const {
@@ -71,6 +81,7 @@ void Block::replace_child(const std::string &name, std::shared_ptr<Block> block)
   for (auto &entry : children_)
     if (entry.first == name) {
       entry.second = std::move(block);
+      ++structureChanges;
       return;
     }
   std::string names;
@@ -85,6 +96,7 @@ ParameterPtr Block::register_parameter(const std::string &name, ParameterPtr par
     if (entry.first == name)
       throw Error("a parameter named '" + name + "' is already registered");
   params_.emplace_back(name, parameter);
+  ++structureChanges;
   return parameter;
 }
 
@@ -173,12 +185,23 @@ std::vector<Tensor> HybridBlock::call_multi(const std::vector<Tensor> &inputs) {
 
 CompiledFunction &HybridBlock::compiledFunction() {
   if (!compiled_) {
-    ParameterDict params = collect_params();
+    struct Collected {
+      std::mutex mutex;
+      uint64_t at = ~uint64_t(0);
+      ParameterDict params;
+    };
+    auto collected = std::make_shared<Collected>();
     compiled_ = std::make_shared<CompiledFunction>(
         compiledName(),
         CompiledFunction::ForwardMulti(
             [this](const std::vector<Tensor> &inputs) { return forward_multi(inputs); }),
-        [params](Device device) {
+        [this, collected](Device device) {
+          std::lock_guard<std::mutex> lock(collected->mutex);
+          if (collected->at != structureChanges.load()) {
+            collected->at = structureChanges.load();
+            collected->params = collect_params();
+          }
+          const ParameterDict &params = collected->params;
           std::vector<BoundParameter> bound;
           for (const std::string &name : params.keys()) {
             const ParameterPtr &p = params[name];

@@ -99,6 +99,9 @@ struct OnnxBlock::Plan {
   std::vector<Step> steps;
   std::unordered_map<int, Tensor> constants; ///< host tensors
   std::unordered_map<int, gluon::ParameterPtr> parameters;
+  /// What conversions derive (OpContext::derived), by parameter name: made at the first
+  /// call that needs them, held as parameters that never train.
+  std::map<std::string, gluon::ParameterPtr> derived;
   std::vector<int> inputs, outputs;
 
   int id(const std::string &name) {
@@ -379,6 +382,29 @@ OnnxBlock::OnnxBlock(Model model, std::string source, const ImportOptions &optio
 
 OnnxBlock::~OnnxBlock() = default;
 
+Tensor OnnxBlock::derivedParameter(const std::string &name, const std::function<Tensor()> &make,
+                                   Device device) {
+  gluon::ParameterPtr &held = plan_->derived[name];
+  if (!held) {
+    // Made outside any trace or recording: a weight of the program, not a step of it.
+    std::optional<trace::Pause> untraced;
+    if (trace::active())
+      untraced.emplace();
+    autograd::Pause unrecorded;
+    Tensor value = make();
+    held = std::make_shared<gluon::Parameter>(name, value.shape(), value.dtype(),
+                                              std::make_shared<FromFile>(value), GradReq::null);
+    held->initialize(nullptr, {device});
+    register_parameter(name, held);
+  }
+  std::vector<Device> devices = held->list_devices();
+  if (std::find(devices.begin(), devices.end(), device) == devices.end()) {
+    devices.push_back(device);
+    held->reset_device(devices);
+  }
+  return held->data(device);
+}
+
 std::vector<Tensor> OnnxBlock::forward_multi(const std::vector<Tensor> &given) {
   Plan &plan = *plan_;
   if (given.size() != inputs_.size()) {
@@ -419,9 +445,13 @@ std::vector<Tensor> OnnxBlock::forward_multi(const std::vector<Tensor> &given) {
       if (step.host) {
         results = runOnHost(*step.node, *step.spec, opset_, inputs, maxCreated_);
       } else {
-        OpContext context(*step.node, opset_, inputs, false, device,
-                          [&](size_t i) { return materialize(inputs[i]->tensor, device); },
-                          maxCreated_);
+        const Node &node = *step.node;
+        OpContext context(
+            node, opset_, inputs, false, device,
+            [&](size_t i) { return materialize(inputs[i]->tensor, device); }, maxCreated_,
+            [&](const std::string &key, const std::function<Tensor()> &make) {
+              return derivedParameter(node.outputs.at(0) + "." + key, make, device);
+            });
         results = step.spec->run(context);
       }
     } catch (const UnsupportedError &) {

@@ -8,9 +8,16 @@ namespace dlc::onnx::detail {
 
 OpContext::OpContext(const Node &node, int64_t opset, std::vector<const Value *> inputs,
                      bool host, Device device, std::function<Tensor(size_t)> materialize,
-                     int64_t max_created_elements)
+                     int64_t max_created_elements, Derive derive)
     : node_(node), opset_(opset), inputs_(std::move(inputs)), host_(host), device_(device),
-      materialize_(std::move(materialize)), maxCreated_(max_created_elements) {}
+      materialize_(std::move(materialize)), maxCreated_(max_created_elements),
+      derive_(std::move(derive)) {}
+
+Tensor OpContext::derived(const std::string &key, const std::function<Tensor()> &make) const {
+  if (host_ || !derive_)
+    return make().to(device_);
+  return derive_(key, make);
+}
 
 const Value &OpContext::value(size_t i) const {
   if (!has(i))
@@ -134,6 +141,7 @@ const std::vector<OpSpec> &op_specs() {
     add_nn_ops(all);
     add_tensor_ops(all);
     add_reduce_ops(all);
+    add_resize_ops(all);
     std::sort(all.begin(), all.end(),
               [](const OpSpec &a, const OpSpec &b) { return a.type < b.type; });
     return all;

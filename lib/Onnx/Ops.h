@@ -27,12 +27,16 @@ struct Value {
   bool parameter = false; ///< a parameter of the block (a weight the file gave)
 };
 
+/// Gives the tensor a conversion derives under a key, making it (the function) only once.
+using Derive = std::function<Tensor(const std::string &key, const std::function<Tensor()> &)>;
+
 class OpContext {
 public:
-  /// `materialize` turns a known input into a tensor on the device (device-mode nodes).
+  /// `materialize` turns a known input into a tensor on the device (device-mode nodes);
+  /// `derive` holds what derived() makes (none: made at each call).
   OpContext(const Node &node, int64_t opset, std::vector<const Value *> inputs, bool host,
             Device device, std::function<Tensor(size_t)> materialize,
-            int64_t max_created_elements);
+            int64_t max_created_elements, Derive derive = nullptr);
 
   const Node &node() const { return node_; }
   int64_t opset() const { return opset_; }
@@ -79,6 +83,13 @@ public:
   /// An axis in [-rank, rank) made non-negative; fails naming `what` otherwise.
   int64_t axis(int64_t axis, int64_t rank, const char *what = "axis") const;
 
+  /// A tensor the conversion computes on the host from what the import knows (shapes,
+  /// attributes, known inputs), such as Resize's interpolation matrices; `key` must name
+  /// everything it depends on. On the device the block holds it as a parameter that never
+  /// trains, made once per key: traced programs bind it as a weight and model files carry
+  /// it (a tensor made afresh inside a trace would be captured, which export refuses).
+  Tensor derived(const std::string &key, const std::function<Tensor()> &make) const;
+
 private:
   const Value &value(size_t i) const;
   const Node &node_;
@@ -88,6 +99,7 @@ private:
   Device device_;
   std::function<Tensor(size_t)> materialize_;
   int64_t maxCreated_;
+  Derive derive_;
 };
 
 using Convert = std::function<std::vector<Tensor>(OpContext &)>;
@@ -124,6 +136,7 @@ void add_elementwise_ops(std::vector<OpSpec> &specs);
 void add_nn_ops(std::vector<OpSpec> &specs);
 void add_tensor_ops(std::vector<OpSpec> &specs);
 void add_reduce_ops(std::vector<OpSpec> &specs);
+void add_resize_ops(std::vector<OpSpec> &specs);
 
 } // namespace dlc::onnx::detail
 

@@ -1,4 +1,4 @@
-//===- OpsNN.cpp - ONNX's convolutions, pools, norms, products, softmax, resize ===//
+//===- OpsNN.cpp - ONNX's convolutions, pools, norms, products and softmax -----===//
 //
 // dlc's convolutions and pools are two-dimensional with the same padding on both sides
 // of an axis. One-dimensional ones run as two-dimensional ones of height 1; unequal
@@ -388,63 +388,6 @@ Tensor softmax(const OpContext &c, bool log) {
   return np::reshape(y, x.shape());
 }
 
-Tensor resize(const OpContext &c) {
-  Tensor x = c.in(0);
-  if (x.ndim() != 4)
-    c.fail("input of shape " + shape_rules::str(x.shape()) + ": dlc resizes (N, C, H, W)");
-  if (c.has_attr("axes") || c.attr_int("antialias", 0) != 0)
-    c.fail("the axes and antialias attributes");
-  std::vector<int64_t> sizes;
-  if (c.has(3)) {
-    sizes = c.ints(3);
-  } else if (c.has(2)) {
-    std::vector<double> scales = c.floats(2);
-    if (scales.size() != 4)
-      c.fail("scales of " + std::to_string(scales.size()) + " values for a 4-d input");
-    for (size_t a = 0; a < 4; ++a) {
-      double scaled = double(x.shape()[a]) * scales[a];
-      // ONNX maps coordinates with the scale itself; dlc's resizes map them with the
-      // ratio of the sizes, the same only where the scaled size is whole.
-      if (scaled != std::floor(scaled))
-        c.fail("scale " + std::to_string(scales[a]) + " of axis " + std::to_string(a) +
-               " gives a size of " + std::to_string(scaled) +
-               " (dlc resizes by scales that give whole sizes)");
-      sizes.push_back(int64_t(scaled));
-    }
-  } else {
-    c.fail("neither scales nor sizes given");
-  }
-  if (sizes.size() == 4)
-    c.creatable(sizes);
-  if (sizes.size() != 4 || sizes[0] != x.shape()[0] || sizes[1] != x.shape()[1])
-    c.fail("output sizes " + shape_rules::str(sizes) + " for input " +
-           shape_rules::str(x.shape()) + ": dlc resizes the two spatial axes only");
-  std::string mode = c.attr_string("mode", "nearest");
-  std::string coordinates = c.attr_string("coordinate_transformation_mode", "half_pixel");
-  if (mode == "nearest") {
-    int64_t scale = sizes[2] / x.shape()[2];
-    bool integral = sizes[2] == scale * x.shape()[2] && sizes[3] == scale * x.shape()[3];
-    std::string rounding = c.attr_string("nearest_mode", "round_prefer_floor");
-    // Integer up-sampling copies each pixel `scale` times whenever the source pixel is
-    // floor(out / scale): the asymmetric transform with floor (PyTorch's export).
-    if (integral && scale >= 1 && coordinates == "asymmetric" && rounding == "floor")
-      return scale == 1 ? x : npx::upsampling_nearest(x, scale);
-    c.fail("nearest resizing from " + shape_rules::str(x.shape()) + " to " +
-           shape_rules::str(sizes) + " with coordinate_transformation_mode='" + coordinates +
-           "', nearest_mode='" + rounding +
-           "' (dlc has integer up-sampling with 'asymmetric' and 'floor')");
-  }
-  if (mode == "linear") {
-    if (coordinates == "align_corners")
-      return npx::bilinear_resize(x, sizes[2], sizes[3], true);
-    if (coordinates == "half_pixel" ||
-        (coordinates == "pytorch_half_pixel" && sizes[2] > 1 && sizes[3] > 1))
-      return npx::bilinear_resize(x, sizes[2], sizes[3], false);
-    c.fail("linear resizing with coordinate_transformation_mode='" + coordinates + "'");
-  }
-  c.fail("mode='" + mode + "' (dlc resizes with 'nearest' and 'linear')");
-}
-
 } // namespace
 
 void add_nn_ops(std::vector<OpSpec> &specs) {
@@ -489,13 +432,6 @@ void add_nn_ops(std::vector<OpSpec> &specs) {
                    {"axis"}});
   specs.push_back({"LogSoftmax", 11, [](OpContext &c) { return Tensors{softmax(c, true)}; }, {},
                    {"axis"}});
-  specs.push_back({"Resize", 11, [](OpContext &c) { return Tensors{resize(c)}; }, {1, 2, 3},
-                   {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
-                    "exclude_outside", "extrapolation_value", "antialias", "axes",
-                    "keep_aspect_ratio_policy"},
-                   OpKind::pure, {},
-                   "4-D; nearest: integer up-sampling ('asymmetric', 'floor'); linear: "
-                   "'align_corners', 'half_pixel', 'pytorch_half_pixel'"});
 }
 
 } // namespace dlc::onnx::detail

@@ -204,6 +204,63 @@ TEST(OnnxImport, CompiledModelFileGivesTheEagerOutputs) {
   expectNear(loaded->run({x})[0], expectedGemm(x));
 }
 
+// Resize at a scale that gives no whole size (cubic, 0.8 and 1.5) runs as one product per
+// axis with matrices the block holds as frozen parameters: eager, hybridized and a model
+// file agree, and its input gradient is the finite differences'.
+TEST(OnnxImport, AResizeByAnyScaleRunsEverywhereAndDifferentiates) {
+  ::onnx::ModelProto m = model(13);
+  ::onnx::GraphProto &g = *m.mutable_graph();
+  declare(g.add_input(), "x", {2, 3, 5, 6});
+  declare(g.add_output(), "y", {2, 3, 4, 9});
+  *g.add_initializer() = floats("scales", {4}, {1, 1, 0.8f, 1.5f});
+  ::onnx::NodeProto *n = node(g, "Resize", {"x", "", "scales"}, {"y"});
+  auto *mode = n->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(::onnx::AttributeProto::STRING);
+  mode->set_s("cubic");
+  fs::path dir = scratch("resize");
+  std::string path = save(m, dir / "resize.onnx");
+  auto block = dlc::onnx::import(path);
+  Tensor x = np::random::normal(0, 1, {2, 3, 5, 6});
+  Tensor eager = (*block)(x);
+  ASSERT_EQ(eager.shape(), (Shape{2, 3, 4, 9}));
+  gluon::ParameterDict params = block->collect_params();
+  ASSERT_EQ(params.size(), 2u); // one matrix per resized axis
+  for (const gluon::ParameterPtr &p : params.values())
+    EXPECT_EQ(p->grad_req(), GradReq::null) << p->name();
+
+  auto traced = dlc::onnx::import(path);
+  traced->hybridize();
+  expectNear((*traced)(x), eager);
+  dlc::onnx::export_traced(*traced, (dir / "traced").string());
+  CompiledExportedModel compiled = compile_exported_model(
+      (dir / "traced.mlir").string(), (dir / "traced.safetensors").string(), DeviceKind::cpu);
+  write_model_file((dir / "resize.dlc").string(), compiled.file);
+  expectNear(CompiledModel::load((dir / "resize.dlc").string())->run({x})[0], eager);
+
+  // d sum(y * r) / dx against central differences at a few elements (y is linear in x).
+  Tensor r = np::random::normal(0, 1, {2, 3, 4, 9});
+  Tensor grad;
+  {
+    Tensor xg = x.copyto(npx::cpu(0));
+    xg.attach_grad();
+    autograd::Record record;
+    np::sum(np::multiply((*block)(xg), r)).backward();
+    grad = xg.grad();
+  }
+  std::vector<float> xs = x.to_vector<float>(), gs = grad.to_vector<float>();
+  for (size_t i : {size_t(0), size_t(7), size_t(61), size_t(179)}) {
+    auto objective = [&](float delta) {
+      std::vector<float> moved = xs;
+      moved[i] += delta;
+      Tensor y = (*block)(np::array(moved, Shape{2, 3, 5, 6}));
+      return np::sum(np::multiply(y, r)).to_vector<float>()[0];
+    };
+    float numeric = (objective(1e-2f) - objective(-1e-2f)) / 2e-2f;
+    EXPECT_NEAR(gs[i], numeric, 2e-3 * (1 + std::abs(numeric))) << "element " << i;
+  }
+}
+
 TEST(OnnxImport, AnInputShapeMustFitTheDeclaredOne) {
   fs::path dir = scratch("shape-errors");
   std::string path = save(flattenThenGemm(), dir / "m.onnx");

@@ -17,6 +17,7 @@
 #include "dlc/Gluon/Block.h"
 #include "dlc/Onnx/OnnxFile.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -63,6 +64,10 @@ public:
   std::vector<Tensor> example_inputs(Device device) const;
 
 private:
+  /// The parameter `name` that holds what OpContext::derived makes, on `device`.
+  Tensor derivedParameter(const std::string &name, const std::function<Tensor()> &make,
+                          Device device);
+
   struct Plan;
   Model model_;
   std::string source_;
