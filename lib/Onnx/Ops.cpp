@@ -142,6 +142,7 @@ const std::vector<OpSpec> &op_specs() {
     add_tensor_ops(all);
     add_reduce_ops(all);
     add_resize_ops(all);
+    add_pool_ops(all);
     std::sort(all.begin(), all.end(),
               [](const OpSpec &a, const OpSpec &b) { return a.type < b.type; });
     return all;

@@ -137,6 +137,7 @@ void add_nn_ops(std::vector<OpSpec> &specs);
 void add_tensor_ops(std::vector<OpSpec> &specs);
 void add_reduce_ops(std::vector<OpSpec> &specs);
 void add_resize_ops(std::vector<OpSpec> &specs);
+void add_pool_ops(std::vector<OpSpec> &specs);
 
 } // namespace dlc::onnx::detail
 

@@ -1,12 +1,13 @@
-//===- OpsNN.cpp - ONNX's convolutions, pools, norms, products and softmax -----===//
+//===- OpsNN.cpp - ONNX's convolutions, norms, products and softmax ------------===//
 //
-// dlc's convolutions and pools are two-dimensional with the same padding on both sides
-// of an axis. One-dimensional ones run as two-dimensional ones of height 1; unequal
+// dlc's convolutions are two-dimensional with the same padding on both sides of an
+// axis. One-dimensional ones run as two-dimensional ones of height 1; unequal
 // padding (SAME_UPPER on an even window, exporters' asymmetric pads) is an explicit
 // npx::pad before them.
 //
 //===----------------------------------------------------------------------===//
 #include "Ops.h"
+#include "Window.h"
 
 #include "dlc/Frontend/NN.h"
 #include "dlc/Frontend/NumPy.h"
@@ -18,99 +19,6 @@ namespace dlc::onnx::detail {
 namespace {
 
 using Tensors = std::vector<Tensor>;
-
-/// The largest window, stride, dilation or padding a file may give: the arithmetic on
-/// them stays far from overflowing.
-constexpr int64_t kMostWindow = int64_t(1) << 31;
-
-/// The spatial geometry of a convolution or pool, two axes (height first), as ONNX
-/// gives it after auto_pad is resolved.
-struct Window {
-  std::array<int64_t, 2> kernel{1, 1}, stride{1, 1}, dilation{1, 1};
-  std::array<int64_t, 2> begin{0, 0}, end{0, 0}; ///< padding
-  bool symmetric() const { return begin == end; }
-};
-
-/// Reads kernel_shape/strides/dilations/pads/auto_pad for `spatial` (1 or 2) axes of
-/// an input whose spatial sizes are `sizes`; 1-D windows become height-1 ones.
-Window readWindow(const OpContext &c, size_t spatial, const std::vector<int64_t> &kernel,
-                  const std::vector<int64_t> &sizes, bool transposed = false) {
-  auto fill = [&](const char *name, int64_t fallback) {
-    std::vector<int64_t> v = c.attr_ints(name, std::vector<int64_t>(spatial, fallback));
-    if (v.size() != spatial)
-      c.fail(std::string("attribute '") + name + "' has " + std::to_string(v.size()) +
-             " values for " + std::to_string(spatial) + " spatial axes");
-    for (int64_t x : v)
-      if (x < 1 || x > kMostWindow)
-        c.fail(std::string("attribute '") + name + "' holds " + std::to_string(x) +
-               ", expected values from 1 to 2^31");
-    return v;
-  };
-  if (kernel.size() != spatial || sizes.size() != spatial)
-    c.fail("a window of " + std::to_string(kernel.size()) + " axes for an input of " +
-           std::to_string(sizes.size()) + " spatial axes");
-  std::vector<int64_t> strides = fill("strides", 1), dilations = fill("dilations", 1);
-  std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
-  if (pads.size() != 2 * spatial)
-    c.fail("attribute 'pads' has " + std::to_string(pads.size()) + " values, expected " +
-           std::to_string(2 * spatial));
-  for (int64_t p : pads)
-    if (p < 0 || p > kMostWindow)
-      c.fail("padding " + std::to_string(p) + " (expected 0 to 2^31)");
-  for (int64_t k : kernel)
-    if (k < 1 || k > kMostWindow)
-      c.fail("a window of " + std::to_string(k) + " (expected 1 to 2^31)");
-  std::string autoPad = c.attr_string("auto_pad", "NOTSET");
-  Window w;
-  size_t first = 2 - spatial; // a 1-D window is the width of a 2-D one
-  for (size_t a = 0; a < spatial; ++a) {
-    w.kernel[first + a] = kernel[a];
-    w.stride[first + a] = strides[a];
-    w.dilation[first + a] = dilations[a];
-    int64_t begin = pads[a], end = pads[a + spatial];
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      if (transposed)
-        c.fail("auto_pad=" + autoPad + " on a transposed convolution");
-      int64_t out = (sizes[a] + strides[a] - 1) / strides[a];
-      int64_t total =
-          std::max<int64_t>((out - 1) * strides[a] + (kernel[a] - 1) * dilations[a] + 1 - sizes[a], 0);
-      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end = total - begin;
-    } else if (autoPad == "VALID") {
-      begin = end = 0;
-    } else if (autoPad != "NOTSET") {
-      c.fail("auto_pad='" + autoPad + "' (expected NOTSET, SAME_UPPER, SAME_LOWER or VALID)");
-    }
-    w.begin[first + a] = begin;
-    w.end[first + a] = end;
-  }
-  return w;
-}
-
-size_t spatialAxes(const OpContext &c, const Shape &shape) {
-  if (shape.size() != 3 && shape.size() != 4)
-    c.fail("input of shape " + shape_rules::str(shape) +
-           ": dlc converts 1-D and 2-D ones (N, C, W) or (N, C, H, W)");
-  return shape.size() - 2;
-}
-
-/// (N, C, W) -> (N, C, 1, W); 4-D tensors stay.
-Tensor as2d(const Tensor &x) {
-  if (x.ndim() != 3)
-    return x;
-  return np::reshape(x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]});
-}
-Tensor back(const Tensor &y, size_t spatial) {
-  if (spatial == 2)
-    return y;
-  return np::reshape(y, {y.shape()[0], y.shape()[1], y.shape()[3]});
-}
-
-/// Explicit padding of the spatial axes, with `value`.
-Tensor padSpatial(const Tensor &x, const Window &w, double value) {
-  return npx::pad(x, npx::PadMode::constant,
-                  {0, 0, 0, 0, w.begin[0], w.end[0], w.begin[1], w.end[1]}, value);
-}
 
 Tensor conv(const OpContext &c) {
   Tensor x = c.in(0), weight = c.in(1);
@@ -206,62 +114,6 @@ Tensor convTranspose(const OpContext &c) {
   if (c.has(2))
     y = y + np::reshape(c.in(2), {1, y.shape()[1], 1, 1});
   return back(y, spatial);
-}
-
-Tensor pool(const OpContext &c, bool max) {
-  Tensor x = c.in(0);
-  size_t spatial = spatialAxes(c, x.shape());
-  std::vector<int64_t> kernel = c.attr_ints("kernel_shape");
-  if (kernel.size() != spatial)
-    c.fail("kernel_shape " + shape_rules::str(kernel) + " for input " +
-           shape_rules::str(x.shape()));
-  std::vector<int64_t> sizes(x.shape().begin() + 2, x.shape().end());
-  Window w = readWindow(c, spatial, kernel, sizes);
-  if (w.dilation != std::array<int64_t, 2>{1, 1})
-    c.fail("dilations " + shape_rules::str(c.attr_ints("dilations")) +
-           " (dlc's pools have none)");
-  if (max && c.attr_int("storage_order", 0) != 0)
-    c.fail("storage_order=1 (column-major indices)");
-  if (c.node().outputs.size() > 1 && !c.node().outputs[1].empty())
-    c.fail("the Indices output (dlc's max pool gives values only)");
-  x = as2d(x);
-  npx::PoolOptions options;
-  options.kernel = w.kernel;
-  options.stride = w.stride;
-  options.ceil_mode = c.attr_int("ceil_mode", 0) != 0;
-  bool includePad = c.attr_int("count_include_pad", 0) != 0;
-  options.count_include_pad = includePad;
-  if (w.symmetric()) {
-    options.padding = w.begin;
-    return back(max ? npx::max_pool2d(x, options) : npx::avg_pool2d(x, options), spatial);
-  }
-  if (max)
-    return back(npx::max_pool2d(padSpatial(x, w, -std::numeric_limits<double>::infinity()),
-                                options),
-                spatial);
-  options.count_include_pad = true;
-  Tensor sums = npx::avg_pool2d(padSpatial(x, w, 0), options);
-  if (includePad)
-    return back(sums, spatial);
-  // Averages over the input's elements only: the same pool of a padded plane of ones
-  // counts them.
-  Tensor ones = np::ones({1, 1, x.shape()[2], x.shape()[3]}, x.dtype(), x.device());
-  return back(sums / npx::avg_pool2d(padSpatial(ones, w, 0), options), spatial);
-}
-
-Tensor globalPool(const OpContext &c, bool max) {
-  Tensor x = c.in(0);
-  if (x.ndim() < 3)
-    c.fail("input of shape " + shape_rules::str(x.shape()) + ", expected (N, C, ...)");
-  if (x.ndim() == 4) {
-    npx::PoolOptions options;
-    options.kernel = {x.shape()[2], x.shape()[3]};
-    return max ? npx::max_pool2d(x, options) : npx::avg_pool2d(x, options);
-  }
-  std::vector<int64_t> axes;
-  for (int64_t a = 2; a < x.ndim(); ++a)
-    axes.push_back(a);
-  return max ? np::max(x, axes, true) : np::mean(x, axes, true);
 }
 
 Tensor batchNorm(const OpContext &c) {
@@ -391,26 +243,11 @@ Tensor softmax(const OpContext &c, bool log) {
 } // namespace
 
 void add_nn_ops(std::vector<OpSpec> &specs) {
-  const std::vector<std::string> window{"kernel_shape", "strides", "dilations", "pads",
-                                        "auto_pad"};
-  auto with = [&](std::vector<std::string> extra) {
-    extra.insert(extra.end(), window.begin(), window.end());
-    return extra;
-  };
   specs.push_back({"Conv", 11, [](OpContext &c) { return Tensors{conv(c)}; }, {},
-                   with({"group"}), OpKind::pure, {}, "1-D and 2-D"});
+                   with_window_attributes({"group"}), OpKind::pure, {}, "1-D and 2-D"});
   specs.push_back({"ConvTranspose", 11, [](OpContext &c) { return Tensors{convTranspose(c)}; },
-                   {}, with({"group", "output_padding", "output_shape"}), OpKind::pure, {},
+                   {}, with_window_attributes({"group", "output_padding", "output_shape"}), OpKind::pure, {},
                    "1-D and 2-D; no auto_pad SAME_*"});
-  specs.push_back({"MaxPool", 11, [](OpContext &c) { return Tensors{pool(c, true)}; }, {},
-                   with({"ceil_mode", "storage_order"}), OpKind::pure, {},
-                   "1-D and 2-D; no dilations, no Indices output"});
-  specs.push_back({"AveragePool", 11, [](OpContext &c) { return Tensors{pool(c, false)}; }, {},
-                   with({"ceil_mode", "count_include_pad"}), OpKind::pure, {},
-                   "1-D and 2-D; no dilations"});
-  specs.push_back({"GlobalAveragePool", 11,
-                   [](OpContext &c) { return Tensors{globalPool(c, false)}; }});
-  specs.push_back({"GlobalMaxPool", 11, [](OpContext &c) { return Tensors{globalPool(c, true)}; }});
   specs.push_back({"BatchNormalization", 11, [](OpContext &c) { return Tensors{batchNorm(c)}; },
                    {}, {"epsilon", "momentum", "training_mode"}, OpKind::pure, {3, 4},
                    "inference (running statistics)"});

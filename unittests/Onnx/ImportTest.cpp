@@ -15,8 +15,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 using namespace dlc;
 namespace fs = std::filesystem;
@@ -204,6 +206,28 @@ TEST(OnnxImport, CompiledModelFileGivesTheEagerOutputs) {
   expectNear(loaded->run({x})[0], expectedGemm(x));
 }
 
+/// d sum(block(x) * r) / dx by autograd against central differences at `elements`.
+void expectGradientOfDifferences(dlc::onnx::OnnxBlock &block, const Tensor &x,
+                                 const std::vector<size_t> &elements) {
+  Tensor r = np::random::normal(0, 1, block(x).shape());
+  Tensor xg = x.copyto(npx::cpu(0));
+  xg.attach_grad();
+  {
+    autograd::Record record;
+    np::sum(np::multiply(block(xg), r)).backward();
+  }
+  std::vector<float> xs = x.to_vector<float>(), gs = xg.grad().to_vector<float>();
+  for (size_t i : elements) {
+    auto objective = [&](float delta) {
+      std::vector<float> moved = xs;
+      moved[i] += delta;
+      return np::sum(np::multiply(block(np::array(moved, x.shape())), r)).to_vector<float>()[0];
+    };
+    float numeric = (objective(1e-2f) - objective(-1e-2f)) / 2e-2f;
+    EXPECT_NEAR(gs[i], numeric, 2e-3 * (1 + std::abs(numeric))) << "element " << i;
+  }
+}
+
 // Resize at a scale that gives no whole size (cubic, 0.8 and 1.5) runs as one product per
 // axis with matrices the block holds as frozen parameters: eager, hybridized and a model
 // file agree, and its input gradient is the finite differences'.
@@ -238,26 +262,82 @@ TEST(OnnxImport, AResizeByAnyScaleRunsEverywhereAndDifferentiates) {
   write_model_file((dir / "resize.dlc").string(), compiled.file);
   expectNear(CompiledModel::load((dir / "resize.dlc").string())->run({x})[0], eager);
 
-  // d sum(y * r) / dx against central differences at a few elements (y is linear in x).
-  Tensor r = np::random::normal(0, 1, {2, 3, 4, 9});
-  Tensor grad;
-  {
-    Tensor xg = x.copyto(npx::cpu(0));
-    xg.attach_grad();
-    autograd::Record record;
-    np::sum(np::multiply((*block)(xg), r)).backward();
-    grad = xg.grad();
+  expectGradientOfDifferences(*block, x, {0, 7, 61, 179});
+}
+
+/// A dilated 2-D pool by its definition, one output at a time: x is (N, C, H, W),
+/// windows k with strides s, dilations d, padding (top, left) and (bottom, right).
+std::vector<float> poolReference(const std::vector<float> &x, const Shape &shape, bool max,
+                                 std::array<int64_t, 2> k, std::array<int64_t, 2> s,
+                                 std::array<int64_t, 2> d, std::array<int64_t, 2> begin,
+                                 std::array<int64_t, 2> end, bool ceil, Shape &outShape) {
+  int64_t n = shape[0] * shape[1], h = shape[2], w = shape[3];
+  std::array<int64_t, 2> in{h, w}, out{};
+  for (size_t a = 0; a < 2; ++a) {
+    int64_t span = in[a] + begin[a] + end[a] - ((k[a] - 1) * d[a] + 1);
+    out[a] = (ceil ? (span + s[a] - 1) / s[a] : span / s[a]) + 1;
+    if (ceil && (out[a] - 1) * s[a] >= in[a] + begin[a])
+      --out[a];
   }
-  std::vector<float> xs = x.to_vector<float>(), gs = grad.to_vector<float>();
-  for (size_t i : {size_t(0), size_t(7), size_t(61), size_t(179)}) {
-    auto objective = [&](float delta) {
-      std::vector<float> moved = xs;
-      moved[i] += delta;
-      Tensor y = (*block)(np::array(moved, Shape{2, 3, 5, 6}));
-      return np::sum(np::multiply(y, r)).to_vector<float>()[0];
+  outShape = {shape[0], shape[1], out[0], out[1]};
+  std::vector<float> y;
+  for (int64_t p = 0; p < n; ++p)
+    for (int64_t oy = 0; oy < out[0]; ++oy)
+      for (int64_t ox = 0; ox < out[1]; ++ox) {
+        float best = -std::numeric_limits<float>::infinity(), sum = 0;
+        int64_t count = 0;
+        for (int64_t i = 0; i < k[0]; ++i)
+          for (int64_t j = 0; j < k[1]; ++j) {
+            int64_t yy = oy * s[0] + i * d[0] - begin[0], xx = ox * s[1] + j * d[1] - begin[1];
+            if (yy < 0 || yy >= h || xx < 0 || xx >= w)
+              continue;
+            float v = x[size_t((p * h + yy) * w + xx)];
+            best = std::max(best, v);
+            sum += v;
+            ++count;
+          }
+        y.push_back(max ? best : sum / float(count));
+      }
+  return y;
+}
+
+// Dilated pools (asymmetric padding, ceil mode) run as the maximum or mean of their taps:
+// the outputs are the definition's, eagerly and hybridized, and the input gradient of the
+// average is the finite differences'.
+TEST(OnnxImport, DilatedPoolsGiveTheirDefinition) {
+  for (bool max : {true, false}) {
+    ::onnx::ModelProto m = model(19);
+    ::onnx::GraphProto &g = *m.mutable_graph();
+    declare(g.add_input(), "x", {2, 3, 9, 8});
+    declare(g.add_output(), "y", {});
+    g.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    ::onnx::NodeProto *n = node(g, max ? "MaxPool" : "AveragePool", {"x"}, {"y"});
+    auto ints = [&](const char *name, std::vector<int64_t> v) {
+      auto *a = n->add_attribute();
+      a->set_name(name);
+      a->set_type(::onnx::AttributeProto::INTS);
+      for (int64_t e : v)
+        a->add_ints(e);
     };
-    float numeric = (objective(1e-2f) - objective(-1e-2f)) / 2e-2f;
-    EXPECT_NEAR(gs[i], numeric, 2e-3 * (1 + std::abs(numeric))) << "element " << i;
+    ints("kernel_shape", {3, 2});
+    ints("strides", {2, 1});
+    ints("dilations", {2, 3});
+    ints("pads", {1, 0, 2, 1});
+    intAttr(n, "ceil_mode", 1);
+    fs::path dir = scratch(max ? "maxpool" : "avgpool");
+    std::string path = save(m, dir / "pool.onnx");
+    Tensor x = np::random::normal(0, 1, {2, 3, 9, 8});
+    Shape outShape;
+    std::vector<float> want = poolReference(x.to_vector<float>(), x.shape(), max, {3, 2}, {2, 1},
+                                            {2, 3}, {1, 0}, {2, 1}, true, outShape);
+    auto block = dlc::onnx::import(path);
+    Tensor eager = (*block)(x);
+    expectNear(eager, np::array(want, outShape));
+    auto traced = dlc::onnx::import(path);
+    traced->hybridize();
+    expectNear((*traced)(x), eager);
+    if (!max)
+      expectGradientOfDifferences(*block, x, {0, 13, 200, 431});
   }
 }
 
