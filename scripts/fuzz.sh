@@ -77,9 +77,10 @@ for target in "${targets[@]}"; do
   # dlc-compile's modules are MLIR too: the compile target also starts from the lit IR.
   [ "$target" != compile ] || seeds+=("$root/fuzz/corpus/mlir")
   # ONNX models: the one-node models of ONNX's backend tests (libonnx-testdata, which
-  # dlc.sh installs), copied out of their folders of reference data.
+  # dlc.sh installs), copied out of their folders of reference data, and the committed
+  # inputs earlier runs found.
   if [ "$target" = onnx ]; then
-    seeds=("$build_dir/seeds/onnx")
+    seeds=("$build_dir/seeds/onnx" "$root/fuzz/corpus/onnx")
     mkdir -p "${seeds[0]}"
     for model in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
       [ -e "$model" ] && cp "$model" "${seeds[0]}/$(basename "$(dirname "$model")").onnx"

@@ -31,7 +31,9 @@ Tensor conv(const OpContext &c) {
     c.fail("kernel_shape " + shape_rules::str(c.attr_ints("kernel_shape")) +
            " differs from the weight's " + shape_rules::str(kernel));
   std::vector<int64_t> sizes(x.shape().begin() + 2, x.shape().end());
-  Window w = readWindow(c, spatial, kernel, sizes);
+  Geometry g = readGeometry(c, spatial, kernel, sizes);
+  checkCreates(c, x.shape(), std::max(x.shape()[1], weight.shape()[0]), g, false);
+  Window w = toWindow(g);
   x = as2d(x);
   weight = as2d(weight);
   npx::ConvOptions options;
@@ -53,7 +55,8 @@ Tensor convTranspose(const OpContext &c) {
            shape_rules::str(x.shape()));
   std::vector<int64_t> kernel(weight.shape().begin() + 2, weight.shape().end());
   std::vector<int64_t> sizes(x.shape().begin() + 2, x.shape().end());
-  Window w = readWindow(c, spatial, kernel, sizes, /*transposed=*/true);
+  Geometry g = readGeometry(c, spatial, kernel, sizes, /*transposed=*/true);
+  Window w = toWindow(g);
   int64_t groups = c.attr_int("group", 1);
   std::vector<int64_t> outPad = c.attr_ints("output_padding", std::vector<int64_t>(spatial, 0));
   if (outPad.size() != spatial)
@@ -61,6 +64,9 @@ Tensor convTranspose(const OpContext &c) {
   for (int64_t p : outPad)
     if (p < 0 || p > kMostWindow)
       c.fail("output_padding " + std::to_string(p) + " (expected 0 to 2^31)");
+  if (groups < 1 || groups > kMostWindow)
+    c.fail("group " + std::to_string(groups));
+  checkCreates(c, x.shape(), weight.shape()[1] * groups, g, true, outPad);
   std::array<int64_t, 2> extra{0, 0};
   size_t first = 2 - spatial;
   for (size_t a = 0; a < spatial; ++a)

@@ -73,6 +73,10 @@ Tensor poolByTaps(const OpContext &c, const Tensor &x, const Geometry &g, bool m
     widths.push_back(g.begin[a]);
     widths.push_back(std::max<int64_t>(needed - in[a] - g.begin[a], 0));
   }
+  Shape paddedShape{x.shape()[0], x.shape()[1]};
+  for (size_t a = 0; a < spatial; ++a)
+    paddedShape.push_back(in[a] + widths[4 + 2 * a] + widths[5 + 2 * a]);
+  c.creatable(paddedShape);
   double fill = max ? -std::numeric_limits<double>::infinity() : 0.0;
   Tensor padded = npx::pad(x, npx::PadMode::constant, widths, fill);
 
@@ -129,6 +133,7 @@ Tensor pool(const OpContext &c, bool max) {
            shape_rules::str(x.shape()));
   std::vector<int64_t> sizes(x.shape().begin() + 2, x.shape().end());
   Geometry g = readGeometry(c, spatial, kernel, sizes);
+  checkCreates(c, x.shape(), x.shape()[1], g, false);
   if (max && c.attr_int("storage_order", 0) != 0)
     c.fail("storage_order=1 (column-major indices)");
   if (c.node().outputs.size() > 1 && !c.node().outputs[1].empty())
@@ -139,7 +144,7 @@ Tensor pool(const OpContext &c, bool max) {
   if (spatial > 2 || dilated || !is_floating(x.dtype()))
     return poolByTaps(c, x, g, max, ceil, includePad);
 
-  Window w = readWindow(c, spatial, kernel, sizes);
+  Window w = toWindow(g);
   x = as2d(x);
   npx::PoolOptions options;
   options.kernel = w.kernel;

@@ -56,9 +56,8 @@ Geometry readGeometry(const OpContext &c, size_t spatial, const std::vector<int6
   return g;
 }
 
-Window readWindow(const OpContext &c, size_t spatial, const std::vector<int64_t> &kernel,
-                  const std::vector<int64_t> &sizes, bool transposed) {
-  Geometry g = readGeometry(c, spatial, kernel, sizes, transposed);
+Window toWindow(const Geometry &g) {
+  size_t spatial = g.kernel.size();
   Window w;
   size_t first = 2 - spatial; // a 1-D window is the width of a 2-D one
   for (size_t a = 0; a < spatial; ++a) {
@@ -69,6 +68,24 @@ Window readWindow(const OpContext &c, size_t spatial, const std::vector<int64_t>
     w.end[first + a] = g.end[a];
   }
   return w;
+}
+
+void checkCreates(const OpContext &c, const Shape &input, int64_t channels, const Geometry &g,
+                  bool transposed, const std::vector<int64_t> &extra) {
+  Shape created{input[0], std::max<int64_t>(channels, 1)};
+  for (size_t a = 0; a < g.kernel.size(); ++a) {
+    // In floating point: a file's numbers (up to 2^31 each) could overflow the product.
+    double in = double(input[2 + a]);
+    double size = transposed ? double(g.stride[a]) * (in - 1) +
+                                   double(g.kernel[a] - 1) * double(g.dilation[a]) + 1 +
+                                   double(a < extra.size() ? extra[a] : 0)
+                             : in + double(g.begin[a]) + double(g.end[a]);
+    if (!(size < 0x1p40))
+      c.fail("a window whose sizes, strides and dilations make an axis of " +
+             std::to_string(size) + " elements");
+    created.push_back(int64_t(size));
+  }
+  c.creatable(created);
 }
 
 std::vector<std::string> with_window_attributes(std::vector<std::string> extra) {

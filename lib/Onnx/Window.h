@@ -35,9 +35,13 @@ struct Window {
 /// whose spatial sizes are `sizes`; fails naming an attribute that does not fit.
 Geometry readGeometry(const OpContext &c, size_t spatial, const std::vector<int64_t> &kernel,
                       const std::vector<int64_t> &sizes, bool transposed = false);
-/// readGeometry for 1 or 2 axes, as a two-axis window.
-Window readWindow(const OpContext &c, size_t spatial, const std::vector<int64_t> &kernel,
-                  const std::vector<int64_t> &sizes, bool transposed = false);
+/// A geometry of 1 or 2 axes as a two-axis window.
+Window toWindow(const Geometry &g);
+/// Fails before a window's arithmetic allocates more than the import allows (the file's
+/// pads, strides and dilations set the sizes): the padded `input`, or for a transposed
+/// convolution its whole output plus `extra` (output_padding), `channels` wide.
+void checkCreates(const OpContext &c, const Shape &input, int64_t channels, const Geometry &g,
+                  bool transposed, const std::vector<int64_t> &extra = {});
 
 /// The attributes every windowed op reads, after `extra`.
 std::vector<std::string> with_window_attributes(std::vector<std::string> extra);
