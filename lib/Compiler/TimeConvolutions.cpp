@@ -75,9 +75,10 @@ mlir::dlc::ConvAlgorithmTimer hostConvTimer() {
       return std::nullopt;
     attrs.set("algorithm", int64_t(algorithm));
     if (auto fused = op->getParentOfType<mlir::dlc::FusedOp>()) // the library epilogue
-      attrs.set("activation", std::string(fused.getKind() && *fused.getKind() == "conv2d_relu6"
-                                              ? "relu6"
-                                              : "relu"));
+      attrs.set("activation", std::string(!fused.getKind()                   ? "relu"
+                                          : *fused.getKind() == "conv2d_relu6" ? "relu6"
+                                          : *fused.getKind() == "conv2d_silu"  ? "silu"
+                                                                               : "relu"));
     const bool kept = mlir::dlc::keepsPreparedWeights(op);
     key += attrs.str() + (kept ? "|kept" : "");
 

@@ -119,9 +119,10 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
     step.kernels = *find_kernel(step.op, device);
     if (!mlir::dlc::readKernelAttrs(ops[0], step.attrs, error))
       return std::nullopt;
-    // The epilogue op's name: relu (also the ReLU gradient after a backward op), relu6
-    // or gelu.
+    // The epilogue op's name: relu (also the ReLU gradient after a backward op), relu6,
+    // silu or gelu.
     std::string activation = mlir::isa<mlir::dlc::Relu6Op>(ops[1])  ? "relu6"
+                             : mlir::isa<mlir::dlc::SiluOp>(ops[1]) ? "silu"
                              : mlir::isa<mlir::dlc::GeluOp>(ops[1]) ? "gelu"
                                                                     : "relu";
     step.attrs.set("activation", activation);

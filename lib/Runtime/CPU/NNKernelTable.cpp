@@ -88,10 +88,13 @@ DenseEpilogue denseEpilogue(const KernelArgs &k) {
   return reluEpilogue(k);
 }
 
-/// A convolution's epilogue: the ReLU, or ReLU6 (dlc-fuse's conv2d_relu6 regions).
+/// A convolution's epilogue: the ReLU, ReLU6 or SiLU (dlc-fuse's conv2d_relu6 and
+/// conv2d_silu regions).
 ConvEpilogue convEpilogue(const KernelArgs &k) {
   if (k.attrs->get_string("activation", "") == "relu6")
     return ConvEpilogue::capped(6);
+  if (k.attrs->get_string("activation", "") == "silu")
+    return ConvEpilogue::swish();
   return reluEpilogue(k);
 }
 

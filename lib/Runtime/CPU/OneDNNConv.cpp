@@ -69,7 +69,10 @@ dnnl::convolution_forward::primitive_desc forwardPd(const ConvDescs &d, prop_kin
                                                     algorithm alg, ConvEpilogue epilogue = {}) {
   dnnl::convolution_forward::desc desc(kind, alg, d.srcAny, d.weightsAny, d.bias, d.dstAny,
                                        d.strides, d.dilates, d.paddingL, d.paddingR);
-  return {desc, epilogue.cap > 0 ? clipEpilogue(0.f, epilogue.cap) : reluEpilogue(epilogue.relu),
+  return {desc,
+          epilogue.silu      ? swishEpilogue()
+          : epilogue.cap > 0 ? clipEpilogue(0.f, epilogue.cap)
+                             : reluEpilogue(epilogue.relu),
           threadEngine()};
 }
 
@@ -193,7 +196,8 @@ prop_kind forwardKind(const Conv2DGeometry &g, const WeightsMemo &memo) {
 /// transforms its weights on each call, that kind.
 std::string forwardKey(const Conv2DGeometry &g, bool withBias, ConvEpilogue epilogue,
                        prop_kind kind) {
-  std::string name = !epilogue.relu ? "conv2d_forward"
+  std::string name = epilogue.silu    ? "conv2d_forward_silu"
+                     : !epilogue.relu   ? "conv2d_forward"
                      : epilogue.cap > 0 ? "conv2d_forward_relu_cap" + std::to_string(epilogue.cap)
                                         : "conv2d_forward_relu";
   if (kind == prop_kind::forward_training)
@@ -205,7 +209,7 @@ std::string forwardKey(const Conv2DGeometry &g, bool withBias, ConvEpilogue epil
 
 void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w, const float *b,
                     float *y, ConvEpilogue epilogue, const WeightsMemo &memo) {
-  const bool relu = epilogue.relu;
+  const bool relu = epilogue.any(); // any epilogue
   const bool withBias = b != nullptr;
   const prop_kind kind = forwardKind(asked, memo);
   // oneDNN's plain-layout convolutions lose their fast path with a post-op, so there
@@ -234,8 +238,11 @@ void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w,
       if (relu && !fused) {
         bool capped = epilogue.cap > 0;
         dnnl::eltwise_forward::desc reluDesc(
-            prop_kind::forward_inference, capped ? algorithm::eltwise_clip : algorithm::eltwise_relu,
-            pd.dst_desc(), 0.f, capped ? epilogue.cap : 0.f);
+            prop_kind::forward_inference,
+            epilogue.silu ? algorithm::eltwise_swish
+            : capped      ? algorithm::eltwise_clip
+                          : algorithm::eltwise_relu,
+            pd.dst_desc(), epilogue.silu ? 1.f : 0.f, capped ? epilogue.cap : 0.f);
         k.addStep(dnnl::eltwise_forward({reluDesc, threadEngine()}),
                   {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}});
       }

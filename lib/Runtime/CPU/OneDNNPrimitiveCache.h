@@ -121,6 +121,15 @@ inline dnnl::primitive_attr reluEpilogue(bool relu) {
 }
 
 /// A clip(low, high) post-op (ReLU6 is clip(0, 6)).
+/// SiLU, y * sigmoid(y): oneDNN's swish post-op with alpha 1.
+inline dnnl::primitive_attr swishEpilogue() {
+  dnnl::primitive_attr attr;
+  dnnl::post_ops ops;
+  ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
 inline dnnl::primitive_attr clipEpilogue(float low, float high) {
   dnnl::primitive_attr attr;
   dnnl::post_ops ops;

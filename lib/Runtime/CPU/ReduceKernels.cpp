@@ -1,6 +1,7 @@
 //===- ReduceKernels.cpp - reductions, argmax and softmax on the CPU ----------===//
 #include "CpuKernels.h"
 #include "dlc/Core/OpFacts.h"
+#include "dlc/Runtime/CPU/NNKernels.h"
 
 #include <algorithm>
 #include <limits>
@@ -207,13 +208,26 @@ template <bool Log> void softmaxKernel(const KernelArgs &args) {
   });
 }
 
+/// oneDNN's softmax for plain float32 tensors (NNKernels.h); softmaxKernel, its
+/// reference, for the rest.
+template <bool Log> void softmaxFast(const KernelArgs &args) {
+  const TensorRef &x = args.inputs[0], &y = args.outputs[0];
+  bool plain = x.layout == Layout::plain && y.layout == Layout::plain;
+  if (x.dtype != DType::f32 || !plain || x.shape.empty() || x.shape.size() > 12 ||
+      x.numel() == 0)
+    return softmaxKernel<Log>(args);
+  int64_t axis = shape_rules::normalizeAxis(args.attrs->get_int("axis", -1),
+                                            int64_t(x.shape.size()));
+  onednn::softmax_forward(x.shape, axis, Log, x.as<float>(), y.as<float>());
+}
+
 } // namespace
 
 void register_reduce_kernels() {
   register_host_kernel(ops::reduce, reduceKernel);
   register_host_kernel(ops::argmax, argmaxKernel);
-  register_host_kernel(ops::softmax, softmaxKernel<false>);
-  register_host_kernel(ops::log_softmax, softmaxKernel<true>);
+  register_kernel(ops::softmax, DeviceKind::cpu, {softmaxFast<false>, softmaxKernel<false>});
+  register_kernel(ops::log_softmax, DeviceKind::cpu, {softmaxFast<true>, softmaxKernel<true>});
 }
 
 } // namespace dlc::cpu_kernels

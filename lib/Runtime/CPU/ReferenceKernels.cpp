@@ -72,6 +72,8 @@ void conv2d_forward(const Conv2DGeometry &g, const float *x, const float *w, con
             acc = 0;
           if (epilogue.cap > 0 && acc > epilogue.cap)
             acc = epilogue.cap;
+          if (epilogue.silu)
+            acc = acc / (1 + std::exp(-acc));
           y[at4(n, o, oh, ow, g.O, g.OH, g.OW)] = float(acc);
         }
     }

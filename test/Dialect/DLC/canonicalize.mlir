@@ -121,3 +121,27 @@ func.func @no_op_conversions(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>
   %1 = dlc.broadcast_to %x : tensor<3xf32> to tensor<3xf32>
   return %0, %1 : tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// x * sigmoid(x) -> silu(x), either operand order, the placement kept; not where the
+// sigmoid has another use, nor a product by the sigmoid of another value.
+// CHECK-LABEL: func.func @silu_written_out
+// CHECK-NEXT: %[[A:.*]] = dlc.silu %arg0 {dlc.device = #dlc.device<cpu:0>} : tensor<2x3xf32>
+// CHECK-NEXT: %[[B:.*]] = dlc.silu %arg0 : tensor<2x3xf32>
+// CHECK-NEXT: %[[S:.*]] = dlc.sigmoid %arg0
+// CHECK-NEXT: %[[C:.*]] = dlc.mul %arg0, %[[S]]
+// CHECK-NEXT: %[[T:.*]] = dlc.sigmoid %arg1
+// CHECK-NEXT: %[[D:.*]] = dlc.mul %arg0, %[[T]]
+// CHECK-NEXT: return %[[A]], %[[B]], %[[C]], %[[S]], %[[D]]
+func.func @silu_written_out(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %s1 = dlc.sigmoid %x : tensor<2x3xf32>
+  %a = dlc.mul %x, %s1 {dlc.device = #dlc.device<cpu:0>} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %s2 = dlc.sigmoid %x : tensor<2x3xf32>
+  %b = dlc.mul %s2, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %s3 = dlc.sigmoid %x : tensor<2x3xf32>
+  %c = dlc.mul %x, %s3 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %s4 = dlc.sigmoid %y : tensor<3xf32>
+  %d = dlc.mul %x, %s4 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %a, %b, %c, %s3, %d : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}

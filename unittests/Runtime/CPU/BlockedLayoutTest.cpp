@@ -100,6 +100,10 @@ TEST_P(BlockedConv, ForwardAndBackwardMatchTheReference) {
       ref::conv2d_forward(g, x.data(), w.data(), b.data(), want.data(), relu6);
       onednn::conv2d_forward(g, toInput(x, true).data(), w.data(), b.data(), got.data(), relu6);
       EXPECT_TRUE(allClose(toOutput(got, false), want, kTolerance)) << "forward, relu6";
+      ref::conv2d_forward(g, x.data(), w.data(), b.data(), want.data(), ConvEpilogue::swish());
+      onednn::conv2d_forward(g, toInput(x, true).data(), w.data(), b.data(), got.data(),
+                             ConvEpilogue::swish());
+      EXPECT_TRUE(allClose(toOutput(got, false), want, kTolerance)) << "forward, silu";
     }
 
     std::vector<float> wantDx(inputSize(g)), gotDx(inputSize(g), -7.0f);

@@ -80,6 +80,10 @@ TEST_P(ConvVsReference, Forward) {
   EXPECT_TRUE(allClose(got, want, kTolerance)) << "capped relu epilogue";
   EXPECT_TRUE(std::any_of(want.begin(), want.end(), [](float v) { return v == 0.5f; }))
       << "some values reach the cap";
+  // SiLU's epilogue (oneDNN's swish post-op, EfficientNet's activation).
+  ref::conv2d_forward(g, x.data(), w.data(), b.data(), want.data(), ConvEpilogue::swish());
+  onednn::conv2d_forward(g, x.data(), w.data(), b.data(), got.data(), ConvEpilogue::swish());
+  EXPECT_TRUE(allClose(got, want, kTolerance)) << "silu epilogue";
 }
 
 TEST_P(ConvVsReference, BackwardData) {

@@ -75,16 +75,24 @@ struct DenseEpilogue {
 };
 
 /// What a forward convolution applies to its result in the same pass (dlc-fuse's
-/// conv2d_relu and conv2d_relu6 regions): nothing, max(y, 0), or min(max(y, 0), cap).
+/// conv2d_relu, conv2d_relu6 and conv2d_silu regions): nothing, max(y, 0),
+/// min(max(y, 0), cap), or y * sigmoid(y).
 struct ConvEpilogue {
   bool relu = false;
-  float cap = 0; ///< above 0: the ReLU is capped there (ReLU6's 6)
+  float cap = 0;     ///< above 0: the ReLU is capped there (ReLU6's 6)
+  bool silu = false; ///< y * sigmoid(y) instead of a ReLU (EfficientNet's SiLU)
   ConvEpilogue(bool relu = false) : relu(relu) {} // NOLINT: a bool is the plain ReLU
   static ConvEpilogue capped(float cap) {
     ConvEpilogue e(true);
     e.cap = cap;
     return e;
   }
+  static ConvEpilogue swish() {
+    ConvEpilogue e;
+    e.silu = true;
+    return e;
+  }
+  bool any() const { return relu || silu; }
 };
 
 // The kernels that both ref:: (the plain-loop oracle) and onednn:: (the fast ones,
@@ -176,6 +184,11 @@ void reorder_layout(int64_t N, int64_t C, int64_t H, int64_t W, Layout from, Lay
 /// The blocked layout this CPU runs oneDNN's blocked kernels in: nChw16c with AVX-512,
 /// nChw8c with AVX2, plain without either (the default of blocked_layout()).
 Layout preferred_blocked_layout();
+
+/// y = softmax(x) (or log_softmax) along `axis` of a plain f32 tensor of `shape` (rank 1
+/// to 12, no zero dimension); the reference is the generic kernel of ReduceKernels.cpp.
+void softmax_forward(const std::vector<int64_t> &shape, int64_t axis, bool log, const float *x,
+                     float *y);
 
 /// Number of primitives in the calling thread's cache (for tests of the cache).
 int64_t cached_primitive_count();

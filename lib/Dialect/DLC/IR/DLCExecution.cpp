@@ -207,12 +207,14 @@ FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
     ops.push_back(&op);
   Operation *terminator = body.getTerminator();
 
-  if (fusedKind == "conv2d_relu6" || fusedKind == "dense_gelu") {
-    // oneDNN's clip and gelu_erf post-ops: the host kernels only (the CUDA ones run the
-    // region op by op).
+  if (fusedKind == "conv2d_relu6" || fusedKind == "conv2d_silu" || fusedKind == "dense_gelu") {
+    // oneDNN's clip, swish and gelu_erf post-ops: the host kernels only (the CUDA ones run
+    // the region op by op).
     bool shaped = ops.size() == 2 &&
                   (fusedKind == "conv2d_relu6" ? isa<Conv2DOp>(ops[0]) && isa<Relu6Op>(ops[1])
-                                               : isa<DenseOp>(ops[0]) && isa<GeluOp>(ops[1])) &&
+                   : fusedKind == "conv2d_silu"
+                       ? isa<Conv2DOp>(ops[0]) && isa<SiluOp>(ops[1])
+                       : isa<DenseOp>(ops[0]) && isa<GeluOp>(ops[1])) &&
                   ops[1]->getOperand(0) == ops[0]->getResult(0) &&
                   terminator->getOperands() == ops[1]->getResults() &&
                   ops[0]->getOperands() == ValueRange(body.getArguments());

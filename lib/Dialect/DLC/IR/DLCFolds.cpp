@@ -1,12 +1,14 @@
 //===- DLCFolds.cpp - folders of dlc ops (what canonicalize simplifies) ---===//
 //
-// Each folder states its algebra in a one-line comment. Folders that would change a
-// result type (x * 1 where 1 broadcasts x to a bigger shape) do not fire.
+// Each folder (and canonicalization pattern) states its algebra in a one-line comment.
+// Folders that would change a result type (x * 1 where 1 broadcasts x to a bigger
+// shape) do not fire.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -50,6 +52,34 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
   if (isSplatOne(adaptor.getLhs()))
     return sameTypeOrNull(getResult(), getRhs());
   return {};
+}
+
+namespace {
+// mul(x, sigmoid(x)) -> silu(x): SiLU as exporters write it (EfficientNet's), so that it
+// runs as one op and dlc-fuse can give it to a convolution as an epilogue. Only where
+// the sigmoid has no other use (it would be computed besides).
+struct MulBySigmoidIsSilu : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp mul, PatternRewriter &rewriter) const override {
+    for (auto [x, other] : {std::pair(mul.getLhs(), mul.getRhs()),
+                            std::pair(mul.getRhs(), mul.getLhs())}) {
+      auto sigmoid = other.getDefiningOp<SigmoidOp>();
+      if (!sigmoid || sigmoid.getInput() != x || !other.hasOneUse() ||
+          x.getType() != mul.getType())
+        continue;
+      // The product's attributes (a placement) carry over; a mul has none of its own.
+      Value silu = rewriter.create<SiluOp>(mul.getLoc(), TypeRange{mul.getType()}, ValueRange{x},
+                                           mul->getAttrs());
+      rewriter.replaceOp(mul, silu);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(mul, "not x * sigmoid(x) of x's type");
+  }
+};
+} // namespace
+
+void MulOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<MulBySigmoidIsSilu>(context);
 }
 
 // div(x, 1) -> x

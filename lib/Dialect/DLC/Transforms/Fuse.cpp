@@ -267,6 +267,13 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
       if (conv && joins(conv, relu6))
         pairs.push_back({conv, relu6});
     });
+    // SiLU after a convolution (EfficientNet's, after canonicalize made x * sigmoid(x)
+    // one op): oneDNN's swish post-op on host devices, op by op elsewhere.
+    function.walk([&](SiluOp silu) {
+      auto conv = silu.getInput().getDefiningOp<Conv2DOp>();
+      if (conv && joins(conv, silu))
+        pairs.push_back({conv, silu});
+    });
     // GELU after a dense layer (BERT's feed-forward): oneDNN's gelu_erf post-op on host
     // devices, op by op elsewhere.
     function.walk([&](GeluOp gelu) {
@@ -276,6 +283,7 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
     });
     for (auto [producer, relu] : pairs)
       outline({producer, relu}, isa<Relu6Op>(relu)        ? "conv2d_relu6"
+                                : isa<SiluOp>(relu)       ? "conv2d_silu"
                                 : isa<GeluOp>(relu)       ? "dense_gelu"
                                 : isa<Conv2DOp>(producer) ? "conv2d_relu"
                                 : isa<DenseOp>(producer)  ? "dense_relu"

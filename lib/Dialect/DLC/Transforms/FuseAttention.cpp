@@ -5,7 +5,11 @@
 // transpose of k, either perhaps scaled by a constant first), times (or divided by) a
 // scalar constant, plus an additive mask or selected by a boolean one, softmax, and
 // matmul with the values. Every intermediate must have that chain as its only use: a training
-// step's backward reads the weights, and keeping them would save nothing.
+// step's backward reads the weights, and keeping them would save nothing. Exporters'
+// spellings are matched too: kᵀ taken on a view of fewer axes (reshape, transpose,
+// reshape back), and the weights guarded against NaN (select(p != p, 0, p), what PyTorch
+// writes for a fully masked row's softmax; dlc.attention gives such a row 0, the guard's
+// value, so the guard folds in).
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
@@ -45,6 +49,7 @@ constexpr double kMaskFill = -1e30;
 /// A matched chain: the ops to erase (last first) and the fused op's operands.
 struct Chain {
   Value query, key, value, mask;
+  Operation *masking = nullptr; // the add or select that applies the mask
   double scale = 1.0;
   SmallVector<Operation *> ops; // from the output's matmul back to the scores' matmul
 };
@@ -85,6 +90,39 @@ Value peelScales(Value v, Operation *user, double &scale, SmallVector<Operation 
   return v;
 }
 
+/// kᵀ written on a view of fewer axes: reshape(transpose(reshape(k, (B·H, L, D)), last two
+/// swapped), (B, H, D, L)), each the only use of the one before. Returns k, or null.
+Value keyThroughViews(Value keyT, Operation *user, SmallVector<Operation *> &ops) {
+  auto back = keyT.getDefiningOp<ReshapeOp>();
+  if (!back || !onlyUse(keyT, user))
+    return nullptr;
+  auto swap = back.getInput().getDefiningOp<TransposeOp>();
+  if (!swap || !onlyUse(back.getInput(), back))
+    return nullptr;
+  auto view = swap.getInput().getDefiningOp<ReshapeOp>();
+  if (!view || !onlyUse(swap.getInput(), swap))
+    return nullptr;
+  auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  ArrayRef<int64_t> k = shape(view.getInput()), viewed = shape(view.getOutput()),
+                    result = shape(keyT);
+  ArrayRef<int64_t> perm = swap.getPermutation();
+  int64_t rank = int64_t(perm.size());
+  if (rank < 2 || k.size() < 2 || result.size() != k.size() || viewed.size() != size_t(rank))
+    return nullptr;
+  for (int64_t a = 0; a < rank; ++a)
+    if (perm[size_t(a)] != (a == rank - 1 ? rank - 2 : a == rank - 2 ? rank - 1 : a))
+      return nullptr;
+  // The view keeps k's last two axes and merges only the ones before; the result is k
+  // with those two swapped.
+  size_t n = k.size();
+  if (viewed[size_t(rank) - 2] != k[n - 2] || viewed[size_t(rank) - 1] != k[n - 1] ||
+      result[n - 2] != k[n - 1] || result[n - 1] != k[n - 2] ||
+      !std::equal(k.begin(), k.end() - 2, result.begin()))
+    return nullptr;
+  ops.append({back, swap, view});
+  return view.getInput();
+}
+
 std::optional<Product> matchProduct(Value scores, Operation *user) {
   auto product = scores.getDefiningOp<MatmulOp>();
   if (!product || !onlyUse(scores, user) || product.getTransposeA())
@@ -102,7 +140,17 @@ std::optional<Product> matchProduct(Value scores, Operation *user) {
   if (!keyOps.empty())
     transposeUser = keyOps.back();
   auto transpose = keyT.getDefiningOp<TransposeOp>();
-  if (!transpose || !onlyUse(keyT, transposeUser))
+  if (!transpose) {
+    SmallVector<Operation *> viewOps;
+    Value key = keyThroughViews(keyT, transposeUser, viewOps);
+    if (!key)
+      return std::nullopt;
+    p.ops.append(keyOps.begin(), keyOps.end());
+    p.ops.append(viewOps.begin(), viewOps.end());
+    p.key = peelScales(key, viewOps.back(), p.scale, p.ops);
+    return p;
+  }
+  if (!onlyUse(keyT, transposeUser))
     return std::nullopt;
   ArrayRef<int64_t> perm = transpose.getPermutation();
   int64_t rank = int64_t(perm.size());
@@ -117,20 +165,55 @@ std::optional<Product> matchProduct(Value scores, Operation *user) {
   return p;
 }
 
+/// The NaN guard on the weights `p`: select(compare ne(p, p), 0, p), its compare used by
+/// the select only, and p by nothing else. Returns the select, or null.
+SelectOp nanGuard(SoftmaxOp softmax) {
+  Value p = softmax.getOutput();
+  SelectOp guard;
+  CompareOp isNan;
+  for (Operation *user : p.getUsers()) {
+    if (auto compare = dyn_cast<CompareOp>(user)) {
+      if (compare.getPredicate() != ComparePredicate::ne || compare.getLhs() != p ||
+          compare.getRhs() != p || (isNan && isNan != compare))
+        return nullptr;
+      isNan = compare;
+    } else if (auto select = dyn_cast<SelectOp>(user)) {
+      if (guard && guard != select)
+        return nullptr;
+      guard = select;
+    } else {
+      return nullptr;
+    }
+  }
+  std::optional<double> fill = guard ? scalarConstant(guard.getOnTrue()) : std::nullopt;
+  if (!isNan || !fill || *fill != 0 || guard.getOnFalse() != p ||
+      guard.getCondition() != isNan.getOutput() || !onlyUse(isNan.getOutput(), guard) ||
+      guard.getType() != p.getType())
+    return nullptr;
+  return guard;
+}
+
 std::optional<Chain> match(SoftmaxOp softmax) {
   auto type = cast<RankedTensorType>(softmax.getType());
   const int64_t rank = type.getRank();
   if (rank < 2 || (softmax.getAxis() != -1 && softmax.getAxis() != rank - 1))
     return std::nullopt;
   Chain chain;
-  // The weights' one use: the product with the values.
-  if (!softmax->hasOneUse())
+  // The weights' one use (through a NaN guard, perhaps): the product with the values.
+  Value weights = softmax.getOutput();
+  SmallVector<Operation *> guardOps;
+  if (SelectOp guard = nanGuard(softmax)) {
+    weights = guard.getOutput();
+    guardOps = {guard, guard.getCondition().getDefiningOp()};
+  }
+  if (!weights.hasOneUse())
     return std::nullopt;
-  auto output = dyn_cast<MatmulOp>(*softmax->getUsers().begin());
-  if (!output || output.getLhs() != softmax.getOutput() || output.getTransposeA() ||
+  auto output = dyn_cast<MatmulOp>(*weights.getUsers().begin());
+  if (!output || output.getLhs() != weights || output.getTransposeA() ||
       output.getTransposeB())
     return std::nullopt;
   chain.ops.push_back(output);
+  chain.ops.append(guardOps.begin(), guardOps.end());
   chain.ops.push_back(softmax);
   chain.value = output.getRhs();
   // Back from the softmax's input: an optional mask, an optional scale, the scores.
@@ -158,6 +241,7 @@ std::optional<Chain> match(SoftmaxOp softmax) {
       return std::nullopt;
     chain.mask = fromScores(lhs) ? rhs : lhs;
     scores = fromScores(lhs) ? lhs : rhs;
+    chain.masking = add;
     step(add);
   } else if (auto select = scores.getDefiningOp<SelectOp>(); select && onlyUse(scores, user)) {
     std::optional<double> fill = scalarConstant(select.getOnFalse());
@@ -165,6 +249,7 @@ std::optional<Chain> match(SoftmaxOp softmax) {
       return std::nullopt;
     chain.mask = select.getCondition();
     scores = select.getOnTrue();
+    chain.masking = select;
     step(select);
   }
   if (auto mul = scores.getDefiningOp<MulOp>(); mul && onlyUse(scores, user)) {
@@ -217,7 +302,7 @@ std::optional<Chain> match(SoftmaxOp softmax) {
     Type maskElement = getElementTypeOrSelf(chain.mask.getType());
     bool boolean = maskElement.isInteger(1);
     // A boolean mask must be what select reads; an additive one of the scores' type.
-    if (boolean != isa<SelectOp>(chain.ops[2]) || (!boolean && maskElement != element))
+    if (boolean != isa<SelectOp>(chain.masking) || (!boolean && maskElement != element))
       return std::nullopt;
   }
   return chain;

@@ -121,3 +121,55 @@ func.func @other_transpose(%q: tensor<2x8x8xf32>, %k: tensor<8x2x8xf32>, %v: ten
   %o = dlc.matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   return %o : tensor<2x8x4xf32>
 }
+
+// -----
+
+// PyTorch's dynamo export: kᵀ on a 3-d view of the heads (reshape, transpose, reshape
+// back), q and kᵀ scaled, an additive mask, and the weights guarded against NaN
+// (select(p != p, 0, p)); dlc.attention gives a fully masked row 0, the guard's value.
+// CHECK-LABEL: func.func @dynamo_export
+// CHECK: %[[O:.*]], %{{.*}}, %{{.*}} = dlc.attention %arg0, %arg1, %arg2, %arg3 {scale = 0.1249999{{[0-9]+}} : f64}
+// CHECK-NOT: dlc.transpose
+// CHECK-NOT: dlc.compare
+// CHECK-NOT: dlc.softmax
+// CHECK: return %[[O]]
+func.func @dynamo_export(%q: tensor<1x12x128x64xf32>, %k: tensor<1x12x128x64xf32>, %v: tensor<1x12x128x64xf32>, %mask: tensor<1x1x128x128xf32>) -> tensor<1x12x128x64xf32> {
+  %k3 = dlc.reshape %k : tensor<1x12x128x64xf32> to tensor<12x128x64xf32>
+  %kt3 = dlc.transpose %k3 {permutation = array<i64: 0, 2, 1>} : (tensor<12x128x64xf32>) -> tensor<12x64x128xf32>
+  %kt = dlc.reshape %kt3 : tensor<12x64x128xf32> to tensor<1x12x64x128xf32>
+  %c = dlc.constant dense<0.353553385> : tensor<f32>
+  %qs = dlc.mul %q, %c : (tensor<1x12x128x64xf32>, tensor<f32>) -> tensor<1x12x128x64xf32>
+  %ks = dlc.mul %kt, %c : (tensor<1x12x64x128xf32>, tensor<f32>) -> tensor<1x12x64x128xf32>
+  %s = dlc.matmul %qs, %ks : (tensor<1x12x128x64xf32>, tensor<1x12x64x128xf32>) -> tensor<1x12x128x128xf32>
+  %sm = dlc.add %s, %mask : (tensor<1x12x128x128xf32>, tensor<1x1x128x128xf32>) -> tensor<1x12x128x128xf32>
+  %p = dlc.softmax %sm {axis = 3 : i64} : tensor<1x12x128x128xf32>
+  %nan = dlc.compare ne, %p, %p : (tensor<1x12x128x128xf32>, tensor<1x12x128x128xf32>) -> tensor<1x12x128x128xi1>
+  %zero = dlc.constant dense<0.000000e+00> : tensor<f32>
+  %pg = dlc.select %nan, %zero, %p : (tensor<1x12x128x128xi1>, tensor<f32>, tensor<1x12x128x128xf32>) -> tensor<1x12x128x128xf32>
+  %o = dlc.matmul %pg, %v : (tensor<1x12x128x128xf32>, tensor<1x12x128x64xf32>) -> tensor<1x12x128x64xf32>
+  return %o : tensor<1x12x128x64xf32>
+}
+
+// -----
+
+// A guard that keeps p elsewhere, or a view that does not keep k's last two axes, is not
+// attention's: nothing fuses.
+// CHECK-LABEL: func.func @not_a_guard_or_view
+// CHECK-NOT: dlc.attention
+// CHECK: dlc.softmax
+// CHECK: dlc.softmax
+func.func @not_a_guard_or_view(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x8xf32>, tensor<2x8x4xf32>) {
+  %s = dlc.matmul %q, %k {transpose_b} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x8xf32>
+  %p = dlc.softmax %s {axis = -1 : i64} : tensor<2x8x8xf32>
+  %nan = dlc.compare ne, %p, %p : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xi1>
+  %zero = dlc.constant dense<0.000000e+00> : tensor<f32>
+  %pg = dlc.select %nan, %zero, %p : (tensor<2x8x8xi1>, tensor<f32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o = dlc.matmul %pg, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %k2 = dlc.reshape %k : tensor<2x8x16xf32> to tensor<16x16xf32>
+  %kt2 = dlc.transpose %k2 {permutation = array<i64: 1, 0>} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %kt = dlc.reshape %kt2 : tensor<16x16xf32> to tensor<2x16x8xf32>
+  %s2 = dlc.matmul %q, %kt : (tensor<2x8x16xf32>, tensor<2x16x8xf32>) -> tensor<2x8x8xf32>
+  %p2 = dlc.softmax %s2 {axis = -1 : i64} : tensor<2x8x8xf32>
+  %o2 = dlc.matmul %p2, %v : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o, %p, %o2 : tensor<2x8x4xf32>, tensor<2x8x8xf32>, tensor<2x8x4xf32>
+}

@@ -39,6 +39,23 @@ func.func @conv_relu6(%x: tensor<4x8x8x8xf32>, %w: tensor<8x1x3x3xf32>) -> tenso
 
 // -----
 
+// SiLU after a convolution folds into it as well (oneDNN's swish post-op).
+// CHECK-LABEL: func.func @conv_silu
+// CHECK: %[[F:.*]] = dlc.fused "conv2d_silu"(%arg0, %arg1) {dlc.device = #dlc.device<cpu:0>}
+// CHECK: dlc.conv2d
+// CHECK-NEXT: dlc.silu
+// CHECK: return %[[F]]
+// NOEPI-LABEL: func.func @conv_silu
+// NOEPI-NEXT: dlc.conv2d
+// NOEPI-NEXT: dlc.silu
+func.func @conv_silu(%x: tensor<4x8x8x8xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<4x8x6x6xf32> {
+  %c = dlc.conv2d %x, %w {dlc.device = #dlc.device<cpu:0>, groups = 8 : i64} : (tensor<4x8x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<4x8x6x6xf32>
+  %r = dlc.silu %c {dlc.device = #dlc.device<cpu:0>} : tensor<4x8x6x6xf32>
+  return %r : tensor<4x8x6x6xf32>
+}
+
+// -----
+
 // Dense + ReLU likewise; but not when the dense output is used again (it must be stored).
 // CHECK-LABEL: func.func @dense_relu
 // CHECK: dlc.fused "dense_relu"

@@ -298,6 +298,7 @@ def DLC_SubOp : DLC_BinaryOp<"sub"> {
 def DLC_MulOp : DLC_BinaryOp<"mul", [Commutative]> {
   let summary = "Product, x * y";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 def DLC_DivOp : DLC_BinaryOp<"div"> {
   let summary = "Quotient, x / y";
@@ -1152,7 +1153,7 @@ def DLC_FusedOp : DLC_Op<"fused", [IsolatedFromAbove, SingleBlock,
     body ends with `dlc.yield` of values whose types are the results'. `kind` names
     the fusion, and picks the runtime's fused path: `conv2d_relu` and `dense_relu` run
     as one library kernel call with a ReLU epilogue, `conv2d_relu6` (on CPUs) with a
-    clip(0, 6) one, `max_pool2d_backward_relu` as the
+    clip(0, 6) one, `conv2d_silu` (on CPUs) with a SiLU one, `max_pool2d_backward_relu` as the
     pooling's backward with the gradient of the ReLU before it, and `elementwise` as one chunked
     pass through the element-wise kernels on CPUs. Any other kind, an `elementwise`
     region on a GPU, or a body the fused path does not take, runs op by op. dlc-fuse

@@ -345,6 +345,11 @@ def DLCFuseAttention : Pass<"dlc-fuse-attention", "mlir::func::FuncOp"> {
     scale (`dlc.mul` or `dlc.div` by a one-element constant), optionally a mask (`dlc.add` of an
     additive mask, or `dlc.select %mask, %scores, %fill` with a fill of -1e30 or lower),
     `dlc.softmax` over the last axis, and `dlc.matmul` of the weights with the values.
+    PyTorch's dynamo exporter writes two more spellings, matched too: the transpose of
+    `%k` taken on a view of fewer axes (`dlc.reshape` to (B·H, L, D), `dlc.transpose`
+    of the last two, `dlc.reshape` back), and the weights guarded against NaN
+    (`dlc.select` of `dlc.compare ne, %p, %p`, 0 and `%p`): `dlc.attention` gives a
+    query with nothing to attend zeros, which is what the guard makes of softmax's NaN.
     Where each step's result has no other use (inference, `dlc-run`; a training step's
     backward reads the weights) and query, key and value share their leading dimensions,
     the chain becomes one `dlc.attention`, whose kernels never hold the scores whole.
@@ -387,7 +392,9 @@ def DLCFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
       after a convolution and dlc's own bias and activation kernel after cuBLAS's product.
       `dlc.relu6` of a `dlc.conv2d` likewise becomes a `conv2d_relu6` region: oneDNN's
       clip(0, 6) post-op on CPUs (MobileNetV2's blocks, once batch norm is folded); on
-      GPUs the region runs op by op. `dlc.gelu` of a `dlc.dense` (BERT's feed-forward,
+      GPUs the region runs op by op. `dlc.silu` of a `dlc.conv2d` (EfficientNet's, which
+      canonicalize makes of `x * sigmoid(x)`) becomes a `conv2d_silu` region: oneDNN's
+      swish post-op on CPUs, op by op on GPUs. `dlc.gelu` of a `dlc.dense` (BERT's feed-forward,
       predicting) becomes a `dense_gelu` region: oneDNN's gelu_erf post-op on CPUs, op by
       op on GPUs.
       In a backward function, `dlc.relu_backward %g, %x` of `%g = dlc.max_pool2d_backward
