@@ -295,8 +295,13 @@ OnnxBlock::OnnxBlock(Model model, std::string source, const ImportOptions &optio
       allKnown = allKnown && known.count(id);
       allConstant = allConstant && plan.constants.count(id);
     }
-    for (const std::string &name : node.outputs)
+    for (const std::string &name : node.outputs) {
+      if (!name.empty() && defined.count(plan.id(name)))
+        throw ValueError(source_ + ": " + node.label() + " writes '" + name +
+                         "', which an input, initializer or earlier node already gives "
+                         "(ONNX values are written once)");
       step.outputs.push_back(name.empty() ? -1 : plan.id(name));
+    }
     step.host = spec->kind == OpKind::shape_only || (spec->kind == OpKind::pure && allKnown);
     bool host = step.host, fold = host && allConstant;
     if (fold) {
@@ -436,7 +441,8 @@ std::vector<Tensor> OnnxBlock::forward_multi(const std::vector<Tensor> &given) {
   for (const auto &[id, parameter] : plan.parameters)
     values[size_t(id)] = {parameter->data(device), false, true};
 
-  for (const Plan::Step &step : plan.steps) {
+  for (size_t index = 0; index < plan.steps.size(); ++index) {
+    const Plan::Step &step = plan.steps[index];
     std::vector<const Value *> inputs;
     for (int id : step.inputs)
       inputs.push_back(id < 0 ? nullptr : &values[size_t(id)]);
@@ -450,7 +456,11 @@ std::vector<Tensor> OnnxBlock::forward_multi(const std::vector<Tensor> &given) {
             node, opset_, inputs, false, device,
             [&](size_t i) { return materialize(inputs[i]->tensor, device); }, maxCreated_,
             [&](const std::string &key, const std::function<Tensor()> &make) {
-              return derivedParameter(node.outputs.at(0) + "." + key, make, device);
+              // Named after the node's first output (a file may leave it unnamed).
+              std::string owner = !node.outputs.empty() && !node.outputs[0].empty()
+                                      ? node.outputs[0]
+                                      : "node" + std::to_string(index);
+              return derivedParameter(owner + "." + key, make, device);
             });
         results = step.spec->run(context);
       }

@@ -398,6 +398,23 @@ TEST(OnnxImport, EveryUnsupportedNodeIsNamedWithItsOpAndOpset) {
       << text;
 }
 
+// A value two nodes write is no ONNX graph (values are written once): refused naming the
+// second writer, not run with one of the two.
+TEST(OnnxImport, AValueWrittenTwiceIsRefused) {
+  ::onnx::ModelProto m = model(17);
+  ::onnx::GraphProto &g = *m.mutable_graph();
+  declare(g.add_input(), "x", {1, 4});
+  declare(g.add_output(), "y", {1, 4});
+  node(g, "Relu", {"x"}, {"y"}, "first");
+  node(g, "Sigmoid", {"x"}, {"y"}, "second");
+  fs::path dir = scratch("twice");
+  std::string text = messageOf([&] { dlc::onnx::import(save(m, dir / "twice.onnx")); });
+  EXPECT_NE(text.find("node 'second' (Sigmoid) writes 'y', which an input, initializer or "
+                      "earlier node already gives"),
+            std::string::npos)
+      << text;
+}
+
 // A file older than opset 11 imports where its ops mean what they mean at 11 (ONNX's
 // schema registry says which changed), and runs; a changed op is refused by name.
 TEST(OnnxImport, AnOlderFileImportsWhereItsOpsHaveNotChanged) {
