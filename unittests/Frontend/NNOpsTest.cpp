@@ -1048,15 +1048,15 @@ TEST(NNOps, SoftmaxCrossEntropyFastMatchesReference) {
   EXPECT_THROW(npx::softmax_cross_entropy(logits, bad).to_vector<float>(), ValueError);
 }
 
-// oneDNN's softmax and log-softmax (float32, plain) against the reference kernel, along
-// the last, a middle and the first axis, on wide-ranged random rows; and their gradients
-// (composed from the forward's output) against finite differences.
+// oneDNN's softmax (float32, plain) against the reference kernel, along the last, a
+// middle and the first axis, on wide-ranged random rows; and the gradients of softmax and
+// log-softmax (composed from the forward's output) against finite differences.
 TEST(NNOps, SoftmaxFastMatchesReferenceOnEveryAxis) {
   Tensor x = randomTensor({3, 5, 37}, 93) * 6.0;
   for (int64_t axis : {-1, 1, 0}) {
     expectFastMatchesReference(
         [&] {
-          return std::vector<Tensor>{npx::softmax(x, axis), npx::log_softmax(x, axis)};
+          return std::vector<Tensor>{npx::softmax(x, axis)};
         },
         "softmax");
     Tensor small = randomTensor({2, 3, 4}, 95);

@@ -1,4 +1,4 @@
-//===- OneDNNSoftmax.cpp - softmax and log-softmax forward with oneDNN ----------===//
+//===- OneDNNSoftmax.cpp - softmax forward with oneDNN --------------------------===//
 //
 // Attention's softmax runs over (batch * heads * queries) rows of keys: 12x128x128 floats
 // in a BERT layer. The reference kernel computes each row in double with two exps per
@@ -15,9 +15,8 @@ namespace dlc::cpu_kernels::onednn {
 using namespace detail;
 using dnnl::memory;
 
-void softmax_forward(const std::vector<int64_t> &shape, int64_t axis, bool log, const float *x,
-                     float *y) {
-  std::string key = geometryKey(log ? "log_softmax" : "softmax", {axis, int64_t(shape.size())});
+void softmax_forward(const std::vector<int64_t> &shape, int64_t axis, const float *x, float *y) {
+  std::string key = geometryKey("softmax", {axis, int64_t(shape.size())});
   for (int64_t d : shape)
     key += "x" + std::to_string(d);
   CachedKernel &kernel = cachedKernel(key, [&](CachedKernel &k) {
@@ -27,10 +26,8 @@ void softmax_forward(const std::vector<int64_t> &shape, int64_t axis, bool log, 
     for (size_t a = dims.size() - 1; a-- > 0;)
       strides[a] = strides[a + 1] * dims[a + 1];
     memory::desc md(dims, memory::data_type::f32, strides);
-    dnnl::softmax_v2_forward::desc desc(
-        dnnl::prop_kind::forward_inference,
-        log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md,
-        int(axis));
+    dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                        dnnl::algorithm::softmax_accurate, md, md, int(axis));
     dnnl::softmax_v2_forward::primitive_desc pd(desc, threadEngine());
     CachedKernel::Args args;
     args[DNNL_ARG_SRC] = k.bindUserBuffer(md);

@@ -185,10 +185,9 @@ void reorder_layout(int64_t N, int64_t C, int64_t H, int64_t W, Layout from, Lay
 /// nChw8c with AVX2, plain without either (the default of blocked_layout()).
 Layout preferred_blocked_layout();
 
-/// y = softmax(x) (or log_softmax) along `axis` of a plain f32 tensor of `shape` (rank 1
-/// to 12, no zero dimension); the reference is the generic kernel of ReduceKernels.cpp.
-void softmax_forward(const std::vector<int64_t> &shape, int64_t axis, bool log, const float *x,
-                     float *y);
+/// y = softmax(x) along `axis` of a plain f32 tensor of `shape` (rank 1 to 12, no zero
+/// dimension); the reference is the generic kernel of ReduceKernels.cpp.
+void softmax_forward(const std::vector<int64_t> &shape, int64_t axis, const float *x, float *y);
 
 /// Number of primitives in the calling thread's cache (for tests of the cache).
 int64_t cached_primitive_count();
