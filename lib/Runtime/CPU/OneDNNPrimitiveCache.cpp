@@ -52,8 +52,10 @@ dnnl::memory CachedKernel::bindUserBuffer(const dnnl::memory::desc &md) {
 
 dnnl::memory CachedKernel::ownBuffer(const dnnl::memory::desc &md) {
   ownedBuffers.emplace_back(md, threadEngine());
-  // Zeroed once, so a buffer oneDNN merely requires but never reads holds no garbage.
-  std::memset(ownedBuffers.back().get_data_handle(), 0, md.get_size());
+  // Zeroed once, so a buffer oneDNN merely requires but never reads holds no garbage
+  // (an empty one has no storage to zero).
+  if (md.get_size() > 0)
+    std::memset(ownedBuffers.back().get_data_handle(), 0, md.get_size());
   return ownedBuffers.back();
 }
 
