@@ -467,4 +467,10 @@ TEST(Ops, FloatsOutsideAnIntegersRangeSaturate) {
   EXPECT_EQ(np::full({2}, -inf, DType::u8).to_vector<int64_t>(), (std::vector<int64_t>{0, 0}));
   EXPECT_EQ(np::full({2}, inf, DType::i64).to_vector<int64_t>(),
             (std::vector<int64_t>{INT64_MAX, INT64_MAX}));
+  // Reductions store through the same conversion: the integer mean of nothing (0 / 0)
+  // is 0, a sum past int32's range saturates.
+  EXPECT_EQ(np::mean(np::zeros({2, 0}, DType::i32), {1}).to_vector<int64_t>(),
+            (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(np::sum(np::full({3}, 2e9, DType::i32)).to_vector<int64_t>(),
+            (std::vector<int64_t>{INT32_MAX}));
 }

@@ -68,7 +68,7 @@ void matmulReference(const KernelArgs &args) {
               double y = double(load(p.transB ? B[n * p.K + k] : B[k * p.N + n]));
               acc += x * y;
             }
-            C[m * p.N + n] = store<T>(static_cast<compute_t<T>>(acc));
+            C[m * p.N + n] = convert_number<T>(acc); // integers saturate
           }
       });
     }

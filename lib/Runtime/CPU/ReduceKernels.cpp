@@ -142,7 +142,7 @@ void reduceKernel(const KernelArgs &args) {
     T *py = y.as<T>();
     for (int64_t i = 0; i < outCount; ++i) {
       double v = kind == kMean ? acc[size_t(i)] / count : acc[size_t(i)];
-      py[i] = store<T>(static_cast<compute_t<T>>(v));
+      py[i] = convert_number<T>(v); // an integer mean of nothing is NaN: 0, not UB
     }
   });
 }
