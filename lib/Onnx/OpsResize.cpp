@@ -307,6 +307,8 @@ Tensor resize(const OpContext &c) {
     c.fail("mode='" + f.mode + "' (ONNX has nearest, linear and cubic)");
   if (!is_floating(x.dtype()))
     c.fail(std::string("input of dtype ") + dtype_name(x.dtype()) + ": dlc resizes floating tensors");
+  if (x.ndim() == 0)
+    c.fail("a scalar input (nothing to resize)"); // and no axis for `axes` to name
   std::vector<Axis> axes = resizedAxes(c, f, x.shape());
 
   // dlc's kernels where they compute exactly what ONNX asks.
