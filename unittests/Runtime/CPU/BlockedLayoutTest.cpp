@@ -232,8 +232,9 @@ INSTANTIATE_TEST_SUITE_P(
                       PoolCase{"EmptyLastWindows", poolGeometry(2, 16, 10, 13, 4, 3, 2, true)}),
     caseName<Pool2DGeometry>);
 
-// The first-maximum NaN rule on blocked tensors, every path: a NaN first in its window
-// is the window's maximum, a later one is passed over.
+// The first-maximum NaN rule on blocked tensors, every path, the indexed forward's codes
+// included: a NaN first in its window is the window's maximum, a later one is passed
+// over; of -0 and +0 the first is the maximum.
 TEST(BlockedLayout, MaxPoolNaNFollowsTheReference) {
   Pool2DGeometry g = poolGeometry(1, 16, 6, 9, 2, 2, 0, false);
   auto x = randomTensor(inputSize(g), 12);
@@ -241,21 +242,42 @@ TEST(BlockedLayout, MaxPoolNaNFollowsTheReference) {
   x[0] = nan;                               // channel 0: first tap of window (0, 0)
   x[size_t(g.H * g.W) + 1] = nan;           // channel 1: second tap of window (0, 0), passed over
   x[size_t(9 * g.H * g.W) + g.W + 3] = nan; // channel 9: last tap of window (0, 1)
-  std::vector<float> want(outputSize(g));
+  float *ties = x.data() + 5 * g.H * g.W;   // channel 5, window (0, 0): -0 first, then +0
+  ties[0] = -0.0f;
+  ties[1] = 0.0f;
+  ties[g.W] = -1.0f;
+  ties[g.W + 1] = 0.0f;
+  std::vector<float> want(outputSize(g)), wantIndexed(outputSize(g));
+  std::vector<uint8_t> wantCodes(outputSize(g));
   ref::max_pool2d_forward(g, x.data(), want.data());
+  ref::max_pool2d_indexed_forward(g, x.data(), wantIndexed.data(), wantCodes.data());
   ASSERT_TRUE(std::isnan(want[0]));
+  ASSERT_TRUE(std::signbit(want[size_t(5 * g.OH * g.OW)]));
+  const auto same = [](float a, float b) {
+    return std::isnan(a) ? std::isnan(b) : a == b && std::signbit(a) == std::signbit(b);
+  };
   for (Layout layout : kBlockedLayouts) {
     g.layout = layout;
     auto blockedX = reordered(x, g.N, g.C, g.H, g.W, Layout::plain, layout);
     for (bool portable : {false, true}) {
       const bool before = direct::use_portable_code(portable);
-      std::vector<float> y(outputSize(g), -7.0f);
+      std::vector<float> y(outputSize(g), -7.0f), indexedY(outputSize(g), -7.0f);
+      std::vector<uint8_t> codes(outputSize(g), 0x55);
       direct::max_pool2d_forward(g, blockedX.data(), y.data());
+      direct::max_pool2d_indexed_forward(g, blockedX.data(), indexedY.data(), codes.data());
       direct::use_portable_code(before);
-      std::vector<float> got = reordered(y, g.N, g.C, g.OH, g.OW, layout, Layout::plain);
-      for (size_t i = 0; i < got.size(); ++i)
-        EXPECT_TRUE(std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i])
+      std::vector<float> got = reordered(y, g.N, g.C, g.OH, g.OW, layout, Layout::plain),
+                         gotIndexed = reordered(indexedY, g.N, g.C, g.OH, g.OW, layout,
+                                                Layout::plain);
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_TRUE(same(want[i], got[i]))
             << "output " << i << ", " << dlc::layout_name(layout) << ", portable " << portable;
+        EXPECT_TRUE(same(wantIndexed[i], gotIndexed[i]))
+            << "indexed output " << i << ", " << dlc::layout_name(layout) << ", portable "
+            << portable;
+      }
+      EXPECT_EQ(codes, blockedBytes(wantCodes, g, layout))
+          << dlc::layout_name(layout) << ", portable " << portable;
     }
   }
 }
