@@ -381,6 +381,24 @@ TEST(Hybridize, InferenceBatchNormFoldsIntoTheConvolution) {
   EXPECT_NE(ir.find("dlc.fused \"conv2d_relu\""), std::string::npos) << ir;
 }
 
+/// Trains `net`'s running statistics away from 0 and 1 on 3-channel side x side
+/// images, predicts eagerly and hybridized, expects the same outputs to 1e-5, and
+/// returns the compiled IR.
+static std::string predictionsWithNormsFoldedEqualEager(HybridSequential &net, int64_t side,
+                                                        uint64_t seed, const char *what) {
+  np::random::seed(seed);
+  net.initialize(init::Xavier(), {cpu(0)});
+  for (int i = 0; i < 3; ++i) {
+    autograd::Record train;
+    net(randomTensor({4, 3, side, side}, 40 + 10 * seed + i) * 3.0 + 1.0);
+  }
+  Tensor x = randomTensor({2, 3, side, side}, seed + 3) * 2.0 + 0.5;
+  std::vector<float> eager = net(x).to_vector<float>();
+  net.hybridize();
+  expectClose(eager, net(x).to_vector<float>(), 1e-5, what);
+  return net.compiled()->compiled_ir();
+}
+
 // The seed's blocks predicting: MaxPool2D -> BatchNorm -> Conv2D (no padding) folds the
 // norm into the convolution after it (scaled input channels, a shifted bias), twice
 // here (each norm reads a pooling or a ReLU, so none folds into a convolution before
@@ -393,23 +411,25 @@ TEST(Hybridize, InferenceBatchNormFoldsIntoTheUnpaddedConvolutionAfterIt) {
            std::make_shared<nn::BatchNorm>(), std::make_shared<nn::Conv2D>(16, 2, "relu"),
            std::make_shared<nn::BatchNorm>(), std::make_shared<nn::Conv2D>(8, 2, "relu"),
            std::make_shared<nn::BatchNorm>(), std::make_shared<nn::Conv2D>(4, 3, "", same));
-  np::random::seed(5);
-  net->initialize(init::Xavier(), {cpu(0)});
-  for (int i = 0; i < 3; ++i) { // running statistics far from 0 and 1
-    autograd::Record train;
-    (*net)(randomTensor({4, 3, 17, 17}, 40 + i) * 3.0 + 1.0);
-  }
-  Tensor x = randomTensor({2, 3, 17, 17}, 8) * 2.0 + 0.5;
-  std::vector<float> eager = (*net)(x).to_vector<float>();
-  net->hybridize();
-  std::vector<float> compiled = (*net)(x).to_vector<float>();
-  expectClose(eager, compiled, 1e-5, "batch norms folded into the convolutions after them");
-  std::string ir = net->compiled()->compiled_ir();
+  std::string ir = predictionsWithNormsFoldedEqualEager(
+      *net, 17, 5, "batch norms folded into the convolutions after them");
   size_t norms = 0;
   for (size_t at = ir.find("= dlc.batch_norm"); at != std::string::npos;
        at = ir.find("= dlc.batch_norm", at + 1))
     ++norms;
   EXPECT_EQ(norms, 1u) << "only the padded convolution's norm stays\n" << ir;
+}
+
+// The last norm of a classifier's feature blocks, before Flatten and Dense, folds into
+// the dense weights (each flattened feature is its channel's, scaled and shifted).
+TEST(Hybridize, InferenceBatchNormFoldsIntoTheDenseLayerAfterFlatten) {
+  auto net = std::make_shared<HybridSequential>();
+  net->add(std::make_shared<nn::Conv2D>(8, 3, "relu"), std::make_shared<nn::MaxPool2D>(2, 2),
+           std::make_shared<nn::BatchNorm>(), std::make_shared<nn::Flatten>(),
+           std::make_shared<nn::Dense>(10, "relu"), std::make_shared<nn::Dense>(3));
+  std::string ir = predictionsWithNormsFoldedEqualEager(
+      *net, 12, 6, "batch norm folded into the dense layer after Flatten");
+  EXPECT_EQ(ir.find("= dlc.batch_norm"), std::string::npos) << "the norm is folded\n" << ir;
 }
 
 // What a compiled prediction prepares once and keeps (dlc.prepared values, weights its

@@ -160,19 +160,48 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
            deviceOf(conv) == device;
   }
 
+  /// Whether `op` flattens its operand (N, d1, ...) to (N, d1·...): dlc.flatten, or the
+  /// reshape Gluon's Flatten traces to.
+  static bool isFlatten(Operation *op) {
+    if (isa<FlattenOp>(op))
+      return true;
+    auto reshape = dyn_cast<ReshapeOp>(op);
+    if (!reshape)
+      return false;
+    auto from = dyn_cast<RankedTensorType>(reshape->getOperand(0).getType());
+    auto to = dyn_cast<RankedTensorType>(reshape.getType());
+    return from && to && from.hasStaticShape() && to.hasStaticShape() && from.getRank() >= 2 &&
+           to.getRank() == 2 && from.getDimSize(0) == to.getDimSize(0);
+  }
+
+  /// A flatten of `value` on `device` whose every reader is a dense layer's input there.
+  static bool flattenIntoDense(OpOperand &use, Attribute device) {
+    Operation *flatten = use.getOwner();
+    return isFlatten(flatten) && deviceOf(flatten) == device && !flatten->use_empty() &&
+           llvm::all_of(flatten->getUses(), [&](OpOperand &read) {
+             auto dense = dyn_cast<DenseOp>(read.getOwner());
+             return dense && read.getOperandNumber() == 0 && deviceOf(dense) == device;
+           });
+  }
+
   /// batch_norm (inference) -> conv2d without padding becomes conv2d on the norm's input:
   /// the norm is x * scale + shift per input channel (shift = beta - mean * scale), so
   /// the weights take scale along their input channels and the bias gains the sum of the
   /// weights times shift. (With padding the border windows would see zeros where the
   /// norm gave shift: not the same function.) MaxPool -> BatchNorm -> Conv2D, the seed's
-  /// blocks, runs one pass over the activations fewer.
+  /// blocks, runs one pass over the activations fewer. batch_norm -> flatten -> dense
+  /// (the last block before a classifier) folds the same way: the flattened feature
+  /// c·S + s is channel c's, so the dense weights, seen as (units, C, S), take scale
+  /// along C.
   void foldBatchNormsIntoConsumers(func::FuncOp function) {
     SmallVector<BatchNormOp> norms;
     function.walk([&](BatchNormOp norm) {
       Value out = norm.getResult(0);
       if (foldableNorm(norm) && !out.use_empty() &&
-          llvm::all_of(out.getUses(),
-                       [&](OpOperand &use) { return unpaddedConsumer(use, deviceOf(norm)); }))
+          llvm::all_of(out.getUses(), [&](OpOperand &use) {
+            return unpaddedConsumer(use, deviceOf(norm)) ||
+                   flattenIntoDense(use, deviceOf(norm));
+          }))
         norms.push_back(norm);
     });
     for (BatchNormOp norm : norms) {
@@ -189,6 +218,10 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
       Value scaleRow = placed(b.create<ReshapeOp>(loc, rowType, scale));
       Value shiftRow = placed(b.create<ReshapeOp>(loc, rowType, shift));
       for (OpOperand &use : llvm::make_early_inc_range(norm.getResult(0).getUses())) {
+        if (isFlatten(use.getOwner())) {
+          foldIntoDenseLayers(b, norm, use.getOwner(), scale, shift);
+          continue;
+        }
         auto conv = cast<Conv2DOp>(use.getOwner());
         b.setInsertionPoint(conv);
         Value weight = placed(b.create<MulOp>(loc, conv.getWeight(), scaleRow));
@@ -203,6 +236,40 @@ struct FusePass : impl::DLCFuseBase<FusePass> {
       }
       norm->erase();
     }
+  }
+
+  /// The dense layers reading `flatten` of `norm` read a flatten of the norm's input,
+  /// with weights (units, C·S) scaled per channel c and the bias plus the weights
+  /// times shift summed.
+  void foldIntoDenseLayers(OpBuilder &b, BatchNormOp norm, Operation *flatten, Value scale,
+                           Value shift) {
+    Location loc = norm.getLoc();
+    auto placed = placedLike(norm);
+    auto features = cast<RankedTensorType>(flatten->getResult(0).getType());
+    const int64_t channels = cast<RankedTensorType>(scale.getType()).getDimSize(0);
+    const int64_t perChannel = features.getDimSize(1) / channels;
+    Type element = features.getElementType();
+    auto rowType = RankedTensorType::get({1, channels, 1}, element);
+    b.setInsertionPoint(flatten);
+    Value scaleRow = placed(b.create<ReshapeOp>(loc, rowType, scale));
+    Value shiftRow = placed(b.create<ReshapeOp>(loc, rowType, shift));
+    Operation *unnormalized = b.clone(*flatten);
+    unnormalized->setOperand(0, norm.getInput());
+    for (OpOperand &read : llvm::make_early_inc_range(flatten->getUses())) {
+      auto dense = cast<DenseOp>(read.getOwner());
+      b.setInsertionPoint(dense);
+      auto weightType = cast<RankedTensorType>(dense.getWeight().getType());
+      auto split = RankedTensorType::get({weightType.getDimSize(0), channels, perChannel}, element);
+      Value weight3 = placed(b.create<ReshapeOp>(loc, split, dense.getWeight()));
+      Value weight = placed(b.create<ReshapeOp>(
+          loc, weightType, placed(b.create<MulOp>(loc, weight3, scaleRow))));
+      Value added = placed(b.create<ReduceOp>(loc, ReduceKind::sum,
+                                              placed(b.create<MulOp>(loc, weight3, shiftRow)),
+                                              b.getDenseI64ArrayAttr({1, 2}), false));
+      Value bias = dense.getBias() ? placed(b.create<AddOp>(loc, dense.getBias(), added)) : added;
+      dense->setOperands({unnormalized->getResult(0), weight, bias});
+    }
+    flatten->erase();
   }
 
   /// conv2d -> batch_norm (inference) becomes conv2d with scaled weights and a new bias.

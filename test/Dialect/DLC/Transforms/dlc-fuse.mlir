@@ -268,6 +268,60 @@ func.func @batch_norm_conv(%x: tensor<2x4x9x9xf32>, %unused: tensor<4xf32>, %g: 
   return %y, %z : tensor<2x8x8x8xf32>, tensor<2x8x4x4xf32>
 }
 
+// Before flatten -> dense the norm folds into the dense weights: feature c·S + s is
+// channel c's, so the weights, seen as (units, C, S), take scale along C, and the bias
+// gains their sum times shift; the dense layers read a flatten of the norm's input.
+// FOLD-LABEL: func.func @batch_norm_flatten_dense
+// FOLD: %[[SCALE:.*]] = dlc.mul %arg1, %{{.*}} : (tensor<4xf32>
+// FOLD: %[[SHIFT:.*]] = dlc.sub %arg2
+// FOLD: %[[SROW:.*]] = dlc.reshape %[[SCALE]] : tensor<4xf32> to tensor<1x4x1xf32>
+// FOLD: %[[TROW:.*]] = dlc.reshape %[[SHIFT]] : tensor<4xf32> to tensor<1x4x1xf32>
+// FOLD: %[[FLAT:.*]] = dlc.flatten %arg0 : (tensor<2x4x3x3xf32>) -> tensor<2x36xf32>
+// FOLD: %[[W3:.*]] = dlc.reshape %arg5 : tensor<10x36xf32> to tensor<10x4x9xf32>
+// FOLD: %[[WS:.*]] = dlc.mul %[[W3]], %[[SROW]] : (tensor<10x4x9xf32>, tensor<1x4x1xf32>) -> tensor<10x4x9xf32>
+// FOLD: %[[W:.*]] = dlc.reshape %[[WS]] : tensor<10x4x9xf32> to tensor<10x36xf32>
+// FOLD: %[[WT:.*]] = dlc.mul %[[W3]], %[[TROW]]
+// FOLD: %[[SUM:.*]] = dlc.reduce sum %[[WT]] {axes = array<i64: 1, 2>} : (tensor<10x4x9xf32>) -> tensor<10xf32>
+// FOLD: %[[B:.*]] = dlc.add %arg6, %[[SUM]]
+// FOLD: dlc.dense %[[FLAT]], %[[W]], %[[B]]
+// FOLD: dlc.dense %[[FLAT]], %{{.*}}, %{{.*}} :
+// FOLD-NOT: dlc.batch_norm
+// FOLD: return
+func.func @batch_norm_flatten_dense(%x: tensor<2x4x3x3xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>,
+                                    %m: tensor<4xf32>, %v: tensor<4xf32>, %w: tensor<10x36xf32>,
+                                    %c: tensor<10xf32>) -> (tensor<2x10xf32>, tensor<2x10xf32>) {
+  %n = dlc.batch_norm %x, %g, %b, %m, %v : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x3x3xf32>
+  %f = dlc.flatten %n : (tensor<2x4x3x3xf32>) -> tensor<2x36xf32>
+  %y = dlc.dense %f, %w, %c : (tensor<2x36xf32>, tensor<10x36xf32>, tensor<10xf32>) -> tensor<2x10xf32>
+  %z = dlc.dense %f, %w : (tensor<2x36xf32>, tensor<10x36xf32>) -> tensor<2x10xf32>
+  return %y, %z : tensor<2x10xf32>, tensor<2x10xf32>
+}
+
+// Gluon's Flatten traces to a reshape that keeps the batch dimension: the same fold.
+// FOLD-LABEL: func.func @batch_norm_reshape_dense
+// FOLD: %[[FLAT:.*]] = dlc.reshape %arg0 : tensor<2x4x3x3xf32> to tensor<2x36xf32>
+// FOLD: dlc.dense %[[FLAT]]
+// FOLD-NOT: dlc.batch_norm
+// FOLD: return
+func.func @batch_norm_reshape_dense(%x: tensor<2x4x3x3xf32>, %g: tensor<4xf32>, %w: tensor<10x36xf32>)
+    -> tensor<2x10xf32> {
+  %n = dlc.batch_norm %x, %g, %g, %g, %g : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x3x3xf32>
+  %f = dlc.reshape %n : tensor<2x4x3x3xf32> to tensor<2x36xf32>
+  %y = dlc.dense %f, %w : (tensor<2x36xf32>, tensor<10x36xf32>) -> tensor<2x10xf32>
+  return %y : tensor<2x10xf32>
+}
+
+// A flatten read by anything but dense layers keeps the norm.
+// FOLD-LABEL: func.func @batch_norm_flatten_other_reader
+// FOLD: dlc.batch_norm
+func.func @batch_norm_flatten_other_reader(%x: tensor<2x4x3x3xf32>, %g: tensor<4xf32>, %w: tensor<10x36xf32>)
+    -> (tensor<2x10xf32>, tensor<2x36xf32>) {
+  %n = dlc.batch_norm %x, %g, %g, %g, %g : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x3x3xf32>
+  %f = dlc.flatten %n : (tensor<2x4x3x3xf32>) -> tensor<2x36xf32>
+  %y = dlc.dense %f, %w : (tensor<2x36xf32>, tensor<10x36xf32>) -> tensor<2x10xf32>
+  return %y, %f : tensor<2x10xf32>, tensor<2x36xf32>
+}
+
 // A padded convolution's border windows would see zeros where the norm gave shift,
 // and any other reader needs the normalized values: the norm stays.
 // FOLD-LABEL: func.func @batch_norm_padded_conv

@@ -381,7 +381,11 @@ def DLCFuse : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
     along their input channels, its bias gains the sum of its weights times shift, and
     it reads the norm's input (with padding, the border windows would see zeros where
     the norm gave shift). The seed's blocks (Conv2D, MaxPool2D, BatchNorm, then the next
-    Conv2D) predict with one pass over the activations fewer.
+    Conv2D) predict with one pass over the activations fewer. A norm read only through a
+    flatten (`dlc.flatten`, or the reshape to (N, features) Gluon's Flatten traces to) by
+    `dlc.dense` inputs folds into the dense layers alike: flattened feature c·S + s is
+    channel c's, so the weights, seen as (units, C, S), take scale along C, and the dense
+    layers read a flatten of the norm's input (a classifier's last block).
     Then two rewrites, each into a `dlc.fused` region:
 
     * **Epilogues**: `dlc.relu` of a `dlc.conv2d` or `dlc.dense` whose result has no other
