@@ -203,7 +203,10 @@ def resnet50_onnx(w, input_shape):
     return model
 
 
-def time_calls(call, runs, warmup=20):
+WARMUP = 20
+
+
+def time_calls(call, runs, warmup=WARMUP):
     """Median milliseconds of `runs` calls after `warmup` (bench/peers/timing.py)."""
     return median_seconds(call, warmup, runs) * 1000
 
@@ -262,7 +265,9 @@ def main():
     latencies = {}
     for round_index in range(args.rounds):
         for network, batch, prefix, x, net, session in cases:
-            out = subprocess.run([dlc_run, prefix + ".dlc", "--benchmark", str(args.runs)],
+            # As many warm-up runs as the peers get (time_calls).
+            out = subprocess.run([dlc_run, prefix + ".dlc", "--benchmark", str(args.runs),
+                                  "--warmup", str(WARMUP)],
                                  check=True, capture_output=True, text=True).stdout
             p50 = float(re.search(r"latency p50 ([0-9.]+) ms", out).group(1))
             latencies.setdefault((network, batch, "dlc"), []).append(p50)

@@ -6,8 +6,9 @@
 // Loads a `.dlc` file (docs/design/model-file.md) with CompiledModel, which checks it
 // and needs no compiler, binds each input from a safetensors file (the tensor of the
 // input's name, or the file's only tensor), runs the model and writes or prints the
-// outputs. --benchmark N runs it N times after a warm-up, on the given inputs or random
-// ones, and prints latency percentiles and throughput.
+// outputs. --benchmark N runs it N times after a warm-up (the first run, which also
+// prepares what reads only weights, timed on its own, then --warmup runs), on the given
+// inputs or random ones, and prints latency percentiles and throughput.
 //
 // It links libdlc (the runtime, the eager ops and CompiledModel) and neither MLIR nor
 // LLVM, so its options are parsed with getopt_long rather than llvm::cl.
@@ -41,7 +42,9 @@ const char *kUsage =
     "                                 compiled for; default: the one it was compiled for)\n"
     "  --benchmark N                  run N times after a warm-up and print latency\n"
     "                                 percentiles and throughput (random inputs where none\n"
-    "                                 are given)\n"
+    "                                 are given), and the first run's time\n"
+    "  --warmup N                     with --benchmark, N untimed runs after the first\n"
+    "                                 (default 2)\n"
     "  --help                         this text\n";
 
 struct Options {
@@ -51,16 +54,27 @@ struct Options {
   bool print = false;
   std::string device;
   int benchmarkRuns = 0;
+  int warmupRuns = 2;
 };
+
+/// A count from `option`'s value, or a ValueError naming both.
+int countOf(const char *option, const char *value, long least) {
+  char *end = nullptr;
+  long count = std::strtol(value, &end, 10);
+  if (*value == '\0' || *end != '\0' || count < least || count > 100000000)
+    throw ValueError(std::string(option) + " " + value + ": expected a count of runs");
+  return int(count);
+}
 
 /// The command line, or a ValueError naming what does not parse.
 Options parseOptions(int argc, char **argv) {
-  enum { input = 1, output, print, device, benchmark, help };
+  enum { input = 1, output, print, device, benchmark, warmup, help };
   const option longOptions[] = {{"input", required_argument, nullptr, input},
                                 {"output", required_argument, nullptr, output},
                                 {"print", no_argument, nullptr, print},
                                 {"device", required_argument, nullptr, device},
                                 {"benchmark", required_argument, nullptr, benchmark},
+                                {"warmup", required_argument, nullptr, warmup},
                                 {"help", no_argument, nullptr, help},
                                 {nullptr, 0, nullptr, 0}};
   Options o;
@@ -79,14 +93,12 @@ Options parseOptions(int argc, char **argv) {
     case device:
       o.device = optarg;
       break;
-    case benchmark: {
-      char *end = nullptr;
-      long runs = std::strtol(optarg, &end, 10);
-      if (*optarg == '\0' || *end != '\0' || runs < 1 || runs > 100000000)
-        throw ValueError(std::string("--benchmark ") + optarg + ": expected a count of runs");
-      o.benchmarkRuns = int(runs);
+    case benchmark:
+      o.benchmarkRuns = countOf("--benchmark", optarg, 1);
       break;
-    }
+    case warmup:
+      o.warmupRuns = countOf("--warmup", optarg, 0);
+      break;
     case help:
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -185,9 +197,13 @@ int main(int argc, char **argv) {
       std::printf(" %s", describe(t).c_str());
     std::printf("\n");
 
+    const auto firstStart = std::chrono::steady_clock::now();
     std::vector<Tensor> outputs = model->run(inputs);
     for (Tensor &out : outputs)
       out.wait_to_read();
+    const double firstMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - firstStart)
+            .count();
     if (printOutputs)
       for (size_t k = 0; k < outputs.size(); ++k) {
         std::printf("%s =\n", model->outputs()[k].name.c_str());
@@ -203,6 +219,9 @@ int main(int argc, char **argv) {
       std::printf("dlc-run: outputs written to %s\n", outputPath.c_str());
     }
     if (benchmarkRuns > 0) {
+      for (int i = 0; i < o.warmupRuns; ++i)
+        for (Tensor &out : model->run(inputs))
+          out.wait_to_read();
       std::vector<double> ms;
       for (int i = 0; i < benchmarkRuns; ++i) {
         auto start = std::chrono::steady_clock::now();
@@ -221,9 +240,11 @@ int main(int argc, char **argv) {
                           ? 1
                           : model->inputs()[0].shape[0];
       std::printf("dlc-run: %d runs: latency p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, min %.3f "
-                  "ms; %.1f runs/s, %.1f samples/s (batch %lld)\n",
+                  "ms; %.1f runs/s, %.1f samples/s (batch %lld); first run %.3f ms (it "
+                  "also prepares what reads only weights), then %d warm-up runs\n",
                   benchmarkRuns, percentile(0.5), percentile(0.9), percentile(0.99),
-                  ms.front(), 1000.0 / mean, 1000.0 * double(batch) / mean, (long long)batch);
+                  ms.front(), 1000.0 / mean, 1000.0 * double(batch) / mean, (long long)batch,
+                  firstMs, o.warmupRuns);
     }
   } catch (const std::exception &e) {
     std::fprintf(stderr, "dlc-run: %s\n", e.what());
