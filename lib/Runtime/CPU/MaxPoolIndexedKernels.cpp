@@ -244,6 +244,7 @@ __attribute__((target("avx2"))) void forwardPlaneAvx2(const Pool2DGeometry &g,
         continue;
       }
       const float *corner = tapAt(rows.begin, cols.begin);
+      prefetchRowsBelow<Lanes>(g, plane, rows, cols, kWide * g.strideW);
       if (whole(rows, cols)) {
         if (ow + kWide - 1 < g.OW && whole(rows, columnSpan(g, ow + kWide - 1))) {
           wholeWindowsAvx2<Lanes, kWide>(corner, g.strideW * Lanes, taps, offsets, tapNumbers,

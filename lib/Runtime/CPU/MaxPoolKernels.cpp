@@ -337,6 +337,7 @@ __attribute__((target("avx2"))) void blockedValuesAvx2(const Pool2DGeometry &g,
           _mm256_storeu_ps(best + 8 * k, _mm256_setzero_ps()); // an empty window gives 0
         continue;
       }
+      prefetchRowsBelow<Lanes>(g, plane, rows, cols, g.strideW);
       __m256 acc[kVectors];
       const float *firstTap = plane + (rows.begin * g.W + cols.begin) * Lanes;
       for (int64_t k = 0; k < kVectors; ++k)
