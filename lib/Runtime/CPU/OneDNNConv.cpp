@@ -8,10 +8,12 @@
 // has no Winograd kernel for the shape or this CPU, the direct one runs, so a model
 // file compiled on one machine runs on every other. A Winograd forward runs oneDNN's
 // inference kernel where its step keeps the weights transformed (a memo), its training
-// kernel, which transforms them itself, elsewhere (forwardKind).
+// kernel, which transforms them itself, elsewhere (forwardKind); where oneDNN has none
+// (AVX2), dlc's own F(2x2, 3x3) (WinogradAvx2.h) where it applies.
 //
 //===----------------------------------------------------------------------===//
 #include "OneDNNPrimitiveCache.h"
+#include "dlc/Runtime/CPU/WinogradAvx2.h"
 
 #include "dlc/Runtime/CPU/NNKernels.h"
 
@@ -222,6 +224,11 @@ void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w,
     forwardPd(convDescs(asked, withBias, true), kind, algorithm::convolution_winograd,
               fusedEpilogue(postOp(asked, true)));
   });
+  // Where oneDNN has no Winograd kernel (CPUs without AVX-512), dlc's own computes the
+  // shapes it wins on.
+  if (asked.algorithm == op_enums::ConvAlgorithm::winograd &&
+      g.algorithm == op_enums::ConvAlgorithm::direct && winograd_avx2::applies(asked, epilogue))
+    return winograd_avx2::forward(asked, x, w, b, y, epilogue, memo);
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, withBias, blocked);

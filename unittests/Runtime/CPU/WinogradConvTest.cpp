@@ -6,13 +6,17 @@
 // blocked layouts. Winograd transforms tiles, so it rounds more than the direct kernel:
 // the tolerance is 1e-4 of the tensor's scale instead of 1e-5. Where oneDNN has a
 // Winograd kernel (AVX-512), the result must also differ from the direct kernel's bits,
-// which shows the algorithm took effect; elsewhere the direct kernel runs, bit for bit.
+// which shows the algorithm took effect; elsewhere the direct kernel runs, bit for bit,
+// except for the forwards dlc's own F(2x2, 3x3) computes on AVX2 (nChw8c, 128 channels
+// and more: WinogradAvx2.h), which must differ from the direct bits too.
 // Called without a memo, as here, the forward runs oneDNN's training kernel, which
 // transforms the weights itself; with one (WeightsMemo below) its inference kernel, on
 // weights transformed into the memo.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"
+
+#include "dlc/Runtime/CPU/WinogradAvx2.h"
 
 #include "dlc/Runtime/Engine/Kernel.h"
 
@@ -44,6 +48,12 @@ bool winogradComputes(Layout layout) {
   return onednn::preferred_blocked_layout() == Layout::nChw16c && layout != Layout::nChw8c;
 }
 
+/// Whether a forward asked for Winograd computes it: oneDNN's, or dlc's own where oneDNN
+/// has none (`g` with its layouts).
+bool forwardWinogradComputes(const Conv2DGeometry &g, bool relu) {
+  return winogradComputes(g.inputLayout) || winograd_avx2::applies(g, relu);
+}
+
 struct WinogradCase {
   std::string name;
   Conv2DGeometry g;
@@ -60,6 +70,8 @@ std::vector<WinogradCase> winogradCases() {
                                                      : "Blocked8";
     cases.push_back({"Pad1Square" + suffix, convGeometry(2, 32, 14, 14, 32, 3, 3, 1, 1), layout});
     cases.push_back({"NoPadWide" + suffix, convGeometry(1, 16, 9, 13, 48, 3, 3, 1, 0), layout});
+    // Enough channels for dlc's own kernel on nChw8c; odd sides leave partial tiles.
+    cases.push_back({"Pad1Odd128" + suffix, convGeometry(2, 128, 9, 7, 144, 3, 3, 1, 1), layout});
   }
   return cases;
 }
@@ -99,8 +111,8 @@ TEST_P(WinogradVsReference, Forward) {
     winograd = toPlain(winograd, g.O, g.OH, g.OW);
     direct = toPlain(direct, g.O, g.OH, g.OW);
     EXPECT_TRUE(allClose(winograd, want, kWinogradTolerance)) << (relu ? "relu" : "plain");
-    EXPECT_EQ(winograd != direct, winogradComputes(GetParam().layout))
-        << "Winograd's rounding shows where oneDNN has it, and only there";
+    EXPECT_EQ(winograd != direct, forwardWinogradComputes(geometry(ConvAlgorithm::winograd), relu))
+        << "Winograd's rounding shows where oneDNN or dlc has it, and only there";
   }
 }
 
@@ -159,12 +171,24 @@ TEST(WinogradFallback, StridedConvolutionRunsTheDirectKernel) {
 // weights buffer skips the preparation (so it computes with what the memo holds, even
 // though the buffer's values changed: a program reuses a generation only while the
 // weights did not change); a new generation, or another buffer, prepares them again.
+// The same for dlc's own Winograd kernel (nChw8c, 128 channels), where the CPU has AVX2.
 TEST(WeightsMemo, KeptWhileTheGenerationAndTheBufferHold) {
-  const Layout layout = onednn::preferred_blocked_layout();
-  ASSERT_NE(layout, Layout::plain) << "oneDNN's blocked kernels need AVX2 or AVX-512";
-  for (ConvAlgorithm algorithm : {ConvAlgorithm::direct, ConvAlgorithm::winograd}) {
-    std::string what = algorithm == ConvAlgorithm::direct ? "direct" : "winograd";
-    Conv2DGeometry plain = convGeometry(2, 16, 10, 10, 16, 3, 3, 1, 1);
+  const Layout preferred = onednn::preferred_blocked_layout();
+  ASSERT_NE(preferred, Layout::plain) << "oneDNN's blocked kernels need AVX2 or AVX-512";
+  struct MemoCase {
+    Layout layout;
+    int64_t channels;
+    ConvAlgorithm algorithm;
+    std::string what;
+  };
+  for (const MemoCase &c : {MemoCase{preferred, 16, ConvAlgorithm::direct, "direct"},
+                            MemoCase{preferred, 16, ConvAlgorithm::winograd, "winograd"},
+                            MemoCase{Layout::nChw8c, 128, ConvAlgorithm::winograd,
+                                     "dlc's winograd"}}) {
+    const Layout layout = c.layout;
+    const ConvAlgorithm algorithm = c.algorithm;
+    const std::string &what = c.what;
+    Conv2DGeometry plain = convGeometry(2, c.channels, 10, 10, c.channels, 3, 3, 1, 1);
     Conv2DGeometry g = plain;
     g.inputLayout = g.outputLayout = layout;
     g.algorithm = algorithm;
@@ -194,6 +218,9 @@ TEST(WeightsMemo, KeptWhileTheGenerationAndTheBufferHold) {
     std::vector<float> other = first; // another buffer, the same generation
     EXPECT_TRUE(allClose(convolve(other, 2, memo), reference(first), kWinogradTolerance))
         << what << ": another weights buffer is prepared again";
+    if (c.channels == 128 && winograd_avx2::applies(g, false))
+      EXPECT_EQ(memo.bytes, size_t(16 * 128 * 128) * sizeof(float))
+          << what << ": the memo holds the 16 transformed weight matrices";
   }
 }
 

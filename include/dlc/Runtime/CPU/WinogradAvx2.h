@@ -1,0 +1,31 @@
+//===- WinogradAvx2.h - dlc's own Winograd convolution for CPUs with AVX2 -----===//
+//
+// oneDNN 2.6 has Winograd kernels for AVX-512 only; on CPUs with AVX2 and without
+// them, a convolution the compiler asked to compute by Winograd
+// (dlc-choose-conv-algorithms) runs this F(2x2, 3x3) forward where it applies, and
+// oneDNN's direct kernel elsewhere (OneDNNConv.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_CPU_WINOGRADAVX2_H
+#define DLC_RUNTIME_CPU_WINOGRADAVX2_H
+
+#include "dlc/Runtime/CPU/NNKernels.h"
+
+namespace dlc::cpu_kernels::winograd_avx2 {
+
+/// Whether the kernel computes `g` with `epilogue` on this CPU: AVX2 and FMA; a 3x3
+/// window, stride 1, padding 1, no dilation, one group; nChw8c on both sides; at least
+/// 128 input and output channels (with 64 on 56x56 maps the transforms, four times the
+/// activations each way, cost more than the products save); no epilogue but the ReLU.
+bool applies(const Conv2DGeometry &g, ConvEpilogue epilogue);
+
+/// y = conv2d(x, w) + b (then the ReLU if `epilogue.relu`), F(2x2, 3x3): each 2x2 output
+/// tile from a 4x4 input tile through 16 products of (tiles x C) by (C x O) matrices
+/// (one oneDNN batched matmul). The weights' transform is kept in `memo` while its
+/// generation and the weights buffer hold. x, y nChw8c; w (O, C, 3, 3); b or nullptr.
+void forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b, float *y,
+             ConvEpilogue epilogue, const WeightsMemo &memo);
+
+} // namespace dlc::cpu_kernels::winograd_avx2
+
+#endif // DLC_RUNTIME_CPU_WINOGRADAVX2_H
