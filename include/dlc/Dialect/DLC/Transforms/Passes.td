@@ -188,8 +188,9 @@ def DLCChooseConvAlgorithms : Pass<"dlc-choose-conv-algorithms", "mlir::ModuleOp
     runs on a host device with a 3x3 window, stride 1, no dilation and one group (the
     shapes Winograd's transform exists for) gets `algorithm winograd` or stays `direct`
     (the default, not printed). The choice is recorded in the IR, so model files keep it
-    and `dlc-run` does not choose again; the runtime computes directly where oneDNN has
-    no Winograd kernel for the machine it runs on.
+    and `dlc-run` does not choose again; where oneDNN has no Winograd kernel for the
+    machine it runs on, the runtime computes a forward with dlc's own (AVX2, nChw8c, 128
+    channels or more) and everything else directly.
 
     `choose=auto` (what hybridize() and dlc-compile run by default) takes Winograd for
     the forward convolutions whose weights their step keeps prepared between runs
