@@ -59,7 +59,7 @@ InteriorColumns interiorColumns(const Pool2DGeometry &g) {
   return {begin, std::max(begin, end)};
 }
 
-#if DLC_MAXPOOL_AVX512
+#if DLC_X86_KERNELS
 /// Which of a block's 16 windows exist (the last block of a row may be partial), and the
 /// elements of a tap the windows read: lanes past `count` load nothing, so no load runs
 /// past the tensor.
@@ -157,7 +157,7 @@ interiorValuesLoop(const Pool2DGeometry &g, const float *plane, Span rows, int64
     }
 }
 
-#if DLC_MAXPOOL_AVX512
+#if DLC_X86_KERNELS
 /// The same loops compiled for AVX2 (8 lanes), chosen at run time as the AVX-512 code is.
 template <int kStride>
 __attribute__((target("avx2"))) void interiorValuesAvx2(const Pool2DGeometry &g,
@@ -171,9 +171,8 @@ __attribute__((target("avx2"))) void interiorValuesAvx2(const Pool2DGeometry &g,
 template <int kStride>
 void interiorValues(const Pool2DGeometry &g, const float *plane, Span rows, int64_t begin,
                     int64_t count, float *best) {
-#if DLC_MAXPOOL_AVX512
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2)
+#if DLC_X86_KERNELS
+  if (haveAvx2())
     return interiorValuesAvx2<kStride>(g, plane, rows, begin, count, best);
 #endif
   interiorValuesLoop<kStride>(g, plane, rows, begin, count, best);
@@ -205,7 +204,7 @@ void rowMaxima(const Pool2DGeometry &g, const InteriorColumns &interior, const f
       __builtin_prefetch(plane + ih * g.W + col);
   // Blocks of kBlock columns, the last one possibly partial.
   int64_t interiorEnd = interior.begin;
-#if DLC_MAXPOOL_AVX512
+#if DLC_X86_KERNELS
   if (haveAvx512()) {
     interiorEnd = interior.end;
     for (int64_t ow = interior.begin; ow < interior.end; ow += kBlock) {
@@ -318,7 +317,7 @@ inline __attribute__((always_inline)) void blockedValuesLoop(const Pool2DGeometr
 }
 
 
-#if DLC_MAXPOOL_AVX512
+#if DLC_X86_KERNELS
 /// blockedValuesLoop on AVX2 registers (8 lanes each), chosen at run time: GCC leaves
 /// the lane loop scalar. max_ps(v, best) is `v > best ? v : best`, NaNs included (the
 /// second operand wins an unordered compare).
@@ -432,7 +431,7 @@ __attribute__((target("avx512f"))) void blockedGradAvx512(const Pool2DGeometry &
 template <int64_t Lanes>
 void blockedPlane(const Pool2DGeometry &g, const float *plane, const float *grad, float *out,
                   bool reluGrad) {
-#if DLC_MAXPOOL_AVX512
+#if DLC_X86_KERNELS
   if (Lanes == 16 && haveAvx512())
     return grad ? blockedGradAvx512(g, plane, grad, out, reluGrad)
                 : blockedValuesAvx512(g, plane, out);
@@ -482,8 +481,8 @@ void blockedBackward(const Pool2DGeometry &g, const float *x, const float *dy, f
 bool max_pool2d_supported(const Pool2DGeometry &g) { return planeFitsInt32(g); }
 
 bool use_portable_code(bool portable) {
-  const bool before = max_pool_windows::portableOnly;
-  max_pool_windows::portableOnly = portable;
+  const bool before = portableOnly;
+  portableOnly = portable;
   return before;
 }
 

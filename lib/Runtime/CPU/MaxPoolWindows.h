@@ -8,6 +8,8 @@
 #ifndef DLC_LIB_RUNTIME_CPU_MAXPOOLWINDOWS_H
 #define DLC_LIB_RUNTIME_CPU_MAXPOOLWINDOWS_H
 
+#include "CpuFeatures.h"
+
 #include "dlc/Runtime/CPU/NNKernels.h"
 
 #include <algorithm>
@@ -15,38 +17,11 @@
 #include <cstring>
 #include <vector>
 
-// The library targets baseline x86-64; the window loops have AVX-512 versions, chosen at
-// run time when the CPU has them (compilers do not vectorize the strided compare-and-blend
-// of a first-maximum search on their own).
-#if defined(__x86_64__) && defined(__GNUC__)
-#define DLC_MAXPOOL_AVX512 1
-#include <immintrin.h>
-#else
-#define DLC_MAXPOOL_AVX512 0
-#endif
-
 namespace dlc::cpu_kernels::direct::max_pool_windows {
 
-/// Set by tests (use_portable_code), to run the code machines without AVX-512 run.
-inline bool portableOnly = false;
-
-inline bool haveAvx512() {
-#if DLC_MAXPOOL_AVX512
-  static const bool have = __builtin_cpu_supports("avx512f");
-  return have && !portableOnly;
-#else
-  return false;
-#endif
-}
-
-inline bool haveAvx2() {
-#if DLC_MAXPOOL_AVX512
-  static const bool have = __builtin_cpu_supports("avx2");
-  return have && !portableOnly;
-#else
-  return false;
-#endif
-}
+/// Whether the AVX-512 (nChw16c) or AVX2 window loops run (CpuFeatures.h).
+inline bool haveAvx512() { return cpu_has(CpuFeature::avx512f); }
+inline bool haveAvx2() { return cpu_has(CpuFeature::avx2); }
 
 /// A half-open range of input rows or columns, [begin, end).
 struct Span {
@@ -75,7 +50,7 @@ inline Span columnSpan(const Pool2DGeometry &g, int64_t ow) {
 template <int64_t Lanes>
 inline void prefetchRowsBelow(const Pool2DGeometry &g, const float *plane, Span rows, Span cols,
                               int64_t pixels) {
-#if DLC_MAXPOOL_AVX512
+#if DLC_X86_KERNELS
   const int64_t bytes = std::min(pixels, g.W - cols.begin) * Lanes * int64_t(sizeof(float));
   for (int64_t r = rows.end; r < std::min(rows.end + g.strideH, g.H); ++r) {
     const char *row = reinterpret_cast<const char *>(plane + (r * g.W + cols.begin) * Lanes);
@@ -106,7 +81,7 @@ private:
   int64_t zeroed_ = 0;
 };
 
-#if DLC_MAXPOOL_AVX512
+#if DLC_X86_KERNELS
 /// The rows of a blocked (nChw16c) dx plane that windows still add to, in a ring of
 /// cache-resident rows: a row enters zeroed and leaves, once no later window reaches it,
 /// with streaming stores, so dx is written once, without first being read into the cache

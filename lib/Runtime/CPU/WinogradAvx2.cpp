@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "dlc/Runtime/CPU/WinogradAvx2.h"
 
+#include "CpuFeatures.h"
 #include "OneDNNPrimitiveCache.h"
 
 #include "dlc/Runtime/Engine/Kernel.h"
@@ -27,12 +28,6 @@
 #include <memory>
 #include <vector>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define DLC_WINOGRAD_AVX2 1
-#else
-#define DLC_WINOGRAD_AVX2 0
-#endif
 
 namespace dlc::cpu_kernels::winograd_avx2 {
 
@@ -52,7 +47,7 @@ Tiles tilesOf(const Conv2DGeometry &g) {
   return {TH, TW, g.N * TH * TW};
 }
 
-#if DLC_WINOGRAD_AVX2
+#if DLC_X86_KERNELS
 /// B^T d B for one image's 8-channel block `cb` (its nChw8c plane), every tile, into V.
 /// B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]; tiles start at (2 th - 1, 2 tw - 1)
 /// (padding 1), pixels outside the image are 0.
@@ -171,14 +166,7 @@ const float *transformedWeights(const Conv2DGeometry &g, const float *w, const W
   return static_cast<const float *>(kept.data.get());
 }
 
-bool haveAvx2Fma() {
-#if DLC_WINOGRAD_AVX2
-  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return have;
-#else
-  return false;
-#endif
-}
+bool haveAvx2Fma() { return cpu_has(CpuFeature::avx2) && cpu_has(CpuFeature::fma); }
 
 } // namespace
 
@@ -192,7 +180,7 @@ bool applies(const Conv2DGeometry &g, ConvEpilogue epilogue) {
 
 void forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b, float *y,
              ConvEpilogue epilogue, const WeightsMemo &memo) {
-#if DLC_WINOGRAD_AVX2
+#if DLC_X86_KERNELS
   const Tiles t = tilesOf(g);
   const float *U = transformedWeights(g, w, memo);
   thread_local std::vector<float> V, M, zeros;
