@@ -98,6 +98,11 @@ constexpr int64_t kMaxIndexedPoolTaps = 127;
 /// The geometry of a 2-D pooling from its (N,C,H,W) input, output and attributes.
 Pool2DGeometry pool_geometry(const Shape &x, const Shape &y, const Attrs &a);
 
+/// A convolution step with a pooling epilogue (dlc-fuse-conv-pool's conv2d_max_pool2d
+/// regions) carries the pooling's attributes under this prefix: "pool.kernel",
+/// "pool.stride", ...; the convolution's own keep their names.
+inline constexpr char kPoolEpiloguePrefix[] = "pool.";
+
 } // namespace dlc::kernels
 
 #endif // DLC_CORE_KERNELGEOMETRY_H

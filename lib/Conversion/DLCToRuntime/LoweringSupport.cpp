@@ -1,6 +1,7 @@
 //===- LoweringSupport.cpp - what both lowerings read from the IR --------------===//
 #include "LoweringSupport.h"
 
+#include "dlc/Core/KernelGeometry.h"
 #include "dlc/Runtime/Engine/Kernel.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -113,6 +114,26 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
 
+  if (execution == mlir::dlc::FusedExecution::library_pooling) {
+    // The convolution's kernel with the pooling's attributes under kPoolEpiloguePrefix;
+    // its outputs are the region's results (the activation first where it is one).
+    mlir::dlc::ConvPoolRegion region = *mlir::dlc::convPoolRegion(fused);
+    ProgramStep step;
+    step.op = region.conv->getName().getStringRef().str();
+    step.kernels = *find_kernel(step.op, device);
+    Attrs pooling;
+    if (!mlir::dlc::readKernelAttrs(region.conv, step.attrs, error) ||
+        !mlir::dlc::readKernelAttrs(region.pool, pooling, error))
+      return std::nullopt;
+    for (const auto &[name, value] : pooling.items())
+      step.attrs.set(kernels::kPoolEpiloguePrefix + name, value);
+    if (region.relu) {
+      step.attrs.set("activation", std::string("relu"));
+      step.op += "+relu";
+    }
+    step.op += "+" + region.pool->getName().getStringRef().drop_front(4).str();
+    return step;
+  }
   if (execution == mlir::dlc::FusedExecution::library_epilogue) {
     ProgramStep step;
     step.op = ops[0]->getName().getStringRef().str();

@@ -198,6 +198,34 @@ SmallVector<bool> mlir::dlc::fusedScalarValues(FusedOp fused) {
   return scalar;
 }
 
+std::optional<ConvPoolRegion> mlir::dlc::convPoolRegion(FusedOp fused) {
+  if (!fused.getKind() || *fused.getKind() != kConvPoolRegion)
+    return std::nullopt;
+  Block &body = fused.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  if (ops.size() < 2 || ops.size() > 3)
+    return std::nullopt;
+  ConvPoolRegion region{dyn_cast<Conv2DOp>(ops.front()),
+                        ops.size() == 3 ? dyn_cast<ReluOp>(ops[1]) : ReluOp(),
+                        dyn_cast<MaxPool2DIndexedOp>(ops.back()), false};
+  if (!region.conv || !region.pool || (ops.size() == 3 && !region.relu) ||
+      ValueRange(region.conv->getOperands()) != ValueRange(body.getArguments()) ||
+      (region.relu && region.relu.getInput() != region.conv.getOutput()))
+    return std::nullopt;
+  Value activation = region.relu ? region.relu.getResult() : region.conv.getOutput();
+  if (region.pool.getInput() != activation)
+    return std::nullopt;
+  ValueRange yielded = body.getTerminator()->getOperands();
+  region.yieldsActivation = yielded.size() == 3;
+  if (yielded.size() != 2 + size_t(region.yieldsActivation) ||
+      (region.yieldsActivation && yielded[0] != activation) ||
+      yielded.take_back(2) != ValueRange(region.pool->getResults()))
+    return std::nullopt;
+  return region;
+}
+
 FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
                                          llvm::function_ref<bool(StringRef op)> hasKernel) {
   Block &body = fused.getBody().front();
@@ -220,6 +248,14 @@ FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
                   ops[0]->getOperands() == ValueRange(body.getArguments());
     return shaped && isHostKind(kind) && hasKernel(ops[0]->getName().getStringRef())
                ? FusedExecution::library_epilogue
+               : FusedExecution::op_by_op;
+  }
+  if (fusedKind == kConvPoolRegion) {
+    // The convolution kernels of host devices take a pooling epilogue.
+    return convPoolRegion(fused) && isHostKind(kind) &&
+                   hasKernel(Conv2DOp::getOperationName()) &&
+                   hasKernel(MaxPool2DIndexedOp::getOperationName())
+               ? FusedExecution::library_pooling
                : FusedExecution::op_by_op;
   }
   if (fusedKind == "conv2d_relu" || fusedKind == "dense_relu" ||

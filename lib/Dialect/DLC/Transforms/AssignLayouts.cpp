@@ -201,7 +201,36 @@ private:
       apply(fused, plan);
       return true;
     }
-    if (execution == FusedExecution::library_epilogue) {
+    if (execution == FusedExecution::library_pooling) {
+      // The convolution's rule over the region's operands and its activation, then the
+      // pooling's over that activation in the layout the convolution gives it.
+      // The kernel pools the activation in the layout it was written in.
+      ConvPoolRegion region = *convPoolRegion(fused);
+      Value activation = region.pool.getInput();
+      ::dlc::LayoutFn convRule = ::dlc::layout_rule_of(region.conv->getName().getStringRef().str());
+      ::dlc::LayoutFn poolRule = ::dlc::layout_rule_of(region.pool->getName().getStringRef().str());
+      ::dlc::LayoutPlan conv, pool;
+      if (!convRule || !poolRule ||
+          !planWith(convRule, region.conv, fused.getInputs(), ValueRange(activation), conv))
+        return false;
+      layouts_[activation] = conv.outputs[0];
+      bool planned = planWith(poolRule, region.pool, ValueRange(activation),
+                              region.pool->getResults(), pool);
+      layouts_.erase(activation);
+      if (!planned)
+        return false;
+      if (pool.inputs[0] != conv.outputs[0]) {
+        fused.emitError() << "dlc-assign-layouts: the pooling of a " << kConvPoolRegion
+                          << " region wants its input in another layout than the "
+                             "convolution writes";
+        return false;
+      }
+      plan.inputs = conv.inputs;
+      plan.outputs.clear();
+      if (region.yieldsActivation)
+        plan.outputs.push_back(conv.outputs[0]);
+      plan.outputs.insert(plan.outputs.end(), pool.outputs.begin(), pool.outputs.end());
+    } else if (execution == FusedExecution::library_epilogue) {
       // The library op's rule, over the region's operands and results.
       Operation *library = &body.front();
       if (::dlc::LayoutFn rule = ::dlc::layout_rule_of(library->getName().getStringRef().str()))

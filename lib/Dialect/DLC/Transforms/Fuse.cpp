@@ -12,6 +12,7 @@
 #include "dlc/Dialect/DLC/IR/DLCExecution.h"
 
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
+#include "Outline.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -23,6 +24,54 @@ namespace mlir::dlc {
 
 #define GEN_PASS_DEF_DLCFUSE
 #include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
+
+FusedOp outline(ArrayRef<Operation *> ops, StringRef kind) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  llvm::SetVector<Value> inputs;
+  SmallVector<Value> outputs;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (!members.contains(operand.getDefiningOp()))
+        inputs.insert(operand);
+  for (Operation *op : ops)
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) { return !members.contains(user); }))
+        outputs.push_back(result);
+
+  SmallVector<Location> locations;
+  for (Operation *op : ops)
+    locations.push_back(op->getLoc());
+  Location location = FusedLoc::get(ops.front()->getContext(), locations);
+  OpBuilder builder(ops.back());
+  SmallVector<Type> outputTypes;
+  for (Value v : outputs)
+    outputTypes.push_back(v.getType());
+  auto fused = builder.create<FusedOp>(location, outputTypes, builder.getStringAttr(kind),
+                                       inputs.getArrayRef());
+  if (Attribute device = ops.front()->getAttr(DLCDialect::getDeviceAttrName()))
+    fused->setAttr(DLCDialect::getDeviceAttrName(), device);
+  Block *body = new Block();
+  fused.getBody().push_back(body);
+  IRMapping mapping;
+  for (Value input : inputs)
+    mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+  OpBuilder inside = OpBuilder::atBlockEnd(body);
+  for (Operation *op : ops) {
+    Operation *clone = inside.clone(*op, mapping);
+    clone->removeAttr(DLCDialect::getDeviceAttrName()); // the region carries it
+  }
+  SmallVector<Value> yielded;
+  for (Value v : outputs)
+    yielded.push_back(mapping.lookup(v));
+  inside.create<YieldOp>(location, yielded);
+
+  for (auto [old, replacement] : llvm::zip(outputs, fused.getResults()))
+    old.replaceUsesWithIf(replacement,
+                          [&](OpOperand &use) { return !members.contains(use.getOwner()); });
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+  return fused;
+}
 
 namespace {
 
@@ -47,55 +96,6 @@ bool fusibleElementwise(Operation *op) {
       return false;
   }
   return true;
-}
-
-/// Replaces `ops` (in program order, all in one block) by a dlc.fused of `kind` placed
-/// where the last of them was.
-void outline(ArrayRef<Operation *> ops, StringRef kind) {
-  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
-  llvm::SetVector<Value> inputs;
-  SmallVector<Value> outputs;
-  for (Operation *op : ops)
-    for (Value operand : op->getOperands())
-      if (!members.contains(operand.getDefiningOp()))
-        inputs.insert(operand);
-  for (Operation *op : ops)
-    for (Value result : op->getResults())
-      if (llvm::any_of(result.getUsers(), [&](Operation *user) { return !members.contains(user); }))
-        outputs.push_back(result);
-
-  SmallVector<Location> locations;
-  for (Operation *op : ops)
-    locations.push_back(op->getLoc());
-  Location location = FusedLoc::get(ops.front()->getContext(), locations);
-  OpBuilder builder(ops.back());
-  SmallVector<Type> outputTypes;
-  for (Value v : outputs)
-    outputTypes.push_back(v.getType());
-  auto fused = builder.create<FusedOp>(location, outputTypes, builder.getStringAttr(kind),
-                                       inputs.getArrayRef());
-  if (Attribute device = deviceOf(ops.front()))
-    fused->setAttr(DLCDialect::getDeviceAttrName(), device);
-  Block *body = new Block();
-  fused.getBody().push_back(body);
-  IRMapping mapping;
-  for (Value input : inputs)
-    mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
-  OpBuilder inside = OpBuilder::atBlockEnd(body);
-  for (Operation *op : ops) {
-    Operation *clone = inside.clone(*op, mapping);
-    clone->removeAttr(DLCDialect::getDeviceAttrName()); // the region carries it
-  }
-  SmallVector<Value> yielded;
-  for (Value v : outputs)
-    yielded.push_back(mapping.lookup(v));
-  inside.create<YieldOp>(location, yielded);
-
-  for (auto [old, replacement] : llvm::zip(outputs, fused.getResults()))
-    old.replaceUsesWithIf(replacement,
-                          [&](OpOperand &use) { return !members.contains(use.getOwner()); });
-  for (Operation *op : llvm::reverse(ops))
-    op->erase();
 }
 
 struct FusePass : impl::DLCFuseBase<FusePass> {

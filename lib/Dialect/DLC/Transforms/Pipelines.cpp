@@ -23,6 +23,10 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target,
   // then give the indices their pooling's layout.
   if (options.poolIndices)
     pm.addPass(createDLCKeepPoolIndices());
+  // After it, whose indexed poolings it takes; before the layouts, which plan the
+  // region's activation as the convolution's output.
+  if (options.fuse && options.poolIndices)
+    pm.addNestedPass<func::FuncOp>(createDLCFuseConvPool());
   if (!options.blockedLayout.empty()) {
     DLCAssignLayoutsOptions layouts;
     layouts.layout = options.blockedLayout;

@@ -32,8 +32,27 @@ enum class FusedExecution {
   library_epilogue, ///< conv2d_relu / dense_relu / max_pool2d_backward_relu: the library
                     ///< kernel with a ReLU (or ReLU gradient) epilogue
   elementwise,      ///< float32 element-wise chain as one step (chunked on host devices)
-  op_by_op,         ///< no fused kernel: the body's ops one by one
+  /// conv2d_max_pool2d: the convolution kernel with a pooling epilogue, a few images at a
+  /// time (host devices); see ConvPoolRegion.
+  library_pooling,
+  op_by_op, ///< no fused kernel: the body's ops one by one
 };
+
+/// dlc-fuse-conv-pool's region: `dlc.conv2d` on the region's operands, optionally
+/// `dlc.relu` of it, then `dlc.max_pool2d_indexed` of that activation; it yields the
+/// pooling's two results, after the activation where something outside reads it.
+constexpr llvm::StringLiteral kConvPoolRegion = "conv2d_max_pool2d";
+
+/// The ops of a conv2d_max_pool2d region that fusedExecution runs as one step.
+struct ConvPoolRegion {
+  Conv2DOp conv;
+  ReluOp relu; ///< null without one
+  MaxPool2DIndexedOp pool;
+  bool yieldsActivation; ///< the region's first result is the pooling's input
+};
+
+/// `fused`'s ops when it is a conv2d_max_pool2d region of that shape.
+std::optional<ConvPoolRegion> convPoolRegion(FusedOp fused);
 
 /// The name under which a device kind's kernel table (and its `#dlc.target`) says that
 /// it runs an element-wise region as one step. Host devices always do (the interpreted
