@@ -102,6 +102,10 @@ Pool2DGeometry pool_geometry(const Shape &x, const Shape &y, const Attrs &a);
 /// regions) carries the pooling's attributes under this prefix: "pool.kernel",
 /// "pool.stride", ...; the convolution's own keep their names.
 inline constexpr char kPoolEpiloguePrefix[] = "pool.";
+/// The filter gradient of such a region's backward (max_pool2d_backward_conv2d) runs
+/// the pooling's gradient first (its attributes under kPoolEpiloguePrefix) and the data
+/// gradient beside it, whose attributes are kept under this prefix.
+inline constexpr char kDataGradientPrefix[] = "data.";
 
 } // namespace dlc::kernels
 

@@ -115,6 +115,27 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
     ops.push_back(&op);
 
   if (execution == mlir::dlc::FusedExecution::library_pooling) {
+    if (std::optional<mlir::dlc::PoolConvBackwardRegion> backward =
+            mlir::dlc::poolConvBackwardRegion(fused)) {
+      // The filter gradient's kernel with the pooling gradient's attributes under
+      // kPoolEpiloguePrefix and the data gradient's under kDataGradientPrefix; its
+      // operands and results are the region's.
+      ProgramStep step;
+      step.op = backward->filter->getName().getStringRef().str();
+      step.kernels = *find_kernel(step.op, device);
+      Attrs pooling, data;
+      if (!mlir::dlc::readKernelAttrs(backward->filter, step.attrs, error) ||
+          !mlir::dlc::readKernelAttrs(backward->pool, pooling, error) ||
+          (backward->data && !mlir::dlc::readKernelAttrs(backward->data, data, error)))
+        return std::nullopt;
+      for (const auto &[name, value] : pooling.items())
+        step.attrs.set(kernels::kPoolEpiloguePrefix + name, value);
+      for (const auto &[name, value] : data.items())
+        step.attrs.set(kernels::kDataGradientPrefix + name, value);
+      step.op = backward->pool->getName().getStringRef().str() +
+                (backward->data ? "+conv2d_backward_data" : "") + "+conv2d_backward_filter";
+      return step;
+    }
     // The convolution's kernel with the pooling's attributes under kPoolEpiloguePrefix;
     // its outputs are the region's results (the activation first where it is one).
     mlir::dlc::ConvPoolRegion region = *mlir::dlc::convPoolRegion(fused);

@@ -139,6 +139,38 @@ float *activationScratch(int64_t floats) {
   return static_cast<float *>(block.get());
 }
 
+/// `attrs` less the entries named `prefix`..., which go to `under` without it (a fused
+/// step's attributes of its second op, KernelGeometry.h's prefixes).
+Attrs splitAttrs(const Attrs &attrs, const std::string &prefix, Attrs &under) {
+  Attrs rest;
+  for (const auto &[name, value] : attrs.items())
+    if (name.rfind(prefix, 0) == 0)
+      under.set(name.substr(prefix.size()), value);
+    else
+      rest.set(name, value);
+  return rest;
+}
+
+/// The shape of a convolution's output from its input and weight shapes and attributes.
+Shape convOutputShape(const Shape &x, const Shape &w, const Attrs &a, const char *op) {
+  shape_rules::Conv2DParams params;
+  params.stride = pairAttr(a, "stride", 1);
+  params.padding = pairAttr(a, "padding", 0);
+  params.dilation = pairAttr(a, "dilation", 1);
+  params.groups = a.get_int("groups", 1);
+  shape_rules::Inferred shape = shape_rules::conv2d(x, w, nullptr, params);
+  if (!shape.ok())
+    throw ShapeError(std::string(op) + ": " + shape.error);
+  return shape.shape;
+}
+
+/// Images per chunk of a fused convolution step whose activation holds `perImage`
+/// floats per image (kConvPoolChunkBytes).
+int64_t imagesPerChunk(int64_t batch, int64_t perImage) {
+  return std::clamp<int64_t>(kConvPoolChunkBytes / std::max<int64_t>(1, perImage * 4), 1,
+                             std::max<int64_t>(batch, 1));
+}
+
 /// `t`'s images [first, first + count) (the batch is the outermost dimension in every
 /// layout).
 TensorRef images(const TensorRef &t, int64_t first, int64_t count) {
@@ -181,39 +213,23 @@ template <bool Fast> struct NN {
       throw Error("conv2d with a pooling epilogue: " + std::to_string(k.outputs.size()) +
                   " outputs, expected the pooling's output and indices, after the "
                   "activation where it is kept");
-    const std::string prefix = kernels::kPoolEpiloguePrefix;
-    Attrs convAttrs, poolAttrs;
-    for (const auto &[name, value] : k.attrs->items())
-      if (name.rfind(prefix, 0) == 0)
-        poolAttrs.set(name.substr(prefix.size()), value);
-      else
-        convAttrs.set(name, value);
+    Attrs poolAttrs;
+    const Attrs convAttrs = splitAttrs(*k.attrs, kernels::kPoolEpiloguePrefix, poolAttrs);
     const TensorRef &x = k.inputs[0], &pooled = k.outputs[visible ? 1 : 0],
                     &indices = k.outputs[visible ? 2 : 1];
-    TensorRef activation;
-    if (visible) {
-      activation = k.outputs[0];
-    } else {
-      shape_rules::Conv2DParams params;
-      params.stride = pairAttr(convAttrs, "stride", 1);
-      params.padding = pairAttr(convAttrs, "padding", 0);
-      params.dilation = pairAttr(convAttrs, "dilation", 1);
-      params.groups = convAttrs.get_int("groups", 1);
-      shape_rules::Inferred shape = shape_rules::conv2d(
-          x.shape, k.inputs[1].shape, k.inputs.size() > 2 ? &k.inputs[2].shape : nullptr, params);
-      if (!shape.ok())
-        throw ShapeError("conv2d with a pooling epilogue: " + shape.error);
-      activation = {nullptr, shape.shape, DType::f32, pooled.layout};
-    }
+    TensorRef activation =
+        visible ? k.outputs[0]
+                : TensorRef{nullptr,
+                            convOutputShape(x.shape, k.inputs[1].shape, convAttrs,
+                                            "conv2d with a pooling epilogue"),
+                            DType::f32, pooled.layout};
     if (activation.layout != pooled.layout)
       throw Error(std::string("conv2d with a pooling epilogue: the activation is ") +
                   layout_name(activation.layout) + " and the pooling's output " +
                   layout_name(pooled.layout) + "; the pooling reads its input as written");
     const int64_t batch = x.shape.at(0);
     const int64_t perImage = batch ? activation.numel() / batch : 0;
-    const int64_t chunk =
-        std::clamp<int64_t>(kConvPoolChunkBytes / std::max<int64_t>(1, perImage * 4), 1,
-                            std::max<int64_t>(batch, 1));
+    const int64_t chunk = imagesPerChunk(batch, perImage);
     float *scratch = visible ? nullptr : activationScratch(chunk * perImage);
     for (int64_t first = 0; first < batch; first += chunk) {
       const int64_t count = std::min(chunk, batch - first);
@@ -250,6 +266,8 @@ template <bool Fast> struct NN {
   }
   // dw, and db when asked for, from (dy, x); dw's shape is the output's
   static void conv2dBackwardFilter(const KernelArgs &k) {
+    if (k.attrs->has(std::string(kernels::kPoolEpiloguePrefix) + "kernel"))
+      return poolConvBackward(k);
     check(k, "conv2d_backward_filter");
     auto g = convGeometry(k.inputs[1].shape, k.outputs[0].shape, k.inputs[0].shape, *k.attrs);
     g.inputLayout = k.inputs[1].layout;
@@ -257,6 +275,84 @@ template <bool Fast> struct NN {
     float *db = k.outputs.size() > 1 ? f32out(k.outputs[1]) : nullptr;
     (Fast ? onednn::conv2d_backward_filter : ref::conv2d_backward_filter)(
         g, f32(k.inputs[0]), f32(k.inputs[1]), f32out(k.outputs[0]), db);
+  }
+  // (dy, indices[, w], x) -> ([dx,] dw[, db]): the indexed max pooling's gradient
+  // (attributes under kPoolEpiloguePrefix; `relu` for the ReLU's before it) gives the
+  // activation's gradient a few images at a time, in scratch, where the data gradient
+  // (attributes under kDataGradientPrefix) and this filter gradient read it; the filter
+  // gradients of the chunks are summed (a max_pool2d_backward_conv2d region).
+  static void poolConvBackward(const KernelArgs &k) {
+    const bool withData = k.inputs.size() == 4;
+    const size_t filterAt = withData ? 1 : 0;
+    if ((k.inputs.size() != 3 && !withData) ||
+        (k.outputs.size() != filterAt + 1 && k.outputs.size() != filterAt + 2))
+      throw Error("conv2d_backward_filter after a pooling's gradient: " +
+                  std::to_string(k.inputs.size()) + " inputs and " +
+                  std::to_string(k.outputs.size()) + " outputs, expected (dy, indices[, "
+                  "weight], input) -> ([input gradient,] weight gradient[, bias gradient])");
+    Attrs poolAttrs, dataAttrs;
+    const Attrs filterAttrs = splitAttrs(
+        splitAttrs(*k.attrs, kernels::kPoolEpiloguePrefix, poolAttrs),
+        kernels::kDataGradientPrefix, dataAttrs);
+    const TensorRef &dy = k.inputs[0], &indices = k.inputs[1], &x = k.inputs.back();
+    const TensorRef &dw = k.outputs[filterAt];
+    const bool withBias = k.outputs.size() == filterAt + 2;
+    TensorRef gradient{nullptr,
+                       convOutputShape(x.shape, dw.shape, filterAttrs,
+                                       "conv2d_backward_filter after a pooling's gradient"),
+                       DType::f32, dy.layout};
+    const int64_t batch = x.shape.at(0);
+    const int64_t perImage = batch ? gradient.numel() / batch : 0;
+    const int64_t chunk = imagesPerChunk(batch, perImage);
+    gradient.data = activationScratch(chunk * perImage);
+    // The later chunks' filter gradients, added to the first's.
+    thread_local std::vector<float> partial;
+    const int64_t biasCount = withBias ? k.outputs[filterAt + 1].numel() : 0;
+    partial.resize(size_t(dw.numel() + biasCount));
+    for (int64_t first = 0; first < batch; first += chunk) {
+      const int64_t count = std::min(chunk, batch - first);
+      const TensorRef part = images(gradient, 0, count);
+      KernelArgs pool = k;
+      pool.attrs = &poolAttrs;
+      pool.inputs = {images(dy, first, count), images(indices, first, count)};
+      pool.outputs = {part};
+      maxPoolBackwardIndexed(pool);
+      if (withData) {
+        KernelArgs data = k;
+        data.attrs = &dataAttrs;
+        data.inputs = {part, k.inputs[2]};
+        data.outputs = {images(k.outputs[0], first, count)};
+        conv2dBackwardData(data);
+      }
+      KernelArgs filter = k;
+      filter.attrs = &filterAttrs;
+      filter.inputs = {part, images(x, first, count)};
+      filter.outputs = {dw};
+      if (withBias)
+        filter.outputs.push_back(k.outputs[filterAt + 1]);
+      if (first > 0) {
+        filter.outputs[0].data = partial.data();
+        if (withBias)
+          filter.outputs[1].data = partial.data() + dw.numel();
+      }
+      check(filter, "conv2d_backward_filter");
+      auto g = convGeometry(filter.inputs[1].shape, dw.shape, part.shape, filterAttrs);
+      g.inputLayout = filter.inputs[1].layout;
+      g.outputLayout = part.layout;
+      (Fast ? onednn::conv2d_backward_filter : ref::conv2d_backward_filter)(
+          g, f32(part), f32(filter.inputs[1]), f32out(filter.outputs[0]),
+          withBias ? f32out(filter.outputs[1]) : nullptr);
+      if (first > 0) {
+        float *sum = f32out(dw);
+        for (int64_t i = 0; i < dw.numel(); ++i)
+          sum[i] += partial[size_t(i)];
+        if (withBias) {
+          float *bias = f32out(k.outputs[filterAt + 1]);
+          for (int64_t i = 0; i < biasCount; ++i)
+            bias[i] += partial[size_t(dw.numel() + i)];
+        }
+      }
+    }
   }
   // Whether max pooling runs dlc's direct kernels (fast ones, planes within int32); the
   // reference otherwise, which reads plain layouts only.

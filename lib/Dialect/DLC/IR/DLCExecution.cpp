@@ -226,6 +226,38 @@ std::optional<ConvPoolRegion> mlir::dlc::convPoolRegion(FusedOp fused) {
   return region;
 }
 
+std::optional<PoolConvBackwardRegion> mlir::dlc::poolConvBackwardRegion(FusedOp fused) {
+  if (!fused.getKind() || *fused.getKind() != kPoolConvBackwardRegion)
+    return std::nullopt;
+  Block &body = fused.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  if (ops.size() < 2 || ops.size() > 3)
+    return std::nullopt;
+  PoolConvBackwardRegion region{dyn_cast<MaxPool2DBackwardIndexedOp>(ops.front()),
+                                ops.size() == 3 ? dyn_cast<Conv2DBackwardDataOp>(ops[1])
+                                                : Conv2DBackwardDataOp(),
+                                dyn_cast<Conv2DBackwardFilterOp>(ops.back())};
+  const size_t arguments = 3 + size_t(bool(region.data));
+  if (!region.pool || !region.filter || (ops.size() == 3 && !region.data) ||
+      body.getNumArguments() != arguments ||
+      region.pool.getGradOutput() != body.getArgument(0) ||
+      region.pool.getIndices() != body.getArgument(1) ||
+      region.filter.getGradOutput() != region.pool.getResult() ||
+      region.filter.getInput() != body.getArgument(unsigned(arguments - 1)) ||
+      (region.data && (region.data.getGradOutput() != region.pool.getResult() ||
+                       region.data.getWeight() != body.getArgument(2))))
+    return std::nullopt;
+  SmallVector<Value> results;
+  if (region.data)
+    results.push_back(region.data.getResult());
+  results.append(region.filter->result_begin(), region.filter->result_end());
+  if (ValueRange(body.getTerminator()->getOperands()) != ValueRange(results))
+    return std::nullopt;
+  return region;
+}
+
 FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
                                          llvm::function_ref<bool(StringRef op)> hasKernel) {
   Block &body = fused.getBody().front();
@@ -255,6 +287,16 @@ FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
     return convPoolRegion(fused) && isHostKind(kind) &&
                    hasKernel(Conv2DOp::getOperationName()) &&
                    hasKernel(MaxPool2DIndexedOp::getOperationName())
+               ? FusedExecution::library_pooling
+               : FusedExecution::op_by_op;
+  }
+  if (fusedKind == kPoolConvBackwardRegion) {
+    // ... and their filter gradients the pooling's gradient before them.
+    std::optional<PoolConvBackwardRegion> region = poolConvBackwardRegion(fused);
+    return region && isHostKind(kind) &&
+                   hasKernel(Conv2DBackwardFilterOp::getOperationName()) &&
+                   hasKernel(MaxPool2DBackwardIndexedOp::getOperationName()) &&
+                   (!region->data || hasKernel(Conv2DBackwardDataOp::getOperationName()))
                ? FusedExecution::library_pooling
                : FusedExecution::op_by_op;
   }

@@ -201,10 +201,13 @@ private:
       apply(fused, plan);
       return true;
     }
-    if (execution == FusedExecution::library_pooling) {
+    if (execution == FusedExecution::library_pooling && poolConvBackwardRegion(fused)) {
+      if (!planPoolConvBackward(fused, *poolConvBackwardRegion(fused), plan))
+        return false;
+    } else if (execution == FusedExecution::library_pooling) {
       // The convolution's rule over the region's operands and its activation, then the
-      // pooling's over that activation in the layout the convolution gives it.
-      // The kernel pools the activation in the layout it was written in.
+      // pooling's over that activation in the layout the convolution gives it (the
+      // kernel pools the activation in the layout it was written in).
       ConvPoolRegion region = *convPoolRegion(fused);
       Value activation = region.pool.getInput();
       ::dlc::LayoutFn convRule = ::dlc::layout_rule_of(region.conv->getName().getStringRef().str());
@@ -258,6 +261,50 @@ private:
       }
     }
     apply(fused, plan);
+    return true;
+  }
+
+  /// A max_pool2d_backward_conv2d region's plan: the pooling gradient's rule over its
+  /// two operands, then the convolution gradients' over the activation gradient in the
+  /// layout the pooling's gives it (the kernel passes it on as written) and their other
+  /// operand.
+  bool planPoolConvBackward(FusedOp fused, PoolConvBackwardRegion region,
+                            ::dlc::LayoutPlan &plan) {
+    auto ruleOf = [](Operation *op) {
+      return ::dlc::layout_rule_of(op->getName().getStringRef().str());
+    };
+    Value gradient = region.pool.getResult();
+    ValueRange inputs = fused.getInputs();
+    ::dlc::LayoutPlan pool, data, filter;
+    if (!ruleOf(region.pool) || !ruleOf(region.filter) || (region.data && !ruleOf(region.data)) ||
+        !planWith(ruleOf(region.pool), region.pool, inputs.take_front(2), ValueRange(gradient),
+                  pool))
+      return false;
+    layouts_[gradient] = pool.outputs[0];
+    bool planned =
+        planWith(ruleOf(region.filter), region.filter, ValueRange{gradient, inputs.back()},
+                 region.filter->getResults(), filter) &&
+        (!region.data || planWith(ruleOf(region.data), region.data,
+                                  ValueRange{gradient, inputs[2]},
+                                  ValueRange(region.data.getResult()), data));
+    layouts_.erase(gradient);
+    if (!planned)
+      return false;
+    if (filter.inputs[0] != pool.outputs[0] || (region.data && data.inputs[0] != pool.outputs[0])) {
+      fused.emitError() << "dlc-assign-layouts: the convolution gradients of a "
+                        << kPoolConvBackwardRegion
+                        << " region want the activation's gradient in another layout than "
+                           "the pooling's gradient writes";
+      return false;
+    }
+    plan.inputs = {pool.inputs[0], pool.inputs[1]};
+    plan.outputs.clear();
+    if (region.data) {
+      plan.inputs.push_back(data.inputs[1]);
+      plan.outputs.push_back(data.outputs[0]);
+    }
+    plan.inputs.push_back(filter.inputs[1]);
+    plan.outputs.insert(plan.outputs.end(), filter.outputs.begin(), filter.outputs.end());
     return true;
   }
 

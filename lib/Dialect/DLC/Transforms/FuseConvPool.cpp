@@ -1,4 +1,4 @@
-//===- FuseConvPool.cpp - a convolution and the max pooling after it, one step ===//
+//===- FuseConvPool.cpp - a convolution and its max pooling, one step each way ===//
 //
 // A training forward's convolution block writes its activation (the convolution's
 // output, after the ReLU) and the max pooling reads it back: on the LeafNetwork's first
@@ -9,6 +9,10 @@
 // gradient reads the indices, not the activation, so in a step of one function the
 // activation need not be written at all. Where something else reads it (the forward of
 // a forward/backward pair returns the values it saved), it is a result of the region.
+//
+// The gradients come back the same way: the pooling's gradient writes the activation's
+// gradient (as large) and the convolution's data and filter gradients read it. As one
+// region they run chunk by chunk too, and it is never a value of the plan.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
@@ -72,6 +76,59 @@ SmallVector<Operation *> inlineRegion(FusedOp fused) {
   return ops;
 }
 
+/// The pooling's gradient `gradient` and the convolution gradients that alone read it
+/// (a filter gradient, and a data gradient unless the convolution read the network's
+/// input) into a max_pool2d_backward_conv2d region, in that order, where the last of
+/// them was.
+void fuseGradients(MaxPool2DBackwardIndexedOp gradient) {
+  DeviceAttr device = placedOn(gradient);
+  if (!device || !isHostKind(device.getKind()))
+    return;
+  Conv2DBackwardDataOp data;
+  Conv2DBackwardFilterOp filter;
+  for (Operation *user : gradient->getUsers()) {
+    auto asData = dyn_cast<Conv2DBackwardDataOp>(user);
+    auto asFilter = dyn_cast<Conv2DBackwardFilterOp>(user);
+    if (asData && !data && asData.getGradOutput() == gradient.getResult())
+      data = asData;
+    else if (asFilter && !filter && asFilter.getGradOutput() == gradient.getResult())
+      filter = asFilter;
+    else
+      return; // another reader, or one reading it twice
+  }
+  if (!filter)
+    return;
+  SmallVector<Operation *> ops{gradient};
+  if (data)
+    ops.push_back(data);
+  ops.push_back(filter);
+  Operation *last = gradient;
+  for (Operation *op : ops) {
+    if (op->getBlock() != gradient->getBlock() || placedOn(op) != device)
+      return;
+    if (last->isBeforeInBlock(op))
+      last = op;
+  }
+  // The region takes the last op's place: what the others read must be there already,
+  // and what they give must be read only after it.
+  for (Operation *op : ops) {
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (producer && !llvm::is_contained(ops, producer) && !producer->isBeforeInBlock(last))
+        return;
+    }
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers())
+        if (!llvm::is_contained(ops, user) &&
+            (user->getBlock() != last->getBlock() || !last->isBeforeInBlock(user)))
+          return;
+  }
+  // outline() places the region before the last op of its list.
+  if (last != ops.back())
+    ops.back()->moveAfter(last);
+  outline(ops, kPoolConvBackwardRegion);
+}
+
 struct FuseConvPoolPass : impl::DLCFuseConvPoolBase<FuseConvPoolPass> {
   void runOnOperation() override {
     func::FuncOp function = getOperation();
@@ -85,6 +142,13 @@ struct FuseConvPoolPass : impl::DLCFuseConvPoolBase<FuseConvPoolPass> {
       if (!pool->getParentOfType<FusedOp>())
         poolings.push_back(pool);
     });
+    SmallVector<MaxPool2DBackwardIndexedOp> gradients;
+    function.walk([&](MaxPool2DBackwardIndexedOp gradient) {
+      if (!gradient->getParentOfType<FusedOp>())
+        gradients.push_back(gradient);
+    });
+    for (MaxPool2DBackwardIndexedOp gradient : gradients)
+      fuseGradients(gradient);
     for (MaxPool2DIndexedOp pool : poolings) {
       Value activation = pool.getInput();
       Operation *block = convolutionBlock(activation);

@@ -71,3 +71,65 @@ func.func @left_alone(%x: tensor<1x16x8x8xf32>, %w: tensor<16x16x1x1xf32>) -> (t
   %py = dlc.max_pool2d %p {dlc.device = #dlc.device<cpu:0>, kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
   return %gy, %gi, %before, %cy, %ci, %ry, %ri, %ay, %ai, %py : tensor<1x16x4x4xf32>, tensor<1x16x4x4xui8>, tensor<1x16x8x8xf32>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xui8>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xui8>, tensor<1x16x4x4xf32>, tensor<1x16x4x4xui8>, tensor<1x16x4x4xf32>
 }
+
+// -----
+
+// The gradients: the pooling's gradient (ReLU's folded in) read only by the
+// convolution's data and filter gradients becomes one region with them, ordered
+// pooling, data, filter whatever their order was, where the last of them was. The
+// activation's gradient is no result. With the layouts, it stays in the blocked layout
+// the pooling's gradient writes and the data gradient is blocked too.
+// CHECK-LABEL: func.func @gradients
+// CHECK: %[[F:.*]]:3 = dlc.fused "max_pool2d_backward_conv2d"(%arg0, %arg1, %arg2, %arg3) {dlc.device = #dlc.device<cpu:0>}
+// CHECK-NEXT: ^bb0(%[[DY:.*]]: tensor<2x16x3x3xf32>, %[[WHERE:.*]]: tensor<2x16x3x3xui8>, %[[W:.*]]: tensor<16x16x2x2xf32>, %[[X:.*]]: tensor<2x16x9x9xf32>):
+// CHECK-NEXT: %[[G:.*]] = dlc.max_pool2d_backward_indexed %[[DY]], %[[WHERE]] {kernel = array<i64: 4, 4>, relu, stride = array<i64: 2, 2>}
+// CHECK-NEXT: %[[DX:.*]] = dlc.conv2d_backward_data %[[G]], %[[W]]
+// CHECK-NEXT: %[[DW:.*]], %[[DB:.*]] = dlc.conv2d_backward_filter %[[G]], %[[X]]
+// CHECK-NEXT: dlc.yield %[[DX]], %[[DW]], %[[DB]]
+// CHECK: return %[[F]]#0, %[[F]]#1, %[[F]]#2
+// LAYOUT-LABEL: func.func @gradients
+// LAYOUT: dlc.fused "max_pool2d_backward_conv2d"{{.*}}dlc.layouts = [#dlc.layout<nChw16c>, #dlc.layout<plain>, #dlc.layout<plain>]
+func.func @gradients(%dy: tensor<2x16x3x3xf32>, %where: tensor<2x16x3x3xui8>, %w: tensor<16x16x2x2xf32>, %x: tensor<2x16x9x9xf32>) -> (tensor<2x16x9x9xf32>, tensor<16x16x2x2xf32>, tensor<16xf32>) {
+  %g = dlc.max_pool2d_backward_indexed %dy, %where {dlc.device = #dlc.device<cpu:0>, kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>, relu} : (tensor<2x16x3x3xf32>, tensor<2x16x3x3xui8>) -> tensor<2x16x8x8xf32>
+  %dw, %db = dlc.conv2d_backward_filter %g, %x {dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x8x8xf32>, tensor<2x16x9x9xf32>) -> (tensor<16x16x2x2xf32>, tensor<16xf32>)
+  %dx = dlc.conv2d_backward_data %g, %w {dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x8x8xf32>, tensor<16x16x2x2xf32>) -> tensor<2x16x9x9xf32>
+  return %dx, %dw, %db : tensor<2x16x9x9xf32>, tensor<16x16x2x2xf32>, tensor<16xf32>
+}
+
+// -----
+
+// A first block's gradients: no data gradient (the network's input needs none).
+// CHECK-LABEL: func.func @filter_only
+// CHECK: %[[F:.*]] = dlc.fused "max_pool2d_backward_conv2d"(%arg0, %arg1, %arg2)
+// CHECK: dlc.max_pool2d_backward_indexed
+// CHECK-NEXT: dlc.conv2d_backward_filter
+// CHECK-NEXT: dlc.yield
+// CHECK: return %[[F]]
+func.func @filter_only(%dy: tensor<2x16x3x3xf32>, %where: tensor<2x16x3x3xui8>, %x: tensor<2x3x9x9xf32>) -> tensor<16x3x2x2xf32> {
+  %g = dlc.max_pool2d_backward_indexed %dy, %where {dlc.device = #dlc.device<cpu:0>, kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>} : (tensor<2x16x3x3xf32>, tensor<2x16x3x3xui8>) -> tensor<2x16x8x8xf32>
+  %dw = dlc.conv2d_backward_filter %g, %x {dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x8x8xf32>, tensor<2x3x9x9xf32>) -> tensor<16x3x2x2xf32>
+  return %dw : tensor<16x3x2x2xf32>
+}
+
+// -----
+
+// Left alone: an activation gradient something else reads too, one on a GPU, one with
+// no filter gradient, and one whose data gradient's result is read between the two
+// convolution gradients (the region could not take the last one's place).
+// CHECK-LABEL: func.func @gradients_left_alone
+// CHECK-NOT: max_pool2d_backward_conv2d
+// CHECK: return
+func.func @gradients_left_alone(%dy: tensor<1x16x3x3xf32>, %where: tensor<1x16x3x3xui8>, %w: tensor<16x16x2x2xf32>, %x: tensor<1x16x9x9xf32>) -> (tensor<1x16x8x8xf32>, tensor<16x16x2x2xf32>, tensor<16x16x2x2xf32>, tensor<1x16x9x9xf32>, tensor<1x16x9x9xf32>, tensor<16x16x2x2xf32>) {
+  %g1 = dlc.max_pool2d_backward_indexed %dy, %where {dlc.device = #dlc.device<cpu:0>, kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>} : (tensor<1x16x3x3xf32>, tensor<1x16x3x3xui8>) -> tensor<1x16x8x8xf32>
+  %other = dlc.neg %g1 {dlc.device = #dlc.device<cpu:0>} : tensor<1x16x8x8xf32>
+  %dw1 = dlc.conv2d_backward_filter %g1, %x {dlc.device = #dlc.device<cpu:0>} : (tensor<1x16x8x8xf32>, tensor<1x16x9x9xf32>) -> tensor<16x16x2x2xf32>
+  %g2 = dlc.max_pool2d_backward_indexed %dy, %where {dlc.device = #dlc.device<gpu:0>, kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>} : (tensor<1x16x3x3xf32>, tensor<1x16x3x3xui8>) -> tensor<1x16x8x8xf32>
+  %dw2 = dlc.conv2d_backward_filter %g2, %x {dlc.device = #dlc.device<gpu:0>} : (tensor<1x16x8x8xf32>, tensor<1x16x9x9xf32>) -> tensor<16x16x2x2xf32>
+  %g3 = dlc.max_pool2d_backward_indexed %dy, %where {dlc.device = #dlc.device<cpu:0>, kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>} : (tensor<1x16x3x3xf32>, tensor<1x16x3x3xui8>) -> tensor<1x16x8x8xf32>
+  %dx3 = dlc.conv2d_backward_data %g3, %w {dlc.device = #dlc.device<cpu:0>} : (tensor<1x16x8x8xf32>, tensor<16x16x2x2xf32>) -> tensor<1x16x9x9xf32>
+  %g4 = dlc.max_pool2d_backward_indexed %dy, %where {dlc.device = #dlc.device<cpu:0>, kernel = array<i64: 4, 4>, stride = array<i64: 2, 2>} : (tensor<1x16x3x3xf32>, tensor<1x16x3x3xui8>) -> tensor<1x16x8x8xf32>
+  %dx4 = dlc.conv2d_backward_data %g4, %w {dlc.device = #dlc.device<cpu:0>} : (tensor<1x16x8x8xf32>, tensor<16x16x2x2xf32>) -> tensor<1x16x9x9xf32>
+  %between = dlc.neg %dx4 {dlc.device = #dlc.device<cpu:0>} : tensor<1x16x9x9xf32>
+  %dw4 = dlc.conv2d_backward_filter %g4, %x {dlc.device = #dlc.device<cpu:0>} : (tensor<1x16x8x8xf32>, tensor<1x16x9x9xf32>) -> tensor<16x16x2x2xf32>
+  return %other, %dw1, %dw2, %dx3, %between, %dw4 : tensor<1x16x8x8xf32>, tensor<16x16x2x2xf32>, tensor<16x16x2x2xf32>, tensor<1x16x9x9xf32>, tensor<1x16x9x9xf32>, tensor<16x16x2x2xf32>
+}

@@ -32,8 +32,9 @@ enum class FusedExecution {
   library_epilogue, ///< conv2d_relu / dense_relu / max_pool2d_backward_relu: the library
                     ///< kernel with a ReLU (or ReLU gradient) epilogue
   elementwise,      ///< float32 element-wise chain as one step (chunked on host devices)
-  /// conv2d_max_pool2d: the convolution kernel with a pooling epilogue, a few images at a
-  /// time (host devices); see ConvPoolRegion.
+  /// conv2d_max_pool2d / max_pool2d_backward_conv2d: the convolution's (filter
+  /// gradient's) kernel with the pooling (its gradient) as an epilogue (a prologue), a
+  /// few images at a time (host devices); see ConvPoolRegion, PoolConvBackwardRegion.
   library_pooling,
   op_by_op, ///< no fused kernel: the body's ops one by one
 };
@@ -53,6 +54,23 @@ struct ConvPoolRegion {
 
 /// `fused`'s ops when it is a conv2d_max_pool2d region of that shape.
 std::optional<ConvPoolRegion> convPoolRegion(FusedOp fused);
+
+/// dlc-fuse-conv-pool's region of the gradients: `dlc.max_pool2d_backward_indexed` of
+/// its first two operands (the pooling's output gradient and indices), then, of that
+/// activation gradient, optionally `dlc.conv2d_backward_data` with the third operand
+/// (the weights) and `dlc.conv2d_backward_filter` with the last (the convolution's
+/// input); it yields the data gradient where there is one, then the filter's results.
+constexpr llvm::StringLiteral kPoolConvBackwardRegion = "max_pool2d_backward_conv2d";
+
+/// The ops of a max_pool2d_backward_conv2d region that fusedExecution runs as one step.
+struct PoolConvBackwardRegion {
+  MaxPool2DBackwardIndexedOp pool;
+  Conv2DBackwardDataOp data; ///< null without one
+  Conv2DBackwardFilterOp filter;
+};
+
+/// `fused`'s ops when it is a max_pool2d_backward_conv2d region of that shape.
+std::optional<PoolConvBackwardRegion> poolConvBackwardRegion(FusedOp fused);
 
 /// The name under which a device kind's kernel table (and its `#dlc.target`) says that
 /// it runs an element-wise region as one step. Host devices always do (the interpreted

@@ -1156,7 +1156,9 @@ def DLC_FusedOp : DLC_Op<"fused", [IsolatedFromAbove, SingleBlock,
     clip(0, 6) one, `conv2d_silu` (on CPUs) with a SiLU one, `max_pool2d_backward_relu` as the
     pooling's backward with the gradient of the ReLU before it, `conv2d_max_pool2d` (on CPUs)
     as the convolution's kernel with an indexed max pooling of its output as an epilogue,
-    a few images at a time, and `elementwise` as one chunked
+    a few images at a time, `max_pool2d_backward_conv2d` (on CPUs) as the filter
+    gradient's kernel with that pooling's gradient before it and the data gradient
+    beside it, likewise, and `elementwise` as one chunked
     pass through the element-wise kernels on CPUs. Any other kind, an `elementwise`
     region on a GPU, or a body the fused path does not take, runs op by op. dlc-fuse
     creates these regions; the verifier accepts any kind.
