@@ -198,15 +198,28 @@ SmallVector<bool> mlir::dlc::fusedScalarValues(FusedOp fused) {
   return scalar;
 }
 
-std::optional<ConvPoolRegion> mlir::dlc::convPoolRegion(FusedOp fused) {
-  if (!fused.getKind() || *fused.getKind() != kConvPoolRegion)
-    return std::nullopt;
-  Block &body = fused.getBody().front();
+namespace {
+
+/// The body ops of `fused` when it is a region of `kind` with two or three of them
+/// (dlc-fuse-conv-pool's, whose middle op is optional); empty otherwise.
+SmallVector<Operation *> twoOrThreeOps(FusedOp fused, StringRef kind) {
   SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator())
+  if (!fused.getKind() || *fused.getKind() != kind)
+    return ops;
+  for (Operation &op : fused.getBody().front().without_terminator())
     ops.push_back(&op);
   if (ops.size() < 2 || ops.size() > 3)
+    ops.clear();
+  return ops;
+}
+
+} // namespace
+
+std::optional<ConvPoolRegion> mlir::dlc::convPoolRegion(FusedOp fused) {
+  SmallVector<Operation *> ops = twoOrThreeOps(fused, kConvPoolRegion);
+  if (ops.empty())
     return std::nullopt;
+  Block &body = fused.getBody().front();
   ConvPoolRegion region{dyn_cast<Conv2DOp>(ops.front()),
                         ops.size() == 3 ? dyn_cast<ReluOp>(ops[1]) : ReluOp(),
                         dyn_cast<MaxPool2DIndexedOp>(ops.back()), false};
@@ -227,14 +240,10 @@ std::optional<ConvPoolRegion> mlir::dlc::convPoolRegion(FusedOp fused) {
 }
 
 std::optional<PoolConvBackwardRegion> mlir::dlc::poolConvBackwardRegion(FusedOp fused) {
-  if (!fused.getKind() || *fused.getKind() != kPoolConvBackwardRegion)
+  SmallVector<Operation *> ops = twoOrThreeOps(fused, kPoolConvBackwardRegion);
+  if (ops.empty())
     return std::nullopt;
   Block &body = fused.getBody().front();
-  SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator())
-    ops.push_back(&op);
-  if (ops.size() < 2 || ops.size() > 3)
-    return std::nullopt;
   PoolConvBackwardRegion region{dyn_cast<MaxPool2DBackwardIndexedOp>(ops.front()),
                                 ops.size() == 3 ? dyn_cast<Conv2DBackwardDataOp>(ops[1])
                                                 : Conv2DBackwardDataOp(),
