@@ -302,7 +302,13 @@ template <bool Fast> struct NN {
                                        "conv2d_backward_filter after a pooling's gradient"),
                        DType::f32, dy.layout};
     const int64_t batch = x.shape.at(0);
-    const int64_t perImage = batch ? gradient.numel() / batch : 0;
+    if (batch == 0) { // no images: no gradient (the chunk loop below writes none)
+      std::fill_n(f32out(dw), dw.numel(), 0.0f);
+      if (withBias)
+        std::fill_n(f32out(k.outputs[filterAt + 1]), k.outputs[filterAt + 1].numel(), 0.0f);
+      return;
+    }
+    const int64_t perImage = gradient.numel() / batch;
     const int64_t chunk = imagesPerChunk(batch, perImage);
     gradient.data = activationScratch(chunk * perImage);
     // The later chunks' filter gradients, added to the first's.
