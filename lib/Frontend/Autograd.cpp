@@ -48,6 +48,15 @@ void record(const std::string &name, const std::vector<Tensor> &inputs,
             const std::vector<Tensor> &outputs, NodeVjp vjp) {
   if (!recording)
     return;
+  record_into(name, inputs, outputs,
+              [vjp = std::move(vjp)](const std::vector<Tensor> &output_grads,
+                                     const std::vector<Tensor> &) { return vjp(output_grads); });
+}
+
+void record_into(const std::string &name, const std::vector<Tensor> &inputs,
+                 const std::vector<Tensor> &outputs, NodeVjpInto vjp) {
+  if (!recording)
+    return;
   bool any = false;
   for (const Tensor &input : inputs)
     any = any || needs_grad(input);
@@ -97,6 +106,41 @@ std::vector<std::shared_ptr<Node>> orderFromHeads(const std::vector<Tensor> &hea
   return {postOrder.rbegin(), postOrder.rend()};
 }
 
+/// The leaves whose gradient buffer a VJP may write in place: grad_req write, an input
+/// of exactly one recorded call, once, and no head (so that call's gradient is the
+/// leaf's whole gradient), and a buffer no recorded call reads (a VJP run later would
+/// otherwise read the new gradient where the recording saw the old one).
+std::unordered_set<TensorGradState *>
+soleWriteLeaves(const std::vector<Tensor> &heads,
+                const std::vector<std::shared_ptr<Node>> &order) {
+  std::unordered_map<TensorGradState *, int> uses;
+  std::unordered_set<const Buffer *> read;
+  auto count = [&](const Tensor &t) {
+    const auto &state = t.impl()->grad_state;
+    if (state && !state->node && state->req == GradReq::write)
+      ++uses[state.get()];
+  };
+  for (const Tensor &head : heads)
+    count(head), count(head); // a head's gradient is delivered directly: never in place
+  for (const std::shared_ptr<Node> &node : order)
+    for (const Tensor &input : node->inputs) {
+      count(input);
+      read.insert(input.buffer().get());
+    }
+  std::unordered_set<TensorGradState *> sole;
+  for (auto [state, n] : uses)
+    if (n == 1 && !read.count(state->grad.buffer().get()))
+      sole.insert(state);
+  return sole;
+}
+
+/// Whether `gradient` is `grad`'s own memory, which a VJP then wrote in place.
+bool sameElements(const Tensor &gradient, const Tensor &grad) {
+  return gradient.impl() == grad.impl() ||
+         (gradient.buffer() == grad.buffer() && gradient.impl()->offset == grad.impl()->offset &&
+          gradient.dtype() == grad.dtype() && gradient.impl()->layout == grad.impl()->layout);
+}
+
 } // namespace
 
 void backward(const std::vector<Tensor> &heads, const std::vector<Tensor> &head_grads,
@@ -135,6 +179,7 @@ void backward(const std::vector<Tensor> &heads, const std::vector<Tensor> &head_
   }
 
   std::vector<std::shared_ptr<Node>> order = orderFromHeads(heads);
+  std::unordered_set<TensorGradState *> inPlace = soleWriteLeaves(heads, order);
   for (const std::shared_ptr<Node> &node : order) {
     auto found = gradients.find(node.get());
     if (found == gradients.end())
@@ -145,7 +190,12 @@ void backward(const std::vector<Tensor> &heads, const std::vector<Tensor> &head_
                   "differentiate the same recording twice");
     std::vector<Tensor> outputGrads = std::move(found->second);
     gradients.erase(found);
-    std::vector<Tensor> inputGrads = node->vjp(outputGrads);
+    std::vector<Tensor> into(node->inputs.size());
+    for (size_t i = 0; i < into.size(); ++i)
+      if (const auto &state = node->inputs[i].impl()->grad_state;
+          state && inPlace.count(state.get()) && state->grad.dtype() == node->inputs[i].dtype())
+        into[i] = state->grad;
+    std::vector<Tensor> inputGrads = node->vjp(outputGrads, into);
     if (inputGrads.size() != node->inputs.size())
       throw Error("backward: the VJP of '" + node->name + "' returned " +
                   std::to_string(inputGrads.size()) + " gradients for " +
@@ -161,7 +211,8 @@ void backward(const std::vector<Tensor> &heads, const std::vector<Tensor> &head_
                            : gradient.astype(state->grad.dtype());
     if (state->req == GradReq::add)
       converted = state->grad + converted;
-    converted.copyto(state->grad);
+    if (!sameElements(converted, state->grad))
+      converted.copyto(state->grad);
     state->fresh = true;
   }
 

@@ -13,12 +13,19 @@ namespace dlc::autograd {
 
 /// From the gradients of a recorded call's outputs to those of its inputs.
 using NodeVjp = std::function<std::vector<Tensor>(const std::vector<Tensor> &output_grads)>;
+/// The same, offered `into[i]`, the gradient buffer of input i where backward() knows
+/// that this call's gradient is all that input gets (a leaf with grad_req write, read by
+/// no other call); elsewhere `into[i]` is undefined. A VJP that computes input i's
+/// gradient in place returns `into[i]` itself for it, which spares backward() the copy;
+/// it may ignore `into` (MXNet writes such gradients in place, req kWriteTo).
+using NodeVjpInto = std::function<std::vector<Tensor>(const std::vector<Tensor> &output_grads,
+                                                      const std::vector<Tensor> &into)>;
 
 /// One recorded call. It holds its inputs (to continue the walk back) but not its
 /// outputs, so the recording has no cycles.
 struct Node {
   std::string name;
-  NodeVjp vjp; // null once backward() has freed the recording
+  NodeVjpInto vjp; // null once backward() has freed the recording
   std::vector<Tensor> inputs;
 };
 
@@ -39,6 +46,9 @@ bool needs_grad(const Tensor &tensor);
 /// become outputs of a node whose VJP is `vjp`.
 void record(const std::string &name, const std::vector<Tensor> &inputs,
             const std::vector<Tensor> &outputs, NodeVjp vjp);
+/// The same for a VJP that can write gradients in place.
+void record_into(const std::string &name, const std::vector<Tensor> &inputs,
+                 const std::vector<Tensor> &outputs, NodeVjpInto vjp);
 
 } // namespace dlc::autograd
 

@@ -107,13 +107,28 @@ std::vector<BoundBuffer> boundBuffers(const Program &program, const std::vector<
   return bound;
 }
 
-/// Runs `program` on `arguments`; returns its results (new tensors, in the layouts the
-/// program writes them in).
+/// Whether result value `v` can be written into `into`: the same shape, dtype, device and
+/// layout, and memory none of the program's `arguments` reads.
+bool writableInto(const ProgramValue &v, const Tensor &into, const std::vector<Tensor> &arguments) {
+  if (!into.defined() || into.shape() != v.shape || into.dtype() != v.dtype ||
+      into.device() != v.device || into.impl()->layout != v.layout)
+    return false;
+  return std::none_of(arguments.begin(), arguments.end(), [&](const Tensor &argument) {
+    return argument.buffer() == into.buffer();
+  });
+}
+
+/// Runs `program` on `arguments`; returns its results: result k in `into[k]` where that
+/// can hold it (writableInto), elsewhere in a new tensor in the layout the program writes.
 std::vector<Tensor> runProgram(const Program &program, const std::vector<Tensor> &arguments,
-                               bool referenceKernels) {
+                               bool referenceKernels, const std::vector<Tensor> &into = {}) {
   std::vector<Tensor> results;
-  for (int id : program.results) {
-    const ProgramValue &v = program.values[size_t(id)];
+  for (size_t k = 0; k < program.results.size(); ++k) {
+    const ProgramValue &v = program.values[size_t(program.results[k])];
+    if (k < into.size() && writableInto(v, into[k], arguments)) {
+      results.push_back(into[k]);
+      continue;
+    }
     results.push_back(Tensor::empty(v.shape, v.dtype, v.device));
     results.back().impl()->layout = v.layout;
   }
@@ -469,10 +484,10 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor> &inpu
     for (int argument : signature->grad_args)
       recordInputs.push_back(forwardArgs[size_t(argument)]);
     std::string name = s.name;
-    autograd::record(
+    autograd::record_into(
         "hybridized " + s.name, recordInputs, outputs,
         [signature, forwardArgs, forwardResults, name,
-         referenceKernels](const std::vector<Tensor> &grads) {
+         referenceKernels](const std::vector<Tensor> &grads, const std::vector<Tensor> &into) {
           if (std::none_of(grads.begin(), grads.end(),
                            [](const Tensor &g) { return g.defined(); }))
             return std::vector<Tensor>(signature->grad_args.size());
@@ -512,7 +527,9 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor> &inpu
               arguments.push_back(binding.tensor);
             }
           }
-          return runProgram(backward, arguments, referenceKernels);
+          // The backward's results are the gradients of recordInputs, in order: a
+          // parameter's gradient goes straight into its grad() buffer where it can.
+          return runProgram(backward, arguments, referenceKernels, into);
         });
   }
   return outputs;

@@ -941,3 +941,68 @@ TEST(Hybridize, Relu6FoldsIntoTheConvolutionBeforeIt) {
               std::count(eager.begin(), eager.end(), 0.f) > 0)
       << "both caps reached";
 }
+
+namespace {
+
+/// A 64 -> 64 Dense layer's gradients after two backward passes, each through `calls`
+/// calls of the layer; the second pass's input is the weight's own gradient buffer when
+/// `inputIsGrad`. `view` is what a view of the weight's grad(), taken before the
+/// passes, reads at the end.
+struct DenseGradients {
+  std::vector<float> weight, bias, view;
+};
+DenseGradients denseGradients(bool hybridize, int calls, GradReq req, bool inputIsGrad) {
+  np::random::seed(5);
+  nn::DenseOptions options;
+  options.in_units = 64; // big enough for the matrix product to work in tiles
+  nn::Dense dense(64, "", options);
+  dense.initialize(init::Xavier(), {cpu(0)});
+  dense.collect_params().set_grad_req(req);
+  if (hybridize)
+    dense.hybridize();
+  ParameterPtr weight, bias;
+  for (const ParameterPtr &p : dense.collect_params().values())
+    (p->data(cpu(0)).ndim() == 2 ? weight : bias) = p;
+  Tensor view = weight->grad(cpu(0)).reshape({64 * 64});
+  Tensor x = randomTensor({48, 64}, 8);
+  for (int pass = 0; pass < 2; ++pass) {
+    Tensor input = inputIsGrad && pass == 1 ? weight->grad(cpu(0)).slice(0, 48) : x;
+    Tensor loss;
+    {
+      autograd::Record record;
+      Tensor y = dense(input);
+      for (int call = 1; call < calls; ++call)
+        y = y * dense(input * (0.5 * call) - 1.0); // another input, another gradient
+      loss = np::sum(y * y);
+    }
+    loss.backward();
+  }
+  return {weight->grad(cpu(0)).to_vector<float>(), bias->grad(cpu(0)).to_vector<float>(),
+          view.to_vector<float>()};
+}
+
+} // namespace
+
+// A compiled backward writes a parameter's gradient straight into its grad() buffer
+// where that gradient is the whole of it; elsewhere (a parameter read twice, grad_req
+// add, a gradient buffer the program also reads) it is computed apart and then written
+// or added, as eager code does. Either way the buffer and its views see the result.
+TEST(Hybridize, GradientsWrittenInPlaceKeepGradReqSemantics) {
+  struct Case {
+    int calls;
+    GradReq req;
+    bool inputIsGrad;
+    const char *what;
+  };
+  for (const Case &c : {Case{1, GradReq::write, false, "one call, write"},
+                        Case{2, GradReq::write, false, "two calls, write"},
+                        Case{1, GradReq::add, false, "one call, add"},
+                        Case{1, GradReq::write, true, "the gradient buffer as input"}}) {
+    DenseGradients eager = denseGradients(false, c.calls, c.req, c.inputIsGrad);
+    DenseGradients compiled = denseGradients(true, c.calls, c.req, c.inputIsGrad);
+    expectClose(eager.weight, compiled.weight, 1e-5, std::string(c.what) + ": weight gradient");
+    expectClose(eager.bias, compiled.bias, 1e-5, std::string(c.what) + ": bias gradient");
+    expectClose(compiled.weight, compiled.view, 0, std::string(c.what) + ": view of grad()");
+    EXPECT_GT(std::abs(compiled.weight[0]) + std::abs(compiled.weight[65]), 0.0f) << c.what;
+  }
+}
