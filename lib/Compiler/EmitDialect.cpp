@@ -161,6 +161,9 @@ OwningOpRef<ModuleOp> emitModule(MLIRContext &context, const std::vector<const G
     if (graph->blocked_results)
       function->setAttr(mlir::dlc::DLCDialect::getBlockedResultsAttrName(),
                         builder.getUnitAttr());
+    for (size_t k = graph->first_saved; k < graph->results.size(); ++k)
+      function.setResultAttr(unsigned(k), mlir::dlc::DLCDialect::getSavedAttrName(),
+                             builder.getUnitAttr());
     for (size_t k = 0; k < graph->updates.size(); ++k)
       function.setResultAttr(unsigned(graph->results.size() + k),
                              mlir::dlc::DLCDialect::getUpdatesAttrName(),

@@ -237,6 +237,7 @@ CompiledFunction::State::compile(const std::vector<Tensor> &inputs, bool withGra
     forwardGraph.results.push_back(outputValues.back());
   }
   signature->outputs = outputs.size();
+  forwardGraph.first_saved = outputs.size(); // what the backward trace adds is saved
 
   // Bind the arguments: the input, parameters (by name), other captured tensors.
   std::vector<BoundParameter> bound = parameters ? parameters(device) : std::vector<BoundParameter>{};
@@ -343,10 +344,22 @@ CompiledFunction::State::compile(const std::vector<Tensor> &inputs, bool withGra
   signature->forward = module.programs[0];
   if (withGrad) {
     signature->backward = module.programs[1];
-    // Saved values the pipeline added (a pooling's indices): bound to the forward's
-    // results they name, after the traced ones.
+    // The pipeline may drop saved values the backward no longer reads, renumbering the
+    // forward's saved results, and add others (a pooling's indices): saved values are
+    // bound by the forward result each argument names, the other arguments in the
+    // order traced, which the pipeline keeps.
     const std::vector<int> &saved = module.saved_results[1];
-    for (size_t i = signature->backward_args.size(); i < saved.size(); ++i) {
+    std::vector<Binding> traced;
+    for (Binding &binding : signature->backward_args)
+      if (binding.source != Source::forward_result)
+        traced.push_back(std::move(binding));
+    signature->backward_args.clear();
+    size_t nextTraced = 0;
+    for (size_t i = 0; i < saved.size(); ++i) {
+      if (saved[i] < 0 && nextTraced < traced.size()) {
+        signature->backward_args.push_back(std::move(traced[nextTraced++]));
+        continue;
+      }
       if (saved[i] < 0 || size_t(saved[i]) >= signature->forward->results.size())
         throw Error(name + ": internal error: the compiled backward's argument #" +
                     std::to_string(i) + " is no result of the forward");
@@ -355,6 +368,9 @@ CompiledFunction::State::compile(const std::vector<Tensor> &inputs, bool withGra
       binding.index = saved[i];
       signature->backward_args.push_back(std::move(binding));
     }
+    if (nextTraced != traced.size())
+      throw Error(name + ": internal error: the compiled backward lost an argument it does "
+                         "not save from the forward");
   }
 
   texts.traced_ir = module.traced_ir;

@@ -778,6 +778,13 @@ TEST(Hybridize, PoolingIndicesTrainAsTheActivationsDo) {
   EXPECT_EQ(occurrences(indexedIR, "dlc.max_pool2d_backward "), 0) << indexedIR;
   EXPECT_EQ(occurrences(plainIR, "_indexed "), 0) << plainIR;
   EXPECT_EQ(occurrences(plainIR, "dlc.max_pool2d_backward "), 3) << plainIR;
+  // The forward returns the indices for the backward, no longer the activations
+  // (dlc-drop-unread-saved), and the convolution-pooling regions keep them inside.
+  EXPECT_EQ(occurrences(indexedIR, "xui8> {dlc.saved}"), 3) << indexedIR;
+  EXPECT_EQ(occurrences(indexedIR, "xf32> {dlc.saved}"),
+            occurrences(plainIR, "xf32> {dlc.saved}") - 3)
+      << indexedIR;
+  EXPECT_EQ(occurrences(indexedIR, ":2 = dlc.fused \"conv2d_max_pool2d\""), 3) << indexedIR;
 }
 
 namespace {

@@ -65,6 +65,9 @@ struct Graph {
   std::vector<GraphArgument> arguments;
   std::vector<GraphNode> nodes;
   std::vector<int> results;
+  /// Results from this one on are returned only for a backward to read (`dlc.saved`):
+  /// the pipeline drops those it leaves unread.
+  size_t first_saved = SIZE_MAX;
   std::vector<GraphUpdate> updates;
   /// Results may be returned in a blocked layout (the caller reads each one's layout).
   bool blocked_results = false;

@@ -144,8 +144,8 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
   PassPipelineRegistration<PipelineOptions>(
       "dlc-pipeline",
       "hybridize()'s pipeline: --dlc-pipeline=cpu or --dlc-pipeline=cuda (canonicalize, "
-      "dlc-place-devices, dlc-fuse, dlc-keep-pool-indices and dlc-fuse-conv-pool unless "
-      "pool-indices=false, "
+      "dlc-place-devices, dlc-fuse, dlc-keep-pool-indices unless pool-indices=false, "
+      "dlc-drop-unread-saved, dlc-fuse-conv-pool unless pool-indices=false, "
       "dlc-assign-layouts unless blocked-layouts=false, "
       "dlc-hoist-parameter-work unless prepare-parameters=false, dlc-choose-conv-algorithms (conv-algorithms=auto|timed|winograd|direct), dlc-order-steps, dlc-plan-memory, then unless generate-kernels=false "
       "dlc-outline-kernels, @dlc_host_kernels lowered to the LLVM dialect and, on cuda, "

@@ -187,6 +187,14 @@ func.func @updates_type(%x: tensor<2xf32>, %y: tensor<3xf32>) -> (tensor<3xf32> 
 
 // -----
 
+// dlc.saved marks a result; it carries no value.
+func.func @saved_with_a_value(%x: tensor<2xf32>) -> (tensor<2xf32> {dlc.saved = 1 : i64}) {
+  // expected-error @-1 {{'dlc.saved' on result #0 must be a unit attribute, got 1 : i64}}
+  return %x : tensor<2xf32>
+}
+
+// -----
+
 // dlc.place asks for a device.
 func.func @place_not_a_device(%x: tensor<2xf32>) {
   // expected-error @+1 {{'dlc.place' must be a #dlc.device, got "gpu"}}

@@ -396,5 +396,12 @@ LogicalResult DLCDialect::verifyRegionResultAttribute(Operation *op, unsigned re
                              << index.getInt() << " has another type";
     return success();
   }
+  // dlc.saved: the result is returned only for a backward to read (a unit attribute).
+  if (attr.getName() == DLCDialect::getSavedAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'dlc.saved' on result #" << result
+                             << " must be a unit attribute, got " << attr.getValue();
+    return success();
+  }
   return verifyDeviceNamedAttr(op, attr, "result #" + std::to_string(result));
 }

@@ -12,9 +12,8 @@
 // the gradient's input is then an argument `dlc.saved_from = [@forward, N]`, result N of
 // the forward is the pooling's input, and the indices become a new last result of the
 // forward (before the results that write arguments back) and a new last argument of
-// the backward (saved_from its number). Nothing is removed or reordered, so that callers
-// that bind saved values by position keep their bindings; the input argument the
-// gradient no longer reads stays, unread.
+// the backward (saved_from its number). Nothing is removed or reordered: the input
+// argument the gradient no longer reads stays, unread, for dlc-drop-unread-saved.
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
@@ -177,7 +176,10 @@ private:
            !producer.getResultAttr(at, DLCDialect::getUpdatesAttrName()))
       ++at;
     returned->insertOperands(at, value);
-    producer.insertResult(at, value.getType(), DictionaryAttr::get(&getContext()));
+    producer.insertResult(
+        at, value.getType(),
+        DictionaryAttr::get(&getContext(), {NamedAttribute(StringAttr::get(&getContext(), DLCDialect::getSavedAttrName()),
+                                                           UnitAttr::get(&getContext()))}));
     return at;
   }
 

@@ -23,6 +23,9 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target,
   // then give the indices their pooling's layout.
   if (options.poolIndices)
     pm.addPass(createDLCKeepPoolIndices());
+  // After it, which leaves the pooling's input unread; before dlc-fuse-conv-pool, which
+  // then keeps a region's activation in scratch where the forward no longer returns it.
+  pm.addPass(createDLCDropUnreadSaved());
   // After it, whose indexed poolings it takes; before the layouts, which plan the
   // region's activation as the convolution's output.
   if (options.fuse && options.poolIndices)

@@ -23,12 +23,12 @@ func.func @step(%x: tensor<2x16x9x9xf32>, %dy: tensor<2x16x3x3xf32>, %w: tensor<
 
 // -----
 
-// Forward and backward apart: the indices become a result of @forward (before the
-// one that writes an argument back) and a new last argument of @backward, saved from
-// it. dlc-fuse's ReLU-gradient region becomes the indexed gradient with `relu`. The
-// input the gradient no longer reads stays an argument.
+// Forward and backward apart: the indices become a result of @forward (marked
+// dlc.saved, before the one that writes an argument back) and a new last argument of
+// @backward, saved from it. dlc-fuse's ReLU-gradient region becomes the indexed
+// gradient with `relu`. The input the gradient no longer reads stays an argument.
 // CHECK-LABEL: func.func @forward
-// CHECK-SAME: -> (tensor<1x16x4x4xf32>, tensor<1x16x8x8xf32>, tensor<1x16x4x4xui8>, tensor<16xf32> {dlc.updates = 1 : i64})
+// CHECK-SAME: -> (tensor<1x16x4x4xf32>, tensor<1x16x8x8xf32>, tensor<1x16x4x4xui8> {dlc.saved}, tensor<16xf32> {dlc.updates = 1 : i64})
 // CHECK: %[[Y:.*]], %[[WHERE:.*]] = dlc.max_pool2d_indexed %arg0
 // CHECK: return %[[Y]], %arg0, %[[WHERE]], %arg1
 // CHECK-LABEL: func.func @backward

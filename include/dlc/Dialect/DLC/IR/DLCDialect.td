@@ -63,6 +63,12 @@ def DLC_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getSavedFromAttrName() {
       return ::llvm::StringLiteral("dlc.saved_from");
     }
+    /// On a function result: it is returned only for another function to read
+    /// (arguments with `dlc.saved_from`), not to the function's caller, so that
+    /// dlc-drop-unread-saved may remove it once no such argument is read.
+    static constexpr ::llvm::StringLiteral getSavedAttrName() {
+      return ::llvm::StringLiteral("dlc.saved");
+    }
     /// On an op: where each of its results lives (`#dlc.storage`s), as
     /// dlc-plan-memory placed it.
     static constexpr ::llvm::StringLiteral getStorageAttrName() {

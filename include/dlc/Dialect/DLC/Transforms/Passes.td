@@ -118,9 +118,9 @@ def DLCKeepPoolIndices : Pass<"dlc-keep-pool-indices", "mlir::ModuleOp"> {
     gradient's input is then an argument `dlc.saved_from = [@forward, N]` and result N
     of @forward the pooling's input; the indices become a new result of @forward (after
     the others, before those with `dlc.updates`) and a new last argument of the
-    gradient's function, saved from that result. Nothing is removed or reordered
-    (callers bind saved values by position); the pooling's input, no longer read by the
-    gradient, stays an argument.
+    gradient's function, saved from that result, marked `dlc.saved`. Nothing is
+    removed or reordered: the pooling's input, no longer read by the gradient, stays an
+    argument, for dlc-drop-unread-saved to remove.
 
     ```mlir
     // dlc-opt --dlc-keep-pool-indices
@@ -132,6 +132,41 @@ def DLCKeepPoolIndices : Pass<"dlc-keep-pool-indices", "mlir::ModuleOp"> {
     // becomes
     //   %y, %indices = dlc.max_pool2d_indexed %x {...} : (tensor<2x16x8x8xf32>) -> (tensor<2x16x4x4xf32>, tensor<2x16x4x4xui8>)
     //   %dx = dlc.max_pool2d_backward_indexed %dy, %indices {...} : (tensor<2x16x4x4xf32>, tensor<2x16x4x4xui8>) -> tensor<2x16x8x8xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
+}
+
+def DLCDropUnreadSaved : Pass<"dlc-drop-unread-saved", "mlir::ModuleOp"> {
+  let summary = "Stop returning activations for a backward that no longer reads them";
+  let description = [{
+    A forward returns, besides its outputs, the values its backward reads: results
+    marked `dlc.saved`, bound to the backward's arguments with
+    `dlc.saved_from = [@forward, N]`. Passes can leave such an argument unread (after
+    dlc-keep-pool-indices a pooling's gradient reads the indices, no longer the
+    pooling's input, a block's largest activation). This pass removes every
+    `dlc.saved_from` argument nothing reads, then every `dlc.saved` result no remaining
+    argument is saved from, and renumbers the other `dlc.saved_from` (and their
+    `saved.N` names) to the results' new numbers. A forward's outputs (results without
+    `dlc.saved`) and arguments bound otherwise are never removed, so callers that bind
+    those by position keep their bindings, and those that bind saved values read them
+    from `dlc.saved_from`. The value is then written only where something in the
+    forward reads it, or not at all (dlc-fuse-conv-pool keeps a region's activation in
+    per-thread scratch when the region does not return it).
+
+    ```mlir
+    // dlc-opt --dlc-drop-unread-saved
+    func.func @forward(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32> {dlc.saved}, tensor<8xf32> {dlc.saved}) {
+      %r = dlc.relu %x : tensor<8xf32>
+      %y = dlc.exp %r : tensor<8xf32>
+      return %y, %r, %y : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+    }
+    func.func @backward(%dy: tensor<8xf32>, %r: tensor<8xf32> {dlc.saved_from = [@forward, 1]},
+                        %y: tensor<8xf32> {dlc.saved_from = [@forward, 2]}) -> tensor<8xf32> {
+      %d = dlc.mul %dy, %y : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+      return %d : tensor<8xf32>
+    }
+    // becomes: @forward returns %y, %y; @backward takes (%dy, %y {dlc.saved_from = [@forward, 1]})
     ```
   }];
   let dependentDialects = ["mlir::dlc::DLCDialect"];
