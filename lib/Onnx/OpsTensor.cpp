@@ -207,8 +207,8 @@ Tensor gatherND(const OpContext &c) {
   Tensor data = c.in(0), indices = c.in(1);
   if (c.attr_int("batch_dims", 0) != 0)
     c.fail("batch_dims " + std::to_string(c.attr_int("batch_dims", 0)) + " (dlc: 0)");
-  int64_t k = indices.shape().back();
-  if (indices.ndim() < 1 || k < 1 || k > data.ndim())
+  int64_t k = indices.ndim() < 1 ? 0 : indices.shape().back();
+  if (k < 1 || k > data.ndim())
     c.fail("indices " + shape_rules::str(indices.shape()) + " for data " +
            shape_rules::str(data.shape()));
   Shape rest(data.shape().begin() + k, data.shape().end());

@@ -545,3 +545,25 @@ TEST(OnnxFile, ExternalDataIsReadFromTheModelsFolderOnly) {
 }
 
 } // namespace
+
+// GatherND's indices need an axis to address data with; a 0-d index tensor is an error
+// naming both shapes (the ONNX fuzzer's find: the last axis was read before the check).
+TEST(OnnxImport, GatherNDOfAScalarIndexIsAnError) {
+  ::onnx::ModelProto m = model(17);
+  ::onnx::GraphProto &g = *m.mutable_graph();
+  declare(g.add_input(), "x", {2, 3});
+  declare(g.add_output(), "y", {2, 3});
+  ::onnx::TensorProto scalar;
+  scalar.set_name("i");
+  scalar.set_data_type(::onnx::TensorProto::INT64);
+  scalar.add_int64_data(1);
+  *g.add_initializer() = scalar;
+  node(g, "GatherND", {"x", "i"}, {"y"}, "pick");
+  fs::path dir = scratch("gathernd");
+  std::string text = messageOf([&] {
+    auto block = dlc::onnx::import(save(m, dir / "g.onnx"));
+    (*block)(np::zeros({2, 3}));
+  });
+  EXPECT_NE(text.find("(GatherND), opset 17: indices scalar for data 2x3"), std::string::npos)
+      << text;
+}
