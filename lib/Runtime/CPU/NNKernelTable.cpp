@@ -437,7 +437,7 @@ template <bool Fast> struct NN {
           g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), epsilon,
           f32out(k.outputs[0]), f32out(k.outputs[1]), f32out(k.outputs[2]));
     else
-      (Fast ? onednn::batch_norm_forward_inference : ref::batch_norm_forward_inference)(
+      (Fast ? direct::batch_norm_forward_inference : ref::batch_norm_forward_inference)(
           g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), f32(k.inputs[3]),
           f32(k.inputs[4]), epsilon, f32out(k.outputs[0]));
   }
@@ -460,9 +460,11 @@ template <bool Fast> struct NN {
     const float *bias = k.inputs.size() > 2 ? f32(k.inputs[2]) : nullptr;
     // No input features (K = 0): y is the bias, which the loop writes; oneDNN takes no
     // empty dimension.
-    (Fast && K > 0 ? onednn::dense_forward : ref::dense_forward)(M, K, units, f32(k.inputs[0]),
-                                                        f32(k.inputs[1]), bias,
-                                                        f32out(k.outputs[0]), denseEpilogue(k));
+    const DenseEpilogue epilogue = denseEpilogue(k);
+    auto kernel = !Fast || K == 0                                  ? ref::dense_forward
+                  : direct::dense_is_small(M, K, units, epilogue) ? direct::dense_forward
+                                                                   : onednn::dense_forward;
+    kernel(M, K, units, f32(k.inputs[0]), f32(k.inputs[1]), bias, f32out(k.outputs[0]), epilogue);
   }
 };
 
@@ -528,8 +530,10 @@ void reorderLayout(const KernelArgs &k) {
     if (side != Layout::plain && !blockable(x.shape, x.dtype, side))
       throw Error(std::string("reorder_layout: internal error: ") + dtype_name(x.dtype) + " " +
                   shape_rules::str(x.shape) + " cannot be in " + layout_name(side));
-  onednn::reorder_layout(x.shape[0], x.shape[1], x.shape[2], x.shape[3], x.layout, y.layout,
-                         f32(x), f32out(y));
+  // Up to 16 KB the calling thread moves the elements faster than oneDNN starts a reorder.
+  constexpr int64_t kSmallElements = 4096;
+  (x.numel() <= kSmallElements ? direct::reorder_layout : onednn::reorder_layout)(
+      x.shape[0], x.shape[1], x.shape[2], x.shape[3], x.layout, y.layout, f32(x), f32out(y));
 }
 
 bool isHalf(const TensorRef &t) { return t.dtype == DType::f16 || t.dtype == DType::bf16; }

@@ -5,6 +5,7 @@
 #include "dlc/Runtime/CPU/NNKernels.h"
 #include "dlc/Runtime/Engine/Kernel.h"
 
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -235,11 +236,16 @@ int64_t threadPrimitiveCount() {
 }
 
 std::string geometryKey(const char *op, std::initializer_list<int64_t> fields) {
-  std::string key = op;
+  // Built on every kernel call: one allocation, digits written in place.
+  std::string key;
+  key.reserve(std::strlen(op) + fields.size() * 8);
+  key = op;
   char separator = ':';
   for (int64_t field : fields) {
-    key += separator;
-    key += std::to_string(field);
+    char digits[24];
+    digits[0] = separator;
+    char *end = std::to_chars(digits + 1, digits + sizeof digits, field).ptr;
+    key.append(digits, end);
     separator = ',';
   }
   return key;

@@ -463,16 +463,21 @@ void Program::launchSteps(Device device, const Bases &bases, const std::vector<i
     call.op = step.op.c_str();
     call.memo = step.kept_inputs.empty() ? nullptr : &memos_[index];
     call.memo_generation = weightsGeneration;
-    call.inputs.clear();
-    call.outputs.clear();
-    for (int id : step.inputs) {
-      const ProgramValue &v = values[size_t(id)];
-      call.inputs.push_back({address(bases, id), v.shape, v.dtype, v.layout});
-    }
-    for (int id : step.outputs) {
-      const ProgramValue &v = values[size_t(id)];
-      call.outputs.push_back({address(bases, id), v.shape, v.dtype, v.layout});
-    }
+    // Assigned into the references of earlier steps: their shapes keep their storage, so
+    // a step of a small program costs no allocation.
+    auto refer = [&](std::vector<TensorRef> &refs, const std::vector<int> &ids) {
+      refs.resize(ids.size());
+      for (size_t i = 0; i < ids.size(); ++i) {
+        const ProgramValue &v = values[size_t(ids[i])];
+        TensorRef &ref = refs[i];
+        ref.data = address(bases, ids[i]);
+        ref.shape.assign(v.shape.begin(), v.shape.end());
+        ref.dtype = v.dtype;
+        ref.layout = v.layout;
+      }
+    };
+    refer(call.inputs, step.inputs);
+    refer(call.outputs, step.outputs);
     KernelFn kernel = reference_kernels ? step.kernels.reference : step.kernels.fast;
     KernelProfile::timed(step.op, [&] { kernel(call); });
     if (check_numerics_enabled())

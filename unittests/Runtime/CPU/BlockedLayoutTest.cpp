@@ -54,6 +54,28 @@ TEST(BlockedLayout, ReorderMovesEachElementWhereTheLayoutSays) {
             reordered(plain, N, C, H, W, Layout::plain, Layout::nChw8c));
 }
 
+TEST(BlockedLayout, SmallReorderMatchesOneDNN) {
+  const Layout all[] = {Layout::plain, Layout::nChw16c, Layout::nChw8c};
+  struct Sizes {
+    int64_t N, C, H, W;
+  };
+  for (Sizes d : {Sizes{1, 128, 3, 3}, Sizes{3, 16, 5, 7}, Sizes{2, 48, 1, 1}}) {
+    std::vector<float> plain = randomTensor(d.N * d.C * d.H * d.W, 40);
+    for (Layout from : all) {
+      std::vector<float> source = reordered(plain, d.N, d.C, d.H, d.W, Layout::plain, from);
+      for (Layout to : all) {
+        if (from == to)
+          continue;
+        std::vector<float> got(source.size(), -9.0f);
+        direct::reorder_layout(d.N, d.C, d.H, d.W, from, to, source.data(), got.data());
+        EXPECT_EQ(got, reordered(source, d.N, d.C, d.H, d.W, from, to))
+            << d.N << "x" << d.C << "x" << d.H << "x" << d.W << " from "
+            << dlc::layout_name(from) << " to " << dlc::layout_name(to);
+      }
+    }
+  }
+}
+
 /// A named geometry, for parameterized tests.
 template <typename Geometry> struct NamedCase {
   const char *name;
@@ -326,6 +348,16 @@ TEST(BlockedLayout, BatchNormMatchesTheReference) {
     onednn::batch_norm_forward_inference(g, blockedX.data(), gamma.data(), beta.data(),
                                          wantMean.data(), wantVar.data(), 1e-5, inference.data());
     EXPECT_TRUE(allClose(toPlain(inference), wantInference, kTolerance)) << "inference";
+    for (bool portable : {false, true}) {
+      const bool before = direct::use_portable_code(portable); // AVX2 and the other path
+      std::fill(inference.begin(), inference.end(), -7.0f);
+      direct::batch_norm_forward_inference(g, blockedX.data(), gamma.data(), beta.data(),
+                                           wantMean.data(), wantVar.data(), 1e-5,
+                                           inference.data());
+      direct::use_portable_code(before);
+      EXPECT_TRUE(allClose(toPlain(inference), wantInference, kTolerance))
+          << "direct inference" << (portable ? ", portable" : "");
+    }
   }
 }
 

@@ -299,6 +299,8 @@ std::vector<BatchNormCase> batchNormCases() {
       {"DenseLikeN7C5S1", {7, 5, 1}, 1e-5, -0.5f},
       // The LeafNetwork's first batch norm at batch 1 (32 channels of 62x62).
       {"LeafBatchNorm1Batch1", {1, 32, 62 * 62}, 1e-5, 0.5f},
+      // Over 2^16 elements: the direct inference kernel's rows go over the threads.
+      {"N4C8S4096Threaded", {4, 8, 4096}, 1e-5, 1.0f},
   };
 }
 
@@ -340,7 +342,12 @@ TEST_P(BatchNormVsReference, ForwardInference) {
   onednn::batch_norm_forward_inference(g, x.data(), gamma.data(), beta.data(),
                                        runningMean.data(), runningVar.data(), epsilon,
                                        got.data());
-  EXPECT_TRUE(allClose(got, want, kTolerance));
+  EXPECT_TRUE(allClose(got, want, kTolerance)) << "onednn";
+  std::fill(got.begin(), got.end(), -7.0f);
+  direct::batch_norm_forward_inference(g, x.data(), gamma.data(), beta.data(),
+                                       runningMean.data(), runningVar.data(), epsilon,
+                                       got.data());
+  EXPECT_TRUE(allClose(got, want, kTolerance)) << "direct";
 }
 
 TEST_P(BatchNormVsReference, Backward) {
@@ -384,6 +391,10 @@ std::vector<DenseCase> denseCases() {
       // 32 (where the matmul form is the faster one on AVX-512 machines).
       {"LeafDense1Batch1", 1, 128 * 13 * 13, 100},
       {"LeafDense1Batch32", 32, 128 * 13 * 13, 100},
+      // The Fashion-MNIST network's first two dense layers at batch 1, which
+      // direct::dense_forward computes (the first over the threads).
+      {"FashionDense1Batch1", 1, 1152, 100},
+      {"FashionDense2Batch1", 1, 100, 10},
   };
 }
 
@@ -410,6 +421,33 @@ TEST_P(DenseVsReference, Forward) {
   EXPECT_TRUE(allClose(got, want, kTolerance)) << "gelu epilogue";
   ASSERT_TRUE(std::any_of(want.begin(), want.end(), [](float v) { return v < -0.01f; }))
       << "GELU keeps some negative values: the inputs reach them";
+}
+
+// The direct kernel takes the small layers (the NN table's choice); it computes any.
+TEST_P(DenseVsReference, DirectForward) {
+  const auto &[name, M, K, units] = GetParam();
+  auto x = randomTensor(M * K, 61), w = randomTensor(units * K, 62), b = randomTensor(units, 63);
+  for (bool portable : {false, true}) {
+    const bool before = direct::use_portable_code(portable); // the AVX2 path and the other
+    for (bool relu : {false, true})
+      for (const float *bias : {static_cast<const float *>(b.data()), static_cast<const float *>(nullptr)}) {
+        std::vector<float> want(M * units), got(M * units, -7.0f);
+        ref::dense_forward(M, K, units, x.data(), w.data(), bias, want.data(), relu);
+        direct::dense_forward(M, K, units, x.data(), w.data(), bias, got.data(), relu);
+        EXPECT_TRUE(allClose(got, want, kTolerance))
+            << (portable ? "portable" : "") << (relu ? ", relu" : "") << (bias ? ", bias" : "");
+      }
+    direct::use_portable_code(before);
+  }
+}
+
+TEST(DenseSmall, TakesTheLayersBelowOneDNNsFixedCost) {
+  EXPECT_TRUE(direct::dense_is_small(1, 100, 10, DenseEpilogue::relu));
+  EXPECT_TRUE(direct::dense_is_small(1, 10, 10, {}));
+  EXPECT_TRUE(direct::dense_is_small(1, 1152, 100, DenseEpilogue::relu)) << "460 KB of weights";
+  EXPECT_FALSE(direct::dense_is_small(32, 1152, 100, DenseEpilogue::relu)) << "a GEMM";
+  EXPECT_FALSE(direct::dense_is_small(1, 128 * 13 * 13, 100, {})) << "8.7 MB of weights";
+  EXPECT_FALSE(direct::dense_is_small(1, 10, 10, DenseEpilogue::gelu)) << "no GELU here";
 }
 
 // dense_forward keeps the faster of two forms per shape; each is checked on its own.

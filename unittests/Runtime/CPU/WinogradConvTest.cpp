@@ -218,9 +218,10 @@ TEST(WeightsMemo, KeptWhileTheGenerationAndTheBufferHold) {
     std::vector<float> other = first; // another buffer, the same generation
     EXPECT_TRUE(allClose(convolve(other, 2, memo), reference(first), kWinogradTolerance))
         << what << ": another weights buffer is prepared again";
-    if (c.channels == 128 && winograd_avx2::applies(g, false))
+    if (c.channels == 128 && winograd_avx2::applies(g, false)) {
       EXPECT_EQ(memo.bytes, size_t(16 * 128 * 128) * sizeof(float))
           << what << ": the memo holds the 16 transformed weight matrices";
+    }
   }
 }
 

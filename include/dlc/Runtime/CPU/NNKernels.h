@@ -201,9 +201,9 @@ void dense_forward_as(DenseForm form, int64_t M, int64_t K, int64_t units, const
 } // namespace onednn
 
 namespace direct {
-// Hand-vectorized kernels where oneDNN is slow on plain layouts (MaxPoolKernels.cpp says
-// why). Same contracts as ref::. They need plane offsets (H*W) that fit in int32;
-// max_pool2d_supported says whether `g` qualifies.
+// Hand-written kernels where oneDNN is slow (MaxPoolKernels.cpp and BatchNormInference.cpp
+// say why). Same contracts as ref::. The max poolings need plane offsets (H*W) that fit
+// in int32; max_pool2d_supported says whether `g` qualifies.
 bool max_pool2d_supported(const Pool2DGeometry &g);
 void max_pool2d_forward(const Pool2DGeometry &g, const float *x, float *y);
 void max_pool2d_backward(const Pool2DGeometry &g, const float *x, const float *dy, float *dx,
@@ -212,6 +212,23 @@ void max_pool2d_indexed_forward(const Pool2DGeometry &g, const float *x, float *
                                 uint8_t *indices);
 void max_pool2d_indexed_backward(const Pool2DGeometry &g, const uint8_t *indices,
                                  const float *dy, float *dx, bool reluGrad = false);
+/// Inference batch norm (ref::'s contract) in any layout of `g`: one pass, x * scale +
+/// shift per channel, the statistics folded in float (BatchNormInference.cpp).
+void batch_norm_forward_inference(const BatchNormGeometry &g, const float *x,
+                                  const float *gamma, const float *beta,
+                                  const float *runningMean, const float *runningVar,
+                                  double epsilon, float *y);
+/// onednn::reorder_layout's contract on the calling thread, for small tensors, where a
+/// oneDNN reorder's fixed cost dwarfs the move (ReorderSmall.cpp).
+void reorder_layout(int64_t N, int64_t C, int64_t H, int64_t W, Layout from, Layout to,
+                    const float *src, float *dst);
+/// Whether a dense layer is small enough for direct::dense_forward to beat oneDNN's
+/// fixed cost (and has an epilogue it computes: none or ReLU).
+bool dense_is_small(int64_t M, int64_t K, int64_t units, DenseEpilogue epilogue);
+/// ref::dense_forward's contract (none or ReLU epilogue), float sums, AVX2 where the CPU
+/// has it (DenseSmall.cpp).
+void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
+                   const float *b, float *y, DenseEpilogue epilogue = {});
 /// For tests: with `portable`, the kernels skip their AVX-512 code even where the CPU has
 /// it, as on machines without. Returns the previous setting. Not thread-safe.
 bool use_portable_code(bool portable);
