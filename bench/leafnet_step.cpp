@@ -191,7 +191,7 @@ int main(int argc, char **argv) {
   bool onGpu = !device.is_host();
   np::random::seed(0);
   for (int64_t batch : batches) {
-    int repeats = (batch >= 32 ? 5 : 10) * (onGpu ? 4 : 1);
+    int repeats = (batch >= 32 ? 5 : 10) * (onGpu ? 4 : 1); if (getenv("XREP")) repeats = atoi(getenv("XREP"));
     auto wanted = [&](const char *bench) { return only.empty() || only == bench; };
     bool layerOnly = only.rfind("leafnet_step", 0) != 0; // --only names a layer benchmark
     if (!stepOnly || (!only.empty() && layerOnly))

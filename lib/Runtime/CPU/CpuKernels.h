@@ -2,6 +2,8 @@
 #ifndef DLC_LIB_RUNTIME_CPU_CPUKERNELS_H
 #define DLC_LIB_RUNTIME_CPU_CPUKERNELS_H
 
+#include "ParallelFor.h"
+
 #include "dlc/Core/Error.h"
 #include "dlc/Core/KernelGeometry.h"
 #include "dlc/Runtime/CPU/NNKernels.h"
@@ -36,20 +38,10 @@ void register_optimizer_kernels(); // OptimizerKernels.cpp
 constexpr int64_t kParallelElements = int64_t(1) << 15;
 
 /// Runs body(i) for i in [0, n), split over the OpenMP team when the loop touches `work`
-/// >= kParallelElements elements, as a plain loop otherwise. A `parallel for` whose `if`
-/// clause is false still sets up a one-thread team (libgomp allocates it and makes a
-/// system call): a tenth of the cost of an eager op on a few elements.
+/// >= kParallelElements elements, as a plain loop otherwise (ParallelFor.h says why: a
+/// tenth of the cost of an eager op on a few elements).
 template <typename Body> inline void parallel_for(int64_t n, int64_t work, Body &&body) {
-  if (work < kParallelElements) {
-    for (int64_t i = 0; i < n; ++i)
-      body(i);
-    return;
-  }
-#ifdef _OPENMP // also included by the CUDA backend, which is built without OpenMP
-#pragma omp parallel for
-#endif
-  for (int64_t i = 0; i < n; ++i)
-    body(i);
+  parallel_for_if(work >= kParallelElements, n, body);
 }
 
 /// Registers `fn` as both the fast and the reference CPU kernel of `op`: for ops whose

@@ -9,6 +9,7 @@
 #define DLC_LIB_RUNTIME_CPU_MAXPOOLWINDOWS_H
 
 #include "CpuFeatures.h"
+#include "ParallelFor.h"
 
 #include "dlc/Runtime/CPU/NNKernels.h"
 
@@ -139,9 +140,7 @@ void forEachBlockedPlane(const Pool2DGeometry &g, PerPlane &&perPlane) {
   const int64_t planes = g.N * (g.C / Lanes);
   // Two threads pay from 8192 inputs (32 KB) on: a batch-1 Fashion-MNIST prediction's
   // 32x28x28 and 64x14x14 poolings (2 and 4 planes) ran faster split on 2 cores.
-#pragma omp parallel for schedule(static) if (planes > 1 && g.N * g.C * g.H * g.W >= (int64_t(1) << 13))
-  for (int64_t p = 0; p < planes; ++p)
-    perPlane(p);
+  parallel_for_if(planes > 1 && g.N * g.C * g.H * g.W >= (int64_t(1) << 13), planes, perPlane);
 }
 
 /// The indexed forward on a plain NCHW tensor (MaxPoolKernels.cpp: its first-maximum

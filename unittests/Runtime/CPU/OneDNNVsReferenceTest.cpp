@@ -395,6 +395,9 @@ std::vector<DenseCase> denseCases() {
       // direct::dense_forward computes (the first over the threads).
       {"FashionDense1Batch1", 1, 1152, 100},
       {"FashionDense2Batch1", 1, 100, 10},
+      // Two rows and units not a multiple of four: every block shape of the AVX2 path.
+      {"M2K37U7", 2, 37, 7},
+      {"M3K1152U102", 3, 1152, 102},
   };
 }
 
@@ -445,6 +448,7 @@ TEST(DenseSmall, TakesTheLayersBelowOneDNNsFixedCost) {
   EXPECT_TRUE(direct::dense_is_small(1, 100, 10, DenseEpilogue::relu));
   EXPECT_TRUE(direct::dense_is_small(1, 10, 10, {}));
   EXPECT_TRUE(direct::dense_is_small(1, 1152, 100, DenseEpilogue::relu)) << "460 KB of weights";
+  EXPECT_FALSE(direct::dense_is_small(4, 1152, 100, DenseEpilogue::relu)) << "four rows";
   EXPECT_FALSE(direct::dense_is_small(32, 1152, 100, DenseEpilogue::relu)) << "a GEMM";
   EXPECT_FALSE(direct::dense_is_small(1, 128 * 13 * 13, 100, {})) << "8.7 MB of weights";
   EXPECT_FALSE(direct::dense_is_small(1, 10, 10, DenseEpilogue::gelu)) << "no GELU here";

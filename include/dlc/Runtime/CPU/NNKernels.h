@@ -226,7 +226,7 @@ void reorder_layout(int64_t N, int64_t C, int64_t H, int64_t W, Layout from, Lay
 /// fixed cost (and has an epilogue it computes: none or ReLU).
 bool dense_is_small(int64_t M, int64_t K, int64_t units, DenseEpilogue epilogue);
 /// ref::dense_forward's contract (none or ReLU epilogue), float sums, AVX2 where the CPU
-/// has it (DenseSmall.cpp).
+/// has it (DenseSmall.cpp); computes any size, fast where dense_is_small.
 void dense_forward(int64_t M, int64_t K, int64_t units, const float *x, const float *w,
                    const float *b, float *y, DenseEpilogue epilogue = {});
 /// For tests: with `portable`, the kernels skip their AVX-512 code even where the CPU has
