@@ -249,6 +249,8 @@ TEST_P(BlockedMaxPool, ForwardAndBackwardMatchTheReferenceOnBothPaths) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, BlockedMaxPool,
     ::testing::Values(PoolCase{"Leaf4x4Stride2", poolGeometry(2, 32, 13, 11, 4, 2, 0, false)},
+                      // 2x2 at stride 2 (the forwards' unbounded path), odd sizes.
+                      PoolCase{"K2S2Odd", poolGeometry(2, 32, 7, 9, 2, 2, 0, false)},
                       PoolCase{"K3S2P1Ceil", poolGeometry(1, 16, 9, 8, 3, 2, 1, true)},
                       // Ceil mode with a last row and column of windows past the input.
                       PoolCase{"EmptyLastWindows", poolGeometry(2, 16, 10, 13, 4, 3, 2, true)}),
