@@ -170,17 +170,26 @@ int main(int argc, char **argv) {
   std::vector<int64_t> batches;
   bool stepOnly = false;
   std::string only; // --only=BENCH: run that step benchmark alone (for DLC_PROFILE)
+  int askedRepeats = 0; // --repeats=N: timed repeats per benchmark (0: 10, 5 from batch 32)
+  const char *usage = "usage: dlc-bench-leafnet [--step-only] [--only=BENCH] [--repeats=N] "
+                      "[BATCH ...] (default batches 4 32)\n";
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--step-only")
+    const std::string arg = argv[i];
+    if (arg == "--step-only") {
       stepOnly = true;
-    else if (std::string(argv[i]).rfind("--only=", 0) == 0)
-      only = std::string(argv[i]).substr(7), stepOnly = true;
-    else if (char *end = nullptr; (batches.push_back(std::strtoll(argv[i], &end, 10)), *end) ||
-                                  batches.back() <= 0) {
-      std::fprintf(stderr,
-                   "dlc-bench-leafnet: '%s' is no batch size\nusage: dlc-bench-leafnet "
-                   "[--step-only] [--only=BENCH] [BATCH ...] (default batches 4 32)\n",
-                   argv[i]);
+    } else if (arg.rfind("--only=", 0) == 0) {
+      only = arg.substr(7), stepOnly = true;
+    } else if (arg.rfind("--repeats=", 0) == 0) {
+      char *end = nullptr;
+      long value = std::strtol(arg.c_str() + 10, &end, 10);
+      if (*end || value <= 0 || value > 100000) {
+        std::fprintf(stderr, "dlc-bench-leafnet: '%s' is no count of repeats\n%s", argv[i], usage);
+        return 2;
+      }
+      askedRepeats = int(value);
+    } else if (char *end = nullptr; (batches.push_back(std::strtoll(argv[i], &end, 10)), *end) ||
+                                    batches.back() <= 0) {
+      std::fprintf(stderr, "dlc-bench-leafnet: '%s' is no batch size\n%s", argv[i], usage);
       return 2;
     }
   }
@@ -191,7 +200,7 @@ int main(int argc, char **argv) {
   bool onGpu = !device.is_host();
   np::random::seed(0);
   for (int64_t batch : batches) {
-    int repeats = (batch >= 32 ? 5 : 10) * (onGpu ? 4 : 1); if (getenv("XREP")) repeats = atoi(getenv("XREP"));
+    int repeats = askedRepeats > 0 ? askedRepeats : (batch >= 32 ? 5 : 10) * (onGpu ? 4 : 1);
     auto wanted = [&](const char *bench) { return only.empty() || only == bench; };
     bool layerOnly = only.rfind("leafnet_step", 0) != 0; // --only names a layer benchmark
     if (!stepOnly || (!only.empty() && layerOnly))

@@ -18,7 +18,7 @@
 
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 
-#include "mlir/Transforms/RegionUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 
 namespace mlir::dlc {
