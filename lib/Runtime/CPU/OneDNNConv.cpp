@@ -9,10 +9,12 @@
 // file compiled on one machine runs on every other. A Winograd forward runs oneDNN's
 // inference kernel where its step keeps the weights transformed (a memo), its training
 // kernel, which transforms them itself, elsewhere (forwardKind); where oneDNN has none
-// (AVX2), dlc's own F(2x2, 3x3) (WinogradAvx2.h) where it applies.
+// (AVX2), dlc's own F(2x2, 3x3) (WinogradAvx2.h) where it applies. Forwards and data
+// gradients of 2x2 windows asked for Winograd run dlc's F(3x3, 2x2) (Winograd2x2.h).
 //
 //===----------------------------------------------------------------------===//
 #include "OneDNNPrimitiveCache.h"
+#include "dlc/Runtime/CPU/Winograd2x2.h"
 #include "dlc/Runtime/CPU/WinogradAvx2.h"
 
 #include "dlc/Runtime/CPU/NNKernels.h"
@@ -252,6 +254,10 @@ CachedKernel *findResolved(const Conv2DGeometry &g, bool withBias, ConvEpilogue 
 
 void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w, const float *b,
                     float *y, ConvEpilogue epilogue, const WeightsMemo &memo) {
+  // oneDNN has no Winograd kernel for 2x2 windows; dlc's own computes them.
+  if (asked.algorithm == op_enums::ConvAlgorithm::winograd &&
+      winograd_2x2::applies(asked, epilogue))
+    return winograd_2x2::forward(asked, x, w, b, y, epilogue, memo);
   const bool kept = memo.memo != nullptr;
   if (CachedKernel *known = findResolved(asked, b != nullptr, epilogue, kept)) {
     if (b)
@@ -322,6 +328,9 @@ void conv2d_forward(const Conv2DGeometry &asked, const float *x, const float *w,
 
 void conv2d_backward_data(const Conv2DGeometry &asked, const float *dy, const float *w,
                           float *dx) {
+  if (asked.algorithm == op_enums::ConvAlgorithm::winograd &&
+      winograd_2x2::appliesToBackwardData(asked))
+    return winograd_2x2::backward_data(asked, dy, w, dx);
   const Conv2DGeometry g = runnable(asked, convKey("conv2d_backward_data", asked, false), [&] {
     backwardDataPd(convDescs(asked, false, true), algorithm::convolution_winograd);
   });

@@ -21,11 +21,10 @@
 
 #include "CpuFeatures.h"
 #include "OneDNNPrimitiveCache.h"
+#include "PreparedWeights.h"
 
 #include "dlc/Runtime/Engine/Kernel.h"
 
-#include <cstdlib>
-#include <memory>
 #include <vector>
 
 
@@ -141,31 +140,6 @@ void transformWeights(const Conv2DGeometry &g, const float *w, float *U) {
     }
 }
 
-/// The weights' transform: in the memo while its generation and weights buffer hold,
-/// else made there (or, without a memo, in this thread's scratch).
-const float *transformedWeights(const Conv2DGeometry &g, const float *w, const WeightsMemo &memo) {
-  const size_t bytes = size_t(kPositions * g.C * g.O) * sizeof(float);
-  if (!memo.memo) {
-    thread_local std::vector<float> scratch;
-    scratch.resize(bytes / sizeof(float));
-    transformWeights(g, w, scratch.data());
-    return scratch.data();
-  }
-  KernelMemo &kept = *memo.memo;
-  if (kept.data && kept.bytes == bytes && kept.generation == memo.generation && kept.source == w)
-    return static_cast<const float *>(kept.data.get());
-  if (!kept.data || kept.bytes != bytes) {
-    kept.data.reset(std::aligned_alloc(64, (bytes + 63) / 64 * 64), std::free);
-    if (!kept.data)
-      throw std::bad_alloc();
-    kept.bytes = bytes;
-  }
-  transformWeights(g, w, static_cast<float *>(kept.data.get()));
-  kept.generation = memo.generation;
-  kept.source = w;
-  return static_cast<const float *>(kept.data.get());
-}
-
 bool haveAvx2Fma() { return cpu_has(CpuFeature::avx2) && cpu_has(CpuFeature::fma); }
 
 } // namespace
@@ -182,7 +156,8 @@ void forward(const Conv2DGeometry &g, const float *x, const float *w, const floa
              ConvEpilogue epilogue, const WeightsMemo &memo) {
 #if DLC_X86_KERNELS
   const Tiles t = tilesOf(g);
-  const float *U = transformedWeights(g, w, memo);
+  const float *U = preparedWeights(memo, w, size_t(kPositions * g.C * g.O),
+                                   [&](float *out) { transformWeights(g, w, out); });
   thread_local std::vector<float> V, M, zeros;
   V.resize(size_t(kPositions * t.T * g.C));
   M.resize(size_t(kPositions * t.T * g.O));

@@ -15,6 +15,17 @@
 
 namespace dlc::cpu_kernels::test {
 
+/// An (N, C, H, W) tensor moved from layout `from` to layout `to` by the runtime's
+/// reorder (itself tested against the index arithmetic in BlockedLayoutTest.cpp).
+inline std::vector<float> inLayout(const std::vector<float> &t, int64_t N, int64_t C, int64_t H,
+                                   int64_t W, Layout from, Layout to) {
+  if (from == to)
+    return t;
+  std::vector<float> out(t.size(), -9.0f);
+  onednn::reorder_layout(N, C, H, W, from, to, t.data(), out.data());
+  return out;
+}
+
 /// n floats uniform in [lo, hi) from a seeded generator, so every run sees the same data.
 /// Random rather than constant data: a kernel that confuses two axes or drops a term
 /// still matches on constant inputs.

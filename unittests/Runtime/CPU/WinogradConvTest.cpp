@@ -32,15 +32,6 @@ using dlc::op_enums::ConvAlgorithm;
 
 constexpr double kWinogradTolerance = 1e-4;
 
-std::vector<float> reordered(const std::vector<float> &t, int64_t N, int64_t C, int64_t H,
-                             int64_t W, Layout from, Layout to) {
-  if (from == to)
-    return t;
-  std::vector<float> out(t.size(), -9.0f);
-  onednn::reorder_layout(N, C, H, W, from, to, t.data(), out.data());
-  return out;
-}
-
 /// Whether oneDNN computes Winograd on this CPU for activations in `layout`: its
 /// kernels are AVX-512 ones, on 16-channel blocks (a plain tensor is reordered to them;
 /// nChw8c, AVX2's layout, meets the direct kernel).
@@ -87,11 +78,11 @@ protected:
   }
   std::vector<float> toLayout(const std::vector<float> &plain, int64_t C, int64_t H,
                               int64_t W) const {
-    return reordered(plain, GetParam().g.N, C, H, W, Layout::plain, GetParam().layout);
+    return inLayout(plain, GetParam().g.N, C, H, W, Layout::plain, GetParam().layout);
   }
   std::vector<float> toPlain(const std::vector<float> &t, int64_t C, int64_t H,
                              int64_t W) const {
-    return reordered(t, GetParam().g.N, C, H, W, GetParam().layout, Layout::plain);
+    return inLayout(t, GetParam().g.N, C, H, W, GetParam().layout, Layout::plain);
   }
 };
 
@@ -194,13 +185,13 @@ TEST(WeightsMemo, KeptWhileTheGenerationAndTheBufferHold) {
     g.algorithm = algorithm;
     auto x = randomTensor(inputSize(g), 21), first = randomTensor(weightSize(g), 22),
          second = randomTensor(weightSize(g), 23);
-    auto xb = reordered(x, g.N, g.C, g.H, g.W, Layout::plain, layout);
+    auto xb = inLayout(x, g.N, g.C, g.H, g.W, Layout::plain, layout);
     auto convolve = [&](const std::vector<float> &w, uint64_t generation,
                         dlc::KernelMemo &memo) {
       std::vector<float> y(outputSize(g), -7.f);
       onednn::conv2d_forward(g, xb.data(), w.data(), nullptr, y.data(), false,
                              {&memo, generation});
-      return reordered(y, g.N, g.O, g.OH, g.OW, layout, Layout::plain);
+      return inLayout(y, g.N, g.O, g.OH, g.OW, layout, Layout::plain);
     };
     auto reference = [&](const std::vector<float> &w) {
       std::vector<float> y(outputSize(g));

@@ -1,15 +1,17 @@
 //===- ChooseConvAlgorithms.cpp - direct or Winograd, per convolution shape ---===//
 //
-// The convolutions a Winograd transform exists for (3x3 window, stride 1, no dilation,
-// one group) on host devices. `auto` is a rule, so every process compiles the same
-// program: Winograd for the forward convolutions of predicting functions whose weights
-// stay prepared between runs (dlc.prepared_operands), where the weights are transformed
-// once; and for every other one (training's forward and gradients) with enough output
-// tiles for the kernels that transform the weights on each call to win; never below 16
-// input or output channels or 10 million multiply-accumulates. `timed` measures both algorithms through a timer the
-// compiler passes in (it links the runtime's kernels; this library does not) and takes
-// Winograd where that is clearly faster; ops inside a fused region are timed as the
-// region runs them (the region's operands' layouts, a ReLU epilogue, kept weights).
+// The convolutions a Winograd transform exists for (stride 1, no dilation, one group; a
+// 3x3 window, or a 2x2 one but for the weight gradient) on host devices. `auto` is a
+// rule, so every process compiles the same program: for 3x3 windows, Winograd for the
+// forward convolutions of predicting functions whose weights stay prepared between runs
+// (dlc.prepared_operands), where the weights are transformed once, and for every other
+// one (training's forward and gradients) with enough output tiles for the kernels that
+// transform the weights on each call to win; for 2x2 windows, every candidate; never
+// below 16 input or output channels, or 10 million multiply-accumulates (100 million
+// for 2x2 windows). `timed` measures both algorithms through a timer the compiler
+// passes in (it links the runtime's kernels; this library does not) and takes Winograd
+// where that is clearly faster; ops inside a fused region are timed as the region runs
+// them (the region's operands' layouts, a ReLU epilogue, kept weights).
 //
 //===----------------------------------------------------------------------===//
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
@@ -51,16 +53,27 @@ Value convolutionOutput(Operation *op) {
   return op->getOperand(0); // the gradients' dy
 }
 
-/// The window of a convolution op: its weight's (or weight gradient's) last two sizes.
-template <typename ConvLike> bool winogradShape(ConvLike conv, Value weight) {
+/// The square window (3 or 2) of a stride-1, undilated, ungrouped f32 convolution op,
+/// from its weight's (or weight gradient's) last two sizes; 0 for any other.
+template <typename ConvLike> int64_t squareWindow(ConvLike conv, Value weight) {
   auto type = dyn_cast<RankedTensorType>(weight.getType());
   if (!type || type.getRank() != 4 || !type.getElementType().isF32())
-    return false;
+    return 0;
   auto ones = [](ArrayRef<int64_t> pair) {
     return llvm::all_of(pair, [](int64_t v) { return v == 1; });
   };
-  return type.getDimSize(2) == 3 && type.getDimSize(3) == 3 && ones(conv.getStride()) &&
-         ones(conv.getDilation()) && conv.getGroups() == 1;
+  if (type.getDimSize(2) != type.getDimSize(3) || !ones(conv.getStride()) ||
+      !ones(conv.getDilation()) || conv.getGroups() != 1)
+    return 0;
+  return type.getDimSize(2);
+}
+
+/// 3x3 windows: oneDNN's F(4x4, 3x3) in all three directions (dlc's F(2x2, 3x3) forward
+/// on AVX2). 2x2 windows: dlc's F(3x3, 2x2), forward and data gradient
+/// (include/dlc/Runtime/CPU/Winograd2x2.h); their weight gradient has none.
+template <typename ConvLike> bool winogradShape(ConvLike conv, Value weight, bool weightGradient) {
+  const int64_t window = squareWindow(conv, weight);
+  return window == 3 || (window == 2 && !weightGradient);
 }
 
 /// The weights (or weight gradient) of a convolution op, (O, C, KH, KW); null for
@@ -78,11 +91,11 @@ Value convolutionWeight(Operation *op) {
 /// Whether `op` is a convolution Winograd could compute.
 bool winogradCandidate(Operation *op) {
   if (auto conv = dyn_cast<Conv2DOp>(op))
-    return winogradShape(conv, conv.getWeight());
+    return winogradShape(conv, conv.getWeight(), false);
   if (auto conv = dyn_cast<Conv2DBackwardDataOp>(op))
-    return winogradShape(conv, conv.getWeight());
+    return winogradShape(conv, conv.getWeight(), false);
   if (auto conv = dyn_cast<Conv2DBackwardFilterOp>(op))
-    return winogradShape(conv, conv.getGradWeight());
+    return winogradShape(conv, conv.getGradWeight(), true);
   return false;
 }
 
@@ -101,16 +114,31 @@ constexpr int64_t kWinogradChannels = 16;
 /// million and wins.
 constexpr int64_t kWinogradMultiplyAccumulates = 10'000'000;
 
+/// The same for 2x2 windows (dlc's F(3x3, 2x2), which transforms the weights on every
+/// call and splits blocks of 48 tiles over the threads): on 2 cores of an AVX-512 EPYC
+/// the LeafNetwork's 32 -> 64 channels on 62x62 lost at batch 2 (61 million: 0.61
+/// against 0.54 ms) and won from batch 4 (122 million: 0.93 against 1.08 ms).
+constexpr int64_t kWinograd2x2MultiplyAccumulates = 100'000'000;
+
 /// Whether the candidate `op` is large enough for Winograd to pay: kWinogradChannels
-/// each way and kWinogradMultiplyAccumulates.
+/// each way and the multiply-accumulates its window's kernel needs.
 bool largeEnough(Operation *op) {
   auto weight = cast<RankedTensorType>(convolutionWeight(op).getType());
   auto output = cast<RankedTensorType>(convolutionOutput(op).getType());
   if (weight.getDimSize(0) < kWinogradChannels || weight.getDimSize(1) < kWinogradChannels)
     return false;
-  return weight.getNumElements() * output.getDimSize(0) * output.getDimSize(2) *
-             output.getDimSize(3) >=
-         kWinogradMultiplyAccumulates;
+  const int64_t multiplyAccumulates = weight.getNumElements() * output.getDimSize(0) *
+                                      output.getDimSize(2) * output.getDimSize(3);
+  return multiplyAccumulates >= (weight.getDimSize(2) == 2 ? kWinograd2x2MultiplyAccumulates
+                                                           : kWinogradMultiplyAccumulates);
+}
+
+/// Whether `auto` gives Winograd to the large-enough candidate `op`: 2x2 windows always
+/// (dlc's kernel); 3x3 ones where their weights are transformed once, or with enough
+/// output tiles for oneDNN's transforming kernels.
+bool autoTakesWinograd(Operation *op, bool transformedOnce) {
+  return cast<RankedTensorType>(convolutionWeight(op).getType()).getDimSize(2) == 2 ||
+         transformedOnce || winogradTiles(convolutionOutput(op)) >= kTransformingWinogradTiles;
 }
 
 } // namespace
@@ -208,9 +236,7 @@ private:
         forgetKeptWeights(op);
       if (choose == "auto") {
         const bool transformedOnce = !trains && keepsPreparedWeights(op);
-        if (largeEnough(op) &&
-            (transformedOnce ||
-             winogradTiles(convolutionOutput(op)) >= kTransformingWinogradTiles))
+        if (largeEnough(op) && autoTakesWinograd(op, transformedOnce))
           op->setAttr("algorithm", winograd);
         return WalkResult::advance();
       }

@@ -6,7 +6,7 @@
 
 // The shapes a Winograd transform exists for (3x3 window, stride 1, no dilation, one
 // group) get it, forward and both gradients, a fused region's convolution included;
-// 1x1 and 2x2 windows, strides, dilations and groups stay direct. Without a timer
+// 1x1 windows, strides, dilations and groups stay direct (2x2 windows: below). Without a timer
 // (dlc-opt links no kernels), `timed` changes nothing, as `direct` does; `auto`, the
 // default, leaves these small ones direct (8 output tiles; see below).
 // CHECK-LABEL: func.func @eligible
@@ -45,13 +45,13 @@ func.func @eligible(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>) -> (ten
 // CHECK: return
 func.func @not_eligible(%x: tensor<2x16x8x8xf32>, %w1: tensor<16x16x1x1xf32>, %w2: tensor<16x16x2x2xf32>,
                         %w3: tensor<16x16x3x3xf32>, %wg: tensor<16x8x3x3xf32>)
-    -> (tensor<2x16x8x8xf32>, tensor<2x16x7x7xf32>, tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32>, tensor<2x16x8x8xf32>) {
+    -> (tensor<2x16x8x8xf32>, tensor<2x16x7x4xf32>, tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32>, tensor<2x16x8x8xf32>) {
   %a = dlc.conv2d %x, %w1 : (tensor<2x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<2x16x8x8xf32>
-  %b = dlc.conv2d %x, %w2 : (tensor<2x16x8x8xf32>, tensor<16x16x2x2xf32>) -> tensor<2x16x7x7xf32>
+  %b = dlc.conv2d %x, %w2 {stride = array<i64: 1, 2>} : (tensor<2x16x8x8xf32>, tensor<16x16x2x2xf32>) -> tensor<2x16x7x4xf32>
   %c = dlc.conv2d %x, %w3 {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x4x4xf32>
   %d = dlc.conv2d %x, %w3 {dilation = array<i64: 2, 2>} : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x4x4xf32>
   %e = dlc.conv2d %x, %wg {groups = 2, padding = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x8x3x3xf32>) -> tensor<2x16x8x8xf32>
-  return %a, %b, %c, %d, %e : tensor<2x16x8x8xf32>, tensor<2x16x7x7xf32>, tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32>, tensor<2x16x8x8xf32>
+  return %a, %b, %c, %d, %e : tensor<2x16x8x8xf32>, tensor<2x16x7x4xf32>, tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32>, tensor<2x16x8x8xf32>
 }
 
 // -----
@@ -159,4 +159,29 @@ func.func @narrow(%x: tensor<8x3x32x32xf32>, %w: tensor<16x3x3x3xf32>, %y: tenso
   %a = dlc.conv2d %x, %w {dlc.prepared_operands = array<i64: 1>, padding = array<i64: 1, 1>} : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>) -> tensor<8x16x32x32xf32>
   %b = dlc.conv2d %y, %v {padding = array<i64: 1, 1>} : (tensor<8x16x32x32xf32>, tensor<8x16x3x3xf32>) -> tensor<8x8x32x32xf32>
   return %a, %b : tensor<8x16x32x32xf32>, tensor<8x8x32x32xf32>
+}
+
+// -----
+
+// 2x2 windows (the seed's LeafNetwork): dlc's own F(3x3, 2x2) computes the forward and
+// the data gradient, not the weight gradient. `auto` takes it from 100 million
+// multiply-accumulates: the LeafNetwork's 32 -> 64 channels on 62x62 at batch 4 (122
+// million) but not at batch 2 (61 million).
+// CHECK-LABEL: func.func @two_by_two
+// CHECK: dlc.conv2d %arg0, %arg2 algorithm winograd
+// CHECK: dlc.conv2d %arg1, %arg2 algorithm winograd
+// CHECK: dlc.conv2d_backward_data %arg3, %arg2 algorithm winograd
+// CHECK: dlc.conv2d_backward_filter %arg3, %arg0 :
+// AUTO-LABEL: func.func @two_by_two
+// AUTO: dlc.conv2d %arg0, %arg2 algorithm winograd
+// AUTO: dlc.conv2d %arg1, %arg2 :
+// AUTO: dlc.conv2d_backward_data %arg3, %arg2 algorithm winograd
+// AUTO: dlc.conv2d_backward_filter %arg3, %arg0 :
+func.func @two_by_two(%x: tensor<4x32x62x62xf32>, %s: tensor<2x32x62x62xf32>, %w: tensor<64x32x2x2xf32>, %dy: tensor<4x64x61x61xf32>)
+    -> (tensor<4x64x61x61xf32>, tensor<2x64x61x61xf32>, tensor<4x32x62x62xf32>, tensor<64x32x2x2xf32>) {
+  %y = dlc.conv2d %x, %w : (tensor<4x32x62x62xf32>, tensor<64x32x2x2xf32>) -> tensor<4x64x61x61xf32>
+  %z = dlc.conv2d %s, %w : (tensor<2x32x62x62xf32>, tensor<64x32x2x2xf32>) -> tensor<2x64x61x61xf32>
+  %dx = dlc.conv2d_backward_data %dy, %w : (tensor<4x64x61x61xf32>, tensor<64x32x2x2xf32>) -> tensor<4x32x62x62xf32>
+  %dw = dlc.conv2d_backward_filter %dy, %x : (tensor<4x64x61x61xf32>, tensor<4x32x62x62xf32>) -> tensor<64x32x2x2xf32>
+  return %y, %z, %dx, %dw : tensor<4x64x61x61xf32>, tensor<2x64x61x61xf32>, tensor<4x32x62x62xf32>, tensor<64x32x2x2xf32>
 }
