@@ -36,6 +36,19 @@ inline double timeIt(const std::function<void()> &work, int warmup, int repeats)
   return times[times.size() / 2];
 }
 
+/// Best seconds of `runs` calls of `work`: a kernel called directly on warm memory, with
+/// no engine queue to wait for (the fastest call is the one the machine least disturbed).
+template <typename Work> double bestOf(int runs, Work &&work) {
+  double best = 1e30;
+  for (int i = 0; i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    work();
+    best = std::min(
+        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
 /// The devices a benchmark runs on: `fallback`, unless DLC_BENCH_DEVICES says "gpu" (every
 /// GPU), "gpu:N" (the first N GPUs; scripts/gpu-check.sh sets it) or "cpu:N" (cpu(0) to
 /// cpu(N-1): "cpu:1" compares one device with the peers' single process).

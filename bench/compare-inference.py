@@ -13,7 +13,9 @@ parameters (safetensors) and one .dlc file per batch; the peers build the same n
 from those parameters: PyTorch as torch.nn modules (eval mode, inference_mode), ONNX
 Runtime from a graph written with the onnx package. Every framework uses the machine's
 cores (OMP_NUM_THREADS and the peers' thread settings left at their defaults). Rounds
-alternate the frameworks so that a slow moment of the machine is spread over all.
+alternate the frameworks so that a slow moment of the machine is spread over all; within
+a round ONNX Runtime runs right after dlc-run, and the last column is the median of the
+rounds' dlc / ONNX Runtime ratios, each pair measured moments apart.
 """
 import argparse
 import json
@@ -271,29 +273,36 @@ def main():
                                  check=True, capture_output=True, text=True).stdout
             p50 = float(re.search(r"latency p50 ([0-9.]+) ms", out).group(1))
             latencies.setdefault((network, batch, "dlc"), []).append(p50)
+            # ONNX Runtime right after dlc-run, so that each round's pair meets the
+            # machine in the same state (this VM's speed moves by a third within
+            # seconds); PyTorch after both.
+            latencies.setdefault((network, batch, "onnxruntime"), []).append(
+                time_calls(lambda: session.run(None, {"data": x}), args.runs))
             if net is not None:
                 tx = torch.from_numpy(x.copy())
                 with torch.inference_mode():
                     latencies.setdefault((network, batch, "torch"), []).append(
                         time_calls(lambda: net(tx), args.runs))
-            latencies.setdefault((network, batch, "onnxruntime"), []).append(
-                time_calls(lambda: session.run(None, {"data": x}), args.runs))
         print(f"# round {round_index + 1} of {args.rounds} done", file=sys.stderr)
 
     print(f"torch {torch.__version__} (threads {torch.get_num_threads()}), onnxruntime "
           f"{onnxruntime.__version__}, {os.cpu_count()} cores; median of {args.rounds} rounds "
           f"of the p50 of {args.runs} runs")
     print()
-    print("| network | batch | dlc-run ms | torch eager ms | onnxruntime ms | dlc / torch | dlc / onnxruntime |")
-    print("|---|---|---|---|---|---|---|")
+    print("| network | batch | dlc-run ms | torch eager ms | onnxruntime ms | dlc / torch | "
+          "dlc / onnxruntime | dlc / onnxruntime, median of the rounds' pairs |")
+    print("|---|---|---|---|---|---|---|---|")
     for network, batch, *_ in cases:
         m = {f: statistics.median(latencies[(network, batch, f)])
              for f in ("dlc", "torch", "onnxruntime") if (network, batch, f) in latencies}
         torch_ms = f"{m['torch']:.3f}" if "torch" in m else "-"
         torch_ratio = f"{m['dlc'] / m['torch']:.2f}" if "torch" in m else "-"
+        paired = statistics.median(
+            d / o for d, o in zip(latencies[(network, batch, "dlc")],
+                                  latencies[(network, batch, "onnxruntime")]))
         print(f"| {network} | {batch} | {m['dlc']:.3f} | {torch_ms} | "
               f"{m['onnxruntime']:.3f} | {torch_ratio} | "
-              f"{m['dlc'] / m['onnxruntime']:.2f} |")
+              f"{m['dlc'] / m['onnxruntime']:.2f} | {paired:.2f} |")
 
 
 if __name__ == "__main__":

@@ -6,11 +6,11 @@
 // "scale"), counted as the bytes read and written. Then the LeafNetwork's three max
 // poolings (4x4 windows, stride 2) at BATCH, forward, backward and backward with the
 // ReLU's gradient folded in, and the indexed pair compiled training steps run (the
-// forward also writes a byte per output; the backward reads them and dy, not x), in the blocked layout this CPU's kernels use and in plain
-// NCHW, on 64-byte aligned memory as the allocator gives it: each line says the time,
-// the bytes the op must move (forward x and y; backward x, dy and dx; the indexed
-// ones the bytes too, and no x) and the ratio of
-// the time to moving those bytes at the measured bandwidth (1.0 = memory speed).
+// forward also writes a byte per output; the backward reads them and dy, not x), in the blocked
+// layout this CPU's kernels use and in plain NCHW, on 64-byte aligned memory as the allocator gives
+// it: each line says the time, the bytes the op must move (forward x and y; backward x, dy and dx;
+// the indexed ones the bytes too, and no x) and the ratio of the time to moving those bytes at the
+// measured bandwidth (1.0 = memory speed).
 //
 //===----------------------------------------------------------------------===//
 #include "BenchSupport.h"
@@ -29,17 +29,6 @@ namespace {
 
 constexpr int kRepeats = 10;
 
-/// Best seconds of `kRepeats` runs of `work`: kernels on warm memory, no engine.
-template <typename Work> double bestOf(Work &&work) {
-  double best = 1e30;
-  for (int i = 0; i < kRepeats; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    work();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
-
 float *floats(std::shared_ptr<Storage> &storage) { return static_cast<float *>(storage->data()); }
 
 /// Bytes per second of STREAM's scale over 256 MiB (read + written).
@@ -50,7 +39,7 @@ double measureBandwidth() {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i)
     x[i] = float(i % 7), y[i] = 0.0f;
-  double seconds = bestOf([&] {
+  double seconds = bench::bestOf(kRepeats, [&] {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i)
       y[i] = 1.5f * x[i];
@@ -85,8 +74,8 @@ int main(int argc, char **argv) {
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (Layout layout : {cpu_kernels::onednn::preferred_blocked_layout(), Layout::plain}) {
     for (const auto &shape : shapes) {
-      Pool2DGeometry g{batch, shape[0], shape[1], shape[1], shape[2], shape[2], 4, 4, 2, 2,
-                       0, 0, layout};
+      Pool2DGeometry g{batch, shape[0], shape[1], shape[1], shape[2], shape[2], 4,
+                       4,     2,        2,        0,        0,        layout};
       const int64_t in = g.N * g.C * g.H * g.W, out = g.N * g.C * g.OH * g.OW;
       auto xs = allocate(cpu(0), size_t(in) * 4), dxs = allocate(cpu(0), size_t(in) * 4),
            ys = allocate(cpu(0), size_t(out) * 4), dys = allocate(cpu(0), size_t(out) * 4);
@@ -97,27 +86,34 @@ int main(int argc, char **argv) {
         dy[i] = uniform(generator), y[i] = 0.0f;
       const double forwardBytes = double(in + out) * 4, backwardBytes = double(2 * in + out) * 4;
       report("max_pool2d", g,
-             bestOf([&] { cpu_kernels::direct::max_pool2d_forward(g, x, y); }), forwardBytes,
-             bandwidth);
-      report("max_pool2d_backward", g,
-             bestOf([&] { cpu_kernels::direct::max_pool2d_backward(g, x, dy, dx); }),
-             backwardBytes, bandwidth);
-      report("max_pool2d_backward_relu", g, bestOf([&] {
-               cpu_kernels::direct::max_pool2d_backward(g, x, dy, dx, /*reluGrad=*/true);
-             }),
+             bench::bestOf(kRepeats, [&] { cpu_kernels::direct::max_pool2d_forward(g, x, y); }),
+             forwardBytes, bandwidth);
+      report(
+          "max_pool2d_backward", g,
+          bench::bestOf(kRepeats, [&] { cpu_kernels::direct::max_pool2d_backward(g, x, dy, dx); }),
+          backwardBytes, bandwidth);
+      report("max_pool2d_backward_relu", g,
+             bench::bestOf(kRepeats,
+                           [&] {
+                             cpu_kernels::direct::max_pool2d_backward(g, x, dy, dx,
+                                                                      /*reluGrad=*/true);
+                           }),
              backwardBytes, bandwidth);
       // The compiled step's pair: the forward also writes a byte per output, the
       // backward reads those bytes and dy instead of x.
       auto codes = allocate(cpu(0), size_t(out));
       uint8_t *indices = static_cast<uint8_t *>(codes->data());
-      report("max_pool2d_indexed", g, bestOf([&] {
-               cpu_kernels::direct::max_pool2d_indexed_forward(g, x, y, indices);
-             }),
-             forwardBytes + double(out), bandwidth);
-      report("max_pool2d_backward_indexed_relu", g, bestOf([&] {
-               cpu_kernels::direct::max_pool2d_indexed_backward(g, indices, dy, dx,
-                                                                /*reluGrad=*/true);
-             }),
+      report(
+          "max_pool2d_indexed", g,
+          bench::bestOf(kRepeats,
+                        [&] { cpu_kernels::direct::max_pool2d_indexed_forward(g, x, y, indices); }),
+          forwardBytes + double(out), bandwidth);
+      report("max_pool2d_backward_indexed_relu", g,
+             bench::bestOf(kRepeats,
+                           [&] {
+                             cpu_kernels::direct::max_pool2d_indexed_backward(g, indices, dy, dx,
+                                                                              /*reluGrad=*/true);
+                           }),
              double(in + out) * 4 + double(out), bandwidth);
     }
   }

@@ -73,8 +73,21 @@ Problem problemOf(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t
   // one thread a fifth more work than the other.
   const int64_t team = threads();
   const int64_t blocks = ((T + kTileBlock - 1) / kTileBlock + team - 1) / team * team;
-  const int64_t tilesPerBlock = std::min(kTileBlock, ((T + blocks - 1) / blocks + kRows - 1) / kRows * kRows);
-  return {N,  C,  H, W, O, OH, OW, pad, channel_block(layout), TH, TW, T, tilesPerBlock,
+  const int64_t tilesPerBlock =
+      std::min(kTileBlock, ((T + blocks - 1) / blocks + kRows - 1) / kRows * kRows);
+  return {N,
+          C,
+          H,
+          W,
+          O,
+          OH,
+          OW,
+          pad,
+          channel_block(layout),
+          TH,
+          TW,
+          T,
+          tilesPerBlock,
           (T + tilesPerBlock - 1) / tilesPerBlock};
 }
 
@@ -111,8 +124,7 @@ inline TilePlace placeOf(const Problem &p, int64_t tile) {
 /// B^T d B for tile `tile`, every channel block, into row `row` of V (16 x kTileBlock x C).
 template <int64_t Lanes>
 __attribute__((always_inline)) inline void transformInputTile(const Problem &p, const float *x,
-                                                              int64_t tile, int64_t row,
-                                                              float *V) {
+                                                              int64_t tile, int64_t row, float *V) {
   using L = typename VectorOf<Lanes>::type;
   const TilePlace at = placeOf(p, tile);
   const int64_t ih0 = 3 * at.th - p.pad, iw0 = 3 * at.tw - p.pad;
@@ -126,8 +138,8 @@ __attribute__((always_inline)) inline void transformInputTile(const Problem &p, 
     if (iw0 + 10 <= p.W && ih0 >= 0 && ih0 + 4 <= p.H)
       for (int64_t i = 0; i < 4; ++i)
         for (int64_t b = 0; b < 4 * Lanes * int64_t(sizeof(float)); b += 64)
-          __builtin_prefetch(reinterpret_cast<const char *>(
-                                 plane + ((ih0 + i) * p.W + iw0 + 6) * Lanes) + b);
+          __builtin_prefetch(
+              reinterpret_cast<const char *>(plane + ((ih0 + i) * p.W + iw0 + 6) * Lanes) + b);
     L d[4][4];
     if (inside) { // nearly every tile: no bounds to check
       for (int64_t i = 0; i < 4; ++i)
@@ -161,9 +173,8 @@ __attribute__((always_inline)) inline void transformInputTile(const Problem &p, 
 /// kRows) and Cols vectors of Width output channels: kRows x Cols sums in registers,
 /// each step one load of U per vector and one broadcast of V per tile.
 template <int64_t Width, int64_t Cols>
-__attribute__((always_inline)) inline void products(const float *V, const float *U, float *M,
-                                                    int64_t C, int64_t O, int64_t o0,
-                                                    int64_t rows) {
+__attribute__((always_inline)) inline void
+products(const float *V, const float *U, float *M, int64_t C, int64_t O, int64_t o0, int64_t rows) {
   using G = typename VectorOf<Width>::type;
   for (int64_t t = 0; t < rows; t += kRows) {
     G sum[kRows][Cols] = {};
@@ -185,10 +196,9 @@ __attribute__((always_inline)) inline void products(const float *V, const float 
 
 /// A^T m A (+ bias, then the ReLU) for tile `tile`, from row `row` of M, into y.
 template <int64_t Lanes>
-__attribute__((always_inline)) inline void transformOutputTile(const Problem &p, const float *M,
-                                                               int64_t tile, int64_t row,
-                                                               const float *bias, bool relu,
-                                                               float *y) {
+__attribute__((always_inline)) inline void
+transformOutputTile(const Problem &p, const float *M, int64_t tile, int64_t row, const float *bias,
+                    bool relu, float *y) {
   using L = typename VectorOf<Lanes>::type;
   using Mask = typename VectorOf<Lanes>::mask;
   const TilePlace at = placeOf(p, tile);
@@ -230,8 +240,8 @@ struct Scratch {
 /// Output channels go Cols vectors of Width at a time, then one vector at a time.
 template <int64_t Lanes, int64_t Width, int64_t Cols>
 __attribute__((always_inline)) inline void runBlock(const Problem &p, const float *x,
-                                                    const float *U, const float *bias,
-                                                    bool relu, float *y, int64_t block) {
+                                                    const float *U, const float *bias, bool relu,
+                                                    float *y, int64_t block) {
   thread_local Scratch scratch;
   scratch.V.resize(size_t(kPositions * kTileBlock * p.C));
   scratch.M.resize(size_t(kPositions * kTileBlock * p.O));
@@ -267,9 +277,9 @@ __attribute__((target("avx512f"))) void blockAvx512(const Problem &p, const floa
 }
 
 template <int64_t Lanes>
-__attribute__((target("avx2,fma"))) void blockAvx2(const Problem &p, const float *x,
-                                                   const float *U, const float *bias, bool relu,
-                                                   float *y, int64_t block) {
+__attribute__((target("avx2,fma"))) void blockAvx2(const Problem &p, const float *x, const float *U,
+                                                   const float *bias, bool relu, float *y,
+                                                   int64_t block) {
   runBlock<Lanes, 8, 2>(p, x, U, bias, relu, y, block);
 }
 #endif
@@ -325,11 +335,9 @@ void transformWeights(const Problem &p, const float *w, bool dataGradient, float
 }
 
 /// The three passes over every block of `p`'s tiles, blocks split over the threads.
-void run(const Problem &p, const float *x, const float *U, const float *bias, bool relu,
-         float *y) {
+void run(const Problem &p, const float *x, const float *U, const float *bias, bool relu, float *y) {
   const BlockFunction block = blockFunction(p.lanes);
-  parallel_for_if(p.blocks > 1, p.blocks,
-                  [&](int64_t b) { block(p, x, U, bias, relu, y, b); });
+  parallel_for_if(p.blocks > 1, p.blocks, [&](int64_t b) { block(p, x, U, bias, relu, y, b); });
 }
 
 /// The shape conditions both directions share (applies, appliesToBackwardData).

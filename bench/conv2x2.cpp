@@ -1,0 +1,98 @@
+//===- conv2x2.cpp - the LeafNetwork's 2x2 convolutions, direct against Winograd ---===//
+//
+// Usage: dlc-bench-conv2x2 [BATCH ...]   (default 2 4 10 32)
+//
+// The convolutions of the seed's LeafNetwork that dlc-choose-conv-algorithms may give to
+// dlc's F(3x3, 2x2) (32 -> 64 channels on 62x62, 64 -> 128 on 29x29; the first, 3
+// input channels, always stays direct), forward with bias and the ReLU epilogue and data
+// gradient, in the blocked layout this CPU's kernels use, through the kernel entry
+// points a compiled step calls: oneDNN's direct kernel and dlc's Winograd alternating,
+// five rounds, each the best of five calls. Batches 4 and 10 are the pieces a compiled
+// batch-32 step cuts the batch into to keep its activations in cache. One JSON line
+// per convolution, direction and batch: the median ms of each and direct / Winograd.
+//
+//===----------------------------------------------------------------------===//
+#include "BenchSupport.h"
+
+#include <dlc/Runtime/CPU/NNKernels.h>
+#include <dlc/Runtime/Engine/Allocator.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+using namespace dlc;
+using cpu_kernels::Conv2DGeometry;
+using cpu_kernels::ConvEpilogue;
+using op_enums::ConvAlgorithm;
+
+namespace {
+
+constexpr int kRounds = 5, kCalls = 5;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+float *randomFloats(std::shared_ptr<Storage> &storage, int64_t n, std::mt19937 &generator) {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  float *p = static_cast<float *>(storage->data());
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = uniform(generator);
+  return p;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<int64_t> batches;
+  for (int i = 1; i < argc; ++i) {
+    char *end = nullptr;
+    batches.push_back(std::strtoll(argv[i], &end, 10));
+    if (batches.back() <= 0 || *end) {
+      std::fprintf(stderr, "usage: dlc-bench-conv2x2 [BATCH ...] (default 2 4 10 32)\n");
+      return 2;
+    }
+  }
+  if (batches.empty())
+    batches = {2, 4, 10, 32};
+  const Layout layout = cpu_kernels::onednn::preferred_blocked_layout();
+  const int64_t shapes[][3] = {{32, 64, 62}, {64, 128, 29}}; // C, O, input side
+  std::mt19937 generator(1);
+  for (int64_t batch : batches)
+    for (const auto &shape : shapes) {
+      Conv2DGeometry g{batch, shape[0], shape[2],     shape[2],    shape[1],
+                       2,     2,        shape[2] - 1, shape[2] - 1};
+      g.inputLayout = g.outputLayout = layout;
+      const int64_t in = g.N * g.C * g.H * g.W, out = g.N * g.O * g.OH * g.OW,
+                    weights = g.O * g.C * 4;
+      auto xs = allocate(cpu(0), size_t(in) * 4), ys = allocate(cpu(0), size_t(out) * 4),
+           ws = allocate(cpu(0), size_t(weights) * 4), bs = allocate(cpu(0), size_t(g.O) * 4);
+      float *x = randomFloats(xs, in, generator), *y = randomFloats(ys, out, generator),
+            *w = randomFloats(ws, weights, generator), *b = randomFloats(bs, g.O, generator);
+      for (bool dataGradient : {false, true}) {
+        std::vector<double> times[2];
+        for (int round = 0; round < kRounds; ++round)
+          for (ConvAlgorithm algorithm : {ConvAlgorithm::direct, ConvAlgorithm::winograd}) {
+            Conv2DGeometry asked = g;
+            asked.algorithm = algorithm;
+            times[algorithm == ConvAlgorithm::winograd].push_back(bench::bestOf(kCalls, [&] {
+              if (dataGradient)
+                cpu_kernels::onednn::conv2d_backward_data(asked, y, w, x);
+              else
+                cpu_kernels::onednn::conv2d_forward(asked, x, w, b, y, ConvEpilogue(true));
+            }));
+          }
+        const double direct = median(times[0]), winograd = median(times[1]);
+        std::printf("{\"framework\": \"dlc\", \"bench\": \"conv2d_2x2_%s\", \"layout\": \"%s\", "
+                    "\"shape\": \"%ldx%ldx%ldx%ld->%ld\", \"direct_ms\": %.3f, "
+                    "\"winograd_ms\": %.3f, \"direct_over_winograd\": %.2f}\n",
+                    dataGradient ? "backward_data" : "forward", layout_name(layout), long(g.N),
+                    long(g.C), long(g.H), long(g.W), long(g.O), direct * 1e3, winograd * 1e3,
+                    direct / winograd);
+        std::fflush(stdout);
+      }
+    }
+  return 0;
+}
