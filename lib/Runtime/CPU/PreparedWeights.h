@@ -33,8 +33,9 @@ const float *preparedWeights(const WeightsMemo &memo, const void *source, size_t
     return scratch.data();
   }
   KernelMemo &kept = *memo.memo;
-  if (kept.data && kept.bytes == bytes && kept.generation == memo.generation &&
-      kept.source == source)
+  // Generation 0 is "never prepared" (KernelMemo), as in OneDNNPrimitiveCache.cpp.
+  if (kept.data && kept.bytes == bytes && memo.generation != 0 &&
+      kept.generation == memo.generation && kept.source == source)
     return static_cast<const float *>(kept.data.get());
   if (!kept.data || kept.bytes != bytes) {
     kept.data.reset(std::aligned_alloc(64, (bytes + 63) / 64 * 64), std::free);

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestSupport.h"
 
+#include "dlc/Runtime/CPU/Winograd2x2.h"
 #include "dlc/Runtime/CPU/WinogradAvx2.h"
 
 #include "dlc/Runtime/Engine/Kernel.h"
@@ -162,7 +163,8 @@ TEST(WinogradFallback, StridedConvolutionRunsTheDirectKernel) {
 // weights buffer skips the preparation (so it computes with what the memo holds, even
 // though the buffer's values changed: a program reuses a generation only while the
 // weights did not change); a new generation, or another buffer, prepares them again.
-// The same for dlc's own Winograd kernel (nChw8c, 128 channels), where the CPU has AVX2.
+// The same for dlc's own Winograd kernels: F(2x2, 3x3) (nChw8c, 128 channels), where the
+// CPU has AVX2, and F(3x3, 2x2) for 2x2 windows, on every CPU.
 TEST(WeightsMemo, KeptWhileTheGenerationAndTheBufferHold) {
   const Layout preferred = onednn::preferred_blocked_layout();
   ASSERT_NE(preferred, Layout::plain) << "oneDNN's blocked kernels need AVX2 or AVX-512";
@@ -171,15 +173,18 @@ TEST(WeightsMemo, KeptWhileTheGenerationAndTheBufferHold) {
     int64_t channels;
     ConvAlgorithm algorithm;
     std::string what;
+    int64_t window = 3;
   };
-  for (const MemoCase &c : {MemoCase{preferred, 16, ConvAlgorithm::direct, "direct"},
-                            MemoCase{preferred, 16, ConvAlgorithm::winograd, "winograd"},
-                            MemoCase{Layout::nChw8c, 128, ConvAlgorithm::winograd,
-                                     "dlc's winograd"}}) {
+  for (const MemoCase &c :
+       {MemoCase{preferred, 16, ConvAlgorithm::direct, "direct"},
+        MemoCase{preferred, 16, ConvAlgorithm::winograd, "winograd"},
+        MemoCase{Layout::nChw8c, 128, ConvAlgorithm::winograd, "dlc's winograd"},
+        MemoCase{preferred, 16, ConvAlgorithm::winograd, "dlc's 2x2 winograd", 2}}) {
     const Layout layout = c.layout;
     const ConvAlgorithm algorithm = c.algorithm;
     const std::string &what = c.what;
-    Conv2DGeometry plain = convGeometry(2, c.channels, 10, 10, c.channels, 3, 3, 1, 1);
+    Conv2DGeometry plain = convGeometry(2, c.channels, 10, 10, c.channels, c.window, c.window,
+                                        1, c.window == 3 ? 1 : 0);
     Conv2DGeometry g = plain;
     g.inputLayout = g.outputLayout = layout;
     g.algorithm = algorithm;
@@ -211,6 +216,11 @@ TEST(WeightsMemo, KeptWhileTheGenerationAndTheBufferHold) {
         << what << ": another weights buffer is prepared again";
     if (c.channels == 128 && winograd_avx2::applies(g, false)) {
       EXPECT_EQ(memo.bytes, size_t(16 * 128 * 128) * sizeof(float))
+          << what << ": the memo holds the 16 transformed weight matrices";
+    }
+    if (c.window == 2) {
+      ASSERT_TRUE(winograd_2x2::applies(g, false));
+      EXPECT_EQ(memo.bytes, size_t(16 * 16 * 16) * sizeof(float))
           << what << ": the memo holds the 16 transformed weight matrices";
     }
   }
