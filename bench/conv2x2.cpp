@@ -4,10 +4,10 @@
 //
 // The convolutions of the seed's LeafNetwork that dlc-choose-conv-algorithms may give to
 // dlc's F(3x3, 2x2) (32 -> 64 channels on 62x62, 64 -> 128 on 29x29; the first, 3
-// input channels, always stays direct), forward with bias and the ReLU epilogue and data
-// gradient, in the blocked layout this CPU's kernels use, through the kernel entry
-// points a compiled step calls: oneDNN's direct kernel and dlc's Winograd alternating,
-// five rounds, each the best of five calls. Batches 4 and 10 are the pieces a compiled
+// input channels, always stays direct), forward with bias and the ReLU epilogue, data
+// gradient and weight gradient (with the bias's), in the blocked layout this CPU's kernels use,
+// through the kernel entry points a compiled step calls: oneDNN's direct kernel and dlc's Winograd
+// alternating, five rounds, each the best of five calls. Batches 4 and 10 are the pieces a compiled
 // batch-32 step cuts the batch into to keep its activations in cache. One JSON line
 // per convolution, direction and batch: the median ms of each and direct / Winograd.
 //
@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <string>
 
 using namespace dlc;
 using cpu_kernels::Conv2DGeometry;
@@ -71,15 +72,20 @@ int main(int argc, char **argv) {
            ws = allocate(cpu(0), size_t(weights) * 4), bs = allocate(cpu(0), size_t(g.O) * 4);
       float *x = randomFloats(xs, in, generator), *y = randomFloats(ys, out, generator),
             *w = randomFloats(ws, weights, generator), *b = randomFloats(bs, g.O, generator);
-      for (bool dataGradient : {false, true}) {
+      auto dws = allocate(cpu(0), size_t(weights) * 4), dbs = allocate(cpu(0), size_t(g.O) * 4);
+      float *dw = static_cast<float *>(dws->data()), *db = static_cast<float *>(dbs->data());
+      for (const char *direction : {"forward", "backward_data", "backward_filter"}) {
+        const std::string which = direction;
         std::vector<double> times[2];
         for (int round = 0; round < kRounds; ++round)
           for (ConvAlgorithm algorithm : {ConvAlgorithm::direct, ConvAlgorithm::winograd}) {
             Conv2DGeometry asked = g;
             asked.algorithm = algorithm;
             times[algorithm == ConvAlgorithm::winograd].push_back(bench::bestOf(kCalls, [&] {
-              if (dataGradient)
+              if (which == "backward_data")
                 cpu_kernels::onednn::conv2d_backward_data(asked, y, w, x);
+              else if (which == "backward_filter")
+                cpu_kernels::onednn::conv2d_backward_filter(asked, y, x, dw, db);
               else
                 cpu_kernels::onednn::conv2d_forward(asked, x, w, b, y, ConvEpilogue(true));
             }));
@@ -88,9 +94,8 @@ int main(int argc, char **argv) {
         std::printf("{\"framework\": \"dlc\", \"bench\": \"conv2d_2x2_%s\", \"layout\": \"%s\", "
                     "\"shape\": \"%ldx%ldx%ldx%ld->%ld\", \"direct_ms\": %.3f, "
                     "\"winograd_ms\": %.3f, \"direct_over_winograd\": %.2f}\n",
-                    dataGradient ? "backward_data" : "forward", layout_name(layout), long(g.N),
-                    long(g.C), long(g.H), long(g.W), long(g.O), direct * 1e3, winograd * 1e3,
-                    direct / winograd);
+                    direction, layout_name(layout), long(g.N), long(g.C), long(g.H), long(g.W),
+                    long(g.O), direct * 1e3, winograd * 1e3, direct / winograd);
         std::fflush(stdout);
       }
     }

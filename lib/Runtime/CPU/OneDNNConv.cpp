@@ -9,8 +9,8 @@
 // file compiled on one machine runs on every other. A Winograd forward runs oneDNN's
 // inference kernel where its step keeps the weights transformed (a memo), its training
 // kernel, which transforms them itself, elsewhere (forwardKind); where oneDNN has none
-// (AVX2), dlc's own F(2x2, 3x3) (WinogradAvx2.h) where it applies. Forwards and data
-// gradients of 2x2 windows asked for Winograd run dlc's F(3x3, 2x2) (Winograd2x2.h).
+// (AVX2), dlc's own F(2x2, 3x3) (WinogradAvx2.h) where it applies. 2x2 windows asked for
+// Winograd run dlc's own kernels in all three directions (Winograd2x2.h).
 //
 //===----------------------------------------------------------------------===//
 #include "OneDNNPrimitiveCache.h"
@@ -353,6 +353,9 @@ void conv2d_backward_data(const Conv2DGeometry &asked, const float *dy, const fl
 
 void conv2d_backward_filter(const Conv2DGeometry &asked, const float *dy, const float *x,
                             float *dw, float *db) {
+  if (asked.algorithm == op_enums::ConvAlgorithm::winograd &&
+      winograd_2x2::appliesToBackwardFilter(asked))
+    return winograd_2x2::backward_filter(asked, dy, x, dw, db);
   const bool withBias = db != nullptr;
   const Conv2DGeometry g =
       runnable(asked, convKey("conv2d_backward_filter", asked, withBias), [&] {

@@ -1,11 +1,12 @@
 //===- Winograd2x2Test.cpp - dlc's F(3x3, 2x2) convolution against the reference ===//
 //
 // A compiled program asks 2x2, stride-1 convolutions for Winograd (the op's
-// `algorithm`): forward (with and without bias and the ReLU) and data gradient are
-// checked against the reference on random inputs, in both blocked layouts, with
+// `algorithm`): forward (with and without bias and the ReLU), data gradient and weight
+// gradient (with and without the bias's) are checked against the reference on random
+// inputs, in both blocked layouts, with
 // padding 0 and 1, sides that leave partial tiles and more tiles than one block holds;
-// on the CPU's own vector code and on the portable code (use_portable_code). The data
-// gradient is also checked by finite differences of the Winograd forward. The
+// on the CPU's own vector code and on the portable code (use_portable_code). Both
+// gradients are also checked by finite differences of the Winograd forward. The
 // convolution entry points route to it (bit for bit) and leave what it does not
 // compute to oneDNN's direct kernel.
 //
@@ -14,6 +15,7 @@
 
 #include "dlc/Runtime/CPU/Winograd2x2.h"
 
+#include <omp.h>
 #include <string>
 
 using namespace dlc::cpu_kernels;
@@ -113,37 +115,111 @@ TEST_P(Winograd2x2VsReference, BackwardData) {
   }
 }
 
+TEST_P(Winograd2x2VsReference, BackwardFilter) {
+  const Conv2DGeometry &g = GetParam().g;
+  const int defaultTeam = omp_get_max_threads();
+  ASSERT_TRUE(winograd_2x2::appliesToBackwardFilter(asked()));
+  auto dy = randomTensor(outputSize(g), 41), x = randomTensor(inputSize(g), 42);
+  auto dyl = moved(dy, g.O, g.OH, g.OW, true), xl = moved(x, g.C, g.H, g.W, true);
+  std::vector<float> wantW(weightSize(g)), wantB(g.O);
+  ref::conv2d_backward_filter(g, dy.data(), x.data(), wantW.data(), wantB.data());
+  // The tiles' blocks split over teams of 1, 2 and 3 threads, each part summing its own.
+  for (int team : {1, 2, 3})
+    for (bool portable : {false, true})
+      for (bool bias : {false, true}) {
+        SCOPED_TRACE(std::string(portable ? "portable" : "this CPU's code") +
+                     (bias ? ", bias" : "") + ", " + std::to_string(team) + " threads");
+        omp_set_num_threads(team);
+        std::vector<float> gotW(weightSize(g), -7.f), routedW(weightSize(g), -7.f), gotB(g.O, -7.f),
+            routedB(g.O, -7.f);
+        const bool before = direct::use_portable_code(portable);
+        winograd_2x2::backward_filter(asked(), dyl.data(), xl.data(), gotW.data(),
+                                      bias ? gotB.data() : nullptr);
+        onednn::conv2d_backward_filter(asked(), dyl.data(), xl.data(), routedW.data(),
+                                       bias ? routedB.data() : nullptr);
+        direct::use_portable_code(before);
+        omp_set_num_threads(defaultTeam);
+        EXPECT_EQ(routedW, gotW) << "conv2d_backward_filter asked for Winograd runs this kernel";
+        EXPECT_TRUE(allClose(gotW, wantW, kTolerance));
+        if (bias) {
+          EXPECT_EQ(routedB, gotB);
+          EXPECT_TRUE(allClose(gotB, wantB, kTolerance));
+        } else {
+          EXPECT_EQ(gotB, std::vector<float>(g.O, -7.f)) << "no bias gradient asked, none written";
+        }
+      }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Winograd2x2VsReference, ::testing::ValuesIn(cases()),
                          [](const auto &info) { return info.param.name; });
 
-// The data gradient against central differences of sum(r . conv(x)), both computed by
-// the Winograd kernels: linear in x, so the differences are exact up to rounding.
+/// sum(r . y) for y = conv2d(x, w) (+ b) by the Winograd forward: the loss both gradient
+/// checks differentiate.
+double weightedOutput(const Conv2DGeometry &g, const std::vector<float> &x,
+                      const std::vector<float> &w, const float *b, const std::vector<float> &r) {
+  std::vector<float> y(outputSize(g));
+  winograd_2x2::forward(g, x.data(), w.data(), b, y.data(), ConvEpilogue(), WeightsMemo());
+  double sum = 0;
+  for (size_t i = 0; i < y.size(); ++i)
+    sum += double(y[i]) * r[i];
+  return sum;
+}
+
+/// The central difference of `loss` in element i of `at`, steps of h.
+template <typename Loss>
+double centralDifference(const std::vector<float> &at, int64_t i, float h, Loss loss) {
+  std::vector<float> plus = at, minus = at;
+  plus[size_t(i)] += h;
+  minus[size_t(i)] -= h;
+  return (loss(plus) - loss(minus)) / (2 * h);
+}
+
+/// A 2x2 convolution of 16 channels each way on 7x8, asked for Winograd in nChw16c.
+Conv2DGeometry smallWinograd(int64_t batch, int64_t pad) {
+  Conv2DGeometry g = convGeometry(batch, 16, 7, 8, 16, 2, 2, 1, pad);
+  g.inputLayout = g.outputLayout = Layout::nChw16c;
+  g.algorithm = ConvAlgorithm::winograd;
+  return g;
+}
+
+// Both gradients against central differences of sum(r . conv(x, w) + b), computed by the
+// Winograd kernels: linear in each, so the differences are exact up to rounding.
 TEST(Winograd2x2Gradient, DataGradientMatchesFiniteDifferences) {
   for (int64_t pad : {0, 1}) {
     SCOPED_TRACE("padding " + std::to_string(pad));
-    Conv2DGeometry g = convGeometry(1, 16, 7, 8, 16, 2, 2, 1, pad);
-    g.inputLayout = g.outputLayout = Layout::nChw16c;
-    g.algorithm = ConvAlgorithm::winograd;
+    const Conv2DGeometry g = smallWinograd(1, pad);
     auto x = randomTensor(inputSize(g), 36), w = randomTensor(weightSize(g), 37),
          r = randomTensor(outputSize(g), 38);
-    auto loss = [&](const std::vector<float> &input) {
-      std::vector<float> y(outputSize(g));
-      winograd_2x2::forward(g, input.data(), w.data(), nullptr, y.data(), ConvEpilogue(),
-                            WeightsMemo());
-      double sum = 0;
-      for (size_t i = 0; i < y.size(); ++i)
-        sum += double(y[i]) * r[i];
-      return sum;
-    };
     std::vector<float> dx(inputSize(g));
     winograd_2x2::backward_data(g, r.data(), w.data(), dx.data());
-    const float h = 0.25f;
     for (int64_t i = 0; i < inputSize(g); i += 37) {
-      std::vector<float> plus = x, minus = x;
-      plus[size_t(i)] += h;
-      minus[size_t(i)] -= h;
-      const double numeric = (loss(plus) - loss(minus)) / (2 * h);
+      const double numeric = centralDifference(x, i, 0.25f, [&](const std::vector<float> &v) {
+        return weightedOutput(g, v, w, nullptr, r);
+      });
       EXPECT_NEAR(dx[size_t(i)], numeric, 1e-4 * (1 + std::abs(numeric))) << "element " << i;
+    }
+  }
+}
+
+TEST(Winograd2x2Gradient, WeightGradientMatchesFiniteDifferences) {
+  for (int64_t pad : {0, 1}) {
+    SCOPED_TRACE("padding " + std::to_string(pad));
+    const Conv2DGeometry g = smallWinograd(2, pad);
+    auto x = randomTensor(inputSize(g), 43), w = randomTensor(weightSize(g), 44),
+         b = randomTensor(g.O, 45), r = randomTensor(outputSize(g), 46);
+    std::vector<float> dw(weightSize(g)), db(g.O);
+    winograd_2x2::backward_filter(g, r.data(), x.data(), dw.data(), db.data());
+    for (int64_t i = 0; i < weightSize(g); i += 13) {
+      const double numeric = centralDifference(w, i, 0.25f, [&](const std::vector<float> &v) {
+        return weightedOutput(g, x, v, b.data(), r);
+      });
+      EXPECT_NEAR(dw[size_t(i)], numeric, 1e-4 * (1 + std::abs(numeric))) << "weight " << i;
+    }
+    for (int64_t o = 0; o < g.O; o += 5) {
+      const double numeric = centralDifference(b, o, 0.25f, [&](const std::vector<float> &v) {
+        return weightedOutput(g, x, w, v.data(), r);
+      });
+      EXPECT_NEAR(db[size_t(o)], numeric, 1e-4 * (1 + std::abs(numeric))) << "bias " << o;
     }
   }
 }

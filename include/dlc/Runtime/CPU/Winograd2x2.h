@@ -3,8 +3,9 @@
 // oneDNN 2.6 has Winograd kernels for 3x3 windows only. The seed's LeafNetwork
 // convolves with 2x2 windows, and its compiled training step spends most of its time in
 // them: a convolution the compiler asked to compute by Winograd
-// (dlc-choose-conv-algorithms) runs this F(3x3, 2x2) kernel, forward and data gradient,
-// where it applies, and oneDNN's direct kernel elsewhere (OneDNNConv.cpp).
+// (dlc-choose-conv-algorithms) runs these kernels where they apply, F(3x3, 2x2) forward
+// and data gradient, F(2x2, 3x3) weight gradient, and oneDNN's direct kernel elsewhere
+// (OneDNNConv.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_CPU_WINOGRAD2X2_H
@@ -35,6 +36,17 @@ bool appliesToBackwardData(const Conv2DGeometry &g);
 /// convolution of dy, padded by 1 - padding, with the window turned half a turn and
 /// its channel axes swapped. dy, dx in g's blocked layout; w (O, C, 2, 2).
 void backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx);
+
+/// Whether the kernel computes the weight gradient of the convolution `g` (applies'
+/// conditions, without the epilogue).
+bool appliesToBackwardFilter(const Conv2DGeometry &g);
+
+/// dw (O, C, 2, 2) and db (O, or nullptr) of conv2d(x, w) + b given dy: each 2x2 window
+/// of dw the correlation of x with dy, by F(2x2, 3x3) on the 4x4 input tiles under dy's
+/// 3x3 tiles, summed over the tiles before the output transform. x, dy in g's blocked
+/// layout.
+void backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
+                     float *db);
 
 } // namespace dlc::cpu_kernels::winograd_2x2
 

@@ -163,25 +163,27 @@ func.func @narrow(%x: tensor<8x3x32x32xf32>, %w: tensor<16x3x3x3xf32>, %y: tenso
 
 // -----
 
-// 2x2 windows (the seed's LeafNetwork): dlc's own F(3x3, 2x2) computes the forward and
-// the data gradient, not the weight gradient. `auto` takes it from 100 million
-// multiply-accumulates: the LeafNetwork's 32 -> 64 channels on 62x62 at batch 4 (122
-// million) but not at batch 2 (61 million).
+// 2x2 windows (the seed's LeafNetwork): dlc's own kernels compute all three directions.
+// `auto` takes them from 100 million multiply-accumulates: the LeafNetwork's 32 -> 64
+// channels on 62x62 at batch 4 (122 million) but not at batch 2 (61 million).
 // CHECK-LABEL: func.func @two_by_two
 // CHECK: dlc.conv2d %arg0, %arg2 algorithm winograd
 // CHECK: dlc.conv2d %arg1, %arg2 algorithm winograd
 // CHECK: dlc.conv2d_backward_data %arg3, %arg2 algorithm winograd
-// CHECK: dlc.conv2d_backward_filter %arg3, %arg0 :
+// CHECK: dlc.conv2d_backward_filter %arg3, %arg0 algorithm winograd
+// CHECK: dlc.conv2d_backward_filter %arg4, %arg1 algorithm winograd
 // AUTO-LABEL: func.func @two_by_two
 // AUTO: dlc.conv2d %arg0, %arg2 algorithm winograd
 // AUTO: dlc.conv2d %arg1, %arg2 :
 // AUTO: dlc.conv2d_backward_data %arg3, %arg2 algorithm winograd
-// AUTO: dlc.conv2d_backward_filter %arg3, %arg0 :
-func.func @two_by_two(%x: tensor<4x32x62x62xf32>, %s: tensor<2x32x62x62xf32>, %w: tensor<64x32x2x2xf32>, %dy: tensor<4x64x61x61xf32>)
-    -> (tensor<4x64x61x61xf32>, tensor<2x64x61x61xf32>, tensor<4x32x62x62xf32>, tensor<64x32x2x2xf32>) {
+// AUTO: dlc.conv2d_backward_filter %arg3, %arg0 algorithm winograd
+// AUTO: dlc.conv2d_backward_filter %arg4, %arg1 :
+func.func @two_by_two(%x: tensor<4x32x62x62xf32>, %s: tensor<2x32x62x62xf32>, %w: tensor<64x32x2x2xf32>, %dy: tensor<4x64x61x61xf32>, %ds: tensor<2x64x61x61xf32>)
+    -> (tensor<4x64x61x61xf32>, tensor<2x64x61x61xf32>, tensor<4x32x62x62xf32>, tensor<64x32x2x2xf32>, tensor<64x32x2x2xf32>) {
   %y = dlc.conv2d %x, %w : (tensor<4x32x62x62xf32>, tensor<64x32x2x2xf32>) -> tensor<4x64x61x61xf32>
   %z = dlc.conv2d %s, %w : (tensor<2x32x62x62xf32>, tensor<64x32x2x2xf32>) -> tensor<2x64x61x61xf32>
   %dx = dlc.conv2d_backward_data %dy, %w : (tensor<4x64x61x61xf32>, tensor<64x32x2x2xf32>) -> tensor<4x32x62x62xf32>
   %dw = dlc.conv2d_backward_filter %dy, %x : (tensor<4x64x61x61xf32>, tensor<4x32x62x62xf32>) -> tensor<64x32x2x2xf32>
-  return %y, %z, %dx, %dw : tensor<4x64x61x61xf32>, tensor<2x64x61x61xf32>, tensor<4x32x62x62xf32>, tensor<64x32x2x2xf32>
+  %dv = dlc.conv2d_backward_filter %ds, %s : (tensor<2x64x61x61xf32>, tensor<2x32x62x62xf32>) -> tensor<64x32x2x2xf32>
+  return %y, %z, %dx, %dw, %dv : tensor<4x64x61x61xf32>, tensor<2x64x61x61xf32>, tensor<4x32x62x62xf32>, tensor<64x32x2x2xf32>, tensor<64x32x2x2xf32>
 }
