@@ -8,6 +8,7 @@
 #include "../KernelMath/DropoutMask.h"
 
 #include "dlc/Runtime/CPU/NNKernels.h"
+#include "dlc/Runtime/CPU/PooledFilterGradient.h"
 #include "dlc/Core/OpFacts.h"
 
 #include <algorithm>
@@ -280,7 +281,9 @@ template <bool Fast> struct NN {
   // (attributes under kPoolEpiloguePrefix; `relu` for the ReLU's before it) gives the
   // activation's gradient a few images at a time, in scratch, where the data gradient
   // (attributes under kDataGradientPrefix) and this filter gradient read it; the filter
-  // gradients of the chunks are summed (a max_pool2d_backward_conv2d region).
+  // gradients of the chunks are summed (a max_pool2d_backward_conv2d region). Without
+  // the data gradient (a network's first block) PooledFilterGradient.h's kernel takes
+  // dw and db straight from dy and the codes where it applies.
   static void poolConvBackward(const KernelArgs &k) {
     const bool withData = k.inputs.size() == 4;
     const size_t filterAt = withData ? 1 : 0;
@@ -308,6 +311,8 @@ template <bool Fast> struct NN {
         std::fill_n(f32out(k.outputs[filterAt + 1]), k.outputs[filterAt + 1].numel(), 0.0f);
       return;
     }
+    if (Fast && !withData && pooledFilterGradient(k, poolAttrs, filterAttrs, gradient.shape))
+      return;
     const int64_t perImage = gradient.numel() / batch;
     const int64_t chunk = imagesPerChunk(batch, perImage);
     gradient.data = activationScratch(chunk * perImage);
@@ -359,6 +364,28 @@ template <bool Fast> struct NN {
         }
       }
     }
+  }
+  // A first block's filter gradient straight from the pooling's dy and codes, without
+  // the activation's gradient (PooledFilterGradient.h), where that kernel applies; false
+  // where it does not, and poolConvBackward computes the gradient chunk by chunk.
+  static bool pooledFilterGradient(const KernelArgs &k, const Attrs &poolAttrs,
+                                   const Attrs &filterAttrs, const Shape &activation) {
+    const TensorRef &dy = k.inputs[0], &indices = k.inputs[1], &x = k.inputs[2];
+    const TensorRef &dw = k.outputs[0];
+    auto conv = convGeometry(x.shape, dw.shape, activation, filterAttrs);
+    conv.inputLayout = x.layout;
+    conv.outputLayout = dy.layout;
+    auto pool = pool_geometry(activation, dy.shape, poolAttrs);
+    pool.layout = dy.layout;
+    if (dy.dtype != DType::f32 || x.dtype != DType::f32 ||
+        !pooled_filter_gradient::applies(conv, pool))
+      return false; // the chunked path names a wrong dtype
+    requireIndices(indices, dy, pool, "max_pool2d_backward_indexed");
+    pooled_filter_gradient::backward(
+        conv, pool, indices.as<const uint8_t>(), f32(dy), f32(x),
+        poolAttrs.get(op_attrs::max_pool2d_backward_indexed::relu), f32out(dw),
+        k.outputs.size() > 1 ? f32out(k.outputs[1]) : nullptr);
+    return true;
   }
   // Whether max pooling runs dlc's direct kernels (fast ones, planes within int32); the
   // reference otherwise, which reads plain layouts only.
