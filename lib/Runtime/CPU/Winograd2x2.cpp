@@ -48,6 +48,12 @@ constexpr int64_t kPositions = 16; // a 4x4 transformed tile
 constexpr int64_t kRows = 6;       // tiles per call of the product kernel
 constexpr int64_t kTileBlock = 48; // most tiles per block, a multiple of kRows
 
+/// Floats between one position's plane of a block's transformed tiles and the next's
+/// (kTileBlock rows of `channels`), one cache line more than the plane: a tile's 16
+/// values go to or come from 16 planes, and planes a multiple of 4 KB apart (48 x 64
+/// channels is 12 KB) would all fall in one set of the L1 cache and alias each other.
+constexpr int64_t planeFloats(int64_t channels) { return kTileBlock * channels + 16; }
+
 /// One stride-1 2x2 convolution as the passes compute it: C channels of H x W in, O
 /// channels of OH x OW out, output (oh, ow) summing inputs (oh - pad + {0, 1},
 /// ow - pad + {0, 1}), zeros outside; both sides in a blocked layout of `lanes`.
@@ -165,7 +171,7 @@ __attribute__((always_inline)) inline void transformInputTile(const Problem &p, 
     for (int64_t i = 0; i < 4; ++i) {
       const L v[4] = {r[i][0] - r[i][2], r[i][1] + r[i][2], r[i][2] - r[i][1], r[i][3] - r[i][1]};
       for (int64_t j = 0; j < 4; ++j)
-        storeFrom<Lanes>(V + ((i * 4 + j) * kTileBlock + row) * p.C + cb * Lanes, v[j]);
+        storeFrom<Lanes>(V + (i * 4 + j) * planeFloats(p.C) + row * p.C + cb * Lanes, v[j]);
     }
   }
 }
@@ -208,7 +214,7 @@ transformOutputTile(const Problem &p, const float *M, int64_t tile, int64_t row,
     L m[4][4];
     for (int64_t i = 0; i < 4; ++i)
       for (int64_t j = 0; j < 4; ++j)
-        loadTo<Lanes>(m[i][j], M + ((i * 4 + j) * kTileBlock + row) * p.O + ob * Lanes);
+        loadTo<Lanes>(m[i][j], M + (i * 4 + j) * planeFloats(p.O) + row * p.O + ob * Lanes);
     L a[3][4]; // A^T m
     for (int64_t j = 0; j < 4; ++j) {
       a[0][j] = m[0][j] + m[1][j] + m[2][j];
@@ -244,19 +250,19 @@ __attribute__((always_inline)) inline void runBlock(const Problem &p, const floa
                                                     const float *U, const float *bias, bool relu,
                                                     float *y, int64_t block) {
   thread_local Scratch scratch;
-  scratch.V.resize(size_t(kPositions * kTileBlock * p.C));
-  scratch.M.resize(size_t(kPositions * kTileBlock * p.O));
+  scratch.V.resize(size_t(kPositions * planeFloats(p.C)));
+  scratch.M.resize(size_t(kPositions * planeFloats(p.O)));
   float *V = scratch.V.data(), *M = scratch.M.data();
   const int64_t first = block * p.tilesPerBlock, count = std::min(p.tilesPerBlock, p.T - first);
   const int64_t rows = (count + kRows - 1) / kRows * kRows;
   for (int64_t t = 0; t < count; ++t)
     transformInputTile<Lanes>(p, x, first + t, t, V);
   for (int64_t position = 0; position < kPositions; ++position) // rows past the last tile
-    std::fill(V + (position * kTileBlock + count) * p.C, V + (position * kTileBlock + rows) * p.C,
+    std::fill(V + position * planeFloats(p.C) + count * p.C, V + position * planeFloats(p.C) + rows * p.C,
               0.0f);
   for (int64_t position = 0; position < kPositions; ++position) {
-    const float *Vx = V + position * kTileBlock * p.C, *Ux = U + position * p.C * p.O;
-    float *Mx = M + position * kTileBlock * p.O;
+    const float *Vx = V + position * planeFloats(p.C), *Ux = U + position * p.C * p.O;
+    float *Mx = M + position * planeFloats(p.O);
     int64_t o = 0;
     for (; o + Cols * Width <= p.O; o += Cols * Width)
       products<Width, Cols>(Vx, Ux, Mx, p.C, p.O, o, rows);
@@ -395,7 +401,7 @@ __attribute__((always_inline)) inline void transformGradientTile(const Problem &
       const L half = 0.5f * (r[i][0] + r[i][2]), middle = 0.5f * r[i][1];
       const L u[4] = {r[i][0], half + middle, half - middle, r[i][2]};
       for (int64_t j = 0; j < 4; ++j)
-        storeFrom<Lanes>(D + ((i * 4 + j) * kTileBlock + row) * p.O + ob * Lanes, u[j]);
+        storeFrom<Lanes>(D + (i * 4 + j) * planeFloats(p.O) + row * p.O + ob * Lanes, u[j]);
     }
   }
 }
@@ -459,8 +465,8 @@ __attribute__((always_inline)) inline void gradientBlock(const Problem &p, const
                                                          const float *dy, float *S, float *db,
                                                          int64_t block) {
   thread_local Scratch scratch;
-  scratch.V.resize(size_t(kPositions * kTileBlock * p.C));
-  scratch.M.resize(size_t(kPositions * kTileBlock * p.O));
+  scratch.V.resize(size_t(kPositions * planeFloats(p.C)));
+  scratch.M.resize(size_t(kPositions * planeFloats(p.O)));
   float *V = scratch.V.data(), *D = scratch.M.data();
   const int64_t first = block * p.tilesPerBlock, count = std::min(p.tilesPerBlock, p.T - first);
   for (int64_t t = 0; t < count; ++t) {
@@ -468,7 +474,7 @@ __attribute__((always_inline)) inline void gradientBlock(const Problem &p, const
     transformGradientTile<Lanes>(p, dy, first + t, t, D, db);
   }
   for (int64_t position = 0; position < kPositions; ++position)
-    gradientPosition<Width, Cols>(V + position * kTileBlock * p.C, D + position * kTileBlock * p.O,
+    gradientPosition<Width, Cols>(V + position * planeFloats(p.C), D + position * planeFloats(p.O),
                                   S + position * p.C * p.O, p.C, p.O, count);
 }
 
