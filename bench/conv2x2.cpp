@@ -10,11 +10,15 @@
 // alternating, five rounds, each the best of five calls. Batches 4 and 10 are the pieces a compiled
 // batch-32 step cuts the batch into to keep its activations in cache. One JSON line
 // per convolution, direction and batch: the median ms of each and direct / Winograd.
+// Then the weight gradient under the LeafNetwork's max pooling: the pooling's gradient
+// and Winograd's, against dlc's kernel that reads the pooling's dy and codes
+// (PooledFilterGradient.h).
 //
 //===----------------------------------------------------------------------===//
 #include "BenchSupport.h"
 
 #include <dlc/Runtime/CPU/NNKernels.h>
+#include <dlc/Runtime/CPU/PooledFilterGradient.h>
 #include <dlc/Runtime/Engine/Allocator.h>
 
 #include <chrono>
@@ -25,6 +29,7 @@
 using namespace dlc;
 using cpu_kernels::Conv2DGeometry;
 using cpu_kernels::ConvEpilogue;
+using cpu_kernels::Pool2DGeometry;
 using op_enums::ConvAlgorithm;
 
 namespace {
@@ -98,6 +103,37 @@ int main(int argc, char **argv) {
                     long(g.O), direct * 1e3, winograd * 1e3, direct / winograd);
         std::fflush(stdout);
       }
+      // The weight gradient when a max pooling (the LeafNetwork's 4x4 windows of stride
+      // 2, after the ReLU) follows: Winograd over the pooling's gradient, or dlc's
+      // pooled kernel straight from the pooling's dy and codes.
+      Pool2DGeometry pool{g.N, g.O, g.OH, g.OW, (g.OH - 4) / 2 + 1, (g.OW - 4) / 2 + 1, 4, 4, 2, 2};
+      pool.layout = layout;
+      const int64_t pooled = pool.N * pool.C * pool.OH * pool.OW;
+      auto pys = allocate(cpu(0), size_t(pooled) * 4), codes = allocate(cpu(0), size_t(pooled));
+      float *py = static_cast<float *>(pys->data());
+      auto *code = static_cast<uint8_t *>(codes->data());
+      cpu_kernels::direct::max_pool2d_indexed_forward(pool, y, py, code);
+      randomFloats(pys, pooled, generator); // the pooling's dy
+      Conv2DGeometry asked = g;
+      asked.algorithm = ConvAlgorithm::winograd;
+      std::vector<double> times[2];
+      for (int round = 0; round < kRounds; ++round) {
+        times[0].push_back(bench::bestOf(kCalls, [&] {
+          cpu_kernels::direct::max_pool2d_indexed_backward(pool, code, py, y, true);
+          cpu_kernels::onednn::conv2d_backward_filter(asked, y, x, dw, db);
+        }));
+        times[1].push_back(bench::bestOf(kCalls, [&] {
+          cpu_kernels::pooled_filter_gradient::backward(g, pool, code, py, x, true, dw, db);
+        }));
+      }
+      const double winograd = median(times[0]), pooledMs = median(times[1]);
+      std::printf("{\"framework\": \"dlc\", \"bench\": \"conv2d_2x2_backward_filter_pooled\", "
+                  "\"layout\": \"%s\", \"shape\": \"%ldx%ldx%ldx%ld->%ld\", "
+                  "\"pooling_gradient_then_winograd_ms\": %.3f, \"from_codes_ms\": %.3f, "
+                  "\"ratio\": %.2f}\n",
+                  layout_name(layout), long(g.N), long(g.C), long(g.H), long(g.W), long(g.O),
+                  winograd * 1e3, pooledMs * 1e3, winograd / pooledMs);
+      std::fflush(stdout);
     }
   return 0;
 }

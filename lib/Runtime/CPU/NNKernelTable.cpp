@@ -281,9 +281,9 @@ template <bool Fast> struct NN {
   // (attributes under kPoolEpiloguePrefix; `relu` for the ReLU's before it) gives the
   // activation's gradient a few images at a time, in scratch, where the data gradient
   // (attributes under kDataGradientPrefix) and this filter gradient read it; the filter
-  // gradients of the chunks are summed (a max_pool2d_backward_conv2d region). Without
-  // the data gradient (a network's first block) PooledFilterGradient.h's kernel takes
-  // dw and db straight from dy and the codes where it applies.
+  // gradients of the chunks are summed (a max_pool2d_backward_conv2d region).
+  // PooledFilterGradient.h's kernel takes dw and db straight from dy and the codes
+  // instead where it applies.
   static void poolConvBackward(const KernelArgs &k) {
     const bool withData = k.inputs.size() == 4;
     const size_t filterAt = withData ? 1 : 0;
@@ -311,7 +311,11 @@ template <bool Fast> struct NN {
         std::fill_n(f32out(k.outputs[filterAt + 1]), k.outputs[filterAt + 1].numel(), 0.0f);
       return;
     }
-    if (Fast && !withData && pooledFilterGradient(k, poolAttrs, filterAttrs, gradient.shape))
+    // dw and db from dy and the codes where that kernel applies; the chunks below then
+    // compute the data gradient only.
+    const bool fromCodes =
+        Fast && pooledFilterGradient(k, poolAttrs, filterAttrs, gradient.shape, filterAt);
+    if (fromCodes && !withData)
       return;
     const int64_t perImage = gradient.numel() / batch;
     const int64_t chunk = imagesPerChunk(batch, perImage);
@@ -335,6 +339,8 @@ template <bool Fast> struct NN {
         data.outputs = {images(k.outputs[0], first, count)};
         conv2dBackwardData(data);
       }
+      if (fromCodes)
+        continue;
       KernelArgs filter = k;
       filter.attrs = &filterAttrs;
       filter.inputs = {part, images(x, first, count)};
@@ -365,13 +371,14 @@ template <bool Fast> struct NN {
       }
     }
   }
-  // A first block's filter gradient straight from the pooling's dy and codes, without
-  // the activation's gradient (PooledFilterGradient.h), where that kernel applies; false
-  // where it does not, and poolConvBackward computes the gradient chunk by chunk.
+  // The filter gradient straight from the pooling's dy and codes, without the
+  // activation's gradient (PooledFilterGradient.h), where that kernel applies; false
+  // where it does not, and poolConvBackward computes it chunk by chunk.
   static bool pooledFilterGradient(const KernelArgs &k, const Attrs &poolAttrs,
-                                   const Attrs &filterAttrs, const Shape &activation) {
-    const TensorRef &dy = k.inputs[0], &indices = k.inputs[1], &x = k.inputs[2];
-    const TensorRef &dw = k.outputs[0];
+                                   const Attrs &filterAttrs, const Shape &activation,
+                                   size_t filterAt) {
+    const TensorRef &dy = k.inputs[0], &indices = k.inputs[1], &x = k.inputs.back();
+    const TensorRef &dw = k.outputs[filterAt];
     auto conv = convGeometry(x.shape, dw.shape, activation, filterAttrs);
     conv.inputLayout = x.layout;
     conv.outputLayout = dy.layout;
@@ -384,7 +391,7 @@ template <bool Fast> struct NN {
     pooled_filter_gradient::backward(
         conv, pool, indices.as<const uint8_t>(), f32(dy), f32(x),
         poolAttrs.get(op_attrs::max_pool2d_backward_indexed::relu), f32out(dw),
-        k.outputs.size() > 1 ? f32out(k.outputs[1]) : nullptr);
+        k.outputs.size() > filterAt + 1 ? f32out(k.outputs[filterAt + 1]) : nullptr);
     return true;
   }
   // Whether max pooling runs dlc's direct kernels (fast ones, planes within int32); the

@@ -10,7 +10,20 @@
 
 #include <cstdint>
 
+#ifdef _OPENMP // also included by the CUDA backend, which is built without OpenMP
+#include <omp.h>
+#endif
+
 namespace dlc::cpu_kernels {
+
+/// The threads a `parallel for` would split a loop over (1 without OpenMP).
+inline int64_t team_size() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
 
 /// Runs body(i) for i in [0, n), split statically over the OpenMP team when `parallel`,
 /// as a plain loop on the calling thread otherwise.

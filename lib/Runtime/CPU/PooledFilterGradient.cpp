@@ -24,6 +24,7 @@
 
 #include "CpuFeatures.h"
 #include "ParallelFor.h"
+#include "PooledFilterGradientBlocked.h"
 
 #include "dlc/Core/Error.h"
 
@@ -31,9 +32,6 @@
 #include <string>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace dlc::cpu_kernels::pooled_filter_gradient {
 
@@ -53,13 +51,6 @@ struct Problem {
   int32_t tableIndex[32]; // tap (i, j) of the pooling window -> 8 i + j
 };
 
-int64_t teamSize() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
 
 /// Input channels summed in one pass: as many as keep C x KH x KW accumulators within
 /// 12 of the 32 vector registers.
@@ -174,7 +165,7 @@ void run(const Problem &p, const uint8_t *codes, const float *dy, const float *x
   // block and group before the next: the band's x, a few tens of KB, comes from memory
   // once and stays in the core's cache for the other blocks.
   const int64_t parts = std::max<int64_t>(
-      1, std::min(rows, std::max(teamSize(), (rows + kBandRows - 1) / kBandRows)));
+      1, std::min(rows, std::max(team_size(), (rows + kBandRows - 1) / kBandRows)));
   const int64_t perTask = CG * KH * KW * kLanes + kLanes;
   const int64_t tasks = parts * p.outputBlocks * groups;
   std::vector<float> sums(size_t(tasks * perTask));
@@ -216,9 +207,8 @@ bool windowHandled(const Conv2DGeometry &conv) {
   return (conv.KH == 2 && conv.KW == 2) || (conv.KH == 3 && conv.KW == 3);
 }
 
-} // namespace
-
-bool applies(const Conv2DGeometry &conv, const Pool2DGeometry &pool) {
+/// The table kernel above: x plain (a network's input), AVX-512.
+bool tableApplies(const Conv2DGeometry &conv, const Pool2DGeometry &pool) {
   return DLC_X86_KERNELS && cpu_has(CpuFeature::avx512f) && windowHandled(conv) &&
          conv.strideH == 1 && conv.strideW == 1 && conv.dilationH == 1 && conv.dilationW == 1 &&
          conv.groups == 1 && conv.inputLayout == Layout::plain &&
@@ -228,9 +218,17 @@ bool applies(const Conv2DGeometry &conv, const Pool2DGeometry &pool) {
          pool.kernelW >= 1 && pool.kernelW + conv.KW - 1 <= kTableWidth;
 }
 
+} // namespace
+
+bool applies(const Conv2DGeometry &conv, const Pool2DGeometry &pool) {
+  return tableApplies(conv, pool) || blocked::applies(conv, pool);
+}
+
 void backward(const Conv2DGeometry &conv, const Pool2DGeometry &pool, const uint8_t *codes,
               const float *dy, const float *x, bool relu, float *dw, float *db) {
-  if (!applies(conv, pool))
+  if (blocked::applies(conv, pool))
+    return blocked::backward(conv, pool, codes, dy, x, relu, dw, db);
+  if (!tableApplies(conv, pool))
     throw Error("conv2d_backward_filter through max_pool2d's codes: the kernel does not "
                 "apply to a " +
                 std::to_string(conv.KH) + "x" + std::to_string(conv.KW) + " window of " +

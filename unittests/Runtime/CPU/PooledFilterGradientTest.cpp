@@ -27,9 +27,10 @@ using dlc::Layout;
 
 struct Case {
   std::string name;
-  Conv2DGeometry conv; ///< x plain; the activation in nChw16c
+  Conv2DGeometry conv;
   int64_t poolKernel, poolStride, poolPad;
   bool ceilMode, relu, bias;
+  Layout input = Layout::plain, activation = Layout::nChw16c; ///< x's; dy's and the codes'
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
@@ -37,14 +38,14 @@ void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 Pool2DGeometry poolOf(const Case &c) {
   Pool2DGeometry p = poolGeometry(c.conv.N, c.conv.O, c.conv.OH, c.conv.OW, c.poolKernel,
                                   c.poolStride, c.poolPad, c.ceilMode);
-  p.layout = Layout::nChw16c;
+  p.layout = c.activation;
   return p;
 }
 
 Conv2DGeometry convOf(const Case &c) {
   Conv2DGeometry g = c.conv;
-  g.inputLayout = Layout::plain;
-  g.outputLayout = Layout::nChw16c;
+  g.inputLayout = c.input;
+  g.outputLayout = c.activation;
   return g;
 }
 
@@ -61,6 +62,16 @@ std::vector<Case> cases() {
       // 3x3 windows: one input channel per group.
       {"ThreeByThree", convGeometry(2, 4, 18, 18, 32, 3, 3, 1, 1), 2, 2, 0, false, true, true},
       {"ThreeByThreeOverlap", convGeometry(1, 2, 15, 17, 16, 3, 3), 3, 2, 1, false, false, true},
+      // Blocks inside a network: x an activation in a blocked layout.
+      {"Blocked16", convGeometry(3, 32, 20, 22, 32, 2, 2), 4, 2, 0, false, true, true,
+       Layout::nChw16c, Layout::nChw16c},
+      {"Blocked8To16ThreeByThree", convGeometry(2, 16, 13, 12, 32, 3, 3, 1, 1), 2, 2, 0, false,
+       false, true, Layout::nChw8c, Layout::nChw16c},
+      // Three and five input channel blocks (groups of 4 + 1 with AVX-512), padding, ceil.
+      {"Blocked16To8Padded", convGeometry(2, 48, 12, 10, 24, 2, 2, 1, 1), 2, 2, 1, true, true,
+       false, Layout::nChw16c, Layout::nChw8c},
+      {"Blocked16FiveBlocks", convGeometry(2, 80, 9, 10, 16, 2, 2), 3, 2, 0, false, true, true,
+       Layout::nChw16c, Layout::nChw16c},
   };
 }
 
@@ -71,8 +82,8 @@ TEST_P(PooledFilterGradientVsReference, EqualsThePoolingGradientThenTheFilterGra
   const Conv2DGeometry g = convOf(c);
   const Pool2DGeometry pool = poolOf(c);
   if (!pooled_filter_gradient::applies(g, pool))
-    GTEST_SKIP() << "this CPU has no AVX-512, which the kernel is written for (it then leaves "
-                    "the gradient to the pooling's and oneDNN's kernels)";
+    GTEST_SKIP() << "this CPU has no AVX-512, which the kernel for a plain x is written for "
+                    "(the region then leaves the gradient to the pooling's and oneDNN's kernels)";
   const int64_t N = g.N, O = g.O;
   const std::vector<float> x = randomTensor(inputSize(g), 31),
                            activation = randomTensor(outputSize(g), 32),
@@ -84,38 +95,52 @@ TEST_P(PooledFilterGradientVsReference, EqualsThePoolingGradientThenTheFilterGra
   std::vector<uint8_t> codes(pooled.size()), blockedCodes(pooled.size());
   ref::max_pool2d_indexed_forward(plainPool, activation.data(), pooled.data(), codes.data());
   const std::vector<float> blockedActivation =
-      inLayout(activation, N, O, g.OH, g.OW, Layout::plain, Layout::nChw16c);
+      inLayout(activation, N, O, g.OH, g.OW, Layout::plain, c.activation);
   direct::max_pool2d_indexed_forward(pool, blockedActivation.data(), pooled.data(),
                                      blockedCodes.data());
-  bool empty = false;
+  int64_t empty = 0;
   for (uint8_t code : codes)
-    empty |= code == pool_index::kEmpty;
-  EXPECT_EQ(empty, c.name == "PaddedCeil") << "only the ceil-mode case has empty windows";
+    empty += code == pool_index::kEmpty;
+  EXPECT_EQ(empty > 0, c.ceilMode) << "the ceil-mode cases have empty windows, only they";
 
   std::vector<float> gradient(size_t(outputSize(g))), wantW(size_t(weightSize(g))),
       wantB(static_cast<size_t>(O));
   ref::max_pool2d_indexed_backward(plainPool, codes.data(), dy.data(), gradient.data(), c.relu);
   Conv2DGeometry plain = g;
-  plain.outputLayout = Layout::plain;
+  plain.inputLayout = plain.outputLayout = Layout::plain;
   ref::conv2d_backward_filter(plain, gradient.data(), x.data(), wantW.data(),
                               c.bias ? wantB.data() : nullptr);
 
   const std::vector<float> blockedDy =
-      inLayout(dy, N, O, pool.OH, pool.OW, Layout::plain, Layout::nChw16c);
+                               inLayout(dy, N, O, pool.OH, pool.OW, Layout::plain, c.activation),
+                           blockedX = inLayout(x, N, g.C, g.H, g.W, Layout::plain, c.input);
   const int defaultTeam = omp_get_max_threads();
-  for (int team : {1, 2, 3}) {
-    SCOPED_TRACE(std::to_string(team) + " threads");
-    omp_set_num_threads(team);
-    std::vector<float> gotW(wantW.size(), -7.f), gotB(wantB.size(), -7.f);
-    pooled_filter_gradient::backward(g, pool, blockedCodes.data(), blockedDy.data(), x.data(),
-                                     c.relu, gotW.data(), c.bias ? gotB.data() : nullptr);
-    omp_set_num_threads(defaultTeam);
-    // The same products summed in another order.
-    EXPECT_TRUE(allClose(gotW, wantW, 1e-5));
-    if (c.bias) {
-      EXPECT_TRUE(allClose(gotB, wantB, 1e-5));
-    } else {
-      EXPECT_EQ(gotB, std::vector<float>(wantB.size(), -7.f)) << "db written without a bias";
+  for (bool portable : {false, true}) {
+    const bool before = direct::use_portable_code(portable);
+    const bool runs = pooled_filter_gradient::applies(g, pool);
+    direct::use_portable_code(before);
+    // The plain-x kernel is AVX-512 code only; the blocked one has portable code too.
+    EXPECT_EQ(runs, !portable || c.input != Layout::plain);
+    if (!runs)
+      continue;
+    for (int team : {1, 2, 3}) {
+      SCOPED_TRACE(std::string(portable ? "portable" : "this CPU's code") + ", " +
+                   std::to_string(team) + " threads");
+      omp_set_num_threads(team);
+      direct::use_portable_code(portable);
+      std::vector<float> gotW(wantW.size(), -7.f), gotB(wantB.size(), -7.f);
+      pooled_filter_gradient::backward(g, pool, blockedCodes.data(), blockedDy.data(),
+                                       blockedX.data(), c.relu, gotW.data(),
+                                       c.bias ? gotB.data() : nullptr);
+      direct::use_portable_code(before);
+      omp_set_num_threads(defaultTeam);
+      // The same products summed in another order.
+      EXPECT_TRUE(allClose(gotW, wantW, 1e-5));
+      if (c.bias) {
+        EXPECT_TRUE(allClose(gotB, wantB, 1e-5));
+      } else {
+        EXPECT_EQ(gotB, std::vector<float>(wantB.size(), -7.f)) << "db written without a bias";
+      }
     }
   }
 }
@@ -168,7 +193,7 @@ double blockLoss(const Case &c, const std::vector<float> &x, const std::vector<d
 // The loss is piecewise linear in w and b: central differences step across no kink for
 // almost every entry, and then equal the gradient up to rounding.
 TEST(PooledFilterGradient, MatchesFiniteDifferences) {
-  for (const Case &c : {cases()[0], cases()[4]}) {
+  for (const Case &c : {cases()[0], cases()[4], cases()[6]}) {
     SCOPED_TRACE(c.name);
     Case small = c;
     small.conv = convGeometry(2, c.conv.C, 12, 11, 16, c.conv.KH, c.conv.KW, 1, c.conv.padH);
@@ -186,18 +211,19 @@ TEST(PooledFilterGradient, MatchesFiniteDifferences) {
     std::vector<float> activation(size_t(outputSize(g))), pooled(size_t(outputSize(pool)));
     std::vector<uint8_t> codes(pooled.size());
     Conv2DGeometry plain = g;
-    plain.outputLayout = Layout::plain;
+    plain.inputLayout = plain.outputLayout = Layout::plain;
     ref::conv2d_forward(plain, x.data(), wf.data(), bf.data(), activation.data());
     if (small.relu)
       for (float &v : activation)
         v = std::max(v, 0.0f);
     const std::vector<float> blocked =
-        inLayout(activation, g.N, g.O, g.OH, g.OW, Layout::plain, Layout::nChw16c);
+        inLayout(activation, g.N, g.O, g.OH, g.OW, Layout::plain, small.activation);
     direct::max_pool2d_indexed_forward(pool, blocked.data(), pooled.data(), codes.data());
     const std::vector<float> dy =
-        inLayout(weights, g.N, g.O, pool.OH, pool.OW, Layout::plain, Layout::nChw16c);
+        inLayout(weights, g.N, g.O, pool.OH, pool.OW, Layout::plain, small.activation);
+    const std::vector<float> xIn = inLayout(x, g.N, g.C, g.H, g.W, Layout::plain, small.input);
     std::vector<float> dw(wf.size()), db(bf.size());
-    pooled_filter_gradient::backward(g, pool, codes.data(), dy.data(), x.data(), small.relu,
+    pooled_filter_gradient::backward(g, pool, codes.data(), dy.data(), xIn.data(), small.relu,
                                      dw.data(), db.data());
 
     const double step = 1e-4;
@@ -244,8 +270,14 @@ TEST(PooledFilterGradient, AppliesOnlyWhereItsTablesHold) {
   c = g, c.outputLayout = Layout::nChw8c;
   refuses("an nChw8c activation", c, pool);
   c = g, c.inputLayout = Layout::nChw16c;
-  refuses("a blocked input", c, pool);
+  refuses("a blocked input of 3 channels", c, pool);
+  // Over a blocked x: not a pooling that keeps more than half its input's positions.
+  c = g, c.C = 16, c.inputLayout = Layout::nChw16c;
+  EXPECT_TRUE(pooled_filter_gradient::applies(c, pool)) << "a blocked x of 16 channels";
   Pool2DGeometry p = pool;
+  p.strideH = p.strideW = 1, p.OH = pool.H - 3, p.OW = pool.W - 3;
+  refuses("4x4 windows of stride 1: almost every position pooled", c, p);
+  p = pool;
   p.kernelH = 5;
   refuses("pooling windows of 5 rows", g, p);
   p = pool, p.kernelW = 8;
