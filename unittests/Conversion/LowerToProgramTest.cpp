@@ -118,3 +118,106 @@ TEST(LowerToProgram, DataParallelStepMatchesOneDevice) {
     EXPECT_NE(a[i], w[i]) << "the step changed the weight";
   }
 }
+
+namespace {
+
+// A training batch norm with the ReLU6 after it and the gradient of both, as two
+// regions (what dlc-fuse's norm-activation folding writes) and as plain ops.
+const char *kNormActivation = R"mlir(
+func.func @step(%x: tensor<2x16x5x6xf32> {dlc.name = "x", dlc.device = #dlc.device<cpu:0>},
+                %g: tensor<16xf32> {dlc.name = "gamma", dlc.device = #dlc.device<cpu:0>},
+                %b: tensor<16xf32> {dlc.name = "beta", dlc.device = #dlc.device<cpu:0>},
+                %dz: tensor<2x16x5x6xf32> {dlc.name = "dz", dlc.device = #dlc.device<cpu:0>})
+    -> (tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>) {
+  REGIONS
+}
+)mlir";
+
+const char *kFused = R"mlir(
+  %n:3 = dlc.fused "batch_norm_activation"(%x, %g, %b) {dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%a: tensor<2x16x5x6xf32>, %ga: tensor<16xf32>, %ba: tensor<16xf32>):
+    %y:3 = dlc.batch_norm %a, %ga, %ba {training} : (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>)
+    %r = dlc.relu6 %y#0 : tensor<2x16x5x6xf32>
+    dlc.yield %r, %y#1, %y#2 : tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>
+  }
+  %d:3 = dlc.fused "batch_norm_activation_backward"(%dz, %n#0, %x, %g, %n#1, %n#2) {dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%e0: tensor<2x16x5x6xf32>, %e1: tensor<2x16x5x6xf32>, %e2: tensor<2x16x5x6xf32>, %e3: tensor<16xf32>, %e4: tensor<16xf32>, %e5: tensor<16xf32>):
+    %m = dlc.relu6_backward %e0, %e1 : tensor<2x16x5x6xf32>
+    %q:3 = dlc.batch_norm_backward %m, %e2, %e3, %e4, %e5 : (tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>)
+    dlc.yield %q#0, %q#1, %q#2 : tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>
+  }
+  return %n#0, %d#0, %d#1, %d#2 : tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>
+)mlir";
+
+const char *kUnfused = R"mlir(
+  %y:3 = dlc.batch_norm %x, %g, %b {training, dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>)
+  %r = dlc.relu6 %y#0 {dlc.device = #dlc.device<cpu:0>} : tensor<2x16x5x6xf32>
+  %m = dlc.relu6_backward %dz, %r {dlc.device = #dlc.device<cpu:0>} : tensor<2x16x5x6xf32>
+  %q:3 = dlc.batch_norm_backward %m, %x, %g, %y#1, %y#2 {dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %r, %q#0, %q#1, %q#2 : tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>
+)mlir";
+
+/// The step of `body`, blocked or plain, planned and lowered, run on fixed inputs: its
+/// four results.
+std::vector<std::vector<float>> runNormStep(const char *body, bool blocked, std::string &program) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::dlc::DLCDialect, mlir::func::FuncDialect>();
+  std::string text = kNormActivation;
+  text.replace(text.find("REGIONS"), 7, body);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  EXPECT_TRUE(module);
+  if (!module)
+    return {};
+  mlir::dlc::registerDLCPasses();
+  mlir::PassManager pm(&context);
+  std::string pipeline = blocked ? "dlc-assign-layouts{layout=nChw16c},func.func(dlc-plan-memory)"
+                                 : "func.func(dlc-plan-memory)";
+  EXPECT_TRUE(mlir::succeeded(mlir::parsePassPipeline(pipeline, pm)));
+  EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+  std::string error;
+  auto lowered = conversion::lowerToProgram(module->lookupSymbol<mlir::func::FuncOp>("step"),
+                                            CompileOptions{}, error);
+  EXPECT_TRUE(lowered) << error;
+  if (!lowered)
+    return {};
+  program = lowered->str();
+  // gamma between 2 and 6: the normalized x, about -1.7 to 1.7, crosses both of ReLU6's
+  // bounds.
+  std::vector<float> gs = randomValues(16, 12);
+  for (float &v : gs)
+    v = 4.0f + 2.0f * v;
+  Tensor x = np::array(randomValues(960, 11), Shape{2, 16, 5, 6}), g = np::array(gs, Shape{16}),
+         b = np::array(randomValues(16, 13), Shape{16}),
+         dz = np::array(randomValues(960, 14), Shape{2, 16, 5, 6});
+  std::vector<BoundBuffer> results = lowered->run({bound(x), bound(g), bound(b), bound(dz)}, {}, {});
+  EXPECT_EQ(results.size(), 4u);
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < results.size(); ++i)
+    out.push_back(readFloats(results[i], i < 2 ? 960 : 16));
+  return out;
+}
+
+} // namespace
+
+TEST(LowerToProgram, NormActivationRegionsRunAsTheBatchNormsKernels) {
+  for (bool blocked : {false, true}) {
+    SCOPED_TRACE(blocked ? "nChw16c" : "plain");
+    std::string fusedProgram, unfusedProgram;
+    auto fused = runNormStep(kFused, blocked, fusedProgram);
+    auto unfused = runNormStep(kUnfused, blocked, unfusedProgram);
+    ASSERT_EQ(fused.size(), 4u);
+    ASSERT_EQ(unfused.size(), 4u);
+    EXPECT_NE(fusedProgram.find("dlc.batch_norm+relu6("), std::string::npos) << fusedProgram;
+    EXPECT_NE(fusedProgram.find("dlc.batch_norm_backward+relu6("), std::string::npos)
+        << fusedProgram;
+    EXPECT_EQ(fusedProgram.find("dlc.relu6_backward"), std::string::npos) << fusedProgram;
+    int64_t capped = 0;
+    for (float v : fused[0])
+      capped += v == 6.0f;
+    EXPECT_GT(capped, 0) << "no activation reached 6";
+    for (size_t r = 0; r < 4; ++r)
+      for (size_t i = 0; i < fused[r].size(); ++i)
+        EXPECT_NEAR(fused[r][i], unfused[r][i], 1e-5 * std::max(1.f, std::abs(unfused[r][i])))
+            << "result " << r << " element " << i;
+  }
+}

@@ -155,6 +155,19 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
     step.op += "+" + region.pool->getName().getStringRef().drop_front(4).str();
     return step;
   }
+  if (execution == mlir::dlc::FusedExecution::library_norm) {
+    // The batch norm's kernel (its gradient's) with the activation named: its operands
+    // and results are the region's.
+    mlir::dlc::NormActivationRegion region = *mlir::dlc::normActivationRegion(fused);
+    ProgramStep step;
+    step.op = region.norm->getName().getStringRef().str();
+    step.kernels = *find_kernel(step.op, device);
+    if (!mlir::dlc::readKernelAttrs(region.norm, step.attrs, error))
+      return std::nullopt;
+    step.attrs.set("activation", region.activationName().str());
+    step.op += "+" + region.activationName().str();
+    return step;
+  }
   if (execution == mlir::dlc::FusedExecution::library_epilogue) {
     ProgramStep step;
     step.op = ops[0]->getName().getStringRef().str();

@@ -460,12 +460,47 @@ template <bool Fast> struct NN {
     (Fast ? onednn::avg_pool2d_backward : ref::avg_pool2d_backward)(
         g, includePad, f32(k.inputs[0]), f32out(k.outputs[0]));
   }
-  // training: (x, gamma, beta, running_mean, running_var) -> (y, mean, var); else -> y
+  // The activation a batch_norm_activation region folds into the batch norm's kernels
+  // (its `activation` attribute), or none.
+  static direct::NormActivation normActivation(const KernelArgs &k, const char *op) {
+    const std::string name = k.attrs->get_string("activation", "");
+    if (name.empty())
+      return direct::NormActivation::none;
+    if (name == "relu")
+      return direct::NormActivation::relu;
+    if (name == "relu6")
+      return direct::NormActivation::relu6;
+    throw Error(std::string(op) + ": activation '" + name + "', expected relu or relu6");
+  }
+  // The activation on y in place, for the reference path.
+  static void activateInPlace(direct::NormActivation act, float *y, int64_t n) {
+    if (act != direct::NormActivation::none)
+      for (int64_t i = 0; i < n; ++i) {
+        const float r = y[i] > 0.0f ? y[i] : 0.0f;
+        y[i] = act == direct::NormActivation::relu6 && !(r < 6.0f) ? 6.0f : r;
+      }
+  }
+  // training: (x, gamma, beta, running_mean, running_var) -> (y, mean, var); else -> y.
+  // With an activation (training only), y is activated in the normalizing pass.
   static void batchNorm(const KernelArgs &k) {
     check(k, "batch_norm");
     auto g = batchNormGeometry(k.inputs[0].shape);
     g.layout = k.inputs[0].layout;
     double epsilon = k.attrs->get_float("epsilon", 1e-5);
+    const direct::NormActivation act = normActivation(k, "batch_norm");
+    if (act != direct::NormActivation::none) {
+      if (!k.attrs->get_bool("training", false))
+        throw Error("batch_norm: an activation folds into training batch norm only");
+      if (Fast)
+        return direct::batch_norm_forward_training(g, f32(k.inputs[0]), f32(k.inputs[1]),
+                                                   f32(k.inputs[2]), epsilon, act,
+                                                   f32out(k.outputs[0]), f32out(k.outputs[1]),
+                                                   f32out(k.outputs[2]));
+      ref::batch_norm_forward_training(g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]),
+                                       epsilon, f32out(k.outputs[0]), f32out(k.outputs[1]),
+                                       f32out(k.outputs[2]));
+      return activateInPlace(act, f32out(k.outputs[0]), k.outputs[0].numel());
+    }
     if (k.attrs->get_bool("training", false))
       (Fast ? onednn::batch_norm_forward_training : ref::batch_norm_forward_training)(
           g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), epsilon,
@@ -475,9 +510,37 @@ template <bool Fast> struct NN {
           g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), f32(k.inputs[3]),
           f32(k.inputs[4]), epsilon, f32out(k.outputs[0]));
   }
-  // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta)
+  // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta); with an activation
+  // (dz, z, x, gamma, mean, var): dy is the activation's gradient of dz at its output z.
   static void batchNormBackward(const KernelArgs &k) {
     check(k, "batch_norm_backward");
+    const direct::NormActivation act = normActivation(k, "batch_norm_backward");
+    if (act != direct::NormActivation::none) {
+      if (k.inputs.size() != 6 || k.outputs.size() != 3)
+        throw Error("batch_norm_backward with an activation: " + std::to_string(k.inputs.size()) +
+                    " inputs and " + std::to_string(k.outputs.size()) +
+                    " outputs, expected (dz, z, x, gamma, mean, var) -> (dx, dgamma, dbeta)");
+      auto g = batchNormGeometry(k.inputs[2].shape);
+      g.layout = k.inputs[2].layout;
+      const double epsilon = k.attrs->get_float("epsilon", 1e-5);
+      if (Fast)
+        return direct::batch_norm_backward(
+            g, f32(k.inputs[0]), f32(k.inputs[1]), act, f32(k.inputs[2]), f32(k.inputs[3]),
+            f32(k.inputs[4]), f32(k.inputs[5]), epsilon, f32out(k.outputs[0]),
+            f32out(k.outputs[1]), f32out(k.outputs[2]));
+      // The reference: the activation's gradient into dx, then the batch norm's from it.
+      const int64_t n = k.inputs[0].numel();
+      std::vector<float> dy(static_cast<size_t>(n));
+      const float *dz = f32(k.inputs[0]), *z = f32(k.inputs[1]);
+      for (int64_t i = 0; i < n; ++i)
+        dy[size_t(i)] = z[i] > 0.0f && (act == direct::NormActivation::relu || z[i] < 6.0f)
+                            ? dz[i]
+                            : 0.0f;
+      return ref::batch_norm_backward(g, dy.data(), f32(k.inputs[2]), f32(k.inputs[3]),
+                                      f32(k.inputs[4]), f32(k.inputs[5]), epsilon,
+                                      f32out(k.outputs[0]), f32out(k.outputs[1]),
+                                      f32out(k.outputs[2]));
+    }
     auto g = batchNormGeometry(k.inputs[1].shape);
     g.layout = k.inputs[1].layout;
     (Fast ? onednn::batch_norm_backward : ref::batch_norm_backward)(

@@ -218,6 +218,21 @@ void batch_norm_forward_inference(const BatchNormGeometry &g, const float *x,
                                   const float *gamma, const float *beta,
                                   const float *runningMean, const float *runningVar,
                                   double epsilon, float *y);
+/// The activation after a training batch norm that its direct kernels fold in
+/// (dlc-fuse's batch_norm_activation regions).
+enum class NormActivation { none, relu, relu6 };
+/// ref::batch_norm_forward_training, then `activation` on y, in any layout of `g`, the
+/// activation in the normalizing pass (BatchNormActivation.cpp).
+void batch_norm_forward_training(const BatchNormGeometry &g, const float *x, const float *gamma,
+                                 const float *beta, double epsilon, NormActivation activation,
+                                 float *y, float *mean, float *var);
+/// ref::batch_norm_backward of dy = the activation's gradient of dz, read from the
+/// activation's output z (ReLU: z > 0; ReLU6: 0 < z < 6; none: dz, z unread), in any
+/// layout of `g`, without storing dy.
+void batch_norm_backward(const BatchNormGeometry &g, const float *dz, const float *z,
+                         NormActivation activation, const float *x, const float *gamma,
+                         const float *mean, const float *var, double epsilon, float *dx,
+                         float *dgamma, float *dbeta);
 /// onednn::reorder_layout's contract on the calling thread, for small tensors, where a
 /// oneDNN reorder's fixed cost dwarfs the move (ReorderSmall.cpp).
 void reorder_layout(int64_t N, int64_t C, int64_t H, int64_t W, Layout from, Layout to,

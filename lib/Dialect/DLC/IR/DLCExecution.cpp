@@ -267,6 +267,48 @@ std::optional<PoolConvBackwardRegion> mlir::dlc::poolConvBackwardRegion(FusedOp 
   return region;
 }
 
+StringRef NormActivationRegion::activationName() const {
+  return isa<Relu6Op, Relu6BackwardOp>(activation) ? "relu6" : "relu";
+}
+
+std::optional<NormActivationRegion> mlir::dlc::normActivationRegion(FusedOp fused) {
+  if (!fused.getKind())
+    return std::nullopt;
+  const bool backward = *fused.getKind() == kNormActivationBackwardRegion;
+  if (!backward && *fused.getKind() != kNormActivationRegion)
+    return std::nullopt;
+  Block &body = fused.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  if (ops.size() != 2)
+    return std::nullopt;
+  ValueRange arguments = body.getArguments();
+  ValueRange yielded = body.getTerminator()->getOperands();
+  if (!backward) {
+    // batch_norm(arguments) -> (y, mean, var); act(y); yield (act, mean, var)
+    auto norm = dyn_cast<BatchNormOp>(ops[0]);
+    Operation *act = ops[1];
+    if (!norm || !norm.getTraining() || norm.getNumResults() != 3 ||
+        !isa<ReluOp, Relu6Op>(act) || act->getOperand(0) != norm.getResult(0) ||
+        ValueRange(norm->getOperands()) != arguments || yielded.size() != 3 ||
+        yielded[0] != act->getResult(0) || yielded[1] != norm.getResult(1) ||
+        yielded[2] != norm.getResult(2))
+      return std::nullopt;
+    return NormActivationRegion{norm, act, false};
+  }
+  // act_backward(a0, a1); batch_norm_backward(that, a2, a3, a4, a5); yield its results
+  Operation *act = ops[0];
+  auto norm = dyn_cast<BatchNormBackwardOp>(ops[1]);
+  if (!norm || !isa<ReluBackwardOp, Relu6BackwardOp>(act) || arguments.size() != 6 ||
+      act->getOperand(0) != arguments[0] || act->getOperand(1) != arguments[1] ||
+      norm->getOperand(0) != act->getResult(0) ||
+      ValueRange(norm->getOperands()).drop_front() != arguments.drop_front(2) ||
+      ValueRange(norm->getResults()) != yielded)
+    return std::nullopt;
+  return NormActivationRegion{norm, act, true};
+}
+
 FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
                                          llvm::function_ref<bool(StringRef op)> hasKernel) {
   Block &body = fused.getBody().front();
@@ -307,6 +349,13 @@ FusedExecution mlir::dlc::fusedExecution(FusedOp fused, DeviceKind kind,
                    hasKernel(MaxPool2DBackwardIndexedOp::getOperationName()) &&
                    (!region->data || hasKernel(Conv2DBackwardDataOp::getOperationName()))
                ? FusedExecution::library_pooling
+               : FusedExecution::op_by_op;
+  }
+  if (fusedKind == kNormActivationRegion || fusedKind == kNormActivationBackwardRegion) {
+    // The host's batch norm kernels fold the activation (its gradient) in.
+    std::optional<NormActivationRegion> region = normActivationRegion(fused);
+    return region && isHostKind(kind) && hasKernel(region->norm->getName().getStringRef())
+               ? FusedExecution::library_norm
                : FusedExecution::op_by_op;
   }
   if (fusedKind == "conv2d_relu" || fusedKind == "dense_relu" ||

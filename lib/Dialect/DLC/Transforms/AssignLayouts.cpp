@@ -233,6 +233,26 @@ private:
       if (region.yieldsActivation)
         plan.outputs.push_back(conv.outputs[0]);
       plan.outputs.insert(plan.outputs.end(), pool.outputs.begin(), pool.outputs.end());
+    } else if (execution == FusedExecution::library_norm) {
+      // The batch norm's rule (its gradient's) over the region's operands; the
+      // activation's output, read for its gradient's mask, in its gradient's layout.
+      NormActivationRegion region = *normActivationRegion(fused);
+      ::dlc::LayoutFn rule = ::dlc::layout_rule_of(region.norm->getName().getStringRef().str());
+      if (!rule)
+        return false;
+      if (!region.backward) {
+        if (!planWith(rule, region.norm, fused.getInputs(), fused.getResults(), plan))
+          return false;
+      } else {
+        SmallVector<Value> normInputs{fused.getInputs()[0]};
+        normInputs.append(fused.getInputs().begin() + 2, fused.getInputs().end());
+        ::dlc::LayoutPlan norm;
+        if (!planWith(rule, region.norm, normInputs, fused.getResults(), norm))
+          return false;
+        plan.inputs = {norm.inputs[0], norm.inputs[0]};
+        plan.inputs.insert(plan.inputs.end(), norm.inputs.begin() + 1, norm.inputs.end());
+        plan.outputs = norm.outputs;
+      }
     } else if (execution == FusedExecution::library_epilogue) {
       // The library op's rule, over the region's operands and results.
       Operation *library = &body.front();

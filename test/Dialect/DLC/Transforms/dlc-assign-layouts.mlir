@@ -141,6 +141,33 @@ func.func @fused_chain(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, %s: 
 
 // -----
 
+// A batch_norm_activation region runs as the batch norm's kernel: the norm's rule over
+// the region's operands. Its gradient's region runs as the norm gradient's kernel: that
+// rule over dz and the norm's operands, and the activation's output (the mask) in dz's
+// layout.
+// CHECK-LABEL: func.func @norm_activation
+// CHECK: %[[N:.*]]:3 = dlc.fused "batch_norm_activation"({{.*}}) {dlc.layouts = [#dlc.layout<nChw16c>, #dlc.layout<plain>, #dlc.layout<plain>]}
+// CHECK: %[[DZ:.*]] = dlc.to_layout %arg4 : tensor<2x16x6x6xf32> to #dlc.layout<nChw16c>
+// CHECK: dlc.fused "batch_norm_activation_backward"(%[[DZ]], %[[N]]#0, {{.*}}) {dlc.layouts = [#dlc.layout<nChw16c>, #dlc.layout<plain>, #dlc.layout<plain>]}
+func.func @norm_activation(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %dz: tensor<2x16x6x6xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %c = dlc.conv2d %x, %w : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32>
+  %n:3 = dlc.fused "batch_norm_activation"(%c, %g, %b) : (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%a: tensor<2x16x6x6xf32>, %ga: tensor<16xf32>, %ba: tensor<16xf32>):
+    %y:3 = dlc.batch_norm %a, %ga, %ba {training} : (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
+    %r = dlc.relu6 %y#0 : tensor<2x16x6x6xf32>
+    dlc.yield %r, %y#1, %y#2 : tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>
+  }
+  %d:3 = dlc.fused "batch_norm_activation_backward"(%dz, %n#0, %c, %g, %n#1, %n#2) : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%e0: tensor<2x16x6x6xf32>, %e1: tensor<2x16x6x6xf32>, %e2: tensor<2x16x6x6xf32>, %e3: tensor<16xf32>, %e4: tensor<16xf32>, %e5: tensor<16xf32>):
+    %m = dlc.relu6_backward %e0, %e1 : tensor<2x16x6x6xf32>
+    %q:3 = dlc.batch_norm_backward %m, %e2, %e3, %e4, %e5 : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
+    dlc.yield %q#0, %q#1, %q#2 : tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>
+  }
+  return %d#0, %d#1, %d#2 : tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
 // 24 channels fill blocks of 8, not of 16: blocked in nChw8c only (AVX2's layout).
 // CHECK-LABEL: func.func @eight_channel_blocks
 // CHECK-NEXT: dlc.conv2d %arg0, %arg1 :

@@ -36,8 +36,35 @@ enum class FusedExecution {
   /// gradient's) kernel with the pooling (its gradient) as an epilogue (a prologue), a
   /// few images at a time (host devices); see ConvPoolRegion, PoolConvBackwardRegion.
   library_pooling,
+  /// batch_norm_activation(_backward): the batch norm's kernel (its gradient's) with the
+  /// activation (its gradient) folded in (host devices); see NormActivationRegion.
+  library_norm,
   op_by_op, ///< no fused kernel: the body's ops one by one
 };
+
+/// dlc-fuse's training batch norm with the activation after it: `dlc.batch_norm`
+/// (training) of the region's operands, then `dlc.relu` or `dlc.relu6` of its output;
+/// it yields the activation, then the batch mean and variance (the batch norm's results
+/// with its output activated).
+constexpr llvm::StringLiteral kNormActivationRegion = "batch_norm_activation";
+
+/// ... and its gradient: `dlc.relu_backward` or `dlc.relu6_backward` of the first two
+/// operands (the activation's output gradient and its output), then
+/// `dlc.batch_norm_backward` of that and the other four (x, gamma, mean, variance); it
+/// yields the batch norm's three gradients.
+constexpr llvm::StringLiteral kNormActivationBackwardRegion = "batch_norm_activation_backward";
+
+/// The ops of either region that fusedExecution runs as one step.
+struct NormActivationRegion {
+  Operation *norm;       ///< dlc.batch_norm, or dlc.batch_norm_backward
+  Operation *activation; ///< dlc.relu / dlc.relu6, or their gradients
+  bool backward;
+  /// The kernels' `activation` attribute: "relu" or "relu6".
+  llvm::StringRef activationName() const;
+};
+
+/// `fused`'s ops when it is either region, of that shape.
+std::optional<NormActivationRegion> normActivationRegion(FusedOp fused);
 
 /// dlc-fuse-conv-pool's region: `dlc.conv2d` on the region's operands, optionally
 /// `dlc.relu` of it, then `dlc.max_pool2d_indexed` of that activation; it yields the

@@ -1158,7 +1158,11 @@ def DLC_FusedOp : DLC_Op<"fused", [IsolatedFromAbove, SingleBlock,
     as the convolution's kernel with an indexed max pooling of its output as an epilogue,
     a few images at a time, `max_pool2d_backward_conv2d` (on CPUs) as the filter
     gradient's kernel with that pooling's gradient before it and the data gradient
-    beside it, likewise, and `elementwise` as one chunked
+    beside it, likewise, `batch_norm_activation` (on CPUs) as a training batch norm's
+    kernel with the ReLU or ReLU6 after it folded into its normalizing pass,
+    `batch_norm_activation_backward` (on CPUs) as its gradient's kernel with the
+    activation's gradient, read from the activation's output, folded into both of its
+    passes, and `elementwise` as one chunked
     pass through the element-wise kernels on CPUs. Any other kind, an `elementwise`
     region on a GPU, or a body the fused path does not take, runs op by op. dlc-fuse
     creates these regions; the verifier accepts any kind.
