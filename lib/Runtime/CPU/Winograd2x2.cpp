@@ -35,9 +35,6 @@
 
 #include <algorithm>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include <vector>
 
 namespace dlc::cpu_kernels::winograd_2x2 {
@@ -63,22 +60,13 @@ struct Problem {
   int64_t tilesPerBlock, blocks;
 };
 
-/// The threads that split the blocks.
-int64_t threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-
 Problem problemOf(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH, int64_t OW,
                   int64_t pad, Layout layout) {
   const int64_t TH = (OH + 2) / 3, TW = (OW + 2) / 3, T = N * TH * TW;
   // Blocks of at most kTileBlock tiles, as many as a multiple of the threads, of equal
   // size: with 400 tiles (ResNet-like 28x28 outputs at batch 4), 9 blocks of 48 gave
   // one thread a fifth more work than the other.
-  const int64_t team = threads();
+  const int64_t team = team_size();
   const int64_t blocks = ((T + kTileBlock - 1) / kTileBlock + team - 1) / team * team;
   const int64_t tilesPerBlock =
       std::min(kTileBlock, ((T + blocks - 1) / blocks + kRows - 1) / kRows * kRows);
@@ -587,7 +575,7 @@ void backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, f
   // (Splitting the 16 positions between two threads instead, each transforming every
   // tile, ran dlc-bench-conv2x2 1.2-1.4x faster at batch 4 but the compiled LeafNetwork
   // step up to 8 % slower whenever this VM ran slowly, the next region included.)
-  const int64_t parts = std::min(threads(), p.blocks);
+  const int64_t parts = std::min(team_size(), p.blocks);
   const int64_t partSize = kPositions * p.C * p.O;
   thread_local std::vector<float> sums, biasSums;
   sums.assign(size_t(parts * partSize), 0.0f);
