@@ -153,6 +153,7 @@ public:
     pipelineOptions.fuse = options.fuse;
     pipelineOptions.prepareParameters = options.prepare_parameters;
     pipelineOptions.poolIndices = options.pool_indices;
+    pipelineOptions.normActivation = options.norm_activation;
     pipelineOptions.convAlgorithms = options.conv_algorithms;
     pipelineOptions.convTimer = hostConvTimer();
     Layout blocked = options.blocked_layout.value_or(Layout::plain);

@@ -49,7 +49,7 @@ std::string CompileOptions::key() const {
   return std::string("blocked-layout=") +
          (blocked_layout ? layout_name(*blocked_layout) : "process") + " fuse=" + flag(fuse) +
          " prepare-parameters=" + flag(prepare_parameters) +
-         " pool-indices=" + flag(pool_indices) +
+         " pool-indices=" + flag(pool_indices) + " norm-activation=" + flag(norm_activation) +
          " conv-algorithms=" + conv_algorithms + " generated-kernels=" + flag(generated_kernels) + " cuda-graphs=" + flag(cuda_graphs) +
          " cuda-toolkit=" + (cuda_toolkit.empty() ? "none" : cuda_toolkit) +
          " gpu-chip=" + gpu_chip + " cache-dir=" + (cache_dir.empty() ? "off" : cache_dir);
@@ -92,6 +92,7 @@ CompileOptions compile_options_from_environment() {
   options.fuse = !switchVariable("DLC_DISABLE_FUSION", false);
   options.prepare_parameters = switchVariable("DLC_PREPARE_PARAMETERS", true);
   options.pool_indices = switchVariable("DLC_POOL_INDICES", true);
+  options.norm_activation = switchVariable("DLC_NORM_ACTIVATION", true);
   if (std::string algorithms = variable("DLC_CONV_ALGORITHMS"); !algorithms.empty())
     options.conv_algorithms =
         checked_conv_algorithms(algorithms, "environment variable DLC_CONV_ALGORITHMS");

@@ -22,14 +22,20 @@ struct CompiledTexts {
   std::string traced_ir, compiled_ir, programs;
 };
 
+/// Under `DLC_DUMP_IR=dir`: writes `texts` as dir/<name>.<number>.traced.mlir,
+/// .compiled.mlir and .programs.txt (the name made a file name); otherwise nothing.
+void dump_texts(const std::string &name, int64_t number, const CompiledTexts &texts);
+
 /// Compiled entries by signature key. Not synchronized: its owner holds its own lock
 /// around every call (it guards more than the cache).
 template <typename Compiled> class CompileCache {
 public:
   /// The entry for `key`, made by `compile()` when there is none (a compile, timed) or
-  /// reused (a hit). `compile` returns the entry and fills the texts.
+  /// reused (a hit). `compile` returns the entry and fills the texts, which are dumped
+  /// under `name` (dump_texts).
   template <typename CompileFn>
-  std::shared_ptr<Compiled> get(const std::string &key, CompileFn &&compile, bool &compiled) {
+  std::shared_ptr<Compiled> get(const std::string &key, const std::string &name,
+                                CompileFn &&compile, bool &compiled) {
     auto it = entries_.find(key);
     compiled = it == entries_.end();
     if (!compiled) {
@@ -41,6 +47,7 @@ public:
     last_seconds_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++compiles_;
+    dump_texts(name, compiles_, texts_);
     entries_[key] = entry;
     return entry;
   }

@@ -25,8 +25,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -58,32 +56,6 @@ bool debugLogging() {
     return level && std::string(level) == "debug";
   }();
   return enabled;
-}
-
-std::string fileName(const std::string &name) {
-  std::string out;
-  for (char c : name)
-    out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
-  return out.empty() ? "block" : out;
-}
-
-void dumpIR(const std::string &name, int64_t number, const compiler::CompiledModule &module) {
-  const char *dir = std::getenv("DLC_DUMP_IR");
-  if (!dir || !*dir)
-    return;
-  std::error_code ignored;
-  std::filesystem::create_directories(dir, ignored);
-  std::string base = std::string(dir) + "/" + fileName(name) + "." + std::to_string(number);
-  std::ofstream traced(base + ".traced.mlir");
-  if (!traced) {
-    std::fprintf(stderr, "dlc: DLC_DUMP_IR: cannot write %s.traced.mlir\n", base.c_str());
-    return;
-  }
-  traced << module.traced_ir;
-  std::ofstream(base + ".compiled.mlir") << module.ir;
-  std::ofstream programs(base + ".programs.txt");
-  for (const auto &program : module.programs)
-    programs << program->str();
 }
 
 /// The tensors' memory as `program` reads it: each in the layout of the program's value
@@ -378,7 +350,6 @@ CompiledFunction::State::compile(const std::vector<Tensor> &inputs, bool withGra
   texts.programs.clear();
   for (const auto &program : module.programs)
     texts.programs += program->str();
-  dumpIR(name, cache.compiles() + 1, module);
   return signature;
 }
 
@@ -456,7 +427,7 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor> &inpu
       key += "," + p;
     bool compiled = false;
     signature = s.cache.get(
-        key,
+        key, s.name,
         [&](detail::CompiledTexts &texts) {
           return s.compile(inputs, withGrad, inputGrads, gradParameters, options, texts);
         },

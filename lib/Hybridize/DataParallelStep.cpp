@@ -241,7 +241,7 @@ std::vector<Tensor> DataParallelStep::operator()(const Tensor &data, const Tenso
                       dtype_name(y.dtype()) + shape_rules::str(y.shape()) + "; " + optionsKey;
     bool fresh = false;
     compiled = s.cache.get(
-        key,
+        key, s.name,
         [&](detail::CompiledTexts &texts) { return s.compile(x, y, parameters, options, texts); },
         fresh);
   }

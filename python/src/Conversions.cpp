@@ -177,6 +177,8 @@ CompileOptions compile_options_of(const py::kwargs &kwargs, const char *where) {
       options.prepare_parameters = flag();
     } else if (name == "pool_indices") {
       options.pool_indices = flag();
+    } else if (name == "norm_activation") {
+      options.norm_activation = flag();
     } else if (name == "conv_algorithms") {
       options.conv_algorithms =
           checked_conv_algorithms(text(), std::string(where) + ": conv_algorithms");
@@ -207,7 +209,7 @@ CompileOptions compile_options_of(const py::kwargs &kwargs, const char *where) {
     } else if (std::find_if(std::begin(mxnetFlags), std::end(mxnetFlags),
                             [&](const char *f) { return name == f; }) == std::end(mxnetFlags)) {
       throw py::type_error(std::string(where) + "() got an unexpected keyword argument '" + name +
-                           "'; compile options are fuse, prepare_parameters, pool_indices, conv_algorithms, generated_kernels, "
+                           "'; compile options are fuse, prepare_parameters, pool_indices, norm_activation, conv_algorithms, generated_kernels, "
                            "cuda_graphs, "
                            "timing, blocked_layout, cuda_toolkit, gpu_chip and cache_dir");
     }
@@ -223,6 +225,7 @@ py::dict compile_options_dict(const CompileOptions &options) {
   d["fuse"] = options.fuse;
   d["prepare_parameters"] = options.prepare_parameters;
   d["pool_indices"] = options.pool_indices;
+  d["norm_activation"] = options.norm_activation;
   d["conv_algorithms"] = options.conv_algorithms;
   d["generated_kernels"] = options.generated_kernels;
   d["cuda_graphs"] = options.cuda_graphs;

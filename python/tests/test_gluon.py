@@ -73,11 +73,13 @@ def test_hybridize_keyword_arguments_are_compile_options():
     x = inputs()
     net(x)
     net.hybridize(fuse=False, generated_kernels=False, blocked_layout="plain",
-                  prepare_parameters=False, pool_indices=False, conv_algorithms="direct",
+                  prepare_parameters=False, pool_indices=False, norm_activation=False,
+                  conv_algorithms="direct",
                   static_alloc=True, static_shape=True)  # MXNet's flags are accepted
     options = net.compile_options
     assert options["fuse"] is False and options["generated_kernels"] is False
     assert options["prepare_parameters"] is False and options["pool_indices"] is False
+    assert options["norm_activation"] is False
     assert options["conv_algorithms"] == "direct"
     assert options["blocked_layout"] == "plain"
     assert net.features.compile_options["fuse"] is False  # children compile alike

@@ -31,6 +31,11 @@ inline llvm::cl::opt<bool> poolIndicesFlag(
     llvm::cl::desc("let max pooling's gradient read where the forward found each maximum "
                    "(false: find the maxima again in the pooling's input)"),
     llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<bool> normActivationFlag(
+    "norm-activation",
+    llvm::cl::desc("run a training batch norm and the ReLU or ReLU6 after it as one kernel "
+                   "each way (false: two steps each way)"),
+    llvm::cl::cat(compileOptionFlags));
 inline llvm::cl::opt<std::string> convAlgorithmsFlag(
     "conv-algorithms",
     llvm::cl::desc("how 3x3 CPU convolutions compute: auto (Winograd for large enough "
@@ -78,6 +83,8 @@ inline CompileOptions compileOptionsFromFlags() {
     options.prepare_parameters = prepareParametersFlag;
   if (given(poolIndicesFlag))
     options.pool_indices = poolIndicesFlag;
+  if (given(normActivationFlag))
+    options.norm_activation = normActivationFlag;
   if (given(convAlgorithmsFlag))
     options.conv_algorithms = checked_conv_algorithms(convAlgorithmsFlag, "--conv-algorithms");
   if (given(generatedKernelsFlag))

@@ -254,3 +254,61 @@ TEST(TrainStep, TheProgramIsShardedWithOneAllReducePerGradient) {
       << "an uneven batch is a compile error";
 }
 
+
+namespace {
+
+/// Convolutions each followed by a training batch norm and a ReLU or ReLU6: what
+/// dlc-fuse-norm-activation folds, both ways.
+class NormActivationNet : public HybridSequential {
+public:
+  NormActivationNet() {
+    add(std::make_shared<nn::Conv2D>(16, 3), std::make_shared<nn::BatchNorm>(),
+        std::make_shared<nn::Activation>("relu"), std::make_shared<nn::Conv2D>(16, 3),
+        std::make_shared<nn::BatchNorm>(), std::make_shared<nn::Activation>("relu6"),
+        std::make_shared<nn::Flatten>(), std::make_shared<nn::Dense>(2));
+  }
+};
+
+TrainingRun trainNormActivation(bool normActivation, std::string &ir) {
+  np::random::seed(5);
+  NormActivationNet net;
+  net.initialize(init::Xavier());
+  {
+    autograd::Pause predict;
+    net(np::zeros({1, 3, 12, 12}));
+  }
+  // The second norm scaled so that about a tenth of its outputs pass 6, where ReLU6's
+  // gradient stops.
+  auto norm = std::dynamic_pointer_cast<nn::BatchNorm>(net.children()[4].second);
+  norm->gamma->set_data(np::full({16}, 4.0));
+  Trainer trainer(net.collect_params(), "sgd", {{"learning_rate", 0.1}, {"momentum", 0.9}});
+  loss::SoftmaxCrossEntropyLoss lossFn;
+  CompileOptions options = compile_options_from_environment();
+  options.norm_activation = normActivation;
+  TrainStep step(net, lossFn, trainer, {cpu(0)}, false, options);
+  Tensor images = randomTensor({6, 3, 12, 12}, 9);
+  Tensor labels = np::array(std::vector<int64_t>{0, 1, 1, 0, 1, 0});
+  TrainingRun run;
+  for (int i = 0; i < 4; ++i)
+    run.lastLoss = step(images, labels).to_vector<float>();
+  for (const ParameterPtr &p : net.collect_params().values())
+    run.params.push_back(p->data().to_vector<float>());
+  ir = step.compiled().compiled_ir();
+  return run;
+}
+
+} // namespace
+
+// The folded norms and activations compute what they do apart, to the bit: the same
+// batch norm kernels run with and without the activation folded in.
+TEST(TrainStep, NormsWithTheirActivationsChangeNoNumber) {
+  std::string fusedIR, apartIR;
+  TrainingRun fused = trainNormActivation(true, fusedIR),
+              apart = trainNormActivation(false, apartIR);
+  for (const char *kind : {"dlc.fused \"batch_norm_activation\"",
+                           "dlc.fused \"batch_norm_activation_backward\""}) {
+    EXPECT_NE(fusedIR.find(kind), std::string::npos) << kind << " in\n" << fusedIR;
+    EXPECT_EQ(apartIR.find(kind), std::string::npos) << kind << " with norm_activation off";
+  }
+  expectSame(apart, fused, 0, "norm_activation on vs off");
+}

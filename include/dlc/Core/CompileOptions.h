@@ -37,6 +37,10 @@ struct CompileOptions {
   /// window's maximum was, and its gradient reads that instead of the pooling's input
   /// (DLC_POOL_INDICES=0: the gradient finds the maxima again, the path before it).
   bool pool_indices = true;
+  /// dlc-fuse-norm-activation (with `fuse`): a training batch norm and the ReLU or ReLU6
+  /// after it run as one kernel each way (DLC_NORM_ACTIVATION=0: the norm and the
+  /// activation as two steps each way, the path before it). The same numbers either way.
+  bool norm_activation = true;
   /// dlc-choose-conv-algorithms: "auto" (Winograd for the 3x3 convolutions with 16
   /// channels each way and 10 million multiply-accumulates whose weights stay prepared
   /// between runs, prediction, or that have 32 output tiles of 4x4), "timed" (each 3x3 convolution

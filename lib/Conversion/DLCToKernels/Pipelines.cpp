@@ -110,6 +110,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("dlc-keep-pool-indices: max pooling's gradient from the forward's "
                      "indices (default on)"),
       llvm::cl::init(true)};
+  Option<bool> normActivation{
+      *this, "norm-activation",
+      llvm::cl::desc("dlc-fuse-norm-activation: a training batch norm and its ReLU or "
+                     "ReLU6 as one step each way (default on)"),
+      llvm::cl::init(true)};
   Option<std::string> convAlgorithms{
       *this, "conv-algorithms",
       llvm::cl::desc("dlc-choose-conv-algorithms: auto (default: Winograd for large enough "
@@ -144,7 +149,8 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
   PassPipelineRegistration<PipelineOptions>(
       "dlc-pipeline",
       "hybridize()'s pipeline: --dlc-pipeline=cpu or --dlc-pipeline=cuda (canonicalize, "
-      "dlc-place-devices, dlc-fuse, dlc-keep-pool-indices unless pool-indices=false, "
+      "dlc-place-devices, dlc-fuse-norm-activation unless norm-activation=false, dlc-fuse, "
+      "dlc-keep-pool-indices unless pool-indices=false, "
       "dlc-drop-unread-saved, dlc-fuse-conv-pool unless pool-indices=false, "
       "dlc-assign-layouts unless blocked-layouts=false, "
       "dlc-hoist-parameter-work unless prepare-parameters=false, dlc-choose-conv-algorithms (conv-algorithms=auto|timed|winograd|direct), dlc-order-steps, dlc-plan-memory, then unless generate-kernels=false "
@@ -157,6 +163,7 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
         compiler.generateKernels = options.generateKernels;
         compiler.prepareParameters = options.prepareParameters;
         compiler.poolIndices = options.poolIndices;
+        compiler.normActivation = options.normActivation;
         compiler.convAlgorithms = options.convAlgorithms;
         compiler.gpuChip = options.gpuChip;
         compiler.hostBuildGpuKernels = options.hostBuildGpuKernels;

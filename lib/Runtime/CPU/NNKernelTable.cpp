@@ -481,34 +481,34 @@ template <bool Fast> struct NN {
       }
   }
   // training: (x, gamma, beta, running_mean, running_var) -> (y, mean, var); else -> y.
-  // With an activation (training only), y is activated in the normalizing pass.
+  // With an activation (training only), y is activated in the normalizing pass. Training
+  // runs dlc's own kernels with or without one (not oneDNN's, as fast here): a
+  // batch_norm_activation region then rounds as the ops it replaces, and a compiled step
+  // ends where the eager one does; small-batch networks amplify the last bits of the
+  // statistics by 1e-3 within three steps.
   static void batchNorm(const KernelArgs &k) {
     check(k, "batch_norm");
     auto g = batchNormGeometry(k.inputs[0].shape);
     g.layout = k.inputs[0].layout;
     double epsilon = k.attrs->get_float("epsilon", 1e-5);
     const direct::NormActivation act = normActivation(k, "batch_norm");
-    if (act != direct::NormActivation::none) {
-      if (!k.attrs->get_bool("training", false))
+    const bool training = k.attrs->get_bool("training", false);
+    if (!training) {
+      if (act != direct::NormActivation::none)
         throw Error("batch_norm: an activation folds into training batch norm only");
-      if (Fast)
-        return direct::batch_norm_forward_training(g, f32(k.inputs[0]), f32(k.inputs[1]),
-                                                   f32(k.inputs[2]), epsilon, act,
-                                                   f32out(k.outputs[0]), f32out(k.outputs[1]),
-                                                   f32out(k.outputs[2]));
-      ref::batch_norm_forward_training(g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]),
-                                       epsilon, f32out(k.outputs[0]), f32out(k.outputs[1]),
-                                       f32out(k.outputs[2]));
-      return activateInPlace(act, f32out(k.outputs[0]), k.outputs[0].numel());
-    }
-    if (k.attrs->get_bool("training", false))
-      (Fast ? onednn::batch_norm_forward_training : ref::batch_norm_forward_training)(
-          g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), epsilon,
-          f32out(k.outputs[0]), f32out(k.outputs[1]), f32out(k.outputs[2]));
-    else
-      (Fast ? direct::batch_norm_forward_inference : ref::batch_norm_forward_inference)(
+      return (Fast ? direct::batch_norm_forward_inference : ref::batch_norm_forward_inference)(
           g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), f32(k.inputs[3]),
           f32(k.inputs[4]), epsilon, f32out(k.outputs[0]));
+    }
+    if (Fast)
+      return direct::batch_norm_forward_training(g, f32(k.inputs[0]), f32(k.inputs[1]),
+                                                 f32(k.inputs[2]), epsilon, act,
+                                                 f32out(k.outputs[0]), f32out(k.outputs[1]),
+                                                 f32out(k.outputs[2]));
+    ref::batch_norm_forward_training(g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]),
+                                     epsilon, f32out(k.outputs[0]), f32out(k.outputs[1]),
+                                     f32out(k.outputs[2]));
+    activateInPlace(act, f32out(k.outputs[0]), k.outputs[0].numel());
   }
   // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta); with an activation
   // (dz, z, x, gamma, mean, var): dy is the activation's gradient of dz at its output z.
@@ -543,10 +543,16 @@ template <bool Fast> struct NN {
     }
     auto g = batchNormGeometry(k.inputs[1].shape);
     g.layout = k.inputs[1].layout;
-    (Fast ? onednn::batch_norm_backward : ref::batch_norm_backward)(
-        g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), f32(k.inputs[3]),
-        f32(k.inputs[4]), k.attrs->get_float("epsilon", 1e-5), f32out(k.outputs[0]),
-        f32out(k.outputs[1]), f32out(k.outputs[2]));
+    const double epsilon = k.attrs->get_float("epsilon", 1e-5);
+    if (Fast) // dlc's own, as the forward (batchNorm)
+      return direct::batch_norm_backward(g, f32(k.inputs[0]), /*z=*/nullptr, act,
+                                         f32(k.inputs[1]), f32(k.inputs[2]), f32(k.inputs[3]),
+                                         f32(k.inputs[4]), epsilon, f32out(k.outputs[0]),
+                                         f32out(k.outputs[1]), f32out(k.outputs[2]));
+    ref::batch_norm_backward(g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]),
+                             f32(k.inputs[3]), f32(k.inputs[4]), epsilon,
+                             f32out(k.outputs[0]), f32out(k.outputs[1]),
+                             f32out(k.outputs[2]));
   }
   // y (..., units) = x (..., K) · wᵀ + b
   static void dense(const KernelArgs &k) {

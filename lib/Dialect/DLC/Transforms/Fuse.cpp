@@ -27,16 +27,21 @@ namespace mlir::dlc {
 
 FusedOp outline(ArrayRef<Operation *> ops, StringRef kind) {
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
-  llvm::SetVector<Value> inputs;
   SmallVector<Value> outputs;
-  for (Operation *op : ops)
-    for (Value operand : op->getOperands())
-      if (!members.contains(operand.getDefiningOp()))
-        inputs.insert(operand);
   for (Operation *op : ops)
     for (Value result : op->getResults())
       if (llvm::any_of(result.getUsers(), [&](Operation *user) { return !members.contains(user); }))
         outputs.push_back(result);
+  return outline(ops, kind, outputs);
+}
+
+FusedOp outline(ArrayRef<Operation *> ops, StringRef kind, ArrayRef<Value> outputs) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  llvm::SetVector<Value> inputs;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (!members.contains(operand.getDefiningOp()))
+        inputs.insert(operand);
 
   SmallVector<Location> locations;
   for (Operation *op : ops)
@@ -66,8 +71,9 @@ FusedOp outline(ArrayRef<Operation *> ops, StringRef kind) {
   inside.create<YieldOp>(location, yielded);
 
   for (auto [old, replacement] : llvm::zip(outputs, fused.getResults()))
-    old.replaceUsesWithIf(replacement,
-                          [&](OpOperand &use) { return !members.contains(use.getOwner()); });
+    Value(old).replaceUsesWithIf(replacement, [&](OpOperand &use) {
+      return !members.contains(use.getOwner());
+    });
   for (Operation *op : llvm::reverse(ops))
     op->erase();
   return fused;

@@ -22,6 +22,8 @@
 #include "dlc/Dialect/DLC/IR/DLCExecution.h"
 #include "dlc/Dialect/DLC/IR/DLCOps.h"
 
+#include "SavedValues.h"
+
 namespace mlir::dlc {
 
 #define GEN_PASS_DEF_DLCKEEPPOOLINDICES
@@ -144,65 +146,14 @@ private:
     }
     // Two functions: the input is a result of the forward.
     auto argument = cast<BlockArgument>(gradient.input);
-    auto source =
-        function.getArgAttrOfType<ArrayAttr>(argument.getArgNumber(), DLCDialect::getSavedFromAttrName());
-    auto producerName = source.size() == 2 ? dyn_cast<FlatSymbolRefAttr>(source[0]) : nullptr;
-    auto resultNumber = source.size() == 2 ? dyn_cast<IntegerAttr>(source[1]) : nullptr;
-    auto producer = producerName ? getOperation().lookupSymbol<func::FuncOp>(producerName.getAttr())
-                                 : func::FuncOp();
-    if (!producer || !resultNumber || producer.isExternal() || !producer.getBody().hasOneBlock())
+    std::optional<SavedSource> source = savedSource(getOperation(), function, argument);
+    if (!source)
       return {};
-    auto returned = dyn_cast<func::ReturnOp>(producer.getBody().front().getTerminator());
-    int64_t n = resultNumber.getInt();
-    if (!returned || n < 0 || n >= int64_t(returned.getNumOperands()))
-      return {};
-    MaxPool2DIndexedOp pooling =
-        indexedPoolingOf(returned.getOperand(unsigned(n)), gradient.pooled, producer);
+    MaxPool2DIndexedOp pooling = indexedPoolingOf(source->value, gradient.pooled, source->producer);
     if (!pooling)
       return {};
-    return savedArgument(function, argument, producer, returnedResult(producer, pooling.getIndices()));
-  }
-
-  /// The number of `producer`'s result that is `value`, added if it is none yet: after
-  /// the other results, before those that write arguments back (dlc.updates), which the
-  /// program does not count as results, so that the number is the program's too.
-  unsigned returnedResult(func::FuncOp producer, Value value) {
-    auto returned = cast<func::ReturnOp>(producer.getBody().front().getTerminator());
-    for (OpOperand &operand : returned->getOpOperands())
-      if (operand.get() == value)
-        return operand.getOperandNumber();
-    unsigned at = 0;
-    while (at < producer.getNumResults() &&
-           !producer.getResultAttr(at, DLCDialect::getUpdatesAttrName()))
-      ++at;
-    returned->insertOperands(at, value);
-    producer.insertResult(
-        at, value.getType(),
-        DictionaryAttr::get(&getContext(), {NamedAttribute(StringAttr::get(&getContext(), DLCDialect::getSavedAttrName()),
-                                                           UnitAttr::get(&getContext()))}));
-    return at;
-  }
-
-  /// `function`'s argument bound to `producer`'s result `result`, added as a new last
-  /// argument (placed like `like`) if there is none yet.
-  Value savedArgument(func::FuncOp function, BlockArgument like, func::FuncOp producer,
-                      unsigned result) {
-    auto source = ArrayAttr::get(
-        &getContext(), {FlatSymbolRefAttr::get(producer.getSymNameAttr()),
-                        IntegerAttr::get(IntegerType::get(&getContext(), 64), result)});
-    StringRef savedFrom = DLCDialect::getSavedFromAttrName();
-    for (unsigned i = 0; i < function.getNumArguments(); ++i)
-      if (function.getArgAttr(i, savedFrom) == source)
-        return function.getArgument(i);
-    Type type = producer.getResultTypes()[result];
-    unsigned index = function.getNumArguments();
-    function.insertArgument(index, type, {}, like.getLoc());
-    if (Attribute device = function.getArgAttr(like.getArgNumber(), DLCDialect::getDeviceAttrName()))
-      function.setArgAttr(index, DLCDialect::getDeviceAttrName(), device);
-    function.setArgAttr(index, DLCDialect::getNameAttrName(),
-                        StringAttr::get(&getContext(), "saved." + std::to_string(result)));
-    function.setArgAttr(index, savedFrom, source);
-    return function.getArgument(index);
+    return savedArgument(function, argument, source->producer,
+                         returnedResult(source->producer, pooling.getIndices()));
   }
 
   static void replace(const PoolGradient &gradient, Value indices) {

@@ -11,6 +11,10 @@ namespace mlir::dlc {
 /// the ops read from outside, its results those read outside (in op order).
 FusedOp outline(ArrayRef<Operation *> ops, StringRef kind);
 
+/// The same, yielding `outputs` (results of `ops`, each used outside them or not) in
+/// that order: a region whose kernel writes results in a fixed order.
+FusedOp outline(ArrayRef<Operation *> ops, StringRef kind, ArrayRef<Value> outputs);
+
 } // namespace mlir::dlc
 
 #endif // DLC_LIB_DIALECT_DLC_TRANSFORMS_OUTLINE_H

@@ -17,6 +17,14 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target,
   if (options.fuse)
     pm.addNestedPass<func::FuncOp>(createDLCFuseAttention());
   pm.addNestedPass<func::FuncOp>(createDLCPlaceDevices(placement));
+  // Before dlc-fuse, which would take the activations' gradients into element-wise
+  // regions; twice, around dlc-drop-unread-saved, which drops the norms' outputs the
+  // first run leaves unread, so that the second finds them read by the activation alone.
+  if (options.fuse && options.normActivation) {
+    pm.addPass(createDLCFuseNormActivation());
+    pm.addPass(createDLCDropUnreadSaved());
+    pm.addPass(createDLCFuseNormActivation());
+  }
   if (options.fuse)
     pm.addNestedPass<func::FuncOp>(createDLCFuse());
   // After dlc-fuse, whose ReLU-gradient regions it takes in; before the layouts, which

@@ -50,6 +50,8 @@ struct DLCPipelineOptions {
   bool prepareParameters = true;
   /// dlc-keep-pool-indices (off: max pooling's gradient reads the pooling's input)
   bool poolIndices = true;
+  /// dlc-fuse-norm-activation, with `fuse` (off: the norms and activations stay apart)
+  bool normActivation = true;
   /// dlc-choose-conv-algorithms's `choose` (auto, timed, winograd, direct) and its timer
   /// (none: `timed` leaves every convolution direct).
   std::string convAlgorithms = "auto";

@@ -137,6 +137,43 @@ def DLCKeepPoolIndices : Pass<"dlc-keep-pool-indices", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
 
+def DLCFuseNormActivation : Pass<"dlc-fuse-norm-activation", "mlir::ModuleOp"> {
+  let summary = "Fold a training batch norm and the ReLU or ReLU6 after it into one step each way";
+  let description = [{
+    A training `dlc.batch_norm` whose output only a `dlc.relu` or `dlc.relu6` reads
+    becomes a `batch_norm_activation` region yielding the activation, the batch mean
+    and the variance; a `dlc.relu_backward` or `dlc.relu6_backward` read only by a
+    `dlc.batch_norm_backward` as its output gradient becomes a
+    `batch_norm_activation_backward` region with the activation's two operands first.
+    On CPUs each runs as the batch norm's kernel with the activation folded in
+    (`docs/design/runtime.md`); elsewhere op by op.
+
+    A ReLU's gradient reads the ReLU's input, the norm's output, which the forward
+    would otherwise keep for it. Since that input is > 0 exactly where the ReLU's output
+    is, each `dlc.relu_backward %dz, %y` whose `%y` is a training norm's output that a
+    `dlc.relu` reads first takes the ReLU's output instead: in one function directly,
+    across two (`%y` an argument with `dlc.saved_from = [@forward, N]`) through the
+    ReLU's output, returned by @forward (marked `dlc.saved`, before the results with
+    `dlc.updates`) and taken as a new last argument saved from it. The argument no
+    longer read stays for dlc-drop-unread-saved; the pipeline runs this pass again after
+    it, when the norm's output has only the ReLU left to read it.
+
+    ```mlir
+    // dlc-opt --dlc-fuse-norm-activation
+    %n:3 = dlc.batch_norm %x, %g, %b {training} : (...) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
+    %r = dlc.relu6 %n#0 : tensor<2x16x6x6xf32>
+    // becomes
+    %f:3 = dlc.fused "batch_norm_activation"(%x, %g, %b) : (...) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) {
+    ^bb0(%a: ..., %ga: ..., %ba: ...):
+      %m:3 = dlc.batch_norm %a, %ga, %ba {training} : ...
+      %s = dlc.relu6 %m#0 : tensor<2x16x6x6xf32>
+      dlc.yield %s, %m#1, %m#2 : ...
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
+}
+
 def DLCDropUnreadSaved : Pass<"dlc-drop-unread-saved", "mlir::ModuleOp"> {
   let summary = "Stop returning activations for a backward that no longer reads them";
   let description = [{

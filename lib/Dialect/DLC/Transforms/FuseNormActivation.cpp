@@ -1,0 +1,134 @@
+//===- FuseNormActivation.cpp - training batch norm with its activation --------===//
+//
+// A training batch norm followed by a ReLU or ReLU6 becomes a batch_norm_activation
+// region, and the activation's gradient followed by the norm's a
+// batch_norm_activation_backward region (DLCExecution.h): one kernel each way on CPUs.
+//
+// A ReLU's gradient reads the ReLU's input, the norm's output, so the forward keeps that
+// output for the backward and the norm cannot fold the ReLU in. The gradient passes
+// where the input is > 0, which is where the ReLU's output is > 0, so first every
+// `dlc.relu_backward %dz, %y` whose %y also feeds a `dlc.relu` reads that ReLU's output
+// instead: in one function directly, across two (a saved argument) through the ReLU's
+// output saved in its place, as dlc-keep-pool-indices saves a pooling's indices. The
+// argument it no longer reads stays for dlc-drop-unread-saved, after which a second run
+// of this pass finds the norm's output read by the ReLU alone. (ReLU6's gradient reads
+// its output already.)
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+
+#include "dlc/Dialect/DLC/IR/DLCExecution.h"
+#include "dlc/Dialect/DLC/IR/DLCOps.h"
+
+#include "Outline.h"
+#include "SavedValues.h"
+
+namespace mlir::dlc {
+
+#define GEN_PASS_DEF_DLCFUSENORMACTIVATION
+#include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
+
+namespace {
+
+Attribute deviceOf(Operation *op) { return op->getAttr(DLCDialect::getDeviceAttrName()); }
+
+bool isF32Tensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType().isF32();
+}
+
+/// `value` when it is the output of a training batch norm over axis 1 of float32 that
+/// a `dlc.relu` reads: that ReLU.
+ReluOp reluOfNorm(Value value) {
+  auto norm = value.getDefiningOp<BatchNormOp>();
+  if (!norm || !norm.getTraining() || norm.getAxis() != 1 || value != norm.getResult(0) ||
+      !isF32Tensor(value.getType()))
+    return {};
+  for (Operation *user : value.getUsers())
+    if (auto relu = dyn_cast<ReluOp>(user); relu && relu->getBlock() == norm->getBlock())
+      return relu;
+  return {};
+}
+
+class FuseNormActivationPass : public impl::DLCFuseNormActivationBase<FuseNormActivationPass> {
+public:
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> functions;
+    for (auto function : getOperation().getOps<func::FuncOp>())
+      if (!function.isExternal() && function.getBody().hasOneBlock())
+        functions.push_back(function);
+    for (func::FuncOp function : functions)
+      readReluOutputs(function);
+    for (func::FuncOp function : functions) {
+      foldGradients(function);
+      foldForwards(function);
+    }
+  }
+
+private:
+  /// Each ReLU gradient whose input is a norm's output that a ReLU reads takes that
+  /// ReLU's output instead.
+  void readReluOutputs(func::FuncOp function) {
+    function.walk([&](ReluBackwardOp gradient) {
+      Value input = gradient.getInput();
+      if (ReluOp relu = reluOfNorm(input)) { // one function: the ReLU must come first
+        if (relu->getBlock() == gradient->getBlock() && relu->isBeforeInBlock(gradient))
+          gradient.getInputMutable().assign(relu.getResult());
+        return;
+      }
+      auto argument = dyn_cast<BlockArgument>(input);
+      if (!argument || argument.getOwner()->getParentOp() != function.getOperation())
+        return;
+      std::optional<SavedSource> source = savedSource(getOperation(), function, argument);
+      ReluOp relu = source ? reluOfNorm(source->value) : ReluOp();
+      if (!relu || relu->getParentOp() != source->producer.getOperation())
+        return;
+      gradient.getInputMutable().assign(
+          savedArgument(function, argument, source->producer,
+                        returnedResult(source->producer, relu.getResult())));
+    });
+  }
+
+  /// `dlc.relu_backward` or `dlc.relu6_backward` read only by a batch norm's gradient as
+  /// its output gradient: one region.
+  void foldGradients(func::FuncOp function) {
+    SmallVector<std::pair<Operation *, BatchNormBackwardOp>> pairs;
+    // The function's own ops only: the second run must not wrap the first's regions.
+    for (auto norm : function.getBody().front().getOps<BatchNormBackwardOp>()) {
+      Operation *gradient = norm.getGradOutput().getDefiningOp();
+      if (gradient && isa<ReluBackwardOp, Relu6BackwardOp>(gradient) && gradient->hasOneUse() &&
+          gradient->getBlock() == norm->getBlock() && deviceOf(gradient) == deviceOf(norm) &&
+          norm.getAxis() == 1 && isF32Tensor(norm.getGradOutput().getType()))
+        pairs.push_back({gradient, norm});
+    }
+    for (auto [gradient, norm] : pairs)
+      outline({gradient, norm}, kNormActivationBackwardRegion,
+              SmallVector<Value>(norm->getResults()));
+  }
+
+  /// A training batch norm whose output only a ReLU or ReLU6 reads: one region.
+  void foldForwards(func::FuncOp function) {
+    SmallVector<std::pair<BatchNormOp, Operation *>> pairs;
+    for (auto norm : function.getBody().front().getOps<BatchNormOp>()) {
+      Value output = norm.getResult(0);
+      if (!norm.getTraining() || norm.getAxis() != 1 || norm.getNumResults() != 3 ||
+          !isF32Tensor(output.getType()) || !output.hasOneUse())
+        continue;
+      Operation *activation = *output.getUsers().begin();
+      if (isa<ReluOp, Relu6Op>(activation) && activation->getBlock() == norm->getBlock() &&
+          deviceOf(activation) == deviceOf(norm))
+        pairs.push_back({norm, activation});
+    }
+    for (auto [norm, activation] : pairs) {
+      // Right after the norm (it reads nothing else), so that the region, placed where
+      // the activation is, comes before every other reader of the norm's statistics.
+      activation->moveAfter(norm);
+      outline({norm.getOperation(), activation}, kNormActivationRegion,
+              {activation->getResult(0), norm.getResult(1), norm.getResult(2)});
+    }
+  }
+};
+
+} // namespace
+
+} // namespace mlir::dlc
