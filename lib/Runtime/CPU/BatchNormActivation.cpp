@@ -2,9 +2,10 @@
 //
 // A compiled training step's batch norm followed by a ReLU or ReLU6 (dlc-fuse's
 // batch_norm_activation regions) runs as one kernel each way, in any layout:
-// - forward: the batch mean, the biased variance of the deviations from it (two passes
-//   over x, as the reference), then y = act(gamma (x - mean) / sqrt(var + eps) + beta)
-//   in the pass that normalizes, so the activation costs no pass of its own;
+// - forward: the batch mean and biased variance in one pass over x (sums of x - K and
+//   (x - K)^2 for K one of the channel's values, so that they do not cancel), then
+//   y = act(gamma (x - mean) / sqrt(var + eps) + beta) in the pass that normalizes, so
+//   the activation costs no pass of its own;
 // - backward: the activation's gradient read from its output z (a ReLU passes where
 //   z > 0, a ReLU6 where 0 < z < 6: where its input was inside the same range), folded
 //   into both passes of the batch norm's gradient, so neither the masked gradient nor
@@ -95,10 +96,11 @@ __attribute__((always_inline)) inline void activate(V &y, NormActivation act) {
   }
 }
 
-/// Sums over one piece: of x (Pass 0), of (x - mean)^2 (Pass 1), of dy and of
-/// dy (x - mean) (Pass 2, dy the activation's gradient of dz at z). Blocked pieces give
-/// one vector per sum; plain ones one float (lane 0 of `out`). Float sums over runs of
-/// kRun vectors, added in double, so that a large image rounds as a small one.
+/// Sums over one piece: of x - K and (x - K)^2 (Pass 0, K in `mean`: a value of each
+/// channel), or of dy and of dy (x - mean) (Pass 2, dy the activation's gradient of dz
+/// at z). Blocked pieces give one vector per sum; plain ones one float (lane 0 of `out`).
+/// Float sums over runs of kRun vectors, added in double, so that a large image rounds
+/// as a small one.
 constexpr int64_t kRun = 64;
 template <int64_t Width, int Pass>
 __attribute__((always_inline)) inline void
@@ -110,17 +112,15 @@ pieceSums(const Layout_ &l, const float *x, const float *dz, const float *z, Nor
   using D = typename VectorOf<Width>::wide;
   D first = {}, second = {};
   const int64_t whole = l.span / Width * Width;
-  V mu = {};
-  if (Pass > 0)
-    mu = l.lanes > 1 ? *reinterpret_cast<const U *>(mean) : V{} + mean[0];
+  const V mu = l.lanes > 1 ? V(*reinterpret_cast<const U *>(mean)) : V{} + mean[0];
   for (int64_t run = 0; run < whole; run += kRun * Width) {
     V s = {}, t = {};
     for (int64_t i = run, end = std::min(whole, run + kRun * Width); i < end; i += Width) {
       const V a = *reinterpret_cast<const U *>(x + i);
       if (Pass == 0) {
-        s += a;
-      } else if (Pass == 1) {
-        s += (a - mu) * (a - mu);
+        const V d = a - mu;
+        s += d;
+        t += d * d;
       } else {
         V d = *reinterpret_cast<const U *>(dz + i);
         const V zv = *reinterpret_cast<const U *>(z + i); // a copy: V is aligned, z + i not
@@ -130,13 +130,11 @@ pieceSums(const Layout_ &l, const float *x, const float *dz, const float *z, Nor
       }
     }
     first += __builtin_convertvector(s, D);
-    if (Pass == 2)
-      second += __builtin_convertvector(t, D);
+    second += __builtin_convertvector(t, D);
   }
   if (l.lanes > 1) { // blocked: Width is the block, whole == span
     *reinterpret_cast<U *>(out0) = __builtin_convertvector(first, V);
-    if (Pass == 2)
-      *reinterpret_cast<U *>(out1) = __builtin_convertvector(second, V);
+    *reinterpret_cast<U *>(out1) = __builtin_convertvector(second, V);
     return;
   }
   double one = 0, two = 0;
@@ -144,10 +142,9 @@ pieceSums(const Layout_ &l, const float *x, const float *dz, const float *z, Nor
     one += first[k], two += second[k];
   for (int64_t i = whole; i < l.span; ++i) { // the plain layout's last pixels
     if (Pass == 0) {
-      one += x[i];
-    } else if (Pass == 1) {
       const double d = double(x[i]) - double(mean[0]);
-      one += d * d;
+      one += d;
+      two += d * d;
     } else {
       const float g = passedOne(dz[i], z[i], act);
       one += g;
@@ -155,8 +152,7 @@ pieceSums(const Layout_ &l, const float *x, const float *dz, const float *z, Nor
     }
   }
   out0[0] = float(one);
-  if (Pass == 2)
-    out1[0] = float(two);
+  out1[0] = float(two);
 }
 
 /// The per-channel values of a piece as a vector: the block's (blocked), or the one
@@ -253,7 +249,7 @@ template <int Pass> PieceFunction pieceFor(int64_t lanes) {
 }
 
 /// Runs `Pass` over every (group, image) piece; `sums` (Pass <= 2) gets each piece's
-/// `lanes` sums (two sets for Pass 2) at [group][image].
+/// two sets of `lanes` sums at [group][image].
 template <int Pass>
 void runPass(const BatchNormGeometry &g, const Layout_ &l, const float *x, const float *dz,
              const float *z, NormActivation act, const float *mean, const float *scale,
@@ -273,7 +269,7 @@ void runPass(const BatchNormGeometry &g, const Layout_ &l, const float *x, const
             shift ? shift + c : nullptr,
             b ? b + c : nullptr,
             Pass <= 2 ? sums + i * l.lanes : out + at,
-            Pass == 2 ? sums + set + i * l.lanes : nullptr};
+            Pass <= 2 ? sums + set + i * l.lanes : nullptr};
     piece(p);
   });
 }
@@ -295,19 +291,22 @@ void batch_norm_forward_training(const BatchNormGeometry &g, const float *x, con
                                  float *y, float *mean, float *var) {
   const Layout_ l = layoutOf(g);
   const double count = double(g.N * g.S);
-  std::vector<float> sums(size_t(g.N * g.C)), scale(size_t(g.C));
-  std::vector<double> total;
-  runPass<0>(g, l, x, nullptr, nullptr, activation, nullptr, nullptr, nullptr, nullptr, sums.data(),
-             nullptr);
-  sumImages(g, l, sums.data(), total);
+  std::vector<float> sums(size_t(2 * g.N * g.C)), scale(size_t(g.C)), shift(size_t(g.C));
+  std::vector<double> total, squares;
+  // K: each channel's first value (image 0, pixel 0), as far from the others as a
+  // typical value is from the mean.
   for (int64_t c = 0; c < g.C; ++c)
-    mean[c] = float(total[size_t(c)] / count);
-  runPass<1>(g, l, x, nullptr, nullptr, activation, mean, nullptr, nullptr, nullptr, sums.data(),
-             nullptr);
+    shift[size_t(c)] = x[c / l.lanes * l.span + c % l.lanes];
+  runPass<0>(g, l, x, nullptr, nullptr, activation, shift.data(), nullptr, nullptr, nullptr,
+             sums.data(), nullptr);
   sumImages(g, l, sums.data(), total);
+  sumImages(g, l, sums.data() + g.N * g.C, squares);
   for (int64_t c = 0; c < g.C; ++c) {
-    const double sigma2 = total[size_t(c)] / count; // biased, as the contract says
+    const double offset = total[size_t(c)] / count; // mean - K
+    // biased, as the contract says
+    const double sigma2 = std::max(0.0, squares[size_t(c)] / count - offset * offset);
     const double invStd = 1.0 / std::sqrt(sigma2 + epsilon);
+    mean[c] = float(double(shift[size_t(c)]) + offset);
     var[c] = float(sigma2);
     scale[size_t(c)] = float(double(gamma[c]) * invStd);
   }

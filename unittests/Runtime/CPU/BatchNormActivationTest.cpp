@@ -128,6 +128,40 @@ INSTANTIATE_TEST_SUITE_P(Kernels, BatchNormActivation, ::testing::ValuesIn(cases
                            return info.param.name;
                          });
 
+// The statistics come from one pass of sums shifted by one of each channel's values:
+// data far from 0 (a mean of 1000, a spread of 1) keeps its variance, which sums of x
+// and x^2 in float would cancel away. Against two passes in double.
+TEST(BatchNormActivation, StatisticsOfDataFarFromZeroKeepTheirVariance) {
+  for (Layout layout : {Layout::plain, Layout::nChw16c, Layout::nChw8c}) {
+    SCOPED_TRACE(dlc::layout_name(layout));
+    const int64_t N = 3, C = 16, H = 11, W = 13, S = H * W;
+    BatchNormGeometry g{N, C, S};
+    g.layout = layout;
+    std::vector<float> x = randomTensor(N * C * S, 71, 999.0f, 1001.0f),
+                       gamma(static_cast<size_t>(C), 1.0f), beta(static_cast<size_t>(C), 0.0f);
+    std::vector<float> y(x.size()), mean(static_cast<size_t>(C)), var(static_cast<size_t>(C));
+    direct::batch_norm_forward_training(g, inLayout(x, N, C, H, W, Layout::plain, layout).data(),
+                                        gamma.data(), beta.data(), 1e-5, NormActivation::none,
+                                        y.data(), mean.data(), var.data());
+    for (int64_t c = 0; c < C; ++c) {
+      double sum = 0, squares = 0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t p = 0; p < S; ++p)
+          sum += x[size_t((n * C + c) * S + p)];
+      const double mu = sum / double(N * S);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t p = 0; p < S; ++p) {
+          const double d = x[size_t((n * C + c) * S + p)] - mu;
+          squares += d * d;
+        }
+      const double sigma2 = squares / double(N * S);
+      EXPECT_NEAR(mean[size_t(c)], mu, 1e-4) << "channel " << c;
+      EXPECT_NEAR(var[size_t(c)], sigma2, 1e-4 * sigma2) << "channel " << c;
+      EXPECT_GT(sigma2, 0.3) << "a spread of 1 on each side";
+    }
+  }
+}
+
 // sum(weights * act(bn(x))) is differentiated through the batch statistics; central
 // differences of it in double against dx, dgamma and dbeta of the fused backward.
 TEST(BatchNormActivation, GradientMatchesFiniteDifferences) {
