@@ -51,7 +51,8 @@ BoundBuffer bound(const Tensor &t) { return {t.buffer(), t.impl()->offset}; }
 
 std::vector<float> readFloats(const BoundBuffer &b, size_t n) {
   b.buffer->wait_to_read();
-  const float *p = reinterpret_cast<const float *>(static_cast<char *>(b.buffer->data()) + b.offset);
+  const float *p =
+      reinterpret_cast<const float *>(static_cast<char *>(b.buffer->data()) + b.offset);
   return std::vector<float>(p, p + n);
 }
 
@@ -60,7 +61,8 @@ std::vector<float> readFloats(const BoundBuffer &b, size_t n) {
 TEST(LowerToProgram, DataParallelStepMatchesOneDevice) {
   mlir::MLIRContext context;
   context.loadDialect<mlir::dlc::DLCDialect, mlir::func::FuncDialect>();
-  mlir::OwningOpRef<mlir::ModuleOp> single = mlir::parseSourceString<mlir::ModuleOp>(kStep, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> single =
+      mlir::parseSourceString<mlir::ModuleOp>(kStep, &context);
   ASSERT_TRUE(single);
   mlir::OwningOpRef<mlir::ModuleOp> sharded = single->clone();
   mlir::dlc::registerDLCPasses();
@@ -103,7 +105,8 @@ TEST(LowerToProgram, DataParallelStepMatchesOneDevice) {
 
   // Two devices, half the batch each, one weight replica each.
   Tensor wa = np::array(w, Shape{3, 5}), wb = np::array(w, Shape{3, 5}).copyto(cpu(1));
-  std::vector<BoundBuffer> results = two->run({bound(wa), bound(wb), bound(data), bound(labels)}, {}, {});
+  std::vector<BoundBuffer> results =
+      two->run({bound(wa), bound(wb), bound(data), bound(labels)}, {}, {});
   ASSERT_EQ(results.size(), 1u);
 
   std::vector<float> expectedLoss = loss1.to_vector<float>(), loss2 = readFloats(results[0], 8);
@@ -113,8 +116,7 @@ TEST(LowerToProgram, DataParallelStepMatchesOneDevice) {
                      b = wb.to_vector<float>();
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(a[i], b[i]) << "replicas are updated identically";
-    EXPECT_NEAR(a[i], expected[i], 1e-5 * std::max(1.f, std::abs(expected[i])))
-        << "weight " << i;
+    EXPECT_NEAR(a[i], expected[i], 1e-5 * std::max(1.f, std::abs(expected[i]))) << "weight " << i;
     EXPECT_NE(a[i], w[i]) << "the step changed the weight";
   }
 }
@@ -140,6 +142,10 @@ const char *kFused = R"mlir(
     %r = dlc.relu6 %y#0 : tensor<2x16x5x6xf32>
     dlc.yield %r, %y#1, %y#2 : tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>
   }
+)mlir";
+
+// The gradient's region and the results, after either forward region.
+const char *kFusedBackward = R"mlir(
   %d:3 = dlc.fused "batch_norm_activation_backward"(%dz, %n#0, %x, %g, %n#1, %n#2) {dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>) {
   ^bb0(%e0: tensor<2x16x5x6xf32>, %e1: tensor<2x16x5x6xf32>, %e2: tensor<2x16x5x6xf32>, %e3: tensor<16xf32>, %e4: tensor<16xf32>, %e5: tensor<16xf32>):
     %m = dlc.relu6_backward %e0, %e1 : tensor<2x16x5x6xf32>
@@ -157,14 +163,36 @@ const char *kUnfused = R"mlir(
   return %r, %q#0, %q#1, %q#2 : tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>
 )mlir";
 
+// The same with a residual added before the activation: dz, which the step has at hand.
+const char *kFusedResidual = R"mlir(
+  %n:3 = dlc.fused "batch_norm_activation"(%x, %g, %b, %dz) {dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x16x5x6xf32>) -> (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%a: tensor<2x16x5x6xf32>, %ga: tensor<16xf32>, %ba: tensor<16xf32>, %ra: tensor<2x16x5x6xf32>):
+    %y:3 = dlc.batch_norm %a, %ga, %ba {training} : (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>)
+    %s = dlc.add %ra, %y#0 : (tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>) -> tensor<2x16x5x6xf32>
+    %r = dlc.relu6 %s : tensor<2x16x5x6xf32>
+    dlc.yield %r, %y#1, %y#2 : tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>
+  }
+)mlir";
+
+const char *kUnfusedResidual = R"mlir(
+  %y:3 = dlc.batch_norm %x, %g, %b {training, dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>)
+  %s = dlc.add %dz, %y#0 {dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>) -> tensor<2x16x5x6xf32>
+  %r = dlc.relu6 %s {dlc.device = #dlc.device<cpu:0>} : tensor<2x16x5x6xf32>
+  %m = dlc.relu6_backward %dz, %r {dlc.device = #dlc.device<cpu:0>} : tensor<2x16x5x6xf32>
+  %q:3 = dlc.batch_norm_backward %m, %x, %g, %y#1, %y#2 {dlc.device = #dlc.device<cpu:0>} : (tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %r, %q#0, %q#1, %q#2 : tensor<2x16x5x6xf32>, tensor<2x16x5x6xf32>, tensor<16xf32>, tensor<16xf32>
+)mlir";
+
 /// The step of `body`, blocked or plain, planned and lowered, run on fixed inputs: its
 /// four results.
-std::vector<std::vector<float>> runNormStep(const char *body, bool blocked, std::string &program) {
+std::vector<std::vector<float>> runNormStep(const std::string &body, bool blocked,
+                                            std::string &program) {
   mlir::MLIRContext context;
   context.loadDialect<mlir::dlc::DLCDialect, mlir::func::FuncDialect>();
   std::string text = kNormActivation;
   text.replace(text.find("REGIONS"), 7, body);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
   EXPECT_TRUE(module);
   if (!module)
     return {};
@@ -189,7 +217,8 @@ std::vector<std::vector<float>> runNormStep(const char *body, bool blocked, std:
   Tensor x = np::array(randomValues(960, 11), Shape{2, 16, 5, 6}), g = np::array(gs, Shape{16}),
          b = np::array(randomValues(16, 13), Shape{16}),
          dz = np::array(randomValues(960, 14), Shape{2, 16, 5, 6});
-  std::vector<BoundBuffer> results = lowered->run({bound(x), bound(g), bound(b), bound(dz)}, {}, {});
+  std::vector<BoundBuffer> results =
+      lowered->run({bound(x), bound(g), bound(b), bound(dz)}, {}, {});
   EXPECT_EQ(results.size(), 4u);
   std::vector<std::vector<float>> out;
   for (size_t i = 0; i < results.size(); ++i)
@@ -200,24 +229,28 @@ std::vector<std::vector<float>> runNormStep(const char *body, bool blocked, std:
 } // namespace
 
 TEST(LowerToProgram, NormActivationRegionsRunAsTheBatchNormsKernels) {
-  for (bool blocked : {false, true}) {
-    SCOPED_TRACE(blocked ? "nChw16c" : "plain");
-    std::string fusedProgram, unfusedProgram;
-    auto fused = runNormStep(kFused, blocked, fusedProgram);
-    auto unfused = runNormStep(kUnfused, blocked, unfusedProgram);
-    ASSERT_EQ(fused.size(), 4u);
-    ASSERT_EQ(unfused.size(), 4u);
-    EXPECT_NE(fusedProgram.find("dlc.batch_norm+relu6("), std::string::npos) << fusedProgram;
-    EXPECT_NE(fusedProgram.find("dlc.batch_norm_backward+relu6("), std::string::npos)
-        << fusedProgram;
-    EXPECT_EQ(fusedProgram.find("dlc.relu6_backward"), std::string::npos) << fusedProgram;
-    int64_t capped = 0;
-    for (float v : fused[0])
-      capped += v == 6.0f;
-    EXPECT_GT(capped, 0) << "no activation reached 6";
-    for (size_t r = 0; r < 4; ++r)
-      for (size_t i = 0; i < fused[r].size(); ++i)
-        EXPECT_NEAR(fused[r][i], unfused[r][i], 1e-5 * std::max(1.f, std::abs(unfused[r][i])))
-            << "result " << r << " element " << i;
-  }
+  for (bool blocked : {false, true})
+    for (bool residual : {false, true}) {
+      SCOPED_TRACE(std::string(blocked ? "nChw16c" : "plain") + (residual ? ", residual" : ""));
+      std::string fusedProgram, unfusedProgram;
+      auto fused = runNormStep(std::string(residual ? kFusedResidual : kFused) + kFusedBackward,
+                               blocked, fusedProgram);
+      auto unfused = runNormStep(residual ? kUnfusedResidual : kUnfused, blocked, unfusedProgram);
+      ASSERT_EQ(fused.size(), 4u);
+      ASSERT_EQ(unfused.size(), 4u);
+      EXPECT_NE(fusedProgram.find(residual ? "dlc.batch_norm+add+relu6(" : "dlc.batch_norm+relu6("),
+                std::string::npos)
+          << fusedProgram;
+      EXPECT_NE(fusedProgram.find("dlc.batch_norm_backward+relu6("), std::string::npos)
+          << fusedProgram;
+      EXPECT_EQ(fusedProgram.find("dlc.relu6_backward"), std::string::npos) << fusedProgram;
+      int64_t capped = 0;
+      for (float v : fused[0])
+        capped += v == 6.0f;
+      EXPECT_GT(capped, 0) << "no activation reached 6";
+      for (size_t r = 0; r < 4; ++r)
+        for (size_t i = 0; i < fused[r].size(); ++i)
+          EXPECT_NEAR(fused[r][i], unfused[r][i], 1e-5 * std::max(1.f, std::abs(unfused[r][i])))
+              << "result " << r << " element " << i;
+    }
 }

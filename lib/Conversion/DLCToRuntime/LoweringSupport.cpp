@@ -156,8 +156,9 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
     return step;
   }
   if (execution == mlir::dlc::FusedExecution::library_norm) {
-    // The batch norm's kernel (its gradient's) with the activation named: its operands
-    // and results are the region's.
+    // The batch norm's kernel (its gradient's) with the activation named (and, with an
+    // add, `residual`: the last operand is added before it): its operands and results
+    // are the region's.
     mlir::dlc::NormActivationRegion region = *mlir::dlc::normActivationRegion(fused);
     ProgramStep step;
     step.op = region.norm->getName().getStringRef().str();
@@ -165,6 +166,10 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
     if (!mlir::dlc::readKernelAttrs(region.norm, step.attrs, error))
       return std::nullopt;
     step.attrs.set("activation", region.activationName().str());
+    if (region.add) {
+      step.attrs.set("residual", true);
+      step.op += "+add";
+    }
     step.op += "+" + region.activationName().str();
     return step;
   }

@@ -4,8 +4,9 @@
 // batch_norm_activation regions) runs as one kernel each way, in any layout:
 // - forward: the batch mean and biased variance in one pass over x (sums of x - K and
 //   (x - K)^2 for K one of the channel's values, so that they do not cancel), then
-//   y = act(gamma (x - mean) / sqrt(var + eps) + beta) in the pass that normalizes, so
-//   the activation costs no pass of its own;
+//   y = act(gamma (x - mean) / sqrt(var + eps) + beta [+ r]) in the pass that
+//   normalizes, so the activation and a residual r (ResNet's shortcut) cost no pass of
+//   their own;
 // - backward: the activation's gradient read from its output z (a ReLU passes where
 //   z > 0, a ReLU6 where 0 < z < 6: where its input was inside the same range), folded
 //   into both passes of the batch norm's gradient, so neither the masked gradient nor
@@ -165,7 +166,8 @@ __attribute__((always_inline)) inline void channelValues(const Layout_ &l, const
   v = l.lanes > 1 ? V(*reinterpret_cast<const U *>(p)) : V{} + p[0];
 }
 
-/// y = act((x - mean) scale + shift) over one piece (Pass 3: shift is beta), or
+/// y = act((x - mean) scale + shift [+ r]) over one piece (Pass 3: shift is beta, the
+/// residual r in `dz` where there is one), or
 /// dx = scale (dy - shift) - (x - mean) b over one piece (Pass 4, dy from dz at z).
 template <int64_t Width, int Pass>
 __attribute__((always_inline)) inline void
@@ -181,11 +183,14 @@ pieceMap(const Layout_ &l, const float *x, const float *dz, const float *z, Norm
   if (Pass == 4)
     channelValues<Width>(l, b, bb);
   const int64_t whole = l.span / Width * Width;
+  const bool residual = Pass == 3 && dz;
   for (int64_t i = 0; i < whole; i += Width) {
     const V a = *reinterpret_cast<const U *>(x + i);
     V r;
     if (Pass == 3) {
       r = (a - mu) * sc + sh;
+      if (residual)
+        r += *reinterpret_cast<const U *>(dz + i);
       activate<V, M>(r, act);
     } else {
       V dy = *reinterpret_cast<const U *>(dz + i);
@@ -197,7 +202,8 @@ pieceMap(const Layout_ &l, const float *x, const float *dz, const float *z, Norm
   }
   for (int64_t i = whole; i < l.span; ++i) // plain: the last pixels
     out[i] = Pass == 3
-                 ? activateOne((x[i] - mean[0]) * scale[0] + shift[0], act)
+                 ? activateOne((x[i] - mean[0]) * scale[0] + shift[0] + (residual ? dz[i] : 0.0f),
+                               act)
                  : scale[0] * (passedOne(dz[i], z[i], act) - shift[0]) - (x[i] - mean[0]) * b[0];
 }
 
@@ -288,7 +294,7 @@ void sumImages(const BatchNormGeometry &g, const Layout_ &l, const float *sums,
 
 void batch_norm_forward_training(const BatchNormGeometry &g, const float *x, const float *gamma,
                                  const float *beta, double epsilon, NormActivation activation,
-                                 float *y, float *mean, float *var) {
+                                 float *y, float *mean, float *var, const float *residual) {
   const Layout_ l = layoutOf(g);
   const double count = double(g.N * g.S);
   std::vector<float> sums(size_t(2 * g.N * g.C)), scale(size_t(g.C)), shift(size_t(g.C));
@@ -310,7 +316,8 @@ void batch_norm_forward_training(const BatchNormGeometry &g, const float *x, con
     var[c] = float(sigma2);
     scale[size_t(c)] = float(double(gamma[c]) * invStd);
   }
-  runPass<3>(g, l, x, nullptr, nullptr, activation, mean, scale.data(), beta, nullptr, nullptr, y);
+  runPass<3>(g, l, x, residual, nullptr, activation, mean, scale.data(), beta, nullptr, nullptr,
+             y);
 }
 
 void batch_norm_backward(const BatchNormGeometry &g, const float *dz, const float *z,

@@ -481,7 +481,9 @@ template <bool Fast> struct NN {
       }
   }
   // training: (x, gamma, beta, running_mean, running_var) -> (y, mean, var); else -> y.
-  // With an activation (training only), y is activated in the normalizing pass. Training
+  // With an activation (training only), y is activated in the normalizing pass, after
+  // adding the last input to it where `residual` is set (a batch_norm_activation region
+  // with its add). Training
   // runs dlc's own kernels with or without one (not oneDNN's, as fast here): a
   // batch_norm_activation region then rounds as the ops it replaces, and a compiled step
   // ends where the eager one does; small-batch networks amplify the last bits of the
@@ -493,6 +495,19 @@ template <bool Fast> struct NN {
     double epsilon = k.attrs->get_float("epsilon", 1e-5);
     const direct::NormActivation act = normActivation(k, "batch_norm");
     const bool training = k.attrs->get_bool("training", false);
+    const float *residual = nullptr;
+    if (k.attrs->get_bool("residual", false)) {
+      const TensorRef &r = k.inputs.back();
+      if (!training || act == direct::NormActivation::none || k.inputs.size() < 4 ||
+          r.shape != k.outputs[0].shape || r.layout != k.outputs[0].layout)
+        throw Error("batch_norm with a residual: expected a training batch norm with an "
+                    "activation and a last input of the output's shape " +
+                    shape_rules::str(k.outputs[0].shape) + " and layout " +
+                    layout_name(k.outputs[0].layout) + ", got " +
+                    std::to_string(k.inputs.size()) + " inputs, the last " +
+                    shape_rules::str(r.shape) + " " + layout_name(r.layout));
+      residual = f32(r);
+    }
     if (!training) {
       if (act != direct::NormActivation::none)
         throw Error("batch_norm: an activation folds into training batch norm only");
@@ -501,14 +516,17 @@ template <bool Fast> struct NN {
           f32(k.inputs[4]), epsilon, f32out(k.outputs[0]));
     }
     if (Fast)
-      return direct::batch_norm_forward_training(g, f32(k.inputs[0]), f32(k.inputs[1]),
-                                                 f32(k.inputs[2]), epsilon, act,
-                                                 f32out(k.outputs[0]), f32out(k.outputs[1]),
-                                                 f32out(k.outputs[2]));
+      return direct::batch_norm_forward_training(
+          g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]), epsilon, act,
+          f32out(k.outputs[0]), f32out(k.outputs[1]), f32out(k.outputs[2]), residual);
     ref::batch_norm_forward_training(g, f32(k.inputs[0]), f32(k.inputs[1]), f32(k.inputs[2]),
                                      epsilon, f32out(k.outputs[0]), f32out(k.outputs[1]),
                                      f32out(k.outputs[2]));
-    activateInPlace(act, f32out(k.outputs[0]), k.outputs[0].numel());
+    float *y = f32out(k.outputs[0]);
+    if (residual)
+      for (int64_t i = 0, n = k.outputs[0].numel(); i < n; ++i)
+        y[i] += residual[i];
+    activateInPlace(act, y, k.outputs[0].numel());
   }
   // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta); with an activation
   // (dz, z, x, gamma, mean, var): dy is the activation's gradient of dz at its output z.

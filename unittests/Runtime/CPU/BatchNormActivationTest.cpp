@@ -123,6 +123,45 @@ TEST_P(BatchNormActivation, EqualsTheReferenceThenTheActivation) {
   }
 }
 
+// With a residual (ResNet's shortcut) added before the activation, in the same pass.
+TEST_P(BatchNormActivation, AddsAResidualBeforeTheActivation) {
+  const Case &c = GetParam();
+  BatchNormGeometry plain{c.N, c.C, c.H * c.W};
+  BatchNormGeometry g = plain;
+  g.layout = c.layout;
+  const int64_t n = c.N * c.C * c.H * c.W;
+  const std::vector<float> x = randomTensor(n, 81, -1.0f, 7.0f),
+                           gamma = randomTensor(c.C, 82, 0.5f, 4.0f),
+                           beta = randomTensor(c.C, 83, -1.0f, 4.0f),
+                           r = randomTensor(n, 84, -3.0f, 3.0f);
+  std::vector<float> wantY(static_cast<size_t>(n)), wantMean(static_cast<size_t>(c.C)),
+      wantVar(static_cast<size_t>(c.C));
+  ref::batch_norm_forward_training(plain, x.data(), gamma.data(), beta.data(), 1e-5, wantY.data(),
+                                   wantMean.data(), wantVar.data());
+  const std::vector<float> xl = inLayout(x, c.N, c.C, c.H, c.W, Layout::plain, c.layout),
+                           rl = inLayout(r, c.N, c.C, c.H, c.W, Layout::plain, c.layout);
+  const int defaultTeam = omp_get_max_threads();
+  for (NormActivation act : {NormActivation::relu, NormActivation::relu6})
+    for (bool portable : {false, true})
+      for (int team : {1, 2}) {
+        SCOPED_TRACE(std::string(nameOf(act)) + (portable ? ", portable" : ", this CPU's code") +
+                     ", " + std::to_string(team) + " threads");
+        std::vector<float> want(wantY.size());
+        for (size_t i = 0; i < want.size(); ++i)
+          want[i] = activate(wantY[i] + r[i], act);
+        omp_set_num_threads(team);
+        const bool before = direct::use_portable_code(portable);
+        std::vector<float> y(static_cast<size_t>(n), -7.f), mean(static_cast<size_t>(c.C)),
+            var(static_cast<size_t>(c.C));
+        direct::batch_norm_forward_training(g, xl.data(), gamma.data(), beta.data(), 1e-5, act,
+                                            y.data(), mean.data(), var.data(), rl.data());
+        direct::use_portable_code(before);
+        omp_set_num_threads(defaultTeam);
+        EXPECT_TRUE(allClose(inLayout(y, c.N, c.C, c.H, c.W, c.layout, Layout::plain), want, 1e-5));
+        EXPECT_TRUE(allClose(mean, wantMean, 1e-6));
+      }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, BatchNormActivation, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case> &info) {
                            return info.param.name;

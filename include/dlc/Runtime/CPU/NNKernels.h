@@ -221,11 +221,13 @@ void batch_norm_forward_inference(const BatchNormGeometry &g, const float *x,
 /// The activation after a training batch norm that its direct kernels fold in
 /// (dlc-fuse's batch_norm_activation regions).
 enum class NormActivation { none, relu, relu6 };
-/// ref::batch_norm_forward_training, then `activation` on y, in any layout of `g`, the
-/// activation in the normalizing pass (BatchNormActivation.cpp).
+/// ref::batch_norm_forward_training, then `activation` on y (on y + residual, with a
+/// residual of y's shape and layout), in any layout of `g`, the activation and the
+/// residual in the normalizing pass (BatchNormActivation.cpp).
 void batch_norm_forward_training(const BatchNormGeometry &g, const float *x, const float *gamma,
                                  const float *beta, double epsilon, NormActivation activation,
-                                 float *y, float *mean, float *var);
+                                 float *y, float *mean, float *var,
+                                 const float *residual = nullptr);
 /// ref::batch_norm_backward of dy = the activation's gradient of dz, read from the
 /// activation's output z (ReLU: z > 0; ReLU6: 0 < z < 6; none: dz, z unread), in any
 /// layout of `g`, without storing dy.

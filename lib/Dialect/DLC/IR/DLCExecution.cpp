@@ -281,22 +281,39 @@ std::optional<NormActivationRegion> mlir::dlc::normActivationRegion(FusedOp fuse
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
-  if (ops.size() != 2)
-    return std::nullopt;
   ValueRange arguments = body.getArguments();
   ValueRange yielded = body.getTerminator()->getOperands();
   if (!backward) {
-    // batch_norm(arguments) -> (y, mean, var); act(y); yield (act, mean, var)
+    // batch_norm(a0, a1, a2) -> (y, mean, var); [s = add(y, a3) or add(a3, y);]
+    // act(s or y); yield (act, mean, var)
+    if (ops.size() != 2 && ops.size() != 3)
+      return std::nullopt;
     auto norm = dyn_cast<BatchNormOp>(ops[0]);
-    Operation *act = ops[1];
+    Operation *act = ops.back();
+    Operation *add = ops.size() == 3 ? ops[1] : nullptr;
+    const size_t normOperands = add ? 3 : arguments.size();
     if (!norm || !norm.getTraining() || norm.getNumResults() != 3 ||
-        !isa<ReluOp, Relu6Op>(act) || act->getOperand(0) != norm.getResult(0) ||
-        ValueRange(norm->getOperands()) != arguments || yielded.size() != 3 ||
+        !isa<ReluOp, Relu6Op>(act) ||
+        ValueRange(norm->getOperands()) != arguments.take_front(normOperands) ||
+        arguments.size() != (add ? 4u : 3u) || yielded.size() != 3 ||
         yielded[0] != act->getResult(0) || yielded[1] != norm.getResult(1) ||
         yielded[2] != norm.getResult(2))
       return std::nullopt;
-    return NormActivationRegion{norm, act, false};
+    if (add) {
+      Value y = norm.getResult(0), residual = arguments[3];
+      if (!isa<AddOp>(add) || add->getResult(0).getType() != y.getType() ||
+          residual.getType() != y.getType() ||
+          !((add->getOperand(0) == y && add->getOperand(1) == residual) ||
+            (add->getOperand(0) == residual && add->getOperand(1) == y)) ||
+          act->getOperand(0) != add->getResult(0))
+        return std::nullopt;
+    } else if (act->getOperand(0) != norm.getResult(0)) {
+      return std::nullopt;
+    }
+    return NormActivationRegion{norm, act, false, add};
   }
+  if (ops.size() != 2)
+    return std::nullopt;
   // act_backward(a0, a1); batch_norm_backward(that, a2, a3, a4, a5); yield its results
   Operation *act = ops[0];
   auto norm = dyn_cast<BatchNormBackwardOp>(ops[1]);

@@ -241,8 +241,12 @@ private:
       if (!rule)
         return false;
       if (!region.backward) {
-        if (!planWith(rule, region.norm, fused.getInputs(), fused.getResults(), plan))
+        // A residual goes in the output's layout.
+        if (!planWith(rule, region.norm, fused.getInputs().take_front(3), fused.getResults(),
+                      plan))
           return false;
+        if (region.add)
+          plan.inputs.push_back(plan.outputs[0]);
       } else {
         SmallVector<Value> normInputs{fused.getInputs()[0]};
         normInputs.append(fused.getInputs().begin() + 2, fused.getInputs().end());

@@ -37,17 +37,45 @@ bool isF32Tensor(Type type) {
   return tensor && tensor.getElementType().isF32();
 }
 
-/// `value` when it is the output of a training batch norm over axis 1 of float32 that
-/// a `dlc.relu` reads: that ReLU.
-ReluOp reluOfNorm(Value value) {
+/// Whether `value` is the output of a training batch norm over axis 1 of float32.
+bool isNormOutput(Value value) {
   auto norm = value.getDefiningOp<BatchNormOp>();
-  if (!norm || !norm.getTraining() || norm.getAxis() != 1 || value != norm.getResult(0) ||
-      !isF32Tensor(value.getType()))
+  return norm && norm.getTraining() && norm.getAxis() == 1 && value == norm.getResult(0) &&
+         isF32Tensor(value.getType());
+}
+
+/// `value` when it is a norm's output (isNormOutput) or a `dlc.add` of one and a residual
+/// of its type, that a `dlc.relu` reads: that ReLU.
+ReluOp reluOfNorm(Value value) {
+  auto add = value.getDefiningOp<AddOp>();
+  const bool residual = add && add.getType() == add.getLhs().getType() &&
+                        add.getLhs().getType() == add.getRhs().getType() &&
+                        (isNormOutput(add.getLhs()) || isNormOutput(add.getRhs()));
+  if (!residual && !isNormOutput(value))
     return {};
+  Operation *producer = value.getDefiningOp();
   for (Operation *user : value.getUsers())
-    if (auto relu = dyn_cast<ReluOp>(user); relu && relu->getBlock() == norm->getBlock())
+    if (auto relu = dyn_cast<ReluOp>(user); relu && relu->getBlock() == producer->getBlock())
       return relu;
   return {};
+}
+
+/// The residual that the only reader of norm output `y`, a `dlc.add` of `y` and another
+/// value of its type defined before the norm (so that the region can take the norm's
+/// place), adds; null otherwise.
+Value residualOf(BatchNormOp norm, Operation *add) {
+  Value y = norm.getResult(0);
+  if (!isa<AddOp>(add) || add->getBlock() != norm->getBlock() ||
+      add->getResult(0).getType() != y.getType() || deviceOf(add) != deviceOf(norm))
+    return {};
+  Value residual = add->getOperand(0) == y ? add->getOperand(1) : add->getOperand(0);
+  if (residual == y || residual.getType() != y.getType() ||
+      llvm::is_contained(norm->getOperands(), residual))
+    return {};
+  Operation *producer = residual.getDefiningOp();
+  if (producer && (producer->getBlock() != norm->getBlock() || !producer->isBeforeInBlock(norm)))
+    return {};
+  return residual;
 }
 
 class FuseNormActivationPass : public impl::DLCFuseNormActivationBase<FuseNormActivationPass> {
@@ -106,24 +134,41 @@ private:
               SmallVector<Value>(norm->getResults()));
   }
 
-  /// A training batch norm whose output only a ReLU or ReLU6 reads: one region.
+  /// A training batch norm whose output only a ReLU or ReLU6 reads, or only an add of a
+  /// residual (residualOf) that only such an activation reads: one region.
   void foldForwards(func::FuncOp function) {
-    SmallVector<std::pair<BatchNormOp, Operation *>> pairs;
+    struct Chain {
+      BatchNormOp norm;
+      Operation *add; // or null
+      Operation *activation;
+    };
+    SmallVector<Chain> chains;
     for (auto norm : function.getBody().front().getOps<BatchNormOp>()) {
       Value output = norm.getResult(0);
       if (!norm.getTraining() || norm.getAxis() != 1 || norm.getNumResults() != 3 ||
           !isF32Tensor(output.getType()) || !output.hasOneUse())
         continue;
-      Operation *activation = *output.getUsers().begin();
+      Operation *activation = *output.getUsers().begin(), *add = nullptr;
+      if (residualOf(norm, activation) && activation->getResult(0).hasOneUse()) {
+        add = activation;
+        activation = *add->getResult(0).getUsers().begin();
+      }
       if (isa<ReluOp, Relu6Op>(activation) && activation->getBlock() == norm->getBlock() &&
           deviceOf(activation) == deviceOf(norm))
-        pairs.push_back({norm, activation});
+        chains.push_back({norm, add, activation});
     }
-    for (auto [norm, activation] : pairs) {
-      // Right after the norm (it reads nothing else), so that the region, placed where
-      // the activation is, comes before every other reader of the norm's statistics.
-      activation->moveAfter(norm);
-      outline({norm.getOperation(), activation}, kNormActivationRegion,
+    for (auto [norm, add, activation] : chains) {
+      // Right after the norm (they read nothing else that comes after it), so that the
+      // region, placed where the activation is, comes before every other reader of the
+      // norm's statistics.
+      SmallVector<Operation *> ops{norm.getOperation()};
+      if (add) {
+        add->moveAfter(norm);
+        ops.push_back(add);
+      }
+      activation->moveAfter(ops.back());
+      ops.push_back(activation);
+      outline(ops, kNormActivationRegion,
               {activation->getResult(0), norm.getResult(1), norm.getResult(2)});
     }
   }

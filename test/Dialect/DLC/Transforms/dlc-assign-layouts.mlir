@@ -168,6 +168,25 @@ func.func @norm_activation(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, 
 
 // -----
 
+// With a residual added before the activation, the residual goes in the output's
+// layout (a plain argument is converted).
+// CHECK-LABEL: func.func @norm_residual_activation
+// CHECK: %[[R:.*]] = dlc.to_layout %arg4 : tensor<2x16x6x6xf32> to #dlc.layout<nChw16c>
+// CHECK: dlc.fused "batch_norm_activation"(%{{.*}}, %arg2, %arg3, %[[R]]) {dlc.layouts = [#dlc.layout<nChw16c>, #dlc.layout<plain>, #dlc.layout<plain>]}
+func.func @norm_residual_activation(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %s: tensor<2x16x6x6xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %c = dlc.conv2d %x, %w : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32>
+  %n:3 = dlc.fused "batch_norm_activation"(%c, %g, %b, %s) : (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x16x6x6xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%a: tensor<2x16x6x6xf32>, %ga: tensor<16xf32>, %ba: tensor<16xf32>, %ra: tensor<2x16x6x6xf32>):
+    %y:3 = dlc.batch_norm %a, %ga, %ba {training} : (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
+    %t = dlc.add %y#0, %ra : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+    %r = dlc.relu %t : tensor<2x16x6x6xf32>
+    dlc.yield %r, %y#1, %y#2 : tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>
+  }
+  return %n#0, %n#1, %n#2 : tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
 // 24 channels fill blocks of 8, not of 16: blocked in nChw8c only (AVX2's layout).
 // CHECK-LABEL: func.func @eight_channel_blocks
 // CHECK-NEXT: dlc.conv2d %arg0, %arg1 :

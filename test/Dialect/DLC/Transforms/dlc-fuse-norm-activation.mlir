@@ -97,3 +97,31 @@ func.func @left_alone(%x: tensor<2x16x6x6xf32>, %g: tensor<16xf32>, %b: tensor<1
   %d:3 = dlc.batch_norm_backward %m, %x, %g, %n#1, %n#2 : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
   return %ri, %n#0, %r, %d#0, %m : tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>
 }
+
+// -----
+
+// ResNet's shortcut: the norm's output plus a residual, then the ReLU, is one region
+// taking the residual as a fourth operand; the ReLU's gradient read the sum and now
+// reads the ReLU's output, so the sum has the ReLU alone to read it. A residual computed
+// after the norm (%late) stays outside: the region takes the norm's place.
+// CHECK-LABEL: func.func @residual
+// CHECK: %[[F:.*]]:3 = dlc.fused "batch_norm_activation"(%arg0, %arg1, %arg2, %arg3)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: dlc.batch_norm
+// CHECK-NEXT: dlc.add
+// CHECK-NEXT: dlc.relu
+// CHECK: dlc.relu_backward %arg4, %[[F]]#0
+// CHECK: %[[L:[a-z_0-9]+]], %{{.*}} = dlc.batch_norm %arg0
+// CHECK: %[[LATE:.*]] = dlc.neg
+// CHECK: dlc.add %[[L]], %[[LATE]]
+func.func @residual(%x: tensor<2x16x6x6xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %s: tensor<2x16x6x6xf32>, %dz: tensor<2x16x6x6xf32>) -> (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) {
+  %n:3 = dlc.batch_norm %x, %g, %b {training} : (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
+  %sum = dlc.add %n#0, %s : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  %r = dlc.relu %sum : tensor<2x16x6x6xf32>
+  %m = dlc.relu_backward %dz, %sum : tensor<2x16x6x6xf32>
+  %l:3 = dlc.batch_norm %x, %g, %b {training} : (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
+  %late = dlc.neg %s : tensor<2x16x6x6xf32>
+  %sum2 = dlc.add %l#0, %late : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  %r2 = dlc.relu %sum2 : tensor<2x16x6x6xf32>
+  return %r, %m, %r2 : tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>
+}

@@ -42,10 +42,10 @@ enum class FusedExecution {
   op_by_op, ///< no fused kernel: the body's ops one by one
 };
 
-/// dlc-fuse's training batch norm with the activation after it: `dlc.batch_norm`
-/// (training) of the region's operands, then `dlc.relu` or `dlc.relu6` of its output;
-/// it yields the activation, then the batch mean and variance (the batch norm's results
-/// with its output activated).
+/// dlc-fuse-norm-activation's training batch norm with the activation after it:
+/// `dlc.batch_norm` (training) of the region's first three operands, optionally
+/// `dlc.add` of its output and the fourth operand (a residual), then `dlc.relu` or
+/// `dlc.relu6` of that; it yields the activation, then the batch mean and variance.
 constexpr llvm::StringLiteral kNormActivationRegion = "batch_norm_activation";
 
 /// ... and its gradient: `dlc.relu_backward` or `dlc.relu6_backward` of the first two
@@ -59,6 +59,7 @@ struct NormActivationRegion {
   Operation *norm;       ///< dlc.batch_norm, or dlc.batch_norm_backward
   Operation *activation; ///< dlc.relu / dlc.relu6, or their gradients
   bool backward;
+  Operation *add = nullptr; ///< forward: the dlc.add of a residual, or null
   /// The kernels' `activation` attribute: "relu" or "relu6".
   llvm::StringRef activationName() const;
 };

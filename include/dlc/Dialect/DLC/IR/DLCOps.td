@@ -1159,7 +1159,8 @@ def DLC_FusedOp : DLC_Op<"fused", [IsolatedFromAbove, SingleBlock,
     a few images at a time, `max_pool2d_backward_conv2d` (on CPUs) as the filter
     gradient's kernel with that pooling's gradient before it and the data gradient
     beside it, likewise, `batch_norm_activation` (on CPUs) as a training batch norm's
-    kernel with the ReLU or ReLU6 after it folded into its normalizing pass,
+    kernel with the ReLU or ReLU6 after it (and a residual added before that, a fourth
+    operand) folded into its normalizing pass,
     `batch_norm_activation_backward` (on CPUs) as its gradient's kernel with the
     activation's gradient, read from the activation's output, folded into both of its
     passes, and `elementwise` as one chunked

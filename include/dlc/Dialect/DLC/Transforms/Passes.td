@@ -142,7 +142,9 @@ def DLCFuseNormActivation : Pass<"dlc-fuse-norm-activation", "mlir::ModuleOp"> {
   let description = [{
     A training `dlc.batch_norm` whose output only a `dlc.relu` or `dlc.relu6` reads
     becomes a `batch_norm_activation` region yielding the activation, the batch mean
-    and the variance; a `dlc.relu_backward` or `dlc.relu6_backward` read only by a
+    and the variance; so does one whose output only a `dlc.add` reads that only the
+    activation reads (ResNet's shortcut), the add's other operand (of the same type,
+    defined before the norm) a fourth region operand; a `dlc.relu_backward` or `dlc.relu6_backward` read only by a
     `dlc.batch_norm_backward` as its output gradient becomes a
     `batch_norm_activation_backward` region with the activation's two operands first.
     On CPUs each runs as the batch norm's kernel with the activation folded in
@@ -150,8 +152,9 @@ def DLCFuseNormActivation : Pass<"dlc-fuse-norm-activation", "mlir::ModuleOp"> {
 
     A ReLU's gradient reads the ReLU's input, the norm's output, which the forward
     would otherwise keep for it. Since that input is > 0 exactly where the ReLU's output
-    is, each `dlc.relu_backward %dz, %y` whose `%y` is a training norm's output that a
-    `dlc.relu` reads first takes the ReLU's output instead: in one function directly,
+    is, each `dlc.relu_backward %dz, %y` whose `%y` is a training norm's output (or the
+    add of one and a residual) that a `dlc.relu` reads first takes the ReLU's output
+    instead: in one function directly,
     across two (`%y` an argument with `dlc.saved_from = [@forward, N]`) through the
     ReLU's output, returned by @forward (marked `dlc.saved`, before the results with
     `dlc.updates`) and taken as a new last argument saved from it. The argument no
