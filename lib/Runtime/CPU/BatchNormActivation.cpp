@@ -10,7 +10,9 @@
 // - backward: the activation's gradient read from its output z (a ReLU passes where
 //   z > 0, a ReLU6 where 0 < z < 6: where its input was inside the same range), folded
 //   into both passes of the batch norm's gradient, so neither the masked gradient nor
-//   the activation's input is ever stored.
+//   the activation's input is ever stored; or, where something else reads the masked
+//   gradient too (a residual's shortcut), written by the first pass and read by the
+//   second instead of dz and z.
 // oneDNN 2.6 folds the ReLU alone (not the ReLU6), and its backward then needs a
 // workspace the forward writes; here the output the step keeps anyway is the mask.
 //
@@ -99,14 +101,14 @@ __attribute__((always_inline)) inline void activate(V &y, NormActivation act) {
 
 /// Sums over one piece: of x - K and (x - K)^2 (Pass 0, K in `mean`: a value of each
 /// channel), or of dy and of dy (x - mean) (Pass 2, dy the activation's gradient of dz
-/// at z). Blocked pieces give one vector per sum; plain ones one float (lane 0 of `out`).
+/// at z, also written to `store` where that is not null). Blocked pieces give one vector per sum; plain ones one float (lane 0 of `out`).
 /// Float sums over runs of kRun vectors, added in double, so that a large image rounds
 /// as a small one.
 constexpr int64_t kRun = 64;
 template <int64_t Width, int Pass>
 __attribute__((always_inline)) inline void
 pieceSums(const Layout_ &l, const float *x, const float *dz, const float *z, NormActivation act,
-          const float *mean, float *out0, float *out1) {
+          const float *mean, float *out0, float *out1, float *store) {
   using V = typename VectorOf<Width>::type;
   using M = typename VectorOf<Width>::mask;
   using U = typename VectorOf<Width>::unaligned;
@@ -126,6 +128,8 @@ pieceSums(const Layout_ &l, const float *x, const float *dz, const float *z, Nor
         V d = *reinterpret_cast<const U *>(dz + i);
         const V zv = *reinterpret_cast<const U *>(z + i); // a copy: V is aligned, z + i not
         mask<V, M>(d, zv, act);
+        if (store)
+          *reinterpret_cast<U *>(store + i) = d;
         s += d;
         t += d * (a - mu);
       }
@@ -148,6 +152,8 @@ pieceSums(const Layout_ &l, const float *x, const float *dz, const float *z, Nor
       two += d * d;
     } else {
       const float g = passedOne(dz[i], z[i], act);
+      if (store)
+        store[i] = g;
       one += g;
       two += double(g) * (double(x[i]) - double(mean[0]));
     }
@@ -214,12 +220,13 @@ struct Piece {
   NormActivation act;
   const float *mean, *scale, *shift, *b;
   float *out0, *out1;
+  float *store; ///< Pass 2: where the masked gradient goes, or null
 };
 
 template <int64_t Width, int Pass>
 __attribute__((always_inline)) inline void runPiece(const Piece &p) {
   if (Pass <= 2)
-    pieceSums<Width, Pass>(*p.l, p.x, p.dz, p.z, p.act, p.mean, p.out0, p.out1);
+    pieceSums<Width, Pass>(*p.l, p.x, p.dz, p.z, p.act, p.mean, p.out0, p.out1, p.store);
   else
     pieceMap<Width, Pass>(*p.l, p.x, p.dz, p.z, p.act, p.scale, p.shift, p.mean, p.b, p.out0);
 }
@@ -275,7 +282,8 @@ void runPass(const BatchNormGeometry &g, const Layout_ &l, const float *x, const
             shift ? shift + c : nullptr,
             b ? b + c : nullptr,
             Pass <= 2 ? sums + i * l.lanes : out + at,
-            Pass <= 2 ? sums + set + i * l.lanes : nullptr};
+            Pass <= 2 ? sums + set + i * l.lanes : nullptr,
+            Pass == 2 && out ? out + at : nullptr};
     piece(p);
   });
 }
@@ -323,13 +331,14 @@ void batch_norm_forward_training(const BatchNormGeometry &g, const float *x, con
 void batch_norm_backward(const BatchNormGeometry &g, const float *dz, const float *z,
                          NormActivation activation, const float *x, const float *gamma,
                          const float *mean, const float *var, double epsilon, float *dx,
-                         float *dgamma, float *dbeta) {
+                         float *dgamma, float *dbeta, float *masked) {
   const Layout_ l = layoutOf(g);
   const double count = double(g.N * g.S);
   std::vector<float> sums(size_t(2 * g.N * g.C)), scale(size_t(g.C)), a(size_t(g.C)),
       b(size_t(g.C));
   std::vector<double> sumDy, sumDyDev;
-  runPass<2>(g, l, x, dz, z, activation, mean, nullptr, nullptr, nullptr, sums.data(), nullptr);
+  runPass<2>(g, l, x, dz, z, activation, mean, nullptr, nullptr, nullptr, sums.data(),
+             activation == NormActivation::none ? nullptr : masked);
   sumImages(g, l, sums.data(), sumDy);
   sumImages(g, l, sums.data() + g.N * g.C, sumDyDev);
   // dx = gamma invStd (dy - sum(dy)/M) - (x - mean) gamma invStd^3 sum(dy (x - mean))/M
@@ -342,7 +351,11 @@ void batch_norm_backward(const BatchNormGeometry &g, const float *dz, const floa
     dgamma[c] = float(sumDyDev[size_t(c)] * invStd);
     dbeta[c] = float(sumDy[size_t(c)]);
   }
-  runPass<4>(g, l, x, dz, z, activation, mean, scale.data(), a.data(), b.data(), nullptr, dx);
+  if (masked && activation != NormActivation::none) // the masked gradient, read back
+    runPass<4>(g, l, x, masked, nullptr, NormActivation::none, mean, scale.data(), a.data(),
+               b.data(), nullptr, dx);
+  else
+    runPass<4>(g, l, x, dz, z, activation, mean, scale.data(), a.data(), b.data(), nullptr, dx);
 }
 
 } // namespace dlc::cpu_kernels::direct

@@ -529,15 +529,23 @@ template <bool Fast> struct NN {
     activateInPlace(act, y, k.outputs[0].numel());
   }
   // (dy, x, gamma, mean, var) -> (dx, dgamma, dbeta); with an activation
-  // (dz, z, x, gamma, mean, var): dy is the activation's gradient of dz at its output z.
+  // (dz, z, x, gamma, mean, var): dy is the activation's gradient of dz at its output z,
+  // also written to a fourth output where there is one (for a residual's shortcut).
   static void batchNormBackward(const KernelArgs &k) {
     check(k, "batch_norm_backward");
     const direct::NormActivation act = normActivation(k, "batch_norm_backward");
     if (act != direct::NormActivation::none) {
-      if (k.inputs.size() != 6 || k.outputs.size() != 3)
+      if (k.inputs.size() != 6 || (k.outputs.size() != 3 && k.outputs.size() != 4))
         throw Error("batch_norm_backward with an activation: " + std::to_string(k.inputs.size()) +
                     " inputs and " + std::to_string(k.outputs.size()) +
-                    " outputs, expected (dz, z, x, gamma, mean, var) -> (dx, dgamma, dbeta)");
+                    " outputs, expected (dz, z, x, gamma, mean, var) -> (dx, dgamma, dbeta[, dy])");
+      if (k.outputs.size() == 4 && (k.outputs[3].shape != k.inputs[0].shape ||
+                                    k.outputs[3].layout != k.inputs[0].layout))
+        throw Error("batch_norm_backward with an activation: the masked gradient is " +
+                    shape_rules::str(k.outputs[3].shape) + " " +
+                    layout_name(k.outputs[3].layout) + ", expected dz's " +
+                    shape_rules::str(k.inputs[0].shape) + " " + layout_name(k.inputs[0].layout));
+      float *masked = k.outputs.size() == 4 ? f32out(k.outputs[3]) : nullptr;
       auto g = batchNormGeometry(k.inputs[2].shape);
       g.layout = k.inputs[2].layout;
       const double epsilon = k.attrs->get_float("epsilon", 1e-5);
@@ -545,7 +553,7 @@ template <bool Fast> struct NN {
         return direct::batch_norm_backward(
             g, f32(k.inputs[0]), f32(k.inputs[1]), act, f32(k.inputs[2]), f32(k.inputs[3]),
             f32(k.inputs[4]), f32(k.inputs[5]), epsilon, f32out(k.outputs[0]),
-            f32out(k.outputs[1]), f32out(k.outputs[2]));
+            f32out(k.outputs[1]), f32out(k.outputs[2]), masked);
       // The reference: the activation's gradient into dx, then the batch norm's from it.
       const int64_t n = k.inputs[0].numel();
       std::vector<float> dy(static_cast<size_t>(n));
@@ -554,6 +562,8 @@ template <bool Fast> struct NN {
         dy[size_t(i)] = z[i] > 0.0f && (act == direct::NormActivation::relu || z[i] < 6.0f)
                             ? dz[i]
                             : 0.0f;
+      if (masked)
+        std::copy(dy.begin(), dy.end(), masked);
       return ref::batch_norm_backward(g, dy.data(), f32(k.inputs[2]), f32(k.inputs[3]),
                                       f32(k.inputs[4]), f32(k.inputs[5]), epsilon,
                                       f32out(k.outputs[0]), f32out(k.outputs[1]),

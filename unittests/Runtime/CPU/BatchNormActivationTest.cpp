@@ -110,7 +110,21 @@ TEST_P(BatchNormActivation, EqualsTheReferenceThenTheActivation) {
         direct::batch_norm_backward(g, dzl.data(), zl.data(), act, xl.data(), gamma.data(),
                                     wantMean.data(), wantVar.data(), 1e-5, dx.data(), dgamma.data(),
                                     dbeta.data());
+        // Writing the masked gradient too (for a shortcut) changes no bit of the others.
+        std::vector<float> dx2(dx.size(), -7.f), dgamma2(dgamma.size(), -7.f),
+            dbeta2(dbeta.size(), -7.f), masked(dx.size(), -7.f);
+        direct::batch_norm_backward(g, dzl.data(), zl.data(), act, xl.data(), gamma.data(),
+                                    wantMean.data(), wantVar.data(), 1e-5, dx2.data(),
+                                    dgamma2.data(), dbeta2.data(), masked.data());
         direct::use_portable_code(before);
+        EXPECT_EQ(dx2, dx);
+        EXPECT_EQ(dgamma2, dgamma);
+        EXPECT_EQ(dbeta2, dbeta);
+        if (act != NormActivation::none) {
+          EXPECT_EQ(inLayout(masked, c.N, c.C, c.H, c.W, c.layout, Layout::plain), dy);
+        } else {
+          EXPECT_EQ(masked, std::vector<float>(dx.size(), -7.f)) << "no activation: untouched";
+        }
         omp_set_num_threads(defaultTeam);
         EXPECT_TRUE(allClose(mean, wantMean, 1e-6));
         EXPECT_TRUE(allClose(var, wantVar, 1e-6));

@@ -230,11 +230,12 @@ void batch_norm_forward_training(const BatchNormGeometry &g, const float *x, con
                                  const float *residual = nullptr);
 /// ref::batch_norm_backward of dy = the activation's gradient of dz, read from the
 /// activation's output z (ReLU: z > 0; ReLU6: 0 < z < 6; none: dz, z unread), in any
-/// layout of `g`, without storing dy.
+/// layout of `g`: without storing dy, or, with `masked` (and an activation), writing dy
+/// there in dz's layout (for another reader: a residual's shortcut).
 void batch_norm_backward(const BatchNormGeometry &g, const float *dz, const float *z,
                          NormActivation activation, const float *x, const float *gamma,
                          const float *mean, const float *var, double epsilon, float *dx,
-                         float *dgamma, float *dbeta);
+                         float *dgamma, float *dbeta, float *masked = nullptr);
 /// onednn::reorder_layout's contract on the calling thread, for small tensors, where a
 /// oneDNN reorder's fixed cost dwarfs the move (ReorderSmall.cpp).
 void reorder_layout(int64_t N, int64_t C, int64_t H, int64_t W, Layout from, Layout to,

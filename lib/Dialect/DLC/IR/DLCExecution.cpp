@@ -315,13 +315,15 @@ std::optional<NormActivationRegion> mlir::dlc::normActivationRegion(FusedOp fuse
   if (ops.size() != 2)
     return std::nullopt;
   // act_backward(a0, a1); batch_norm_backward(that, a2, a3, a4, a5); yield its results
+  // [and act_backward's]
   Operation *act = ops[0];
   auto norm = dyn_cast<BatchNormBackwardOp>(ops[1]);
   if (!norm || !isa<ReluBackwardOp, Relu6BackwardOp>(act) || arguments.size() != 6 ||
       act->getOperand(0) != arguments[0] || act->getOperand(1) != arguments[1] ||
       norm->getOperand(0) != act->getResult(0) ||
       ValueRange(norm->getOperands()).drop_front() != arguments.drop_front(2) ||
-      ValueRange(norm->getResults()) != yielded)
+      yielded.size() < 3 || ValueRange(norm->getResults()) != yielded.take_front(3) ||
+      (yielded.size() == 4 ? yielded[3] != act->getResult(0) : yielded.size() != 3))
     return std::nullopt;
   return NormActivationRegion{norm, act, true};
 }

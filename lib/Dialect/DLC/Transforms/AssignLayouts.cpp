@@ -251,11 +251,13 @@ private:
         SmallVector<Value> normInputs{fused.getInputs()[0]};
         normInputs.append(fused.getInputs().begin() + 2, fused.getInputs().end());
         ::dlc::LayoutPlan norm;
-        if (!planWith(rule, region.norm, normInputs, fused.getResults(), norm))
+        if (!planWith(rule, region.norm, normInputs, fused.getResults().take_front(3), norm))
           return false;
         plan.inputs = {norm.inputs[0], norm.inputs[0]};
         plan.inputs.insert(plan.inputs.end(), norm.inputs.begin() + 1, norm.inputs.end());
         plan.outputs = norm.outputs;
+        if (fused.getNumResults() == 4) // the activation's gradient, in dz's layout
+          plan.outputs.push_back(norm.inputs[0]);
       }
     } else if (execution == FusedExecution::library_epilogue) {
       // The library op's rule, over the region's operands and results.

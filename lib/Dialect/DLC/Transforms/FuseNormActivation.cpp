@@ -117,21 +117,39 @@ private:
     });
   }
 
-  /// `dlc.relu_backward` or `dlc.relu6_backward` read only by a batch norm's gradient as
-  /// its output gradient: one region.
+  /// `dlc.relu_backward` or `dlc.relu6_backward` read by a batch norm's gradient as its
+  /// output gradient: one region with the first such norm gradient. Where others read
+  /// the activation's gradient too (a residual's shortcut), the region also yields it,
+  /// and takes the place of the activation's gradient (the norm gradient's other
+  /// operands, forward values, come before it; otherwise no region).
   void foldGradients(func::FuncOp function) {
     SmallVector<std::pair<Operation *, BatchNormBackwardOp>> pairs;
+    llvm::SmallPtrSet<Operation *, 16> taken;
     // The function's own ops only: the second run must not wrap the first's regions.
     for (auto norm : function.getBody().front().getOps<BatchNormBackwardOp>()) {
       Operation *gradient = norm.getGradOutput().getDefiningOp();
-      if (gradient && isa<ReluBackwardOp, Relu6BackwardOp>(gradient) && gradient->hasOneUse() &&
-          gradient->getBlock() == norm->getBlock() && deviceOf(gradient) == deviceOf(norm) &&
-          norm.getAxis() == 1 && isF32Tensor(norm.getGradOutput().getType()))
-        pairs.push_back({gradient, norm});
+      if (!gradient || !isa<ReluBackwardOp, Relu6BackwardOp>(gradient) ||
+          gradient->getBlock() != norm->getBlock() || deviceOf(gradient) != deviceOf(norm) ||
+          norm.getAxis() != 1 || !isF32Tensor(norm.getGradOutput().getType()) ||
+          taken.contains(gradient))
+        continue;
+      const bool before = llvm::all_of(ValueRange(norm->getOperands()).drop_front(), [&](Value v) {
+        Operation *producer = v.getDefiningOp();
+        return !producer || producer->isBeforeInBlock(gradient);
+      });
+      if (!gradient->hasOneUse() && !before)
+        continue;
+      taken.insert(gradient);
+      pairs.push_back({gradient, norm});
     }
-    for (auto [gradient, norm] : pairs)
-      outline({gradient, norm}, kNormActivationBackwardRegion,
-              SmallVector<Value>(norm->getResults()));
+    for (auto [gradient, norm] : pairs) {
+      SmallVector<Value> outputs(norm->getResults());
+      if (!gradient->hasOneUse()) {
+        norm->moveAfter(gradient);
+        outputs.push_back(gradient->getResult(0));
+      }
+      outline({gradient, norm}, kNormActivationBackwardRegion, outputs);
+    }
   }
 
   /// A training batch norm whose output only a ReLU or ReLU6 reads, or only an add of a

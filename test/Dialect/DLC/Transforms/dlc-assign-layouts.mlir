@@ -168,6 +168,22 @@ func.func @norm_activation(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, 
 
 // -----
 
+// A gradient region that also yields the activation's gradient: in dz's layout.
+// CHECK-LABEL: func.func @norm_activation_gradient_out
+// CHECK: dlc.fused "batch_norm_activation_backward"({{.*}}) {dlc.layouts = [#dlc.layout<nChw16c>, #dlc.layout<plain>, #dlc.layout<plain>, #dlc.layout<nChw16c>]}
+func.func @norm_activation_gradient_out(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x3x3xf32>, %g: tensor<16xf32>, %m: tensor<16xf32>, %v: tensor<16xf32>, %z: tensor<2x16x6x6xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x16x6x6xf32>) {
+  %c = dlc.conv2d %x, %w : (tensor<2x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<2x16x6x6xf32>
+  %d:4 = dlc.fused "batch_norm_activation_backward"(%c, %z, %c, %g, %m, %v) : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x16x6x6xf32>) {
+  ^bb0(%e0: tensor<2x16x6x6xf32>, %e1: tensor<2x16x6x6xf32>, %e2: tensor<2x16x6x6xf32>, %e3: tensor<16xf32>, %e4: tensor<16xf32>, %e5: tensor<16xf32>):
+    %q = dlc.relu_backward %e0, %e1 : tensor<2x16x6x6xf32>
+    %n:3 = dlc.batch_norm_backward %q, %e2, %e3, %e4, %e5 : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
+    dlc.yield %n#0, %n#1, %n#2, %q : tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x16x6x6xf32>
+  }
+  return %d#0, %d#1, %d#2, %d#3 : tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x16x6x6xf32>
+}
+
+// -----
+
 // With a residual added before the activation, the residual goes in the output's
 // layout (a plain argument is converted).
 // CHECK-LABEL: func.func @norm_residual_activation

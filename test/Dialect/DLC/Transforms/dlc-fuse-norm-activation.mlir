@@ -85,7 +85,8 @@ func.func @relu6(%x: tensor<2x16x6x6xf32>, %g: tensor<16xf32>, %b: tensor<16xf32
 // -----
 
 // Not folded: an inference norm; a norm output something besides the ReLU reads; a
-// gradient read twice.
+// gradient that something else reads too, with a norm gradient whose operand comes after
+// it (%late: the region could not take the gradient's place).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: dlc.fused
 func.func @left_alone(%x: tensor<2x16x6x6xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %dz: tensor<2x16x6x6xf32>) -> (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) {
@@ -94,8 +95,29 @@ func.func @left_alone(%x: tensor<2x16x6x6xf32>, %g: tensor<16xf32>, %b: tensor<1
   %n:3 = dlc.batch_norm %x, %g, %b {training} : (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
   %r = dlc.relu %n#0 : tensor<2x16x6x6xf32>
   %m = dlc.relu_backward %dz, %r : tensor<2x16x6x6xf32>
-  %d:3 = dlc.batch_norm_backward %m, %x, %g, %n#1, %n#2 : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
+  %late = dlc.neg %x : tensor<2x16x6x6xf32>
+  %d:3 = dlc.batch_norm_backward %m, %late, %g, %n#1, %n#2 : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
   return %ri, %n#0, %r, %d#0, %m : tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>
+}
+
+// -----
+
+// A ReLU gradient that the shortcut reads too (here: returned) and two norm gradients
+// read: it folds with the first, which takes its place and yields it as a fourth result
+// for the others.
+// CHECK-LABEL: func.func @shortcut_gradient
+// CHECK: %[[G:.*]]:4 = dlc.fused "batch_norm_activation_backward"(%arg3, %{{.*}}, %arg0, %arg1, %{{.*}}, %{{.*}})
+// CHECK: dlc.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK: dlc.batch_norm_backward %[[G]]#3,
+// CHECK: return %[[G]]#0, %{{.*}}, %[[G]]#3
+func.func @shortcut_gradient(%x: tensor<2x16x6x6xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %dz: tensor<2x16x6x6xf32>) -> (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>) {
+  %n:3 = dlc.batch_norm %x, %g, %b {training} : (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
+  %s = dlc.neg %n#0 : tensor<2x16x6x6xf32>
+  %r = dlc.relu %s : tensor<2x16x6x6xf32>
+  %m = dlc.relu_backward %dz, %r : tensor<2x16x6x6xf32>
+  %d:3 = dlc.batch_norm_backward %m, %x, %g, %n#1, %n#2 : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
+  %e:3 = dlc.batch_norm_backward %m, %x, %g, %n#1, %n#2 : (tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x16x6x6xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %d#0, %e#0, %m : tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>, tensor<2x16x6x6xf32>
 }
 
 // -----

@@ -51,7 +51,8 @@ constexpr llvm::StringLiteral kNormActivationRegion = "batch_norm_activation";
 /// ... and its gradient: `dlc.relu_backward` or `dlc.relu6_backward` of the first two
 /// operands (the activation's output gradient and its output), then
 /// `dlc.batch_norm_backward` of that and the other four (x, gamma, mean, variance); it
-/// yields the batch norm's three gradients.
+/// yields the batch norm's three gradients, then the activation's gradient where
+/// something outside reads it too (a residual's shortcut).
 constexpr llvm::StringLiteral kNormActivationBackwardRegion = "batch_norm_activation_backward";
 
 /// The ops of either region that fusedExecution runs as one step.

@@ -144,9 +144,12 @@ def DLCFuseNormActivation : Pass<"dlc-fuse-norm-activation", "mlir::ModuleOp"> {
     becomes a `batch_norm_activation` region yielding the activation, the batch mean
     and the variance; so does one whose output only a `dlc.add` reads that only the
     activation reads (ResNet's shortcut), the add's other operand (of the same type,
-    defined before the norm) a fourth region operand; a `dlc.relu_backward` or `dlc.relu6_backward` read only by a
-    `dlc.batch_norm_backward` as its output gradient becomes a
-    `batch_norm_activation_backward` region with the activation's two operands first.
+    defined before the norm) a fourth region operand; a `dlc.relu_backward` or `dlc.relu6_backward` read by a
+    `dlc.batch_norm_backward` as its output gradient becomes with the first such one a
+    `batch_norm_activation_backward` region with the activation's two operands first;
+    where others read the activation's gradient too (the shortcut's gradient), the
+    region yields it as a fourth result and takes the activation gradient's place, so
+    the norm gradient's other operands must come before it.
     On CPUs each runs as the batch norm's kernel with the activation folded in
     (`docs/design/runtime.md`); elsewhere op by op.
 
