@@ -1,6 +1,6 @@
 //===- TrainStepTest.cpp - the compiled data-parallel step against the seed's loop ===//
-#include "../Frontend/GradientCheck.h"
 #include "../../examples/LeafNetwork.h"
+#include "../Frontend/GradientCheck.h"
 #include "GeneratedRegionsCheck.h"
 
 #include <cmath>
@@ -81,7 +81,8 @@ TrainingRun train(bool compiled, const std::vector<Device> &devices, const std::
   return run;
 }
 
-void expectSame(const TrainingRun &want, const TrainingRun &got, double tolerance, const std::string &what) {
+void expectSame(const TrainingRun &want, const TrainingRun &got, double tolerance,
+                const std::string &what) {
   ASSERT_EQ(want.params.size(), got.params.size());
   for (size_t p = 0; p < want.params.size(); ++p)
     for (size_t i = 0; i < want.params[p].size(); ++i)
@@ -249,23 +250,45 @@ TEST(TrainStep, TheProgramIsShardedWithOneAllReducePerGradient) {
   EXPECT_NE(ir.find("= dlc.split "), std::string::npos);
   EXPECT_NE(ir.find("#dlc.device<cpu:1>"), std::string::npos);
   EXPECT_NE(step.compiled().traced_ir().find("dlc.gradient"), std::string::npos);
-  EXPECT_THROW(step(randomTensor({5, 3, 32, 32}, 3), np::array(std::vector<int64_t>{0, 1, 0, 1, 0})),
-               Error)
+  EXPECT_THROW(
+      step(randomTensor({5, 3, 32, 32}, 3), np::array(std::vector<int64_t>{0, 1, 0, 1, 0})), Error)
       << "an uneven batch is a compile error";
 }
 
-
 namespace {
 
-/// Convolutions each followed by a training batch norm and a ReLU or ReLU6: what
-/// dlc-fuse-norm-activation folds, both ways.
+/// ResNet v1's basic block: relu(x + bn(conv(relu(bn(conv(x)))))).
+class ResidualBlock : public HybridBlock {
+public:
+  ResidualBlock() {
+    conv1 =
+        register_child("conv1", std::make_shared<nn::Conv2D>(16, std::array<int64_t, 2>{3, 3}, "",
+                                                             nn::Conv2DOptions{{1, 1}, {1, 1}}));
+    norm1 = register_child("norm1", std::make_shared<nn::BatchNorm>());
+    conv2 =
+        register_child("conv2", std::make_shared<nn::Conv2D>(16, std::array<int64_t, 2>{3, 3}, "",
+                                                             nn::Conv2DOptions{{1, 1}, {1, 1}}));
+    norm2 = register_child("norm2", std::make_shared<nn::BatchNorm>());
+  }
+  Tensor forward(const Tensor &x) override {
+    Tensor h = npx::relu((*norm1)((*conv1)(x)));
+    return npx::relu(x + (*norm2)((*conv2)(h)));
+  }
+  std::string kind() const override { return "ResidualBlock"; }
+  std::shared_ptr<nn::Conv2D> conv1, conv2;
+  std::shared_ptr<nn::BatchNorm> norm1, norm2;
+};
+
+/// Convolutions each followed by a training batch norm and a ReLU or ReLU6, then a
+/// residual block: what dlc-fuse-norm-activation folds, both ways.
 class NormActivationNet : public HybridSequential {
 public:
   NormActivationNet() {
     add(std::make_shared<nn::Conv2D>(16, 3), std::make_shared<nn::BatchNorm>(),
         std::make_shared<nn::Activation>("relu"), std::make_shared<nn::Conv2D>(16, 3),
         std::make_shared<nn::BatchNorm>(), std::make_shared<nn::Activation>("relu6"),
-        std::make_shared<nn::Flatten>(), std::make_shared<nn::Dense>(2));
+        std::make_shared<ResidualBlock>(), std::make_shared<nn::Flatten>(),
+        std::make_shared<nn::Dense>(2));
   }
 };
 
@@ -305,8 +328,11 @@ TEST(TrainStep, NormsWithTheirActivationsChangeNoNumber) {
   std::string fusedIR, apartIR;
   TrainingRun fused = trainNormActivation(true, fusedIR),
               apart = trainNormActivation(false, apartIR);
-  for (const char *kind : {"dlc.fused \"batch_norm_activation\"",
-                           "dlc.fused \"batch_norm_activation_backward\""}) {
+  for (const char *kind :
+       {"dlc.fused \"batch_norm_activation\"", "dlc.fused \"batch_norm_activation_backward\"",
+        // the residual's forward region (a fourth operand), its gradient's (a fourth result)
+        "(tensor<6x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<6x16x8x8xf32>) -> ",
+        "-> (tensor<6x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<6x16x8x8xf32>)"}) {
     EXPECT_NE(fusedIR.find(kind), std::string::npos) << kind << " in\n" << fusedIR;
     EXPECT_EQ(apartIR.find(kind), std::string::npos) << kind << " with norm_activation off";
   }
