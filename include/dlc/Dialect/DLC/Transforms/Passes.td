@@ -180,6 +180,26 @@ def DLCFuseNormActivation : Pass<"dlc-fuse-norm-activation", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
 
+def DLCReportFusion : Pass<"dlc-report-fusion", "mlir::ModuleOp"> {
+  let summary = "Say what each fused region holds and why its neighbours stayed apart";
+  let description = [{
+    Changes nothing. For every `dlc.fused` region it emits a remark naming the region's
+    kind, the ops it holds and how it runs on its device (one library kernel, one
+    element-wise step, or op by op), then one remark per neighbour outside any region
+    (the producer of an operand, the reader of a result; views, constants and returns
+    left out) saying why that neighbour was not fused: the value between them has other
+    readers, or no pass folds that op into a region of that kind. Each remark is at the region's location (the traced
+    op names). Run it after the pipeline's fusion passes:
+
+    ```
+    dlc-opt step.mlir --dlc-pipeline=cpu --dlc-report-fusion -o /dev/null
+    remark: fused "batch_norm_activation" (dlc.batch_norm + dlc.relu) runs as one batch norm kernel with the activation
+    remark: not with the producer dlc.conv2d: its result has 2 readers, which would all need it from the region
+    ```
+  }];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
+}
+
 def DLCDropUnreadSaved : Pass<"dlc-drop-unread-saved", "mlir::ModuleOp"> {
   let summary = "Stop returning activations for a backward that no longer reads them";
   let description = [{
