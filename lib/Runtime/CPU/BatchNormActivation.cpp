@@ -1,7 +1,9 @@
 //===- BatchNormActivation.cpp - training batch norm with the ReLU after it ----===//
 //
-// A compiled training step's batch norm followed by a ReLU or ReLU6 (dlc-fuse's
-// batch_norm_activation regions) runs as one kernel each way, in any layout:
+// Every CPU training batch norm, eager or compiled, runs here (so that a region rounds
+// as the ops it replaces); a compiled step's batch norm followed by a ReLU or ReLU6
+// (dlc-fuse-norm-activation's batch_norm_activation regions) runs as one kernel each
+// way, in any layout:
 // - forward: the batch mean and biased variance in one pass over x (sums of x - K and
 //   (x - K)^2 for K one of the channel's values, so that they do not cancel), then
 //   y = act(gamma (x - mean) / sqrt(var + eps) + beta [+ r]) in the pass that
