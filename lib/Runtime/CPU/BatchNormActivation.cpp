@@ -63,22 +63,29 @@ Layout_ layoutOf(const BatchNormGeometry &g) {
   return {g.C, 1, g.C * g.S, g.S};
 }
 
-/// The activation's gradient of dz (in place) from its output z.
-template <typename V, typename M>
-__attribute__((always_inline)) inline void mask(V &dz, const V &z, NormActivation act) {
+/// The activation's gradient of dz (in place) from its output z at [i]; z is read (and
+/// may be null) only with an activation. (By width: a vector type passed as a template
+/// argument loses its alignment attribute, so the unaligned type is named here.)
+template <int64_t Width>
+__attribute__((always_inline)) inline void mask(typename VectorOf<Width>::type &dz,
+                                                const float *z, int64_t i, NormActivation act) {
+  using V = typename VectorOf<Width>::type;
+  using M = typename VectorOf<Width>::mask;
+  using U = typename VectorOf<Width>::unaligned;
   if (act == NormActivation::none)
     return;
-  M keep = z > V{};
+  const V zv = *reinterpret_cast<const U *>(z + i); // a copy: V is aligned, z + i not
+  M keep = zv > V{};
   if (act == NormActivation::relu6)
-    keep &= z < V{} + 6.0f;
+    keep &= zv < V{} + 6.0f;
   dz = (V)((M)dz & keep);
 }
 
 /// The same, one value.
-inline float passedOne(float dz, float z, NormActivation act) {
+inline float passedOne(float dz, const float *z, int64_t i, NormActivation act) {
   if (act == NormActivation::none)
     return dz;
-  return z > 0.0f && (act == NormActivation::relu || z < 6.0f) ? dz : 0.0f;
+  return z[i] > 0.0f && (act == NormActivation::relu || z[i] < 6.0f) ? dz : 0.0f;
 }
 inline float activateOne(float y, NormActivation act) {
   if (act == NormActivation::none)
@@ -112,7 +119,6 @@ __attribute__((always_inline)) inline void
 pieceSums(const Layout_ &l, const float *x, const float *dz, const float *z, NormActivation act,
           const float *mean, float *out0, float *out1, float *store) {
   using V = typename VectorOf<Width>::type;
-  using M = typename VectorOf<Width>::mask;
   using U = typename VectorOf<Width>::unaligned;
   using D = typename VectorOf<Width>::wide;
   D first = {}, second = {};
@@ -128,8 +134,7 @@ pieceSums(const Layout_ &l, const float *x, const float *dz, const float *z, Nor
         t += d * d;
       } else {
         V d = *reinterpret_cast<const U *>(dz + i);
-        const V zv = *reinterpret_cast<const U *>(z + i); // a copy: V is aligned, z + i not
-        mask<V, M>(d, zv, act);
+        mask<Width>(d, z, i, act);
         if (store)
           *reinterpret_cast<U *>(store + i) = d;
         s += d;
@@ -153,7 +158,7 @@ pieceSums(const Layout_ &l, const float *x, const float *dz, const float *z, Nor
       one += d;
       two += d * d;
     } else {
-      const float g = passedOne(dz[i], z[i], act);
+      const float g = passedOne(dz[i], z, i, act);
       if (store)
         store[i] = g;
       one += g;
@@ -202,8 +207,7 @@ pieceMap(const Layout_ &l, const float *x, const float *dz, const float *z, Norm
       activate<V, M>(r, act);
     } else {
       V dy = *reinterpret_cast<const U *>(dz + i);
-      const V zv = *reinterpret_cast<const U *>(z + i);
-      mask<V, M>(dy, zv, act);
+      mask<Width>(dy, z, i, act);
       r = sc * (dy - sh) - (a - mu) * bb;
     }
     *reinterpret_cast<U *>(out + i) = r;
@@ -212,7 +216,7 @@ pieceMap(const Layout_ &l, const float *x, const float *dz, const float *z, Norm
     out[i] = Pass == 3
                  ? activateOne((x[i] - mean[0]) * scale[0] + shift[0] + (residual ? dz[i] : 0.0f),
                                act)
-                 : scale[0] * (passedOne(dz[i], z[i], act) - shift[0]) - (x[i] - mean[0]) * b[0];
+                 : scale[0] * (passedOne(dz[i], z, i, act) - shift[0]) - (x[i] - mean[0]) * b[0];
 }
 
 /// The per-CPU entry points: one piece (group, image) of one pass.
