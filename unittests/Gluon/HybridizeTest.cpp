@@ -95,12 +95,14 @@ int occurrences(const std::string &text, const std::string &what) {
   return count;
 }
 
-void expectSameStep(const StepResult &eager, const StepResult &compiled, const std::string &what) {
+void expectSameStep(const StepResult &eager, const StepResult &compiled, const std::string &what,
+                    double gradientTolerance = 1e-5) {
   expectClose(eager.output, compiled.output, 1e-5, what + " output");
   expectClose(eager.loss, compiled.loss, 1e-5, what + " loss");
   ASSERT_EQ(eager.grads.size(), compiled.grads.size());
   for (size_t p = 0; p < eager.grads.size(); ++p)
-    expectClose(eager.grads[p], compiled.grads[p], 1e-5, what + " gradient #" + std::to_string(p));
+    expectClose(eager.grads[p], compiled.grads[p], gradientTolerance,
+                what + " gradient #" + std::to_string(p));
   for (size_t p = 0; p < eager.params.size(); ++p)
     expectClose(eager.params[p], compiled.params[p], 1e-5, what + " parameter #" + std::to_string(p));
 }
@@ -772,7 +774,12 @@ TEST(Hybridize, PoolingIndicesTrainAsTheActivationsDo) {
   std::string indexedIR, plainIR;
   StepResult indexed = leafStep(true, true, {cpu(0)}, 4, &on, &indexedIR);
   StepResult found = leafStep(true, true, {cpu(0)}, 4, &off, &plainIR);
-  expectSameStep(found, indexed, "pool indices");
+  // The two paths sum the first block's weight and bias gradients in other orders (from
+  // the codes, or Winograd's over the pooling's gradient), and the batch norm after the
+  // pooling leaves that block's bias gradient near 0 (about 1e-5, the sum of terms of
+  // 1e-3): there the two differ by up to 1.05e-5 (seen in the -O1 sanitizer build). A
+  // wrong maximum would be off by far more.
+  expectSameStep(found, indexed, "pool indices", 3e-5);
   for (const char *op : {"dlc.max_pool2d_indexed ", "dlc.max_pool2d_backward_indexed "})
     EXPECT_EQ(occurrences(indexedIR, op), 3) << op << " in\n" << indexedIR;
   EXPECT_EQ(occurrences(indexedIR, "dlc.max_pool2d_backward "), 0) << indexedIR;
