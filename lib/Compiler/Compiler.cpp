@@ -26,6 +26,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 
 namespace dlc::compiler {
@@ -154,6 +155,7 @@ public:
     pipelineOptions.prepareParameters = options.prepare_parameters;
     pipelineOptions.poolIndices = options.pool_indices;
     pipelineOptions.normActivation = options.norm_activation;
+    pipelineOptions.memoryBudget = options.memory_budget;
     pipelineOptions.convAlgorithms = options.conv_algorithms;
     pipelineOptions.convTimer = hostConvTimer();
     Layout blocked = options.blocked_layout.value_or(Layout::plain);
@@ -175,8 +177,28 @@ public:
                                         pipelineOptions);
     if (failed(pipeline.run(*module_)))
       return what + ": the pipeline failed:\n" + diagnostics_;
+    reportMissedBudgets(what);
     ir = print(*module_);
     return "";
+  }
+
+  /// A memory budget dlc-remat could not reach is said on stderr: the compile still
+  /// succeeds, with as little memory as recomputing allowed.
+  void reportMissedBudgets(const std::string &what) {
+    module_->walk([&](func::FuncOp function) {
+      auto remat = function->getAttrOfType<DictionaryAttr>(
+          mlir::dlc::DLCDialect::getRematAttrName());
+      if (!remat)
+        return;
+      auto number = [&](StringRef key) { return cast<IntegerAttr>(remat.get(key)).getInt(); };
+      if (number("peak_after") > number("budget"))
+        std::fprintf(stderr,
+                     "dlc: %s: @%s holds %lld bytes at once, over the memory budget of %lld "
+                     "(%lld without computing activations again)\n",
+                     what.c_str(), function.getName().str().c_str(),
+                     (long long)number("peak_after"), (long long)number("budget"),
+                     (long long)number("peak_before"));
+    });
   }
 
   func::FuncOp function(const std::string &name) {

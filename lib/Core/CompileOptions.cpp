@@ -50,12 +50,38 @@ std::string CompileOptions::key() const {
          (blocked_layout ? layout_name(*blocked_layout) : "process") + " fuse=" + flag(fuse) +
          " prepare-parameters=" + flag(prepare_parameters) +
          " pool-indices=" + flag(pool_indices) + " norm-activation=" + flag(norm_activation) +
+         " memory-budget=" + std::to_string(memory_budget) +
          " conv-algorithms=" + conv_algorithms + " generated-kernels=" + flag(generated_kernels) + " cuda-graphs=" + flag(cuda_graphs) +
          " cuda-toolkit=" + (cuda_toolkit.empty() ? "none" : cuda_toolkit) +
          " gpu-chip=" + gpu_chip + " cache-dir=" + (cache_dir.empty() ? "off" : cache_dir);
 }
 
 std::string CompileOptions::str() const { return key() + " timing=" + flag(timing); }
+
+int64_t parse_memory_budget(const std::string &value, const std::string &where) {
+  size_t used = 0;
+  double number = 0;
+  try {
+    number = std::stod(value, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  double scale = 1;
+  std::string suffix = value.substr(used);
+  if (suffix == "K" || suffix == "k")
+    scale = 1024.0;
+  else if (suffix == "M" || suffix == "m")
+    scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g")
+    scale = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty())
+    used = 0;
+  double bytes = number * scale;
+  if (used == 0 || !(bytes >= 0) || bytes > 9e18)
+    throw ValueError(where + "='" + value +
+                     "': expected a number of bytes, optionally with K, M or G (0: no budget)");
+  return int64_t(bytes);
+}
 
 const std::string &checked_conv_algorithms(const std::string &value, const std::string &where) {
   if (value != "auto" && value != "timed" && value != "winograd" && value != "direct")
@@ -93,6 +119,9 @@ CompileOptions compile_options_from_environment() {
   options.prepare_parameters = switchVariable("DLC_PREPARE_PARAMETERS", true);
   options.pool_indices = switchVariable("DLC_POOL_INDICES", true);
   options.norm_activation = switchVariable("DLC_NORM_ACTIVATION", true);
+  if (std::string budget = variable("DLC_MEMORY_BUDGET"); !budget.empty())
+    options.memory_budget =
+        parse_memory_budget(budget, "environment variable DLC_MEMORY_BUDGET");
   if (std::string algorithms = variable("DLC_CONV_ALGORITHMS"); !algorithms.empty())
     options.conv_algorithms =
         checked_conv_algorithms(algorithms, "environment variable DLC_CONV_ALGORITHMS");

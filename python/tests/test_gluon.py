@@ -74,12 +74,13 @@ def test_hybridize_keyword_arguments_are_compile_options():
     net(x)
     net.hybridize(fuse=False, generated_kernels=False, blocked_layout="plain",
                   prepare_parameters=False, pool_indices=False, norm_activation=False,
-                  conv_algorithms="direct",
+                  memory_budget="1.5M", conv_algorithms="direct",
                   static_alloc=True, static_shape=True)  # MXNet's flags are accepted
     options = net.compile_options
     assert options["fuse"] is False and options["generated_kernels"] is False
     assert options["prepare_parameters"] is False and options["pool_indices"] is False
     assert options["norm_activation"] is False
+    assert options["memory_budget"] == 3 * 2**19
     assert options["conv_algorithms"] == "direct"
     assert options["blocked_layout"] == "plain"
     assert net.features.compile_options["fuse"] is False  # children compile alike
@@ -93,6 +94,8 @@ def test_hybridize_keyword_arguments_are_compile_options():
         net.hybridize(fusion=False)
     with pytest.raises(ValueError, match="conv_algorithms='fastest': expected auto, timed, winograd"):
         net.hybridize(conv_algorithms="fastest")
+    with pytest.raises(ValueError, match="memory_budget='lots': expected a number of bytes"):
+        net.hybridize(memory_budget="lots")
     with pytest.raises(ValueError, match="blocked_layout='NCHW'"):
         net.hybridize(blocked_layout="NCHW")
 

@@ -36,6 +36,12 @@ inline llvm::cl::opt<bool> normActivationFlag(
     llvm::cl::desc("run a training batch norm and the ReLU or ReLU6 after it as one kernel "
                    "each way (false: two steps each way)"),
     llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<std::string> memoryBudgetFlag(
+    "memory-budget",
+    llvm::cl::desc("the most bytes (K, M, G allowed) a compiled step's arena may hold on a "
+                   "device: activations (element-wise ops, batch norms, convolutions) are "
+                   "computed again in the backward until it fits (0: no budget, the default)"),
+    llvm::cl::value_desc("bytes"), llvm::cl::cat(compileOptionFlags));
 inline llvm::cl::opt<std::string> convAlgorithmsFlag(
     "conv-algorithms",
     llvm::cl::desc("how 3x3 CPU convolutions compute: auto (Winograd for large enough "
@@ -85,6 +91,8 @@ inline CompileOptions compileOptionsFromFlags() {
     options.pool_indices = poolIndicesFlag;
   if (given(normActivationFlag))
     options.norm_activation = normActivationFlag;
+  if (given(memoryBudgetFlag))
+    options.memory_budget = parse_memory_budget(memoryBudgetFlag, "--memory-budget");
   if (given(convAlgorithmsFlag))
     options.conv_algorithms = checked_conv_algorithms(convAlgorithmsFlag, "--conv-algorithms");
   if (given(generatedKernelsFlag))

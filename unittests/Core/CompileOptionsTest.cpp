@@ -86,6 +86,28 @@ TEST_F(CompileVariables, AMalformedValueNamesItsVariable) {
   EXPECT_THROW(compile_options_from_environment(), Error);
 }
 
+TEST(CompileOptions, MemoryBudgetsAreBytesWithBinarySuffixes) {
+  EXPECT_EQ(parse_memory_budget("0", "x"), 0);
+  EXPECT_EQ(parse_memory_budget("4096", "x"), 4096);
+  EXPECT_EQ(parse_memory_budget("1.5k", "x"), 1536);
+  EXPECT_EQ(parse_memory_budget("512M", "x"), int64_t(512) << 20);
+  EXPECT_EQ(parse_memory_budget("2G", "x"), int64_t(2) << 30);
+  for (const char *bad : {"", "lots", "2T", "-5", "1e30", "G", "5 M"}) {
+    try {
+      parse_memory_budget(bad, "--memory-budget");
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const ValueError &e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("--memory-budget='") + bad + "'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  ::setenv("DLC_MEMORY_BUDGET", "3M", 1);
+  EXPECT_EQ(compile_options_from_environment().memory_budget, int64_t(3) << 20);
+  ::unsetenv("DLC_MEMORY_BUDGET");
+  EXPECT_EQ(compile_options_from_environment().memory_budget, 0) << "no budget by default";
+}
+
 TEST(CompileOptions, TheKeyHoldsWhatChangesTheProgramAndNotTiming) {
   CompileOptions a;
   CompileOptions b = a;
@@ -96,6 +118,8 @@ TEST(CompileOptions, TheKeyHoldsWhatChangesTheProgramAndNotTiming) {
            [](CompileOptions &o) { o.fuse = false; },
            [](CompileOptions &o) { o.prepare_parameters = false; },
            [](CompileOptions &o) { o.pool_indices = false; },
+           [](CompileOptions &o) { o.norm_activation = false; },
+           [](CompileOptions &o) { o.memory_budget = 1 << 30; },
            [](CompileOptions &o) { o.conv_algorithms = "direct"; },
            [](CompileOptions &o) { o.generated_kernels = false; },
            [](CompileOptions &o) { o.cuda_graphs = false; },

@@ -775,10 +775,12 @@ TEST(Hybridize, PoolingIndicesTrainAsTheActivationsDo) {
   StepResult indexed = leafStep(true, true, {cpu(0)}, 4, &on, &indexedIR);
   StepResult found = leafStep(true, true, {cpu(0)}, 4, &off, &plainIR);
   // The two paths sum the first block's weight and bias gradients in other orders (from
-  // the codes, or Winograd's over the pooling's gradient), and the batch norm after the
-  // pooling leaves that block's bias gradient near 0 (about 1e-5, the sum of terms of
-  // 1e-3): there the two differ by up to 1.05e-5 (seen in the -O1 sanitizer build). A
-  // wrong maximum would be off by far more.
+  // the codes, or over the pooling's gradient written out). Each bias gradient sums 784
+  // terms of about 0.25 (their absolute values add up to 160-280 per channel) that the
+  // batch norm after the pooling makes cancel to about 1e-6: float32 rounding in two
+  // orders then differs by up to about one epsilon of that absolute sum (1.2e-7 * 200 =
+  // 2.4e-5; 1.05e-5 was seen in the -O1 sanitizer build), hence 3e-5 for the gradients.
+  // A wrong maximum moves a whole term, 1e-2 or more.
   expectSameStep(found, indexed, "pool indices", 3e-5);
   for (const char *op : {"dlc.max_pool2d_indexed ", "dlc.max_pool2d_backward_indexed "})
     EXPECT_EQ(occurrences(indexedIR, op), 3) << op << " in\n" << indexedIR;

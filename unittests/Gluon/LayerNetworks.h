@@ -146,11 +146,13 @@ inline std::shared_ptr<HybridSequential> transformerNetwork() {
 
 /// Per-sample losses of each step, then the parameters, after `steps` SGD-with-momentum
 /// steps of `net` on one batch: eagerly (record, backward, Trainer::step; hybridized or
-/// not, as the net is) or as the compiled TrainStep with `options`.
+/// not, as the net is) or as the compiled TrainStep with `options` (its compiled IR into
+/// `ir`, where given).
 inline std::vector<std::vector<float>> trainSteps(Block &net, const Tensor &images,
                                                   const Tensor &labels, bool compiledStep,
                                                   const CompileOptions &options,
-                                                  double learningRate = 0.05, int steps = 3) {
+                                                  double learningRate = 0.05, int steps = 3,
+                                                  std::string *ir = nullptr) {
   Device device = images.device();
   Trainer trainer(net.collect_params(), "sgd",
                   {{"learning_rate", learningRate}, {"momentum", 0.9}});
@@ -173,6 +175,8 @@ inline std::vector<std::vector<float>> trainSteps(Block &net, const Tensor &imag
   }
   for (const ParameterPtr &p : net.collect_params().values())
     out.push_back(p->data(device).to_vector<float>());
+  if (ir && compiledStep)
+    *ir = step.compiled().compiled_ir();
   return out;
 }
 

@@ -126,12 +126,21 @@ namespace {
 struct TrainingRun {
   std::vector<std::vector<float>> params;
   std::vector<float> loss;
+  std::string ir; ///< the compiled step's
 };
 
-/// Three SGD-with-momentum steps of zoo network `name` on `batch` random images,
-/// eagerly (record, backward, Trainer::step) or as the compiled TrainStep.
-TrainingRun trainThreeSteps(const std::string &name, int64_t size, int64_t batch,
-                            bool compiled) {
+/// What a compiled zoo step is asked to do besides the defaults.
+struct ZooStepOptions {
+  bool poolIndices = false;
+  int64_t memoryBudget = 0;
+  int steps = 3;
+};
+
+/// SGD-with-momentum steps (three unless `zooStep` says) of zoo network `name` on
+/// `batch` random images, eagerly (record, backward, Trainer::step) or as the compiled
+/// TrainStep.
+TrainingRun trainSteps(const std::string &name, int64_t size, int64_t batch, bool compiled,
+                       const ZooStepOptions &zooStep = {}) {
   np::random::seed(5);
   zoo::ModelOptions zooOptions;
   zooOptions.classes = 3;
@@ -148,19 +157,29 @@ TrainingRun trainThreeSteps(const std::string &name, int64_t size, int64_t batch
   // (eager on plain against blocked layouts, both direct, already differ by 36 % in the
   // first norm's gamma and 19 % in a convolution's weights; Winograd's results differ as
   // much, and no more). Winograd is checked against the reference kernels elsewhere.
+  // Likewise max pooling's gradient finds the maxima again, as eager code does, unless
+  // asked: from the forward's indices the filter gradients sum in another order, and
+  // that rounding flipped a ReLU of VGG-16's second dense layer in the third step on an
+  // AVX2 EPYC (its bias then 6.9e-5 off, every other parameter within 5e-6; after one
+  // or two steps all within 1e-8). PoolIndicesChangeOnlyRounding compares that path.
   CompileOptions options = compile_options_from_environment();
   options.conv_algorithms = "direct";
+  options.pool_indices = zooStep.poolIndices;
+  options.memory_budget = zooStep.memoryBudget;
   Tensor images = dlc::testing::randomTensor({batch, 3, size, size}, 9);
   std::vector<int64_t> classes;
   for (int64_t i = 0; i < batch; ++i)
     classes.push_back((i * 2) % 3);
   Tensor labels = np::array(classes);
   np::random::seed(23); // dropout masks
+  std::string ir;
   std::vector<std::vector<float>> steps =
-      dlc::testing::trainSteps(*net, images, labels, compiled, options, /*learningRate=*/0.01);
+      dlc::testing::trainSteps(*net, images, labels, compiled, options, /*learningRate=*/0.01,
+                               zooStep.steps, &ir);
   TrainingRun run;
-  run.loss = steps[2];
-  run.params.assign(steps.begin() + 3, steps.end());
+  run.ir = ir;
+  run.loss = steps[size_t(zooStep.steps) - 1];
+  run.params.assign(steps.begin() + zooStep.steps, steps.end());
   return run;
 }
 
@@ -208,8 +227,8 @@ class EveryZooNetwork : public ::testing::TestWithParam<std::string> {};
 TEST_P(EveryZooNetwork, CompiledTrainingStepsEndWhereEagerOnesDo) {
   const std::string name = GetParam();
   const ZooTrainingCase c = trainingCase(name);
-  TrainingRun eager = trainThreeSteps(name, c.size, c.batch, false),
-              compiled = trainThreeSteps(name, c.size, c.batch, true);
+  TrainingRun eager = trainSteps(name, c.size, c.batch, false),
+              compiled = trainSteps(name, c.size, c.batch, true);
   ASSERT_EQ(eager.params.size(), compiled.params.size());
   for (size_t p = 0; p < eager.params.size(); ++p)
     for (size_t i = 0; i < eager.params[p].size(); ++i)
@@ -221,8 +240,63 @@ TEST_P(EveryZooNetwork, CompiledTrainingStepsEndWhereEagerOnesDo) {
     EXPECT_NEAR(compiled.loss[i], eager.loss[i], 1e-5 * std::max(1.f, eager.loss[i]));
 }
 
+// Max pooling's gradient from the forward's indices (dlc-keep-pool-indices, with the
+// convolutions around it in one step, dlc-fuse-conv-pool) against finding the maxima
+// again: one step, so that the filter gradients' other summation order shows as rounding
+// and is not amplified by the steps after (see trainSteps).
+TEST_P(EveryZooNetwork, PoolIndicesChangeOnlyRounding) {
+  const std::string name = GetParam();
+  const ZooTrainingCase c = trainingCase(name);
+  ZooStepOptions indexed, found;
+  indexed.poolIndices = true;
+  indexed.steps = found.steps = 1;
+  TrainingRun fromIndices = trainSteps(name, c.size, c.batch, true, indexed),
+              maximaFound = trainSteps(name, c.size, c.batch, true, found);
+  ASSERT_EQ(fromIndices.params.size(), maximaFound.params.size());
+  for (size_t p = 0; p < fromIndices.params.size(); ++p)
+    for (size_t i = 0; i < fromIndices.params[p].size(); ++i)
+      ASSERT_NEAR(fromIndices.params[p][i], maximaFound.params[p][i],
+                  1e-5 * std::max(1.f, std::abs(maximaFound.params[p][i])))
+          << "parameter #" << p << " element " << i;
+  EXPECT_EQ(fromIndices.loss, maximaFound.loss) << "the forwards compute alike";
+}
+
 INSTANTIATE_TEST_SUITE_P(ModelZoo, EveryZooNetwork, ::testing::ValuesIn(zoo::model_names()),
                          testName);
+
+// dlc-remat under a budget of 1 byte computes again every activation it can (batch
+// norms with their activations, residual sums, convolutions with their inputs): the
+// copies run the same kernels on the same values, so the steps end on the same bits as
+// with every activation kept (and so where the eager ones do, as above). ResNet-50 v1's
+// bottlenecks and downsampling shortcuts, on ImageNet's size (on small images its step
+// holds the most at the end, the 100 MB of weight gradients the update reads, where no
+// activation is left to free); MobileNetV2's ReLU6, depthwise convolutions and linear
+// bottlenecks with their residual sums.
+TEST(ModelZoo, ActivationsComputedAgainChangeNoNumber) {
+  for (auto [name, c] : {std::pair<const char *, ZooTrainingCase>{"resnet50_v1", {224, 4}},
+                         {"mobilenetv2_0.25", trainingCase("mobilenetv2_0.25")}}) {
+    SCOPED_TRACE(name);
+    ZooStepOptions keep, recompute;
+    keep.poolIndices = recompute.poolIndices = true;
+    recompute.memoryBudget = 1;
+    TrainingRun kept = trainSteps(name, c.size, c.batch, true, keep),
+                recomputed = trainSteps(name, c.size, c.batch, true, recompute);
+    ASSERT_EQ(kept.params.size(), recomputed.params.size());
+    for (size_t p = 0; p < kept.params.size(); ++p)
+      ASSERT_EQ(kept.params[p], recomputed.params[p]) << "parameter #" << p;
+    EXPECT_EQ(kept.loss, recomputed.loss);
+    for (const char *copy : {"dlc.fused \"batch_norm_activation\"(", "dlc.conv2d "}) {
+      auto copied = [&](const std::string &ir) {
+        int count = 0;
+        for (size_t at = ir.find(copy); at != std::string::npos; at = ir.find(copy, at + 1))
+          count += ir.substr(at, ir.find('\n', at) - at).find("dlc.recomputed") != std::string::npos;
+        return count;
+      };
+      EXPECT_EQ(copied(kept.ir), 0) << copy;
+      EXPECT_GT(copied(recomputed.ir), 4) << copy << " copies in\n" << recomputed.ir;
+    }
+  }
+}
 
 TEST(ModelZoo, ClearErrors) {
   try {

@@ -292,7 +292,7 @@ public:
   }
 };
 
-TrainingRun trainNormActivation(bool normActivation, std::string &ir) {
+TrainingRun trainNormActivation(bool normActivation, std::string &ir, int64_t memoryBudget = 0) {
   np::random::seed(5);
   NormActivationNet net;
   net.initialize(init::Xavier());
@@ -308,6 +308,7 @@ TrainingRun trainNormActivation(bool normActivation, std::string &ir) {
   loss::SoftmaxCrossEntropyLoss lossFn;
   CompileOptions options = compile_options_from_environment();
   options.norm_activation = normActivation;
+  options.memory_budget = memoryBudget;
   TrainStep step(net, lossFn, trainer, {cpu(0)}, false, options);
   Tensor images = randomTensor({6, 3, 12, 12}, 9);
   Tensor labels = np::array(std::vector<int64_t>{0, 1, 1, 0, 1, 0});
@@ -337,4 +338,37 @@ TEST(TrainStep, NormsWithTheirActivationsChangeNoNumber) {
     EXPECT_EQ(apartIR.find(kind), std::string::npos) << kind << " with norm_activation off";
   }
   expectSame(apart, fused, 0, "norm_activation on vs off");
+}
+
+namespace {
+/// The number after `key` in `ir` (the first occurrence), or -1.
+int64_t numberAfter(const std::string &ir, const std::string &key) {
+  size_t at = ir.find(key);
+  return at == std::string::npos ? -1 : std::stoll(ir.substr(at + key.size()));
+}
+} // namespace
+
+// dlc-remat under a budget below the step's peak: the norms' activations are computed
+// again in the backward, the plan holds less, and the numbers do not change (the copies
+// run the same kernels on the same inputs).
+TEST(TrainStep, RecomputedActivationsChangeNoNumber) {
+  std::string keptIR, recomputedIR;
+  // A budget above everything: the pass measures the peak and changes nothing.
+  TrainingRun kept = trainNormActivation(true, keptIR, int64_t(1) << 40);
+  const int64_t peak = numberAfter(keptIR, "peak_before = ");
+  ASSERT_GT(peak, 0) << keptIR;
+  EXPECT_EQ(numberAfter(keptIR, "peak_after = "), peak) << keptIR;
+  EXPECT_EQ(keptIR.find("dlc.recomputed"), std::string::npos) << keptIR;
+  // (Computing values again takes this small network's plan down to about 80 % of its
+  // arena at most: with a budget of 1 byte it stops at 258688 of 323456 bytes.)
+  const int64_t budget = peak * 17 / 20;
+  TrainingRun recomputed = trainNormActivation(true, recomputedIR, budget);
+  EXPECT_EQ(numberAfter(recomputedIR, "peak_before = "), peak) << recomputedIR;
+  EXPECT_LE(numberAfter(recomputedIR, "peak_after = "), budget) << recomputedIR;
+  EXPECT_NE(recomputedIR.find("dlc.fused \"batch_norm_activation\"(%"), std::string::npos);
+  EXPECT_NE(recomputedIR.find("dlc.recomputed"), std::string::npos) << recomputedIR;
+  // The plan's arena (what the step allocates) shrinks with the peak.
+  const std::string arena = "#dlc.arena<cpu:0, ";
+  EXPECT_LT(numberAfter(recomputedIR, arena), numberAfter(keptIR, arena));
+  expectSame(kept, recomputed, 0, "activations recomputed vs kept");
 }

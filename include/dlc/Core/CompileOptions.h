@@ -41,6 +41,11 @@ struct CompileOptions {
   /// after it run as one kernel each way (DLC_NORM_ACTIVATION=0: the norm and the
   /// activation as two steps each way, the path before it). The same numbers either way.
   bool norm_activation = true;
+  /// dlc-remat: the most bytes a compiled function's arena may hold on one device;
+  /// activations (element-wise ops, batch norms, convolutions) are computed again in the
+  /// backward instead of kept until it, until the arena fits (DLC_MEMORY_BUDGET, bytes
+  /// with an optional K, M or G). 0: no budget, every activation kept.
+  int64_t memory_budget = 0;
   /// dlc-choose-conv-algorithms: "auto" (Winograd for the 3x3 convolutions with 16
   /// channels each way and 10 million multiply-accumulates whose weights stay prepared
   /// between runs, prediction, or that have 32 output tiles of 4x4), "timed" (each 3x3 convolution
@@ -83,6 +88,10 @@ struct CompileOptions {
 /// toolkit dlc was configured with, $CUDA_HOME and /usr/local/cuda). The blocked layout
 /// stays unset (the process's). A malformed value is an Error naming the variable.
 CompileOptions compile_options_from_environment();
+
+/// A memory budget written as bytes with an optional binary suffix (K, M, G: 2^10,
+/// 2^20, 2^30; "512M", "1.5G"); an Error naming `where` for anything else.
+int64_t parse_memory_budget(const std::string &value, const std::string &where);
 
 /// `value` when it is one of conv_algorithms' values; else an Error that says where it
 /// came from (`where`: "DLC_CONV_ALGORITHMS", "--conv-algorithms", ...).

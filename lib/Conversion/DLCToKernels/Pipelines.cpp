@@ -115,6 +115,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("dlc-fuse-norm-activation: a training batch norm and its ReLU or "
                      "ReLU6 as one step each way (default on)"),
       llvm::cl::init(true)};
+  Option<int64_t> memoryBudget{
+      *this, "memory-budget",
+      llvm::cl::desc("dlc-remat's budget: the most bytes a device's values may hold at once "
+                     "(0, the default: the pass left out)"),
+      llvm::cl::init(0)};
   Option<std::string> convAlgorithms{
       *this, "conv-algorithms",
       llvm::cl::desc("dlc-choose-conv-algorithms: auto (default: Winograd for large enough "
@@ -153,7 +158,7 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
       "dlc-keep-pool-indices unless pool-indices=false, "
       "dlc-drop-unread-saved, dlc-fuse-conv-pool unless pool-indices=false, "
       "dlc-assign-layouts unless blocked-layouts=false, "
-      "dlc-hoist-parameter-work unless prepare-parameters=false, dlc-choose-conv-algorithms (conv-algorithms=auto|timed|winograd|direct), dlc-order-steps, dlc-plan-memory, then unless generate-kernels=false "
+      "dlc-hoist-parameter-work unless prepare-parameters=false, dlc-choose-conv-algorithms (conv-algorithms=auto|timed|winograd|direct), dlc-order-steps, dlc-remat with memory-budget=N, dlc-plan-memory, then unless generate-kernels=false "
       "dlc-outline-kernels, @dlc_host_kernels lowered to the LLVM dialect and, on cuda, "
       "@dlc_gpu_kernels to PTX for gpu-chip)",
       [](OpPassManager &pm, const PipelineOptions &options) {
@@ -164,6 +169,7 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
         compiler.prepareParameters = options.prepareParameters;
         compiler.poolIndices = options.poolIndices;
         compiler.normActivation = options.normActivation;
+        compiler.memoryBudget = options.memoryBudget;
         compiler.convAlgorithms = options.convAlgorithms;
         compiler.gpuChip = options.gpuChip;
         compiler.hostBuildGpuKernels = options.hostBuildGpuKernels;

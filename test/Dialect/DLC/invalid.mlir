@@ -985,6 +985,31 @@ func.func @prepared_function() attributes {dlc.prepared} {
 
 // -----
 
+func.func @recomputed_not_unit(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dlc.recomputed' is a unit attribute of an op}}
+  %0 = dlc.relu %x {dlc.recomputed = 1 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dlc.remat' is a function's {budget, peak_before, peak_after} in bytes, got {budget = 4 : i64}}}
+func.func @remat_without_peaks() attributes {dlc.remat = {budget = 4 : i64}} {
+  return
+}
+
+// -----
+
+func.func @remat_complete() attributes {dlc.remat = {budget = 4 : i64, peak_after = 4 : i64, peak_before = 8 : i64}} {
+  return
+}
+// expected-error @+1 {{'dlc.remat' is a function's {budget, peak_before, peak_after} in bytes, got 4 : i64}}
+func.func @remat_number() attributes {dlc.remat = 4 : i64} {
+  return
+}
+
+// -----
+
 func.func @prepared_arena_not_an_arena() attributes {dlc.arenas = []} {
   return
 }

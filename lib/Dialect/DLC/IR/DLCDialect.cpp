@@ -312,6 +312,24 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                              << "' is a unit attribute of a dlc.fused region";
     return success();
   }
+  if (attr.getName() == DLCDialect::getRecomputedAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()) || isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << DLCDialect::getRecomputedAttrName()
+                             << "' is a unit attribute of an op";
+    return success();
+  }
+  if (attr.getName() == DLCDialect::getRematAttrName()) {
+    auto remat = dyn_cast<DictionaryAttr>(attr.getValue());
+    bool valid = remat && isa<FunctionOpInterface>(op) && remat.size() == 3;
+    for (StringRef key : {"budget", "peak_before", "peak_after"})
+      valid = valid && isa_and_nonnull<IntegerAttr>(remat.get(key));
+    if (!valid)
+      return op->emitError() << "'" << DLCDialect::getRematAttrName()
+                             << "' is a function's {budget, peak_before, peak_after} in "
+                                "bytes, got "
+                             << attr.getValue();
+    return success();
+  }
   if (attr.getName() == DLCDialect::getKernelAttrName()) {
     auto kernel = dyn_cast<SymbolRefAttr>(attr.getValue());
     if (!kernel || kernel.getNestedReferences().size() != 1 || !isa<FusedOp>(op))

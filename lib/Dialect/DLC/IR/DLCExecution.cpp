@@ -164,6 +164,13 @@ bool mlir::dlc::targetRuns(Operation *scope, StringRef op, DeviceKind kind) {
   });
 }
 
+DeviceKind mlir::dlc::deviceKind(Operation *op) {
+  for (Operation *at = op; at; at = at->getParentOp())
+    if (auto device = at->getAttrOfType<DeviceAttr>(DLCDialect::getDeviceAttrName()))
+      return device.getKind();
+  return DeviceKind::cpu;
+}
+
 bool mlir::dlc::isHostKind(DeviceKind kind) {
   return kind == DeviceKind::cpu || kind == DeviceKind::cpu_pinned ||
          kind == DeviceKind::cpu_shared;

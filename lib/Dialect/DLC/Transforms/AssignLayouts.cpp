@@ -142,14 +142,6 @@ private:
     return true;
   }
 
-  /// The device `op` runs on: its own, its enclosing fused op's, or none said (host).
-  static DeviceKind deviceKind(Operation *op) {
-    for (Operation *at = op; at; at = at->getParentOp())
-      if (auto device = at->getAttrOfType<DeviceAttr>(DLCDialect::getDeviceAttrName()))
-        return device.getKind();
-    return DeviceKind::cpu;
-  }
-
   bool runBlock(Block &block) {
     SmallVector<Operation *> ops;
     for (Operation &op : block.without_terminator())

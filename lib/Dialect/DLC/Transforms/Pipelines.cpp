@@ -51,6 +51,12 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target,
   algorithms.choose = options.convAlgorithms;
   pm.addPass(createDLCChooseConvAlgorithms(algorithms, options.convTimer));
   pm.addNestedPass<func::FuncOp>(createDLCOrderSteps());
+  // After the order is final and every region formed; the plan then places the copies.
+  if (options.memoryBudget > 0) {
+    DLCRematOptions remat;
+    remat.budget = options.memoryBudget;
+    pm.addNestedPass<func::FuncOp>(createDLCRemat(remat));
+  }
   pm.addNestedPass<func::FuncOp>(createDLCPlanMemory());
 }
 

@@ -57,8 +57,17 @@ struct PlannedStep {
 
 class Planner {
 public:
-  explicit Planner(func::FuncOp function)
-      : function_(function), fallback_(functionDevice(function)) {}
+  /// `dryRun`: plan without writing anything into the function (arenaSizes).
+  explicit Planner(func::FuncOp function, bool dryRun = false)
+      : function_(function), fallback_(functionDevice(function)), dryRun_(dryRun) {}
+
+  /// Each arena's size, after run().
+  SmallVector<int64_t> arenaSizes() const {
+    SmallVector<int64_t> sizes;
+    for (const ::dlc::ArenaPlanner &planner : planners_)
+      sizes.push_back(int64_t(planner.end()));
+    return sizes;
+  }
 
   /// Plans the function's one block (hasRunnableBody).
   LogicalResult run() {
@@ -80,7 +89,8 @@ public:
     computeLastUses();
     if (failed(allocate()) || failed(placeViews()))
       return failure();
-    record();
+    if (!dryRun_)
+      record();
     return success();
   }
 
@@ -130,7 +140,8 @@ private:
         return targetRuns(op, name, device.getKind());
       });
       if (execution == FusedExecution::op_by_op) {
-        op->setAttr(DLCDialect::getOpByOpAttrName(), UnitAttr::get(op->getContext()));
+        if (!dryRun_)
+          op->setAttr(DLCDialect::getOpByOpAttrName(), UnitAttr::get(op->getContext()));
         Block &region = fused.getBody().front();
         for (auto [argument, operand] : llvm::zip(region.getArguments(), op->getOperands()))
           ids_[argument] = ids_.lookup(operand);
@@ -142,10 +153,12 @@ private:
           ids_[result] = ids_.lookup(yielded);
         return success();
       }
-      op->removeAttr(DLCDialect::getOpByOpAttrName());
-      fused.getBody().walk([](Operation *inner) {
-        inner->removeAttr(DLCDialect::getStorageAttrName());
-      });
+      if (!dryRun_) {
+        op->removeAttr(DLCDialect::getOpByOpAttrName());
+        fused.getBody().walk([](Operation *inner) {
+          inner->removeAttr(DLCDialect::getStorageAttrName());
+        });
+      }
     }
     PlannedStep step;
     step.op = op;
@@ -340,6 +353,7 @@ private:
 
   func::FuncOp function_;
   DeviceAttr fallback_;
+  bool dryRun_;
   std::vector<PlannedValue> values_;
   llvm::DenseMap<Value, int> ids_;
   std::vector<PlannedStep> steps_;
@@ -360,4 +374,12 @@ struct PlanMemoryPass : impl::DLCPlanMemoryBase<PlanMemoryPass> {
 };
 
 } // namespace
+
+FailureOr<SmallVector<int64_t>> plannedArenaSizes(func::FuncOp function) {
+  Planner planner(function, /*dryRun=*/true);
+  if (failed(planner.run()))
+    return failure();
+  return planner.arenaSizes();
+}
+
 } // namespace mlir::dlc

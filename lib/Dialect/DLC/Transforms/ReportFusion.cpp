@@ -39,13 +39,6 @@ StringRef executionName(FusedExecution execution) {
   return "op by op";
 }
 
-DeviceKind deviceKind(Operation *op) {
-  for (Operation *at = op; at; at = at->getParentOp())
-    if (auto device = at->getAttrOfType<DeviceAttr>(DLCDialect::getDeviceAttrName()))
-      return device.getKind();
-  return DeviceKind::cpu;
-}
-
 /// Why `neighbour`, which produces `value` for `region` or reads it from it, is not in
 /// the region. (The verifier keeps both on the region's device: operands live where
 /// their op runs.)

@@ -138,6 +138,17 @@ def DLC_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getUpdatesAttrName() {
       return ::llvm::StringLiteral("dlc.updates");
     }
+    /// On an op: a copy that dlc-remat placed just before the first reader of the
+    /// original's result after the stretch where the program holds the most: the result
+    /// is computed again there instead of being kept through that stretch.
+    static constexpr ::llvm::StringLiteral getRecomputedAttrName() {
+      return ::llvm::StringLiteral("dlc.recomputed");
+    }
+    /// On a function: what dlc-remat did, `{budget, peak_before, peak_after}` in bytes,
+    /// the peaks being the most bytes its arena values hold at once on one device.
+    static constexpr ::llvm::StringLiteral getRematAttrName() {
+      return ::llvm::StringLiteral("dlc.remat");
+    }
     /// The nested module holding the kernels generated for host devices.
     static constexpr ::llvm::StringLiteral getHostKernelsModuleName() {
       return ::llvm::StringLiteral("dlc_host_kernels");

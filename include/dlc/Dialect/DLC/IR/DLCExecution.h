@@ -131,6 +131,10 @@ bool isViewOp(Operation *op);
 /// it has none, except element-wise regions as one step on non-host kinds). Host memory kinds compute with the cpu's kernels.
 bool targetRuns(Operation *scope, StringRef op, DeviceKind kind);
 
+/// The kind of device `op` runs on, for choosing kernels: its own `dlc.device`'s, else
+/// the nearest enclosing op's (a dlc.fused region's), else cpu (the host).
+DeviceKind deviceKind(Operation *op);
+
 /// Whether devices of `kind` keep their tensors in host memory (cpu, pinned, shared).
 bool isHostKind(DeviceKind kind);
 

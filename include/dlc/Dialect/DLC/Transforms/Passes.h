@@ -30,6 +30,11 @@ using ConvAlgorithmTimer =
 /// prepared between runs (dlc.prepared_operands on it or on its fused region).
 bool keepsPreparedWeights(Operation *op);
 
+/// The size of each arena dlc-plan-memory would give `function` (one block ending with
+/// func.return), one per device in the order its steps first run there; the function
+/// is left as it is. Failure, with an error, where the plan fails.
+FailureOr<SmallVector<int64_t>> plannedArenaSizes(func::FuncOp function);
+
 /// dlc-choose-conv-algorithms with a timer for `choose=timed`.
 std::unique_ptr<Pass> createDLCChooseConvAlgorithms(const DLCChooseConvAlgorithmsOptions &options,
                                                     ConvAlgorithmTimer timer);
@@ -52,6 +57,8 @@ struct DLCPipelineOptions {
   bool poolIndices = true;
   /// dlc-fuse-norm-activation, with `fuse` (off: the norms and activations stay apart)
   bool normActivation = true;
+  /// dlc-remat's budget in bytes (0: the pass left out, every activation kept)
+  int64_t memoryBudget = 0;
   /// dlc-choose-conv-algorithms's `choose` (auto, timed, winograd, direct) and its timer
   /// (none: `timed` leaves every convolution direct).
   std::string convAlgorithms = "auto";

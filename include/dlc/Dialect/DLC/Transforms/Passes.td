@@ -393,6 +393,52 @@ def DLCOrderSteps : Pass<"dlc-order-steps", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
 
+def DLCRemat : Pass<"dlc-remat", "mlir::func::FuncOp"> {
+  let summary = "Recompute activations in the backward instead of keeping them, under a memory budget";
+  let description = [{
+    A training step keeps each forward activation its backward reads from the forward
+    until that read, so the program holds the most memory around where the forward
+    ends. With a `budget` (bytes; 0 leaves the function alone), while the arena
+    dlc-plan-memory would make on some device is larger than the budget, this pass finds
+    the step where that device's values hold the most (each arena value from its step to
+    its last reader) and computes again a value live there but not read there: it copies
+    the op that made it (`dlc.recomputed`) to just before the value's first reader after
+    that step, and the readers from there on read the copy. The value then dies at its
+    last reader before the peak.
+
+    Copied ops: element-wise ops, batch norms and `dlc.fused` regions of those (one
+    pass over the bytes they move), and convolutions; never one with effects or fresh
+    seeds (dropout would draw another mask), a prepared one or a view. What the copy
+    reads must be held at the new place anyway, or be made again there too by copying
+    its op (one op deep: a residual's shortcut, a convolution's input), so recomputing
+    never keeps another value longer. Among the candidates the pass takes the one that
+    frees the most bytes per byte it moves again (a convolution's arithmetic counted as
+    the bytes that take as long), then measures again. The plan places values first-fit,
+    so its arena can exceed the values' peak: the pass then aims lower by the
+    difference, a few times. Copies compute the same bits as the ops they copy.
+
+    The function gets `dlc.remat = {budget, peak_before, peak_after}`, the arenas
+    before and after; a budget it cannot reach gets a remark saying where it stopped.
+    A forward and backward compiled apart (hybridize) pass their activations as
+    results and are left as they are: this works within one function, the compiled
+    training step.
+
+    ```mlir
+    // dlc-opt --dlc-remat=budget=4096
+    %y = dlc.relu %x : tensor<256xf32>        // 1 KiB, read by the forward and the backward
+    %z = dlc.softmax %y : tensor<256xf32>
+    ...                                       // the peak: %y is kept but not read here
+    %y2 = dlc.relu %x {dlc.recomputed} : tensor<256xf32>
+    %g = dlc.mul %dz, %y2 : ...               // the backward reads the copy
+    ```
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", /*default=*/"0",
+           "the most bytes of arena values one device may hold at once (0: no budget, the pass does nothing)">
+  ];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
+}
+
 def DLCPlanMemory : Pass<"dlc-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Place every value of a function: the memory plan the runtime executes";
   let description = [{
