@@ -40,7 +40,8 @@ public:
 
 template <typename Net>
 TrainingRun train(bool compiled, const std::vector<Device> &devices, const std::string &optimizer,
-                  int steps = 20, double rate = 0.05, bool syncBatchNorm = false) {
+                  int steps = 20, double rate = 0.05, bool syncBatchNorm = false,
+                  int64_t memoryBudget = 0, std::string *ir = nullptr) {
   np::random::seed(5);
   Net net;
   net.initialize(init::Xavier(), devices);
@@ -55,7 +56,9 @@ TrainingRun train(bool compiled, const std::vector<Device> &devices, const std::
     options["learning_rate"] = 0.01;
   Trainer trainer(net.collect_params(), optimizer, options);
   loss::SoftmaxCrossEntropyLoss lossFn;
-  TrainStep step(net, lossFn, trainer, devices, syncBatchNorm);
+  CompileOptions compileOptions = compile_options_from_environment();
+  compileOptions.memory_budget = memoryBudget;
+  TrainStep step(net, lossFn, trainer, devices, syncBatchNorm, compileOptions);
   Tensor images = randomTensor({8, 3, 32, 32}, 9);
   Tensor labels = np::array(std::vector<int64_t>{0, 1, 1, 0, 1, 0, 0, 1});
   np::random::seed(23); // dropout masks
@@ -74,6 +77,8 @@ TrainingRun train(bool compiled, const std::vector<Device> &devices, const std::
   }
   if (compiled) {
     EXPECT_EQ(step.compiled().compiles(), 1) << "one signature, compiled once";
+    if (ir)
+      *ir = step.compiled().compiled_ir();
   }
   for (const ParameterPtr &p : net.collect_params().values())
     for (Device d : devices)
@@ -371,4 +376,20 @@ TEST(TrainStep, RecomputedActivationsChangeNoNumber) {
   const std::string arena = "#dlc.arena<cpu:0, ";
   EXPECT_LT(numberAfter(recomputedIR, arena), numberAfter(keptIR, arena));
   expectSame(kept, recomputed, 0, "activations recomputed vs kept");
+}
+
+// The same on two devices: each device's values are measured apart, and the copies run
+// where the ops they copy do. No device's arena grows.
+TEST(TrainStep, RecomputedActivationsOnTwoDevicesChangeNoNumber) {
+  std::vector<Device> two{cpu(0), cpu(1)};
+  std::string keptIR, recomputedIR;
+  TrainingRun kept = train<NormLeaf>(true, two, "sgd", 3, 0.05, false, 0, &keptIR),
+              recomputed = train<NormLeaf>(true, two, "sgd", 3, 0.05, false, 1, &recomputedIR);
+  EXPECT_NE(recomputedIR.find("dlc.recomputed"), std::string::npos) << recomputedIR;
+  for (const char *device : {"cpu:0", "cpu:1"}) {
+    const std::string arena = std::string("#dlc.arena<") + device + ", ";
+    EXPECT_LE(numberAfter(recomputedIR, arena), numberAfter(keptIR, arena)) << device;
+    EXPECT_GT(numberAfter(recomputedIR, arena), 0) << device;
+  }
+  expectSame(kept, recomputed, 0, "two devices, activations recomputed vs kept");
 }

@@ -144,19 +144,21 @@ public:
   /// The step of `op` (a step of the function's own).
   int stepOf(Operation *op) const { return step_.lookup(op); }
 
-  /// The device holding the most at one step, that step and how much: over the devices
-  /// whose peak passes `budget`, the one passing it most (nullopt when none does).
+  /// A device's peak: the step where its values hold the most, and how much.
   struct Peak {
     DeviceAttr device;
     int step = -1;
     int64_t bytes = 0;
   };
-  std::optional<Peak> worstPeak(int64_t budget) const {
-    std::optional<Peak> worst;
+  /// The devices' peaks that pass `budget`, the largest first.
+  std::vector<Peak> peaksOver(int64_t budget) const {
+    std::vector<Peak> over;
     for (const Peak &peak : peaks())
-      if (peak.bytes > budget && (!worst || peak.bytes > worst->bytes))
-        worst = peak;
-    return worst;
+      if (peak.bytes > budget)
+        over.push_back(peak);
+    std::stable_sort(over.begin(), over.end(),
+                     [](const Peak &a, const Peak &b) { return a.bytes > b.bytes; });
+    return over;
   }
 
   /// The step that makes `value` (an arena value) and its last reader's, or nullopt
@@ -407,17 +409,21 @@ FailureOr<int64_t> largestArena(func::FuncOp function) {
 }
 
 /// Computes values again until no device's values hold more than `target` bytes at
-/// once; the peak where no candidate is left, if it comes to that.
+/// once, the device passing it most first; the largest peak where no candidate is left
+/// on any device over it, if it comes to that.
 std::optional<Occupancy::Peak> lowerPeak(func::FuncOp function, int64_t target, Copies &copies,
                                          int &recomputed) {
   for (;;) {
     Occupancy occupancy(function);
-    std::optional<Occupancy::Peak> peak = occupancy.worstPeak(target);
-    if (!peak)
+    std::vector<Occupancy::Peak> over = occupancy.peaksOver(target);
+    if (over.empty())
       return std::nullopt;
-    std::optional<Candidate> candidate = chooseCandidate(function, occupancy, copies, *peak);
+    std::optional<Candidate> candidate;
+    for (const Occupancy::Peak &peak : over)
+      if ((candidate = chooseCandidate(function, occupancy, copies, peak)))
+        break;
     if (!candidate)
-      return peak;
+      return over.front();
     recompute(*candidate, occupancy, copies);
     recomputed += int(candidate->plan.ops.size());
   }
