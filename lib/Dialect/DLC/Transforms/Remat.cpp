@@ -174,15 +174,18 @@ public:
     return Lifetime{held.first, held.last};
   }
 
-  /// Whether the memory plan holds `value` at `step`: an argument always, an arena value
-  /// (through its views) from its step to its last reader.
+  /// Whether an op placed just before step `step` may read `value` and find it held: an
+  /// argument always; an arena value (through its views, which must come before) from
+  /// its step to its last reader; a prepared value once made.
   bool liveAt(Value value, int step) const {
-    if (isa<BlockArgument>(value))
+    Operation *def = value.getDefiningOp();
+    if (!def)
       return true;
+    if (!def->isBeforeInBlock(steps_[size_t(step)]))
+      return false;
     if (int id = root(value); id >= 0)
       return values_[size_t(id)].first <= step && step <= values_[size_t(id)].last;
-    // Prepared values and all-reduce results: kept for the whole run.
-    return true;
+    return true; // the prepared block, kept for the whole run
   }
 
   /// The device a value lives on, when it is an arena value.
@@ -410,10 +413,13 @@ FailureOr<int64_t> largestArena(func::FuncOp function) {
 
 /// Computes values again until no device's values hold more than `target` bytes at
 /// once, the device passing it most first; the largest peak where no candidate is left
-/// on any device over it, if it comes to that.
+/// on any device over it, if it comes to that. A copy frees bytes at the peak but holds
+/// its own where it runs, so the peaks need not fall at every copy: the copies are
+/// capped at twice the function's ops.
 std::optional<Occupancy::Peak> lowerPeak(func::FuncOp function, int64_t target, Copies &copies,
                                          int &recomputed) {
-  for (;;) {
+  const int64_t cap = 2 * int64_t(function.getBody().front().getOperations().size());
+  for (int64_t made = 0;; ++made) {
     Occupancy occupancy(function);
     std::vector<Occupancy::Peak> over = occupancy.peaksOver(target);
     if (over.empty())
@@ -422,7 +428,7 @@ std::optional<Occupancy::Peak> lowerPeak(func::FuncOp function, int64_t target, 
     for (const Occupancy::Peak &peak : over)
       if ((candidate = chooseCandidate(function, occupancy, copies, peak)))
         break;
-    if (!candidate)
+    if (!candidate || made >= cap)
       return over.front();
     recompute(*candidate, occupancy, copies);
     recomputed += int(candidate->plan.ops.size());
