@@ -100,6 +100,14 @@ bool mlir::dlc::runtimeTensor(Type type, ::dlc::shape_rules::Shape &shape, ::dlc
   return why.empty();
 }
 
+std::optional<int64_t> mlir::dlc::runtimeBytes(Type type, std::string &why) {
+  ::dlc::shape_rules::Shape shape;
+  ::dlc::DType dtype;
+  if (!runtimeTensor(type, shape, dtype, why))
+    return std::nullopt;
+  return ::dlc::shape_rules::numElements(shape) * int64_t(::dlc::dtype_size(dtype));
+}
+
 FailureOr<bool> mlir::dlc::hasRunnableBody(func::FuncOp function, StringRef pass) {
   if (function.isExternal())
     return false;

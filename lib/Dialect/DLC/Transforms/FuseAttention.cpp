@@ -196,7 +196,8 @@ SelectOp nanGuard(SoftmaxOp softmax) {
 std::optional<Chain> match(SoftmaxOp softmax) {
   auto type = cast<RankedTensorType>(softmax.getType());
   const int64_t rank = type.getRank();
-  if (rank < 2 || (softmax.getAxis() != -1 && softmax.getAxis() != rank - 1))
+  const auto axis = int64_t(softmax.getAxis()); // I64Attr's getter gives it unsigned
+  if (rank < 2 || (axis != -1 && axis != rank - 1))
     return std::nullopt;
   Chain chain;
   // The weights' one use (through a NaN guard, perhaps): the product with the values.

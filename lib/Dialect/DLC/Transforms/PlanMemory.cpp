@@ -36,7 +36,7 @@ namespace {
 /// What the plan knows about one value.
 struct PlannedValue {
   Value value;
-  int root = -1;         ///< the value whose storage it lives in (itself unless a view)
+  int root = -1;          ///< the value whose storage it lives in (itself unless a view)
   size_t view_offset = 0; ///< bytes into the root's storage
   size_t bytes = 0;
   DeviceAttr device;
@@ -57,16 +57,41 @@ struct PlannedStep {
 
 class Planner {
 public:
-  /// `dryRun`: plan without writing anything into the function (arenaSizes).
+  /// `dryRun`: plan without writing anything into the function (preview).
   explicit Planner(func::FuncOp function, bool dryRun = false)
       : function_(function), fallback_(functionDevice(function)), dryRun_(dryRun) {}
 
-  /// Each arena's size, after run().
-  SmallVector<int64_t> arenaSizes() const {
-    SmallVector<int64_t> sizes;
+  /// The plan as previewMemoryPlan gives it, after run(): steps counted in the
+  /// function's own ops (an op-by-op region's steps are its region's).
+  MemoryPlanPreview preview() const {
+    MemoryPlanPreview plan;
+    Block &body = func::FuncOp(function_).getBody().front();
+    llvm::DenseMap<Operation *, int> stepOf;
+    for (Operation &op : body.without_terminator())
+      if (!isViewOp(&op))
+        stepOf[&op] = int(plan.steps.size()), plan.steps.push_back(&op);
+    const int end = int(plan.steps.size());
+    auto outer = [&](int s) {
+      return s >= int(steps_.size())
+                 ? end
+                 : stepOf.lookup(body.findAncestorOpInBlock(*steps_[size_t(s)].op));
+    };
+    std::vector<int> lifetimeOfRoot(values_.size(), -1);
+    for (int s = 0; s < int(steps_.size()); ++s)
+      for (int out : steps_[size_t(s)].outputs) {
+        const PlannedValue &v = values_[size_t(out)];
+        if (v.kind != StorageKind::arena)
+          continue;
+        lifetimeOfRoot[size_t(out)] = int(plan.lifetimes.size());
+        plan.lifetimes.push_back({v.value, v.device, int64_t(v.bytes), outer(s),
+                                  outer(std::max(lastUse_[size_t(out)], s))});
+      }
+    for (auto [value, id] : ids_)
+      if (int lifetime = lifetimeOfRoot[size_t(values_[size_t(id)].root)]; lifetime >= 0)
+        plan.lifetimeOf[value] = lifetime;
     for (const ::dlc::ArenaPlanner &planner : planners_)
-      sizes.push_back(int64_t(planner.end()));
-    return sizes;
+      plan.arenaSizes.push_back(int64_t(planner.end()));
+    return plan;
   }
 
   /// Plans the function's one block (hasRunnableBody).
@@ -96,10 +121,9 @@ public:
 
 private:
   int addValue(Value value, int root, size_t viewOffset, DeviceAttr device) {
-    ::dlc::shape_rules::Shape shape;
-    ::dlc::DType dtype;
     std::string why;
-    if (!runtimeTensor(value.getType(), shape, dtype, why)) {
+    std::optional<int64_t> bytes = runtimeBytes(value.getType(), why);
+    if (!bytes) {
       Operation *at = value.getDefiningOp() ? value.getDefiningOp() : function_.getOperation();
       at->emitError() << "cannot plan memory for a value of type " << value.getType() << ": "
                       << why;
@@ -107,7 +131,7 @@ private:
     }
     PlannedValue v;
     v.value = value;
-    v.bytes = size_t(::dlc::shape_rules::numElements(shape)) * ::dlc::dtype_size(dtype);
+    v.bytes = size_t(*bytes);
     v.device = device;
     int id = int(values_.size());
     v.root = root >= 0 ? root : id;
@@ -155,9 +179,8 @@ private:
       }
       if (!dryRun_) {
         op->removeAttr(DLCDialect::getOpByOpAttrName());
-        fused.getBody().walk([](Operation *inner) {
-          inner->removeAttr(DLCDialect::getStorageAttrName());
-        });
+        fused.getBody().walk(
+            [](Operation *inner) { inner->removeAttr(DLCDialect::getStorageAttrName()); });
       }
     }
     PlannedStep step;
@@ -291,10 +314,9 @@ private:
       for (int out : step.outputs)
         if (const PlannedValue &v = values_[size_t(out)];
             v.kind == StorageKind::arena && planners_[size_t(v.index)].overflowed())
-          return step.op->emitError()
-                 << "cannot plan memory: with this value (" << v.bytes
-                 << " bytes), the values live at once on " << v.device.str()
-                 << " would need more than 2^63 bytes";
+          return step.op->emitError() << "cannot plan memory: with this value (" << v.bytes
+                                      << " bytes), the values live at once on " << v.device.str()
+                                      << " would need more than 2^63 bytes";
     }
     return success();
   }
@@ -318,8 +340,7 @@ private:
 
   StorageAttr storageOf(Value value) {
     const PlannedValue &v = values_[size_t(ids_.lookup(value))];
-    return StorageAttr::get(function_.getContext(), v.kind, v.index, int64_t(v.offset),
-                            v.reuse);
+    return StorageAttr::get(function_.getContext(), v.kind, v.index, int64_t(v.offset), v.reuse);
   }
 
   /// Writes the plan: `dlc.storage` on every op whose results the runtime holds (views
@@ -375,11 +396,11 @@ struct PlanMemoryPass : impl::DLCPlanMemoryBase<PlanMemoryPass> {
 
 } // namespace
 
-FailureOr<SmallVector<int64_t>> plannedArenaSizes(func::FuncOp function) {
+FailureOr<MemoryPlanPreview> previewMemoryPlan(func::FuncOp function) {
   Planner planner(function, /*dryRun=*/true);
   if (failed(planner.run()))
     return failure();
-  return planner.arenaSizes();
+  return planner.preview();
 }
 
 } // namespace mlir::dlc

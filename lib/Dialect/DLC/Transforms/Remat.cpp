@@ -2,15 +2,14 @@
 //
 // A training step holds most around where its forward ends: every activation the
 // backward reads is still kept. Under a budget, this pass measures the function's values
-// as dlc-plan-memory places them (an arena value lives from its step to its last reader;
-// arguments, prepared values and results in caller buffers do not count; a value read
-// on another device lives to the end), finds the step where a device holds the most, and
+// as dlc-plan-memory would hold them (previewMemoryPlan: each arena value's block, from
+// its step to its last reader), finds the step where a device holds the most, and
 // copies the op of a value live there but unread there to just before its first reader
 // after it. It copies memory-bound ops (element-wise ops, batch norms, regions of those)
 // and convolutions, only where what they read is held at the new place anyway or is
 // made again there too (one op deep), so a copy never keeps another value longer. The
 // most bytes freed per byte of work first; measured again after each. The budget is
-// checked against the plan itself (plannedArenaSizes), whose first-fit gaps can make
+// checked against the plan's arenas too, whose first-fit gaps can make
 // the arena larger than the values' peak: the pass then aims lower.
 //
 //===----------------------------------------------------------------------===//
@@ -56,14 +55,10 @@ bool recomputable(Operation *op) {
   return memoryBound(op) || isa<Conv2DOp>(op);
 }
 
-/// The bytes of `value` as the runtime holds it, or 0 for a type it does not plan.
+/// The bytes of `value` as the runtime holds it, or 0 for a type it does not hold.
 int64_t bytesOf(Value value) {
-  ::dlc::shape_rules::Shape shape;
-  ::dlc::DType dtype;
   std::string why;
-  if (!runtimeTensor(value.getType(), shape, dtype, why))
-    return 0;
-  return ::dlc::shape_rules::numElements(shape) * int64_t(::dlc::dtype_size(dtype));
+  return runtimeBytes(value.getType(), why).value_or(0);
 }
 
 /// Floating-point operations that cost as much time as moving one byte: a CPU core
@@ -90,55 +85,21 @@ double recomputeCost(Operation *op) {
   return cost;
 }
 
-/// The function's values as the memory plan will hold them, measured step by step.
+/// The function's arena values as dlc-plan-memory holds them (previewMemoryPlan),
+/// measured step by step.
 class Occupancy {
 public:
-  explicit Occupancy(func::FuncOp function) {
-    fallback_ = functionDevice(function);
-    Block &body = function.getBody().front();
-    for (Operation &op : body.without_terminator())
-      if (!isViewOp(&op))
-        step_[&op] = int(steps_.size()), steps_.push_back(&op);
-    const int end = int(steps_.size());
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
-    for (Operation *op : steps_) {
-      if (op->hasAttr(DLCDialect::getPreparedAttrName()))
-        continue; // the prepared block, kept from run to run
-      if (auto reduce = dyn_cast<AllReduceOp>(op)) {
-        for (auto [device, result] : llvm::zip(reduce.getDevices(), op->getResults()))
-          values_.push_back(
-              {result, cast<DeviceAttr>(device), bytesOf(result), step_[op], step_[op]});
-        continue;
-      }
-      for (Value result : op->getResults())
-        values_.push_back({result, deviceOfStep(op), bytesOf(result), step_[op], step_[op]});
-    }
-    for (auto [id, held] : llvm::enumerate(values_))
-      index_[held.value] = int(id);
-    // A reader extends the value it reads, through views, to its step; to the end when
-    // it all-reduces or runs on another device (only that device knows when it is done).
-    for (Operation *op : steps_)
-      for (Value operand : op->getOperands())
-        if (int id = root(operand); id >= 0) {
-          Held &held = values_[size_t(id)];
-          bool elsewhere = isa<AllReduceOp>(op) || held.device != deviceOfStep(op);
-          held.last = std::max(held.last, elsewhere ? end : step_[op]);
-        }
-    // A returned value that owns its storage goes to the caller's buffer; the rest
-    // returned (and what is written back into arguments) is copied there at the end.
-    for (auto [k, operand] : llvm::enumerate(ret.getOperands())) {
-      int id = root(operand);
-      if (id < 0)
-        continue;
-      Held &held = values_[size_t(id)];
-      bool owns = held.value == operand && !returned_.count(operand) &&
-                  !function.getResultAttr(unsigned(k), DLCDialect::getUpdatesAttrName());
-      if (owns)
-        held.bytes = 0;
-      else
-        held.last = end;
-      returned_.insert(operand);
-    }
+  explicit Occupancy(MemoryPlanPreview plan) : plan_(std::move(plan)) {
+    for (auto [step, op] : llvm::enumerate(plan_.steps))
+      step_[op] = int(step);
+  }
+
+  /// The plan's largest arena.
+  int64_t largestArena() const {
+    int64_t largest = 0;
+    for (int64_t size : plan_.arenaSizes)
+      largest = std::max(largest, size);
+    return largest;
   }
 
   /// The step of `op` (a step of the function's own).
@@ -161,80 +122,47 @@ public:
     return over;
   }
 
-  /// The step that makes `value` (an arena value) and its last reader's, or nullopt
-  /// when it is not such a value.
-  struct Lifetime {
-    int first, last;
-  };
-  std::optional<Lifetime> lifetime(Value value) const {
-    auto it = index_.find(value);
-    if (it == index_.end())
-      return std::nullopt;
-    const Held &held = values_[size_t(it->second)];
-    return Lifetime{held.first, held.last};
+  /// When `value` holds its own arena block (no view of another), the steps it holds it.
+  const ArenaLifetime *lifetime(Value value) const {
+    const ArenaLifetime *held = blockOf(value);
+    return held && held->value == value ? held : nullptr;
   }
 
-  /// Whether an op placed just before step `step` may read `value` and find it held: an
-  /// argument always; an arena value (through its views, which must come before) from
-  /// its step to its last reader; a prepared value once made.
+  /// Whether an op placed just before step `step` may read `value` and find it held: a
+  /// value in an arena block (through its views, which must come before) from the
+  /// block's step to its last reader; anything else (an argument, a result in the
+  /// caller's buffer, a prepared value) once made.
   bool liveAt(Value value, int step) const {
     Operation *def = value.getDefiningOp();
-    if (!def)
-      return true;
-    if (!def->isBeforeInBlock(steps_[size_t(step)]))
+    if (def && !def->isBeforeInBlock(plan_.steps[size_t(step)]))
       return false;
-    if (int id = root(value); id >= 0)
-      return values_[size_t(id)].first <= step && step <= values_[size_t(id)].last;
-    return true; // the prepared block, kept for the whole run
-  }
-
-  /// The device a value lives on, when it is an arena value.
-  DeviceAttr deviceOf(Value value) const {
-    auto it = index_.find(value);
-    return it == index_.end() ? DeviceAttr() : values_[size_t(it->second)].device;
+    const ArenaLifetime *held = blockOf(value);
+    return !held || (held->first <= step && step <= held->last);
   }
 
 private:
-  /// The device a step runs on, as the plan counts it (a copy: its target).
-  DeviceAttr deviceOfStep(Operation *op) const {
-    return isa<CopyOp>(op) ? cast<CopyOp>(op).getDevice() : stepDevice(op, fallback_);
-  }
-
-  struct Held {
-    Value value;
-    DeviceAttr device;
-    int64_t bytes;
-    int first, last; ///< its step, and its last reader's
-  };
-
-  /// The index of the arena value `value` lives in (through views), or -1.
-  int root(Value value) const {
-    while (Operation *op = value.getDefiningOp()) {
-      if (!isViewOp(op))
-        break;
-      value = op->getOperand(0);
-    }
-    auto it = index_.find(value);
-    return it == index_.end() ? -1 : it->second;
+  const ArenaLifetime *blockOf(Value value) const {
+    auto it = plan_.lifetimeOf.find(value);
+    return it == plan_.lifetimeOf.end() ? nullptr : &plan_.lifetimes[size_t(it->second)];
   }
 
   /// Each device's peak: the bytes its values hold at the step holding the most.
   std::vector<Peak> peaks() const {
     std::vector<DeviceAttr> devices;
-    for (const Held &held : values_)
+    for (const ArenaLifetime &held : plan_.lifetimes)
       if (held.bytes > 0 && !llvm::is_contained(devices, held.device))
         devices.push_back(held.device);
     std::vector<Peak> result;
     for (DeviceAttr device : devices) {
-      std::vector<int64_t> change(steps_.size() + 2, 0);
-      for (const Held &held : values_)
-        if (held.device == device && held.bytes > 0) {
+      std::vector<int64_t> change(plan_.steps.size() + 2, 0);
+      for (const ArenaLifetime &held : plan_.lifetimes)
+        if (held.device == device) {
           change[size_t(held.first)] += held.bytes;
-          change[size_t(std::max(held.last, held.first)) + 1] -= held.bytes;
+          change[size_t(held.last) + 1] -= held.bytes;
         }
       Peak peak{device, 0, 0};
       int64_t live = 0;
-      for (size_t s = 0; s < steps_.size(); ++s) {
+      for (size_t s = 0; s < plan_.steps.size(); ++s) {
         live += change[s];
         if (live > peak.bytes)
           peak = {device, int(s), live};
@@ -244,12 +172,8 @@ private:
     return result;
   }
 
-  DeviceAttr fallback_;
-  std::vector<Operation *> steps_;
+  MemoryPlanPreview plan_;
   llvm::DenseMap<Operation *, int> step_;
-  std::vector<Held> values_;
-  llvm::DenseMap<Value, int> index_;
-  llvm::DenseSet<Value> returned_;
 };
 
 /// The copies the pass made so far, by the value they compute again.
@@ -336,11 +260,10 @@ std::optional<Candidate> chooseCandidate(func::FuncOp function, const Occupancy 
     if (!recomputable(&op) || occupancy.stepOf(&op) >= peak.step)
       continue;
     for (Value result : op.getResults()) {
-      std::optional<Occupancy::Lifetime> life = occupancy.lifetime(result);
-      int64_t bytes = bytesOf(result);
-      if (!life || bytes == 0 || occupancy.deviceOf(result) != peak.device ||
-          life->last <= peak.step)
+      const ArenaLifetime *life = occupancy.lifetime(result);
+      if (!life || life->bytes == 0 || life->device != peak.device || life->last <= peak.step)
         continue;
+      int64_t bytes = life->bytes;
       // Its readers, which must all be steps (a view would carry it on): one before the
       // peak, none at it, and the first after it.
       bool readBefore = false, plain = true;
@@ -402,13 +325,10 @@ constexpr int kRounds = 6;
 
 /// The largest of the arenas dlc-plan-memory would give `function`.
 FailureOr<int64_t> largestArena(func::FuncOp function) {
-  FailureOr<SmallVector<int64_t>> sizes = plannedArenaSizes(function);
-  if (failed(sizes))
+  FailureOr<MemoryPlanPreview> plan = previewMemoryPlan(function);
+  if (failed(plan))
     return failure();
-  int64_t largest = 0;
-  for (int64_t size : *sizes)
-    largest = std::max(largest, size);
-  return largest;
+  return Occupancy(std::move(*plan)).largestArena();
 }
 
 /// Computes values again until no device's values hold more than `target` bytes at
@@ -416,20 +336,24 @@ FailureOr<int64_t> largestArena(func::FuncOp function) {
 /// on any device over it, if it comes to that. A copy frees bytes at the peak but holds
 /// its own where it runs, so the peaks need not fall at every copy: the copies are
 /// capped at twice the function's ops.
-std::optional<Occupancy::Peak> lowerPeak(func::FuncOp function, int64_t target, Copies &copies,
-                                         int &recomputed) {
+/// Failure, with an error, where the plan fails.
+FailureOr<std::optional<Occupancy::Peak>> lowerPeak(func::FuncOp function, int64_t target,
+                                                    Copies &copies, int &recomputed) {
   const int64_t cap = 2 * int64_t(function.getBody().front().getOperations().size());
   for (int64_t made = 0;; ++made) {
-    Occupancy occupancy(function);
+    FailureOr<MemoryPlanPreview> plan = previewMemoryPlan(function);
+    if (failed(plan))
+      return failure();
+    Occupancy occupancy(std::move(*plan));
     std::vector<Occupancy::Peak> over = occupancy.peaksOver(target);
     if (over.empty())
-      return std::nullopt;
+      return std::optional<Occupancy::Peak>();
     std::optional<Candidate> candidate;
     for (const Occupancy::Peak &peak : over)
       if ((candidate = chooseCandidate(function, occupancy, copies, peak)))
         break;
     if (!candidate || made >= cap)
-      return over.front();
+      return std::optional<Occupancy::Peak>(over.front());
     recompute(*candidate, occupancy, copies);
     recomputed += int(candidate->plan.ops.size());
   }
@@ -461,12 +385,15 @@ struct RematPass : impl::DLCRematBase<RematPass> {
     Copies copies;
     std::optional<Occupancy::Peak> stuck;
     for (int round = 0; round < kRounds && after > budget && !stuck; ++round) {
-      stuck = lowerPeak(function, target, copies, recomputed);
-      FailureOr<int64_t> planned = largestArena(function);
+      FailureOr<std::optional<Occupancy::Peak>> lowered =
+          lowerPeak(function, target, copies, recomputed);
+      FailureOr<int64_t> planned =
+          failed(lowered) ? FailureOr<int64_t>(failure()) : largestArena(function);
       if (failed(planned)) {
         signalPassFailure();
         return;
       }
+      stuck = *lowered;
       after = *planned;
       target -= std::max<int64_t>(after - budget, 0);
     }

@@ -18,6 +18,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::dlc {
@@ -141,6 +142,10 @@ bool isHostKind(DeviceKind kind);
 /// The runtime's shape and dtype of `type`: a ranked tensor of a dtype the runtime has,
 /// of fewer than 2^63 bytes. False, with `why`, for any other type.
 bool runtimeTensor(Type type, ::dlc::shape_rules::Shape &shape, ::dlc::DType &dtype, std::string &why);
+
+/// The bytes the runtime holds for a value of `type` (runtimeTensor's elements times
+/// their size), or nullopt, with `why`, for a type it does not hold.
+std::optional<int64_t> runtimeBytes(Type type, std::string &why);
 
 /// Whether a pass that places, orders or plans a function's ops has a body to work on:
 /// false for a declaration (nothing to do: the pass skips it), true for one block that

@@ -8,8 +8,11 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <functional>
 #include <optional>
+#include <vector>
 
 namespace mlir::dlc {
 
@@ -30,10 +33,31 @@ using ConvAlgorithmTimer =
 /// prepared between runs (dlc.prepared_operands on it or on its fused region).
 bool keepsPreparedWeights(Operation *op);
 
-/// The size of each arena dlc-plan-memory would give `function` (one block ending with
-/// func.return), one per device in the order its steps first run there; the function
-/// is left as it is. Failure, with an error, where the plan fails.
-FailureOr<SmallVector<int64_t>> plannedArenaSizes(func::FuncOp function);
+/// A value dlc-plan-memory places in its device's arena, and the steps over which it
+/// holds its block: from the step that makes it to its last reader's.
+struct ArenaLifetime {
+  Value value;
+  DeviceAttr device;
+  int64_t bytes = 0;
+  int first = 0, last = 0; ///< indices into MemoryPlanPreview::steps; steps.size(): the end
+};
+
+/// What dlc-plan-memory would decide for a function, planned without writing into it.
+/// Steps are the function's ops that are not views, in order (an op-by-op region is one
+/// step); arguments, results in caller buffers and prepared values hold no arena block.
+struct MemoryPlanPreview {
+  SmallVector<Operation *> steps;
+  std::vector<ArenaLifetime> lifetimes;
+  /// Each value that lives in an arena block, a view or a region's result included, to
+  /// the lifetime of the value that owns the block.
+  llvm::DenseMap<Value, int> lifetimeOf;
+  /// Each arena's size, one per device in the order its steps first run there.
+  SmallVector<int64_t> arenaSizes;
+};
+
+/// dlc-plan-memory's plan of `function` (one block ending with func.return); the
+/// function is left as it is. Failure, with an error, where the plan fails.
+FailureOr<MemoryPlanPreview> previewMemoryPlan(func::FuncOp function);
 
 /// dlc-choose-conv-algorithms with a timer for `choose=timed`.
 std::unique_ptr<Pass> createDLCChooseConvAlgorithms(const DLCChooseConvAlgorithmsOptions &options,
