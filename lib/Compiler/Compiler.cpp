@@ -155,6 +155,7 @@ public:
     pipelineOptions.prepareParameters = options.prepare_parameters;
     pipelineOptions.poolIndices = options.pool_indices;
     pipelineOptions.normActivation = options.norm_activation;
+    pipelineOptions.groupUpdates = options.group_updates;
     pipelineOptions.memoryBudget = options.memory_budget;
     pipelineOptions.convAlgorithms = options.conv_algorithms;
     pipelineOptions.convTimer = hostConvTimer();

@@ -50,6 +50,7 @@ std::string CompileOptions::key() const {
          (blocked_layout ? layout_name(*blocked_layout) : "process") + " fuse=" + flag(fuse) +
          " prepare-parameters=" + flag(prepare_parameters) +
          " pool-indices=" + flag(pool_indices) + " norm-activation=" + flag(norm_activation) +
+         " group-updates=" + flag(group_updates) +
          " memory-budget=" + std::to_string(memory_budget) +
          " conv-algorithms=" + conv_algorithms + " generated-kernels=" + flag(generated_kernels) + " cuda-graphs=" + flag(cuda_graphs) +
          " cuda-toolkit=" + (cuda_toolkit.empty() ? "none" : cuda_toolkit) +
@@ -119,6 +120,7 @@ CompileOptions compile_options_from_environment() {
   options.prepare_parameters = switchVariable("DLC_PREPARE_PARAMETERS", true);
   options.pool_indices = switchVariable("DLC_POOL_INDICES", true);
   options.norm_activation = switchVariable("DLC_NORM_ACTIVATION", true);
+  options.group_updates = switchVariable("DLC_GROUP_UPDATES", true);
   if (std::string budget = variable("DLC_MEMORY_BUDGET"); !budget.empty())
     options.memory_budget =
         parse_memory_budget(budget, "environment variable DLC_MEMORY_BUDGET");

@@ -179,6 +179,8 @@ CompileOptions compile_options_of(const py::kwargs &kwargs, const char *where) {
       options.pool_indices = flag();
     } else if (name == "norm_activation") {
       options.norm_activation = flag();
+    } else if (name == "group_updates") {
+      options.group_updates = flag();
     } else if (name == "memory_budget") {
       // Bytes as a number, or a string with K, M or G ("512M"); None: no budget.
       options.memory_budget =
@@ -217,7 +219,7 @@ CompileOptions compile_options_of(const py::kwargs &kwargs, const char *where) {
     } else if (std::find_if(std::begin(mxnetFlags), std::end(mxnetFlags),
                             [&](const char *f) { return name == f; }) == std::end(mxnetFlags)) {
       throw py::type_error(std::string(where) + "() got an unexpected keyword argument '" + name +
-                           "'; compile options are fuse, prepare_parameters, pool_indices, norm_activation, memory_budget, conv_algorithms, generated_kernels, "
+                           "'; compile options are fuse, prepare_parameters, pool_indices, norm_activation, group_updates, memory_budget, conv_algorithms, generated_kernels, "
                            "cuda_graphs, "
                            "timing, blocked_layout, cuda_toolkit, gpu_chip and cache_dir");
     }
@@ -234,6 +236,7 @@ py::dict compile_options_dict(const CompileOptions &options) {
   d["prepare_parameters"] = options.prepare_parameters;
   d["pool_indices"] = options.pool_indices;
   d["norm_activation"] = options.norm_activation;
+  d["group_updates"] = options.group_updates;
   d["memory_budget"] = options.memory_budget;
   d["conv_algorithms"] = options.conv_algorithms;
   d["generated_kernels"] = options.generated_kernels;

@@ -74,12 +74,12 @@ def test_hybridize_keyword_arguments_are_compile_options():
     net(x)
     net.hybridize(fuse=False, generated_kernels=False, blocked_layout="plain",
                   prepare_parameters=False, pool_indices=False, norm_activation=False,
-                  memory_budget="1.5M", conv_algorithms="direct",
+                  group_updates=False, memory_budget="1.5M", conv_algorithms="direct",
                   static_alloc=True, static_shape=True)  # MXNet's flags are accepted
     options = net.compile_options
     assert options["fuse"] is False and options["generated_kernels"] is False
     assert options["prepare_parameters"] is False and options["pool_indices"] is False
-    assert options["norm_activation"] is False
+    assert options["norm_activation"] is False and options["group_updates"] is False
     assert options["memory_budget"] == 3 * 2**19
     assert options["conv_algorithms"] == "direct"
     assert options["blocked_layout"] == "plain"

@@ -36,6 +36,11 @@ inline llvm::cl::opt<bool> normActivationFlag(
     llvm::cl::desc("run a training batch norm and the ReLU or ReLU6 after it as one kernel "
                    "each way (false: two steps each way)"),
     llvm::cl::cat(compileOptionFlags));
+inline llvm::cl::opt<bool> groupUpdatesFlag(
+    "group-updates",
+    llvm::cl::desc("run a training step's small parameter updates of one formula as one step "
+                   "(false: one step per parameter)"),
+    llvm::cl::cat(compileOptionFlags));
 inline llvm::cl::opt<std::string> memoryBudgetFlag(
     "memory-budget",
     llvm::cl::desc("the most bytes (K, M, G allowed) a compiled step's arena may hold on a "
@@ -91,6 +96,8 @@ inline CompileOptions compileOptionsFromFlags() {
     options.pool_indices = poolIndicesFlag;
   if (given(normActivationFlag))
     options.norm_activation = normActivationFlag;
+  if (given(groupUpdatesFlag))
+    options.group_updates = groupUpdatesFlag;
   if (given(memoryBudgetFlag))
     options.memory_budget = parse_memory_budget(memoryBudgetFlag, "--memory-budget");
   if (given(convAlgorithmsFlag))

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 using namespace dlc;
 using namespace dlc::gluon;
@@ -41,7 +42,8 @@ public:
 template <typename Net>
 TrainingRun train(bool compiled, const std::vector<Device> &devices, const std::string &optimizer,
                   int steps = 20, double rate = 0.05, bool syncBatchNorm = false,
-                  int64_t memoryBudget = 0, std::string *ir = nullptr) {
+                  std::optional<CompileOptions> compileOptions = std::nullopt,
+                  std::string *ir = nullptr) {
   np::random::seed(5);
   Net net;
   net.initialize(init::Xavier(), devices);
@@ -56,9 +58,8 @@ TrainingRun train(bool compiled, const std::vector<Device> &devices, const std::
     options["learning_rate"] = 0.01;
   Trainer trainer(net.collect_params(), optimizer, options);
   loss::SoftmaxCrossEntropyLoss lossFn;
-  CompileOptions compileOptions = compile_options_from_environment();
-  compileOptions.memory_budget = memoryBudget;
-  TrainStep step(net, lossFn, trainer, devices, syncBatchNorm, compileOptions);
+  TrainStep step(net, lossFn, trainer, devices, syncBatchNorm,
+                 compileOptions.value_or(compile_options_from_environment()));
   Tensor images = randomTensor({8, 3, 32, 32}, 9);
   Tensor labels = np::array(std::vector<int64_t>{0, 1, 1, 0, 1, 0, 0, 1});
   np::random::seed(23); // dropout masks
@@ -383,8 +384,14 @@ TEST(TrainStep, RecomputedActivationsChangeNoNumber) {
 TEST(TrainStep, RecomputedActivationsOnTwoDevicesChangeNoNumber) {
   std::vector<Device> two{cpu(0), cpu(1)};
   std::string keptIR, recomputedIR;
-  TrainingRun kept = train<NormLeaf>(true, two, "sgd", 3, 0.05, false, 0, &keptIR),
-              recomputed = train<NormLeaf>(true, two, "sgd", 3, 0.05, false, 1, &recomputedIR);
+  // Updates apart: joined, this small network's parameters would set the peak at their
+  // update, where nothing can be computed again.
+  CompileOptions options = compile_options_from_environment();
+  options.group_updates = false;
+  TrainingRun kept = train<NormLeaf>(true, two, "sgd", 3, 0.05, false, options, &keptIR);
+  options.memory_budget = 1;
+  TrainingRun recomputed =
+      train<NormLeaf>(true, two, "sgd", 3, 0.05, false, options, &recomputedIR);
   EXPECT_NE(recomputedIR.find("dlc.recomputed"), std::string::npos) << recomputedIR;
   for (const char *device : {"cpu:0", "cpu:1"}) {
     const std::string arena = std::string("#dlc.arena<") + device + ", ";
@@ -392,4 +399,38 @@ TEST(TrainStep, RecomputedActivationsOnTwoDevicesChangeNoNumber) {
     EXPECT_GT(numberAfter(recomputedIR, arena), 0) << device;
   }
   expectSame(kept, recomputed, 0, "two devices, activations recomputed vs kept");
+}
+
+// dlc-group-updates: each device's small parameters updated as one step over their
+// joined elements compute the same bits as one step per parameter, with momentum SGD
+// (two results per update) and Adam (three), on one device and on two.
+TEST(TrainStep, GroupedUpdatesChangeNoNumber) {
+  auto count = [](const std::string &text, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  for (const std::vector<Device> &devices :
+       {std::vector<Device>{cpu(0)}, std::vector<Device>{cpu(0), cpu(1)}})
+    for (const char *optimizer : {"sgd", "adam"}) {
+      SCOPED_TRACE(std::string(optimizer) + " on " + std::to_string(devices.size()) +
+                   " device(s)");
+      CompileOptions options = compile_options_from_environment();
+      std::string apartIR, groupedIR;
+      options.group_updates = false;
+      TrainingRun apart = train<NormLeaf>(true, devices, optimizer, 3, 0.05, false, options,
+                                          &apartIR);
+      options.group_updates = true;
+      TrainingRun grouped = train<NormLeaf>(true, devices, optimizer, 3, 0.05, false, options,
+                                            &groupedIR);
+      // (Two devices join their outputs for the loss apart from this.)
+      EXPECT_GT(count(groupedIR, "= dlc.concat "), count(apartIR, "= dlc.concat ")) << groupedIR;
+      // Every parameter's update was a region of its own; now one region per device (and
+      // one for the norms' running statistics).
+      EXPECT_LT(count(groupedIR, "dlc.fused \"elementwise\""),
+                count(apartIR, "dlc.fused \"elementwise\"") / 2)
+          << groupedIR;
+      expectSame(apart, grouped, 0, std::string(optimizer) + ", updates grouped vs apart");
+    }
 }

@@ -41,6 +41,10 @@ struct CompileOptions {
   /// after it run as one kernel each way (DLC_NORM_ACTIVATION=0: the norm and the
   /// activation as two steps each way, the path before it). The same numbers either way.
   bool norm_activation = true;
+  /// dlc-group-updates (with `fuse`): a compiled training step's small parameter updates
+  /// of one formula run as one step over all their elements (DLC_GROUP_UPDATES=0: one
+  /// step per parameter, the path before it). The same numbers either way.
+  bool group_updates = true;
   /// dlc-remat: the most bytes a compiled function's arena may hold on one device;
   /// activations (element-wise ops, batch norms, convolutions) are computed again in the
   /// backward instead of kept until it, until the arena fits (DLC_MEMORY_BUDGET, bytes

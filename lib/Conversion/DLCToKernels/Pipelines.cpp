@@ -115,6 +115,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("dlc-fuse-norm-activation: a training batch norm and its ReLU or "
                      "ReLU6 as one step each way (default on)"),
       llvm::cl::init(true)};
+  Option<bool> groupUpdates{
+      *this, "group-updates",
+      llvm::cl::desc("dlc-group-updates: a training step's small parameter updates of one "
+                     "formula as one step (default on)"),
+      llvm::cl::init(true)};
   Option<int64_t> memoryBudget{
       *this, "memory-budget",
       llvm::cl::desc("dlc-remat's budget: the most bytes a device's values may hold at once "
@@ -157,6 +162,7 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
       "dlc-place-devices, dlc-fuse-norm-activation unless norm-activation=false, dlc-fuse, "
       "dlc-keep-pool-indices unless pool-indices=false, "
       "dlc-drop-unread-saved, dlc-fuse-conv-pool unless pool-indices=false, "
+      "dlc-group-updates unless group-updates=false, "
       "dlc-assign-layouts unless blocked-layouts=false, "
       "dlc-hoist-parameter-work unless prepare-parameters=false, dlc-choose-conv-algorithms (conv-algorithms=auto|timed|winograd|direct), dlc-order-steps, dlc-remat with memory-budget=N, dlc-plan-memory, then unless generate-kernels=false "
       "dlc-outline-kernels, @dlc_host_kernels lowered to the LLVM dialect and, on cuda, "
@@ -169,6 +175,7 @@ void registerDLCPipelines(const std::string &cudaToolkit) {
         compiler.prepareParameters = options.prepareParameters;
         compiler.poolIndices = options.poolIndices;
         compiler.normActivation = options.normActivation;
+        compiler.groupUpdates = options.groupUpdates;
         compiler.memoryBudget = options.memoryBudget;
         compiler.convAlgorithms = options.convAlgorithms;
         compiler.gpuChip = options.gpuChip;

@@ -38,6 +38,10 @@ void buildDLCPipeline(OpPassManager &pm, PipelineTarget target,
   // region's activation as the convolution's output.
   if (options.fuse && options.poolIndices)
     pm.addNestedPass<func::FuncOp>(createDLCFuseConvPool());
+  // After the regions are formed (the updates are dlc-fuse's regions); before the
+  // layouts and the parameter work, which then see the joins as any other op.
+  if (options.fuse && options.groupUpdates)
+    pm.addNestedPass<func::FuncOp>(createDLCGroupUpdates());
   if (!options.blockedLayout.empty()) {
     DLCAssignLayoutsOptions layouts;
     layouts.layout = options.blockedLayout;

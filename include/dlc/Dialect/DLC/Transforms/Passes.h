@@ -81,6 +81,8 @@ struct DLCPipelineOptions {
   bool poolIndices = true;
   /// dlc-fuse-norm-activation, with `fuse` (off: the norms and activations stay apart)
   bool normActivation = true;
+  /// dlc-group-updates, with `fuse` (off: every parameter's update is its own step)
+  bool groupUpdates = true;
   /// dlc-remat's budget in bytes (0: the pass left out, every activation kept)
   int64_t memoryBudget = 0;
   /// dlc-choose-conv-algorithms's `choose` (auto, timed, winograd, direct) and its timer

@@ -393,6 +393,44 @@ def DLCOrderSteps : Pass<"dlc-order-steps", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dlc::DLCDialect"];
 }
 
+def DLCGroupUpdates : Pass<"dlc-group-updates", "mlir::func::FuncOp"> {
+  let summary = "Run a training step's small parameter updates of one formula as one step";
+  let description = [{
+    An update is an element-wise `dlc.fused` region, or an optimizer op
+    (`dlc.sgd_update`, `dlc.sgd_momentum_update`, `dlc.adam_update`), on a host device,
+    whose float32 results are read only by the function's return, each into an argument
+    it updates (`dlc.updates`), and whose operands are scalars or of its results' shape.
+    Updates of at most `max-elements` elements that compute the same formula (the same
+    ops and attributes, wired alike, reading the same scalar values: rate, momentum,
+    gradient scale) become one: each tensor operand of theirs is reshaped flat and
+    joined (`dlc.concat`), the formula runs once over the joins, and each result is
+    split back (`dlc.split` on the first axis and `dlc.reshape`, views). Every element
+    is computed by the same arithmetic as before, so the results are the same bits.
+
+    Cost rule: the join reads and writes the updates' operands once more, which for
+    small parameters costs less than the steps it saves (a norm's scale and shift are a
+    few hundred floats, their step mostly fixed cost); a larger update already fills
+    the device and keeps its step. GPUs are left alone: their concat copies part by
+    part, a transfer for every update it would save.
+
+    ```mlir
+    // dlc-opt --dlc-group-updates
+    %a:2 = dlc.fused "elementwise"(%g1, %s1, %w1, %rate) ... // 64 elements
+    %b:2 = dlc.fused "elementwise"(%g2, %s2, %w2, %rate) ... // 128 elements
+    // becomes
+    %g = dlc.concat %g1f, %g2f {axis = 0 : i64} : (tensor<64xf32>, tensor<128xf32>) -> tensor<192xf32>
+    ...
+    %u:2 = dlc.fused "elementwise"(%g, %s, %w, %rate) ... -> (tensor<192xf32>, tensor<192xf32>)
+    %w1new, %w2new = dlc.split %u#1 {axis = 0 : i64} : tensor<192xf32> -> tensor<64xf32>, tensor<128xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"65536",
+           "the most elements an update may have to be grouped">
+  ];
+  let dependentDialects = ["mlir::dlc::DLCDialect"];
+}
+
 def DLCRemat : Pass<"dlc-remat", "mlir::func::FuncOp"> {
   let summary = "Recompute activations in the backward instead of keeping them, under a memory budget";
   let description = [{
