@@ -213,6 +213,7 @@ std::optional<ProgramStep> fusedStep(mlir::dlc::FusedOp fused, Device device,
     chain->outputs.push_back(local.lookup(yielded));
   ProgramStep step;
   step.op = mlir::dlc::kElementwiseRegionKernel.str();
+  chain->name = fused_elementwise_name(step.op, *chain);
   step.fused = chain;
   return step;
 }

@@ -56,10 +56,15 @@ void KernelProfile::print() {
   double total = 0;
   for (const auto &row : rows)
     total += row.second.second;
+  // A fused region's name lists its ops: the column widens for them, up to a point (an
+  // optimizer's region names a dozen ops; its row then runs past the column).
+  int width = 34;
+  for (const auto &row : rows)
+    width = std::clamp(int(row.first.size()), width, 64);
   std::fprintf(stderr, "dlc kernel profile (DLC_PROFILE): %.3f s in kernels\n", total);
-  std::fprintf(stderr, "  %-34s %8s %10s %6s\n", "op", "calls", "seconds", "share");
+  std::fprintf(stderr, "  %-*s %8s %10s %6s\n", width, "op", "calls", "seconds", "share");
   for (const auto &[op, entry] : rows)
-    std::fprintf(stderr, "  %-34s %8lld %10.4f %5.1f%%\n", op.c_str(), (long long)entry.first,
+    std::fprintf(stderr, "  %-*s %8lld %10.4f %5.1f%%\n", width, op.c_str(), (long long)entry.first,
                  entry.second, total > 0 ? 100 * entry.second / total : 0.0);
 }
 

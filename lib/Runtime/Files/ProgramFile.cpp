@@ -305,8 +305,11 @@ std::shared_ptr<Program> decode_program(const std::string &bytes, std::string &e
     s.reduce_kind = r.get<int64_t>("a step's reduction");
     s.fresh_seed = r.get<uint8_t>("a step's seed flag") != 0;
     bool fused = r.get<uint8_t>("a step's fused flag") != 0;
-    if (fused)
-      s.fused = decodeFused(r, s.device, where, context);
+    if (fused) {
+      std::shared_ptr<FusedElementwise> region = decodeFused(r, s.device, where, context);
+      region->name = fused_elementwise_name(s.op, *region);
+      s.fused = std::move(region);
+    }
     if (version >= 3)
       s.prepared = r.get<uint8_t>("a step's prepared flag") != 0;
     if (version >= 4)

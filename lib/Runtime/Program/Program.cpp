@@ -71,6 +71,13 @@ const GeneratedKernelLauncher *generated_kernel_launcher(DeviceKind kind) {
   return found == launchers().end() || !found->second.launch ? nullptr : &found->second;
 }
 
+std::string fused_elementwise_name(const std::string &op, const FusedElementwise &body) {
+  std::string name = op + "{";
+  for (size_t k = 0; k < body.steps.size(); ++k)
+    name += (k ? ", " : "") + body.steps[k].op;
+  return name + "}";
+}
+
 void run_fused_elementwise(const FusedElementwise &body, const std::vector<char *> &inputs,
                            const std::vector<char *> &outputs, bool reference, Device device) {
   if (!device.is_host()) {
@@ -434,7 +441,7 @@ void Program::launchSteps(Device device, const Bases &bases, const std::vector<i
         ins.push_back(address(bases, id));
       for (int id : step.outputs)
         outs.push_back(address(bases, id));
-      KernelProfile::timed(step.op, [&] {
+      KernelProfile::timed(step.fused->name, [&] {
         run_fused_elementwise(*step.fused, ins, outs, reference_kernels, device);
       });
       if (check_numerics_enabled()) {
@@ -447,7 +454,7 @@ void Program::launchSteps(Device device, const Bases &bases, const std::vector<i
           const ProgramValue &v = values[size_t(step.outputs[i])];
           outRefs.push_back({outs[i], v.shape, v.dtype, v.layout});
         }
-        check_finite_outputs(step.op.c_str(), device, inRefs, outRefs);
+        check_finite_outputs(step.fused->name.c_str(), device, inRefs, outRefs);
       }
       continue;
     }
@@ -522,14 +529,11 @@ std::string Program::str() const {
     for (size_t k = 0; k < step.outputs.size(); ++k)
       os << (k ? ", " : "") << place(step.outputs[k]);
     os << " = " << (step.prepared ? "prepared " : "")
-       << (step.kind == ProgramStep::Kind::copy ? std::string("copy") : step.op);
-    if (step.fused) {
-      os << "{";
-      for (size_t k = 0; k < step.fused->steps.size(); ++k)
-        os << (k ? ", " : "") << step.fused->steps[k].op;
-      os << "}"
-         << (step.fused->gpu ? "[generated gpu]" : step.fused->generated ? "[generated]" : "");
-    }
+       << (step.kind == ProgramStep::Kind::copy ? std::string("copy")
+           : step.fused                          ? step.fused->name
+                                                 : step.op);
+    if (step.fused)
+      os << (step.fused->gpu ? "[generated gpu]" : step.fused->generated ? "[generated]" : "");
     os << "(";
     for (size_t k = 0; k < step.inputs.size(); ++k)
       os << (k ? ", " : "") << place(step.inputs[k])

@@ -268,7 +268,7 @@ void Program::runByDevice(const std::vector<BoundBuffer> &args,
       for (int out : step.outputs)
         outs.push_back(static_cast<char *>(ref(out).data));
       std::shared_ptr<const FusedElementwise> body = step.fused;
-      const std::string *op = &step.op;
+      const std::string *op = &body->name;
       std::vector<TensorRef> inRefs, outRefs; // for the numerics guard
       for (int in : step.inputs)
         inRefs.push_back(ref(in));

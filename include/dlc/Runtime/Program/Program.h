@@ -145,6 +145,10 @@ struct FusedElementwise {
   std::vector<SubStep> steps; ///< sub-step k defines local value inputs + k
   std::vector<int> outputs;   ///< the local value of each step output
   std::vector<bool> scalar;   ///< per local value: one element, not chunked
+  /// What DLC_PROFILE and program listings call it: its step's op and its sub-steps'
+  /// ops, "dlc.fused.elementwise{dlc.mul, dlc.add}" (fused_elementwise_name, set by
+  /// whoever builds the region once its sub-steps are in).
+  std::string name;
   /// The region as generated code, run on the same chunks; the sub-kernels (above)
   /// remain its reference (reference_kernels runs them instead).
   std::shared_ptr<const GeneratedKernel> generated;
@@ -152,6 +156,9 @@ struct FusedElementwise {
   /// but do not run there: their chunks would live in host memory).
   std::shared_ptr<const GeneratedGpuKernel> gpu;
 };
+
+/// The name of `body`, run by a step of op `op` (FusedElementwise::name).
+std::string fused_elementwise_name(const std::string &op, const FusedElementwise &body);
 
 /// Runs `body` over its elements on `device`. On a GPU: its generated kernel, one
 /// launch on the task's stream. On the host: chunk by chunk, the chunks spread over the
