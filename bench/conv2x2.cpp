@@ -15,54 +15,20 @@
 // (PooledFilterGradient.h).
 //
 //===----------------------------------------------------------------------===//
-#include "BenchSupport.h"
+#include "ConvAlgorithmBench.h"
 
-#include <dlc/Runtime/CPU/NNKernels.h>
 #include <dlc/Runtime/CPU/PooledFilterGradient.h>
-#include <dlc/Runtime/Engine/Allocator.h>
-
-#include <chrono>
-#include <cstdio>
-#include <random>
-#include <string>
 
 using namespace dlc;
+using bench::median;
 using cpu_kernels::Conv2DGeometry;
-using cpu_kernels::ConvEpilogue;
 using cpu_kernels::Pool2DGeometry;
 using op_enums::ConvAlgorithm;
 
-namespace {
-
-constexpr int kRounds = 5, kCalls = 5;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-float *randomFloats(std::shared_ptr<Storage> &storage, int64_t n, std::mt19937 &generator) {
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  float *p = static_cast<float *>(storage->data());
-  for (int64_t i = 0; i < n; ++i)
-    p[i] = uniform(generator);
-  return p;
-}
-
-} // namespace
-
 int main(int argc, char **argv) {
-  std::vector<int64_t> batches;
-  for (int i = 1; i < argc; ++i) {
-    char *end = nullptr;
-    batches.push_back(std::strtoll(argv[i], &end, 10));
-    if (batches.back() <= 0 || *end) {
-      std::fprintf(stderr, "usage: dlc-bench-conv2x2 [BATCH ...] (default 2 4 10 32)\n");
-      return 2;
-    }
-  }
-  if (batches.empty())
-    batches = {2, 4, 10, 32};
+  constexpr int kRounds = 5, kCalls = 5;
+  const std::vector<int64_t> batches = bench::batchesFrom(
+      argc, argv, "dlc-bench-conv2x2 [BATCH ...] (default 2 4 10 32)", {2, 4, 10, 32});
   const Layout layout = cpu_kernels::onednn::preferred_blocked_layout();
   const int64_t shapes[][3] = {{32, 64, 62}, {64, 128, 29}}; // C, O, input side
   std::mt19937 generator(1);
@@ -71,38 +37,9 @@ int main(int argc, char **argv) {
       Conv2DGeometry g{batch, shape[0], shape[2],     shape[2],    shape[1],
                        2,     2,        shape[2] - 1, shape[2] - 1};
       g.inputLayout = g.outputLayout = layout;
-      const int64_t in = g.N * g.C * g.H * g.W, out = g.N * g.O * g.OH * g.OW,
-                    weights = g.O * g.C * 4;
-      auto xs = allocate(cpu(0), size_t(in) * 4), ys = allocate(cpu(0), size_t(out) * 4),
-           ws = allocate(cpu(0), size_t(weights) * 4), bs = allocate(cpu(0), size_t(g.O) * 4);
-      float *x = randomFloats(xs, in, generator), *y = randomFloats(ys, out, generator),
-            *w = randomFloats(ws, weights, generator), *b = randomFloats(bs, g.O, generator);
-      auto dws = allocate(cpu(0), size_t(weights) * 4), dbs = allocate(cpu(0), size_t(g.O) * 4);
-      float *dw = static_cast<float *>(dws->data()), *db = static_cast<float *>(dbs->data());
-      for (const char *direction : {"forward", "backward_data", "backward_filter"}) {
-        const std::string which = direction;
-        std::vector<double> times[2];
-        for (int round = 0; round < kRounds; ++round)
-          for (ConvAlgorithm algorithm : {ConvAlgorithm::direct, ConvAlgorithm::winograd}) {
-            Conv2DGeometry asked = g;
-            asked.algorithm = algorithm;
-            times[algorithm == ConvAlgorithm::winograd].push_back(bench::bestOf(kCalls, [&] {
-              if (which == "backward_data")
-                cpu_kernels::onednn::conv2d_backward_data(asked, y, w, x);
-              else if (which == "backward_filter")
-                cpu_kernels::onednn::conv2d_backward_filter(asked, y, x, dw, db);
-              else
-                cpu_kernels::onednn::conv2d_forward(asked, x, w, b, y, ConvEpilogue(true));
-            }));
-          }
-        const double direct = median(times[0]), winograd = median(times[1]);
-        std::printf("{\"framework\": \"dlc\", \"bench\": \"conv2d_2x2_%s\", \"layout\": \"%s\", "
-                    "\"shape\": \"%ldx%ldx%ldx%ld->%ld\", \"direct_ms\": %.3f, "
-                    "\"winograd_ms\": %.3f, \"direct_over_winograd\": %.2f}\n",
-                    direction, layout_name(layout), long(g.N), long(g.C), long(g.H), long(g.W),
-                    long(g.O), direct * 1e3, winograd * 1e3, direct / winograd);
-        std::fflush(stdout);
-      }
+      bench::ConvBuffers t(g, generator);
+      float *x = t.x, *y = t.y, *dw = t.dw, *db = t.db;
+      bench::compareConvAlgorithms("conv2d_2x2", g, t);
       // The weight gradient when a max pooling (the LeafNetwork's 4x4 windows of stride
       // 2, after the ReLU) follows: Winograd over the pooling's gradient, or dlc's
       // pooled kernel straight from the pooling's dy and codes.
@@ -113,7 +50,7 @@ int main(int argc, char **argv) {
       float *py = static_cast<float *>(pys->data());
       auto *code = static_cast<uint8_t *>(codes->data());
       cpu_kernels::direct::max_pool2d_indexed_forward(pool, y, py, code);
-      randomFloats(pys, pooled, generator); // the pooling's dy
+      bench::randomFloats(pys, pooled, generator); // the pooling's dy
       Conv2DGeometry asked = g;
       asked.algorithm = ConvAlgorithm::winograd;
       std::vector<double> times[2];

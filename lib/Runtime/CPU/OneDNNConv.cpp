@@ -9,7 +9,8 @@
 // file compiled on one machine runs on every other. A Winograd forward runs oneDNN's
 // inference kernel where its step keeps the weights transformed (a memo), its training
 // kernel, which transforms them itself, elsewhere (forwardKind); where oneDNN has none
-// (AVX2), dlc's own F(2x2, 3x3) (WinogradAvx2.h) where it applies. 2x2 windows asked for
+// (AVX2), dlc's own F(2x2, 3x3) (WinogradAvx2.h) where it applies, in all three
+// directions. 2x2 windows asked for
 // Winograd run dlc's own kernels in all three directions (Winograd2x2.h).
 //
 //===----------------------------------------------------------------------===//
@@ -334,6 +335,10 @@ void conv2d_backward_data(const Conv2DGeometry &asked, const float *dy, const fl
   const Conv2DGeometry g = runnable(asked, convKey("conv2d_backward_data", asked, false), [&] {
     backwardDataPd(convDescs(asked, false, true), algorithm::convolution_winograd);
   });
+  if (asked.algorithm == op_enums::ConvAlgorithm::winograd &&
+      g.algorithm == op_enums::ConvAlgorithm::direct &&
+      winograd_avx2::appliesToBackwardData(asked))
+    return winograd_avx2::backward_data(asked, dy, w, dx);
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, false, blocked);
@@ -361,6 +366,10 @@ void conv2d_backward_filter(const Conv2DGeometry &asked, const float *dy, const 
       runnable(asked, convKey("conv2d_backward_filter", asked, withBias), [&] {
         backwardFilterPd(convDescs(asked, withBias, true), algorithm::convolution_winograd);
       });
+  if (asked.algorithm == op_enums::ConvAlgorithm::winograd &&
+      g.algorithm == op_enums::ConvAlgorithm::direct &&
+      winograd_avx2::appliesToBackwardFilter(asked))
+    return winograd_avx2::backward_filter(asked, dy, x, dw, db);
   auto build = [&](bool blocked) {
     return [&, blocked](CachedKernel &k) {
       ConvDescs d = convDescs(g, withBias, blocked);

@@ -2,8 +2,8 @@
 //
 // oneDNN 2.6 has Winograd kernels for AVX-512 only; on CPUs with AVX2 and without
 // them, a convolution the compiler asked to compute by Winograd
-// (dlc-choose-conv-algorithms) runs this F(2x2, 3x3) forward where it applies, and
-// oneDNN's direct kernel elsewhere (OneDNNConv.cpp).
+// (dlc-choose-conv-algorithms) runs this F(2x2, 3x3) forward, data gradient or weight
+// gradient where it applies, and oneDNN's direct kernel elsewhere (OneDNNConv.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_CPU_WINOGRADAVX2_H
@@ -25,6 +25,24 @@ bool applies(const Conv2DGeometry &g, ConvEpilogue epilogue);
 /// generation and the weights buffer hold. x, y nChw8c; w (O, C, 3, 3); b or nullptr.
 void forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b, float *y,
              ConvEpilogue epilogue, const WeightsMemo &memo);
+
+/// Whether the data gradient of `g` runs here: the forward's conditions, no epilogue.
+bool appliesToBackwardData(const Conv2DGeometry &g);
+
+/// dx = the data gradient of conv2d(x, w) for dy: the forward's passes over dy with each
+/// window turned half a turn and the channel axes swapped, the weights transformed on
+/// every call. dy, dx nChw8c; w (O, C, 3, 3).
+void backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx);
+
+/// Whether the weight gradient of `g` runs here: the forward's conditions, from 64
+/// channels (its direct kernel is the slowest of the three).
+bool appliesToBackwardFilter(const Conv2DGeometry &g);
+
+/// dw (O, C, 3, 3) = G^T [sum over tiles of (B^T d B) . (A e A^T)] G for every input tile
+/// d and output-gradient tile e (16 products of (O x tiles) by (tiles x C), oneDNN's
+/// batched matmul), and db (or nullptr) dy's sum per channel. dy, x nChw8c.
+void backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
+                     float *db);
 
 } // namespace dlc::cpu_kernels::winograd_avx2
 
