@@ -27,8 +27,7 @@ inline double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-inline float *randomFloats(std::shared_ptr<Storage> &storage, int64_t n,
-                           std::mt19937 &generator) {
+inline float *randomFloats(std::shared_ptr<Storage> &storage, int64_t n, std::mt19937 &generator) {
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   float *p = static_cast<float *>(storage->data());
   for (int64_t i = 0; i < n; ++i)

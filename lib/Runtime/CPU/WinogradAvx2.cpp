@@ -35,13 +35,12 @@
 #include <algorithm>
 #include <vector>
 
-
 namespace dlc::cpu_kernels::winograd_avx2 {
 
 namespace {
 
-constexpr int64_t kLanes = 8;       // nChw8c
-constexpr int64_t kPositions = 16;  // a 4x4 transformed tile
+constexpr int64_t kLanes = 8;      // nChw8c
+constexpr int64_t kPositions = 16; // a 4x4 transformed tile
 /// Channels (in and out) from which the forward and the data gradient pay: with 64 on
 /// 56x56 the transforms, four times the activations each way, cost more than the
 /// products save. The weight gradient wins from 64 on ResNet-50's 56x56 layers
@@ -64,8 +63,8 @@ Tiles tilesOf(const Conv2DGeometry &g) {
 /// B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]; tiles start at (2 th - 1, 2 tw - 1)
 /// (padding 1), pixels outside the image are 0.
 __attribute__((target("avx2,fma"))) void transformInputPlane(const Conv2DGeometry &g,
-                                                            const Tiles &t, const float *plane,
-                                                            int64_t n, int64_t cb, float *V) {
+                                                             const Tiles &t, const float *plane,
+                                                             int64_t n, int64_t cb, float *V) {
   for (int64_t th = 0; th < t.TH; ++th)
     for (int64_t tw = 0; tw < t.TW; ++tw) {
       __m256 d[4][4];
@@ -96,10 +95,9 @@ __attribute__((target("avx2,fma"))) void transformInputPlane(const Conv2DGeometr
 /// A^T m A (+ bias, then the ReLU) for one image's 8-channel output block `ob`, every
 /// tile, into its nChw8c plane of y. A^T = [1 1 1 0; 0 1 -1 -1].
 __attribute__((target("avx2,fma"))) void transformOutputPlane(const Conv2DGeometry &g,
-                                                             const Tiles &t, const float *M,
-                                                             const float *bias, bool relu,
-                                                             int64_t n, int64_t ob,
-                                                             float *plane) {
+                                                              const Tiles &t, const float *M,
+                                                              const float *bias, bool relu,
+                                                              int64_t n, int64_t ob, float *plane) {
   const __m256 b = _mm256_loadu_ps(bias + ob * kLanes), zero = _mm256_setzero_ps();
   for (int64_t th = 0; th < t.TH; ++th)
     for (int64_t tw = 0; tw < t.TW; ++tw) {
@@ -130,10 +128,9 @@ __attribute__((target("avx2,fma"))) void transformOutputPlane(const Conv2DGeomet
 /// output's edge), into E (16 x tiles x O); the block's sum over its plane into `sum`
 /// (8 floats). A^T = [1 1 1 0; 0 1 -1 -1].
 __attribute__((target("avx2,fma"))) void transformGradientPlane(const Conv2DGeometry &g,
-                                                               const Tiles &t,
-                                                               const float *plane, int64_t n,
-                                                               int64_t ob, float *E,
-                                                               float *sum) {
+                                                                const Tiles &t, const float *plane,
+                                                                int64_t n, int64_t ob, float *E,
+                                                                float *sum) {
   __m256 total = _mm256_setzero_ps();
   for (int64_t th = 0; th < t.TH; ++th)
     for (int64_t tw = 0; tw < t.TW; ++tw) {
@@ -266,8 +263,8 @@ void convolve(const Conv2DGeometry &g, const float *x, const float *U, const flo
       transformInputPlane(g, t, x + (n * inBlocks + cb) * g.H * g.W * kLanes, n, cb, v);
   using namespace onednn::detail;
   using tag = dnnl::memory::format_tag;
-  CachedKernel &products = cachedKernel(
-      geometryKey("winograd_f2x3_products", {t.T, g.C, g.O}), [&](CachedKernel &k) {
+  CachedKernel &products =
+      cachedKernel(geometryKey("winograd_f2x3_products", {t.T, g.C, g.O}), [&](CachedKernel &k) {
         dnnl::memory lhs = k.bindUserBuffer(f32Desc({kPositions, t.T, g.C}, tag::abc)),
                      rhs = k.bindUserBuffer(f32Desc({kPositions, g.C, g.O}, tag::abc)),
                      out = k.bindUserBuffer(f32Desc({kPositions, t.T, g.O}, tag::abc));
@@ -279,7 +276,8 @@ void convolve(const Conv2DGeometry &g, const float *x, const float *U, const flo
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t ob = 0; ob < outBlocks; ++ob)
-      transformOutputPlane(g, t, m, b, relu, n, ob, y + (n * outBlocks + ob) * g.OH * g.OW * kLanes);
+      transformOutputPlane(g, t, m, b, relu, n, ob,
+                           y + (n * outBlocks + ob) * g.OH * g.OW * kLanes);
 }
 #endif
 
@@ -330,9 +328,7 @@ void backward_data(const Conv2DGeometry &g, const float *dy, const float *w, flo
 #endif
 }
 
-bool appliesToBackwardFilter(const Conv2DGeometry &g) {
-  return fitsShape(g, kMinFilterChannels);
-}
+bool appliesToBackwardFilter(const Conv2DGeometry &g) { return fitsShape(g, kMinFilterChannels); }
 
 void backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
                      float *db) {
