@@ -22,9 +22,9 @@ def transformers_available():
                           capture_output=True).returncode == 0
 
 
-def assert_close(got, want, tolerance, what):
-    # A floor for gradients that are zero in exact arithmetic (a key projection's bias).
-    scale = max(float(onp.abs(want).max()), 1e-3)
+def assert_close(got, want, tolerance, what, floor=1e-3):
+    # A floor for values near zero: below it both sides are rounding.
+    scale = max(float(onp.abs(want).max()), floor)
     err = float(onp.abs(got - want).max())
     assert err <= tolerance * scale, f"{what}: max error {err:.3g}, scale {scale:.3g}"
 
@@ -59,7 +59,13 @@ def check_checkpoint(folder, hybridize):
             continue
         parameter, transpose = text.huggingface_name(family, key[5:])
         grad = params[parameter].grad().asnumpy()
-        assert_close(grad.T if transpose else grad, value, 1e-3, "gradient of " + key[5:])
+        # A key projection's bias shifts every score of a query alike, which softmax
+        # ignores: its gradient is zero in exact arithmetic, and both sides hold only the
+        # rounding of the sums that cancel (up to 1.2e-6 from dlc, 1.3e-7 from PyTorch,
+        # on an AVX2 EPYC). It must stay that small, not match PyTorch's noise.
+        floor = 1e-2 if key.endswith("attention.self.key.bias") else 1e-3
+        assert_close(grad.T if transpose else grad, value, 1e-3, "gradient of " + key[5:],
+                     floor)
         checked += 1
     assert checked == len(params)
 

@@ -9,7 +9,7 @@
 // file compiled on one machine runs on every other. A Winograd forward runs oneDNN's
 // inference kernel where its step keeps the weights transformed (a memo), its training
 // kernel, which transforms them itself, elsewhere (forwardKind); where oneDNN has none
-// (AVX2), dlc's own F(2x2, 3x3) (WinogradAvx2.h) where it applies, in all three
+// (AVX2), dlc's own F(4x4, 3x3) (WinogradAvx2.h) where it applies, in all three
 // directions. 2x2 windows asked for
 // Winograd run dlc's own kernels in all three directions (Winograd2x2.h).
 //

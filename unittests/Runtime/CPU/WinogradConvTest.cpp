@@ -7,7 +7,7 @@
 // the tolerance is 1e-4 of the tensor's scale instead of 1e-5. Where oneDNN has a
 // Winograd kernel (AVX-512), the result must also differ from the direct kernel's bits,
 // which shows the algorithm took effect; elsewhere the direct kernel runs, bit for bit,
-// except where dlc's own F(2x2, 3x3) computes on AVX2 (nChw8c, 128 channels and more,
+// except where dlc's own F(4x4, 3x3) computes on AVX2 (nChw8c, 64 channels and more,
 // all three directions: WinogradAvx2.h), which must differ from the direct bits too.
 // Called without a memo, as here, the forward runs oneDNN's training kernel, which
 // transforms the weights itself; with one (WeightsMemo below) its inference kernel, on
@@ -62,9 +62,10 @@ std::vector<WinogradCase> winogradCases() {
                                                      : "Blocked8";
     cases.push_back({"Pad1Square" + suffix, convGeometry(2, 32, 14, 14, 32, 3, 3, 1, 1), layout});
     cases.push_back({"NoPadWide" + suffix, convGeometry(1, 16, 9, 13, 48, 3, 3, 1, 0), layout});
-    // Enough channels for dlc's own kernel on nChw8c; odd sides leave partial tiles.
+    // Enough channels for dlc's own kernel on nChw8c; odd sides leave partial tiles
+    // (9 rows: two 4x4 tiles and one row of a third).
     cases.push_back({"Pad1Odd128" + suffix, convGeometry(2, 128, 9, 7, 144, 3, 3, 1, 1), layout});
-    // Enough for dlc's own weight gradient (64 channels), not for its other directions.
+    // The fewest channels dlc's own kernel takes on nChw8c; 6x6 in two tiles a side.
     cases.push_back({"Pad1Square64" + suffix, convGeometry(2, 64, 6, 6, 64, 3, 3, 1, 1), layout});
   }
   return cases;
@@ -169,7 +170,7 @@ TEST(WinogradFallback, StridedConvolutionRunsTheDirectKernel) {
 // weights buffer skips the preparation (so it computes with what the memo holds, even
 // though the buffer's values changed: a program reuses a generation only while the
 // weights did not change); a new generation, or another buffer, prepares them again.
-// The same for dlc's own Winograd kernels: F(2x2, 3x3) (nChw8c, 128 channels), where the
+// The same for dlc's own Winograd kernels: F(4x4, 3x3) (nChw8c, 64 channels or more), where the
 // CPU has AVX2, and F(3x3, 2x2) for 2x2 windows, on every CPU.
 TEST(WeightsMemo, KeptWhileTheGenerationAndTheBufferHold) {
   const Layout preferred = onednn::preferred_blocked_layout();
@@ -221,8 +222,8 @@ TEST(WeightsMemo, KeptWhileTheGenerationAndTheBufferHold) {
     EXPECT_TRUE(allClose(convolve(other, 2, memo), reference(first), kWinogradTolerance))
         << what << ": another weights buffer is prepared again";
     if (c.channels == 128 && winograd_avx2::applies(g, false)) {
-      EXPECT_EQ(memo.bytes, size_t(16 * 128 * 128) * sizeof(float))
-          << what << ": the memo holds the 16 transformed weight matrices";
+      EXPECT_EQ(memo.bytes, size_t(36 * 128 * 128) * sizeof(float))
+          << what << ": the memo holds the 36 transformed weight matrices";
     }
     if (c.window == 2) {
       ASSERT_TRUE(winograd_2x2::applies(g, false));

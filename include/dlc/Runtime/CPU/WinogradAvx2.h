@@ -2,7 +2,7 @@
 //
 // oneDNN 2.6 has Winograd kernels for AVX-512 only; on CPUs with AVX2 and without
 // them, a convolution the compiler asked to compute by Winograd
-// (dlc-choose-conv-algorithms) runs this F(2x2, 3x3) forward, data gradient or weight
+// (dlc-choose-conv-algorithms) runs this F(4x4, 3x3) forward, data gradient or weight
 // gradient where it applies, and oneDNN's direct kernel elsewhere (OneDNNConv.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -15,12 +15,12 @@ namespace dlc::cpu_kernels::winograd_avx2 {
 
 /// Whether the kernel computes `g` with `epilogue` on this CPU: AVX2 and FMA; a 3x3
 /// window, stride 1, padding 1, no dilation, one group; nChw8c on both sides; at least
-/// 128 input and output channels (with 64 on 56x56 maps the transforms, four times the
-/// activations each way, cost more than the products save); no epilogue but the ReLU.
+/// 64 input and output channels (below, the transforms, 2.25 times the activations each
+/// way, were not measured to pay); no epilogue but the ReLU.
 bool applies(const Conv2DGeometry &g, ConvEpilogue epilogue);
 
-/// y = conv2d(x, w) + b (then the ReLU if `epilogue.relu`), F(2x2, 3x3): each 2x2 output
-/// tile from a 4x4 input tile through 16 products of (tiles x C) by (C x O) matrices
+/// y = conv2d(x, w) + b (then the ReLU if `epilogue.relu`), F(4x4, 3x3): each 4x4 output
+/// tile from a 6x6 input tile through 36 products of (tiles x C) by (C x O) matrices
 /// (one oneDNN batched matmul). The weights' transform is kept in `memo` while its
 /// generation and the weights buffer hold. x, y nChw8c; w (O, C, 3, 3); b or nullptr.
 void forward(const Conv2DGeometry &g, const float *x, const float *w, const float *b, float *y,
@@ -34,12 +34,11 @@ bool appliesToBackwardData(const Conv2DGeometry &g);
 /// every call. dy, dx nChw8c; w (O, C, 3, 3).
 void backward_data(const Conv2DGeometry &g, const float *dy, const float *w, float *dx);
 
-/// Whether the weight gradient of `g` runs here: the forward's conditions, from 64
-/// channels (its direct kernel is the slowest of the three).
+/// Whether the weight gradient of `g` runs here: the forward's conditions, no epilogue.
 bool appliesToBackwardFilter(const Conv2DGeometry &g);
 
 /// dw (O, C, 3, 3) = G^T [sum over tiles of (B^T d B) . (A e A^T)] G for every input tile
-/// d and output-gradient tile e (16 products of (O x tiles) by (tiles x C), oneDNN's
+/// d and output-gradient tile e (36 products of (O x tiles) by (tiles x C), oneDNN's
 /// batched matmul), and db (or nullptr) dy's sum per channel. dy, x nChw8c.
 void backward_filter(const Conv2DGeometry &g, const float *dy, const float *x, float *dw,
                      float *db);

@@ -68,7 +68,7 @@ template <typename ConvLike> int64_t squareWindow(ConvLike conv, Value weight) {
   return type.getDimSize(2);
 }
 
-/// 3x3 windows: oneDNN's F(4x4, 3x3) in all three directions (dlc's F(2x2, 3x3) on
+/// 3x3 windows: oneDNN's F(4x4, 3x3) in all three directions (dlc's F(4x4, 3x3) on
 /// AVX2, also in all three). 2x2 windows: dlc's F(3x3, 2x2) forward and data gradient, and F(2x2, 3x3)
 /// weight gradient (include/dlc/Runtime/CPU/Winograd2x2.h).
 template <typename ConvLike> bool winogradShape(ConvLike conv, Value weight) {

@@ -288,7 +288,7 @@ def DLCChooseConvAlgorithms : Pass<"dlc-choose-conv-algorithms", "mlir::ModuleOp
     (the default, not printed). The choice is recorded in the IR, so model files keep it
     and `dlc-run` does not choose again; where oneDNN has no Winograd kernel for the
     machine it runs on, the runtime computes with dlc's own where it applies (AVX2,
-    nChw8c; 128 channels or more, 64 for a weight gradient) and directly elsewhere.
+    nChw8c, 64 channels or more) and directly elsewhere.
 
     `choose=auto` (what hybridize() and dlc-compile run by default) takes Winograd for
     the forward convolutions whose weights their step keeps prepared between runs
