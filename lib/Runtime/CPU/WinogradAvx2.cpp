@@ -132,6 +132,21 @@ mixColumns(const float (&C)[Rows][CC], const __m256 (&in)[K][Cols], __m256 (&out
   }
 }
 
+/// Mixes each row of r by C (C^T if `Transposed`) into an a x a transformed tile and
+/// stores its a^2 values at `tile` of their position planes (a^2 x tiles x
+/// channels), at channel `offset`.
+template <bool Transposed, int64_t A, int64_t K, int64_t Rows, int64_t Cols>
+__attribute__((target("avx2,fma"), always_inline)) inline void
+storeMixedRows(const float (&C)[Rows][Cols], const __m256 (&r)[A][K], const Tiles &t, int64_t tile,
+               int64_t channels, int64_t offset, float *planes) {
+  for (int64_t i = 0; i < A; ++i) {
+    __m256 v[A];
+    mix<Transposed>(C, r[i], v);
+    for (int64_t j = 0; j < A; ++j)
+      _mm256_storeu_ps(planes + ((i * A + j) * t.T + tile) * channels + offset, v[j]);
+  }
+}
+
 /// B^T d B for one image's 8-channel block `cb` (its nChw8c plane), every tile, into V
 /// (a^2 x tiles x C). Tiles start at (M th - 1, M tw - 1) (padding 1); pixels outside the
 /// image are 0.
@@ -153,13 +168,7 @@ __attribute__((target("avx2,fma"))) void transformInputPlane(const Conv2DGeometr
         }
       __m256 r[a][a]; // B^T d
       mixColumns<false>(P::BT, d, r);
-      const int64_t tile = (n * t.TH + th) * t.TW + tw;
-      for (int64_t i = 0; i < a; ++i) {
-        __m256 v[a];
-        mix<false>(P::BT, r[i], v);
-        for (int64_t j = 0; j < a; ++j)
-          _mm256_storeu_ps(V + ((i * a + j) * t.T + tile) * g.C + cb * kLanes, v[j]);
-      }
+      storeMixedRows<false>(P::BT, r, t, (n * t.TH + th) * t.TW + tw, g.C, cb * kLanes, V);
     }
 }
 
@@ -217,13 +226,7 @@ transformGradientPlane(const Conv2DGeometry &g, const Tiles &t, const float *pla
         }
       __m256 r[a][M]; // A e
       mixColumns<true>(P::AT, e, r);
-      const int64_t tile = (n * t.TH + th) * t.TW + tw;
-      for (int64_t i = 0; i < a; ++i) {
-        __m256 m[a];
-        mix<true>(P::AT, r[i], m);
-        for (int64_t j = 0; j < a; ++j)
-          _mm256_storeu_ps(E + ((i * a + j) * t.T + tile) * g.O + ob * kLanes, m[j]);
-      }
+      storeMixedRows<true>(P::AT, r, t, (n * t.TH + th) * t.TW + tw, g.O, ob * kLanes, E);
     }
   _mm256_storeu_ps(sum, total);
 }
